@@ -1,0 +1,22 @@
+export { jcs, MAX_JCS_DEPTH } from './jcs.js';
+export { sha256Hex, sha256Bytes, digestJcs, shortId, isSha256Hex } from './digest.js';
+export type { JsonValue, JsonObject } from './json.js';
+export { isJsonObject, parseJsonText } from './json.js';
+export { compareUtf8, uniqueSorted, uniqueSortedLower, goTrim, goLower } from './sort.js';
+export type { GoTime } from './gotime.js';
+export {
+  ZERO_TIME,
+  EPOCH_1980,
+  isZeroTime,
+  toUTC,
+  compareTime,
+  secondsBetween,
+  addSeconds,
+  parseRFC3339,
+  parseJsonTime,
+  formatRFC3339Nano,
+  formatRFC3339Seconds,
+  fromEpochMillis,
+  toEpochMillis,
+  nowUTC,
+} from './gotime.js';

@@ -1,0 +1,34 @@
+/** JSON data as it comes out of `JSON.parse`: the only values Ward canonicalizes or digests. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | JsonObject;
+export interface JsonObject {
+  [key: string]: JsonValue;
+}
+
+export function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A JSON text decoded the way Go's encoding/json sees strings: lone surrogates become U+FFFD. */
+export function parseJsonText(text: string): JsonValue {
+  return wellFormed(JSON.parse(text) as JsonValue);
+}
+
+function wellFormed(value: JsonValue): JsonValue {
+  if (typeof value === 'string') return value.isWellFormed() ? value : value.toWellFormed();
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = wellFormed(value[i] as JsonValue);
+    return value;
+  }
+  if (value !== null && typeof value === 'object') {
+    let rebuilt: JsonObject | undefined;
+    for (const key of Object.keys(value)) {
+      if (!key.isWellFormed()) rebuilt ??= {};
+    }
+    if (rebuilt) {
+      for (const [key, child] of Object.entries(value)) rebuilt[key.toWellFormed()] = wellFormed(child);
+      return rebuilt;
+    }
+    for (const key of Object.keys(value)) value[key] = wellFormed(value[key] as JsonValue);
+  }
+  return value;
+}

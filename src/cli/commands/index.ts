@@ -1,0 +1,7 @@
+import type { Command } from 'commander';
+import type { CliContext } from '../context.js';
+
+/** A command module adds its commands to the program. One import line per module below. */
+export type RegisterCommand = (program: Command, ctx: CliContext) => void;
+
+export const COMMANDS: RegisterCommand[] = [];

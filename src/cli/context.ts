@@ -1,0 +1,21 @@
+import { resolve } from 'node:path';
+import type { ExitCode } from '../contract/exit-codes.js';
+
+/** What a command needs from its process, injectable so commands can run in-process in tests. */
+export interface CliContext {
+  argv: readonly string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  /** Reads all of standard input (for `-` arguments). */
+  readStdin: () => Promise<string>;
+  isTTY: boolean;
+  /** Set by a command to choose the process exit code. */
+  exitCode: ExitCode;
+}
+
+/** Ward's state directory: `--state-dir`, else `WARD_STATE_DIR`, else `.ward` in the working directory. */
+export function stateDir(ctx: CliContext, flag?: string): string {
+  return resolve(ctx.cwd, flag ?? ctx.env['WARD_STATE_DIR'] ?? '.ward');
+}

@@ -1,0 +1,87 @@
+import { Command, CommanderError } from 'commander';
+import { EXIT, type ExitCode } from '../contract/exit-codes.js';
+import { WARD_VERSION } from '../version.js';
+import type { CliContext } from './context.js';
+import { correlationId, describeFailure, goJsonLine } from './output.js';
+import { COMMANDS } from './commands/index.js';
+
+/**
+ * Go's flag package treats `-policy` like `--policy`; reference users type both. Rewrite
+ * single-dash long flags before commander sees them (never after `--`).
+ */
+export function normalizeGoFlags(args: readonly string[]): string[] {
+  const out: string[] = [];
+  let passthrough = false;
+  for (const arg of args) {
+    if (!passthrough && arg === '--') passthrough = true;
+    if (!passthrough && /^-[A-Za-z][A-Za-z0-9_-]+(=.*)?$/s.test(arg)) out.push('-' + arg);
+    else out.push(arg);
+  }
+  return out;
+}
+
+/** Run the CLI with `args` (without node and script path). Resolves to the exit code. */
+export async function runCli(args: readonly string[], ctx: CliContext): Promise<ExitCode> {
+  const program = buildProgram(ctx);
+  const wantsJson = args.includes('--json') || args.includes('-json');
+  try {
+    await program.parseAsync(normalizeGoFlags(args), { from: 'user' });
+    return ctx.exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) {
+        return EXIT.OK;
+      }
+      const message = err.message.replace(/^error: /, '');
+      if (wantsJson) {
+        const failure = describeFailure(new UsageError(message));
+        ctx.stdout(goJsonLine({ correlation_id: correlationId(ctx.argv), ...failure.json }) + '\n');
+      }
+      return EXIT.INVALID_INPUT;
+    }
+    const failure = describeFailure(err);
+    if (wantsJson) ctx.stdout(goJsonLine({ correlation_id: correlationId(ctx.argv), ...failure.json }) + '\n');
+    else ctx.stderr(failure.text + '\n');
+    return failure.exitCode;
+  }
+}
+
+class UsageError extends Error {}
+
+function buildProgram(ctx: CliContext): Command {
+  const program = new Command('ward');
+  program
+    .description('Ward: a policy gate for AI-agent tool calls (Gait v1 contract-compatible).')
+    .version(WARD_VERSION, '-v, --version')
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => ctx.stdout(s),
+      writeErr: (s) => ctx.stderr(s),
+    })
+    .addHelpText(
+      'after',
+      `
+Start here:
+  ward demo                       a 20-second tour: decisions, traces, approvals
+  ward gate eval --policy P --intent I [--json]
+  ward trace verify .ward/traces  verify every signed decision record
+
+Exit codes: 0 allow/ok, 1 internal, 2 verification failed, 3 block, 4 approval required,
+            5 regression, 6 invalid input, 7 missing dependency, 8 unsafe operation.
+State lives in ./.ward (override with --state-dir or WARD_STATE_DIR).`,
+    );
+  for (const register of COMMANDS) register(program, ctx);
+  // Every subcommand inherits the same error handling and output routing.
+  for (const cmd of allCommands(program)) {
+    cmd.exitOverride().showSuggestionAfterError(true).configureOutput({
+      writeOut: (s) => ctx.stdout(s),
+      writeErr: (s) => ctx.stderr(s),
+    });
+  }
+  return program;
+}
+
+function allCommands(cmd: Command): Command[] {
+  return cmd.commands.flatMap((c) => [c, ...allCommands(c)]);
+}
