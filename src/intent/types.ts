@@ -146,4 +146,11 @@ export interface NormalizedIntent {
   script_hash: string;
   /** Normalized but never digested nor evaluated (kept for traces). */
   relationship: JsonObject | undefined;
+  /** W3C Trace Context from `context.traceparent`/`tracestate` (Ward extension; never digested). */
+  trace_context: TraceContext | undefined;
+}
+
+export interface TraceContext {
+  traceparent: string;
+  tracestate: string;
 }
