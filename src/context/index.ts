@@ -1,0 +1,27 @@
+export {
+  CONTEXT_ENVELOPE_SCHEMA_ID,
+  CONTEXT_ENVELOPE_SCHEMA_VERSION,
+  CONTEXT_ENVELOPE_MAX_BYTES,
+  CONTEXT_EVIDENCE_MODES,
+} from './types.js';
+export type {
+  ContextEnvelope,
+  ContextEnvelopeInput,
+  ContextEvidenceMode,
+  ContextImmutability,
+  ContextRecord,
+  ContextRecordInput,
+} from './types.js';
+export { parseContextEnvelope, contextEnvelopeJson } from './envelope.js';
+export {
+  normalizeContextEnvelope,
+  normalizeContextRecord,
+  isVerifiedContextEnvelope,
+  sortContextRecords,
+  contextRecordJson,
+  contextSetDigestPayload,
+  contextSetDigest,
+} from './normalize.js';
+export { envelopeContextAgeSeconds } from './age.js';
+export { transformEnvelopePrivacy, type ContextPrivacyMode } from './privacy.js';
+export { bindContextEvidence, CONTEXT_SOURCE_ENVELOPE, CONTEXT_AGE_KEY, type BoundIntent } from './bind.js';
