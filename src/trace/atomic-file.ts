@@ -1,0 +1,140 @@
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { ERROR_CODES, WardError } from '../errors.js';
+
+/**
+ * Durable file writes shared by traces, keys, tokens and audit records. Readers never see a
+ * partial file: content is written and fsynced under a temporary name in the same directory, then
+ * published with rename (replace) or link (create-only), and the directory entry is fsynced.
+ */
+
+/** Write `data` to `path`, replacing any existing file atomically. Creates missing directories. */
+export function writeFileAtomic(path: string, data: string, mode = 0o600): void {
+  const temp = writeTemp(path, data, mode);
+  try {
+    renameSync(temp, path);
+  } catch (err) {
+    safeUnlink(temp);
+    throw ioError(`write ${path}`, err);
+  }
+  syncDir(dirname(path));
+}
+
+/**
+ * Publish `data` at `path` only if nothing is there yet. Returns false (and leaves the existing
+ * file untouched) when another writer got there first: link(2) fails with EEXIST atomically, so
+ * exactly one of any number of concurrent writers wins.
+ */
+export function createFileExclusive(path: string, data: string, mode = 0o600): boolean {
+  const temp = writeTemp(path, data, mode);
+  try {
+    linkSync(temp, path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') {
+      safeUnlink(temp);
+      return false;
+    }
+    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP') {
+      // File systems without hard links: O_EXCL create is still exclusive, only less tidy on crash.
+      safeUnlink(temp);
+      return createWithExcl(path, data, mode);
+    }
+    safeUnlink(temp);
+    throw ioError(`write ${path}`, err);
+  }
+  safeUnlink(temp);
+  syncDir(dirname(path));
+  return true;
+}
+
+/**
+ * Create a new file in `dir` under the first free name of `names`; if all are taken, under the
+ * last name with a random suffix. Never overwrites. Returns the path written.
+ */
+export function createUniqueFile(dir: string, names: readonly string[], data: string, mode = 0o600): string {
+  for (const name of names) {
+    const path = join(dir, name);
+    if (createFileExclusive(path, data, mode)) return path;
+  }
+  const last = names[names.length - 1] ?? 'file.json';
+  const dot = last.lastIndexOf('.');
+  for (;;) {
+    const suffix = randomBytes(4).toString('hex');
+    const name = dot > 0 ? `${last.slice(0, dot)}_${suffix}${last.slice(dot)}` : `${last}_${suffix}`;
+    const path = join(dir, name);
+    if (createFileExclusive(path, data, mode)) return path;
+  }
+}
+
+function writeTemp(path: string, data: string, mode: number): string {
+  const dir = dirname(path);
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw ioError(`create directory ${dir}`, err);
+  }
+  const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  let fd: number | undefined;
+  try {
+    fd = openSync(temp, 'wx', mode);
+    writeAll(fd, data);
+    fsyncSync(fd);
+  } catch (err) {
+    if (fd !== undefined) closeSync(fd);
+    safeUnlink(temp);
+    throw ioError(`write ${path}`, err);
+  }
+  closeSync(fd);
+  return temp;
+}
+
+function createWithExcl(path: string, data: string, mode: number): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, 'wx', mode);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw ioError(`write ${path}`, err);
+  }
+  try {
+    writeAll(fd, data);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  syncDir(dirname(path));
+  return true;
+}
+
+function writeAll(fd: number, data: string): void {
+  const bytes = Buffer.from(data, 'utf8');
+  let offset = 0;
+  while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+}
+
+/** fsync the directory so the new name itself survives a crash. Best effort where unsupported. */
+function syncDir(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(dir, 'r');
+    fsyncSync(fd);
+  } catch {
+    // Some platforms cannot fsync directories; the file content is already durable.
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+function safeUnlink(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Already gone.
+  }
+}
+
+function ioError(what: string, err: unknown): WardError {
+  return new WardError(ERROR_CODES.IO, `${what}: ${(err as Error).message}`, { cause: err });
+}

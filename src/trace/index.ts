@@ -1,0 +1,28 @@
+// Signed decision records (`gait.gate.trace` 1.0.0): build, sign, write, verify, export.
+export { signDigestedJson, verifyDigestedJson, withoutSignature, SIGNATURE_ALG } from './sign.js';
+export type { DigestSignature, SignatureCheck, SignatureFailure } from './sign.js';
+export {
+  buildTraceRecord,
+  signTrace,
+  traceIdFor,
+  eventIdFor,
+  TRACE_SCHEMA_ID,
+  TRACE_SCHEMA_VERSION,
+  TRACE_FORMATS,
+  WARD_ONLY_TRACE_FIELDS,
+} from './record.js';
+export type {
+  TraceFormat,
+  TraceInput,
+  TraceContextSummary,
+  TraceScriptSummary,
+  TraceStepVerdict,
+  TraceApprovedScript,
+  TraceBroker,
+  UnsignedTrace,
+  SignedTrace,
+} from './record.js';
+export { buildTraceRelationship } from './relationship.js';
+export type { RelationshipInput } from './relationship.js';
+export { parseTraceContext } from './trace-context.js';
+export type { TraceContext, TraceContextInput, ParsedTraceContext } from './trace-context.js';

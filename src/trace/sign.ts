@@ -1,0 +1,93 @@
+import { sign, verify } from 'node:crypto';
+import { jcs, sha256Bytes, type JsonObject, type JsonValue } from '../canon/index.js';
+import type { SigningKey, VerifyKey } from '../keys/index.js';
+
+/**
+ * The reference signing construction (`gate.md` §6.2), shared by traces, approval and delegation
+ * tokens and approved-script entries: sha256 over the JCS bytes of the object without its
+ * `signature`, then Ed25519 over the 32 raw digest bytes.
+ */
+export type DigestSignature = {
+  alg: 'ed25519';
+  key_id: string;
+  /** Standard padded base64 of the 64-byte Ed25519 signature. */
+  sig: string;
+  /** Lowercase hex of the signed sha256 digest. */
+  signed_digest: string;
+};
+
+export const SIGNATURE_ALG = 'ed25519';
+
+/** The object a signature covers: the record minus its `signature` member. */
+export function withoutSignature(record: JsonObject): JsonObject {
+  if (!('signature' in record)) return record;
+  const { signature: _signature, ...rest } = record;
+  return rest;
+}
+
+export function signDigestedJson(unsigned: JsonObject, key: SigningKey): DigestSignature {
+  const digest = sha256Bytes(jcs(unsigned));
+  return {
+    alg: SIGNATURE_ALG,
+    key_id: key.keyId,
+    sig: sign(null, digest, key.privateKey).toString('base64'),
+    signed_digest: digest.toString('hex'),
+  };
+}
+
+/** Why a signature did not verify; callers map these to their own vocabularies (reason codes). */
+export type SignatureFailure =
+  | 'missing'
+  | 'malformed'
+  | 'digest_missing'
+  | 'digest_mismatch'
+  | 'unsupported_alg'
+  | 'no_key'
+  | 'key_id_mismatch'
+  | 'bad_encoding'
+  | 'invalid';
+
+export type SignatureCheck =
+  | { ok: true; keyId: string; signedDigest: string }
+  | { ok: false; failure: SignatureFailure; message: string };
+
+const SIG_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * Check `signature` over `unsigned` in the reference order (`gate.md` §6.3 steps 2–7): presence,
+ * digest, alg, key id, encoding, Ed25519. With several keys (a key ring) the record's `key_id`
+ * picks the key; an empty `key_id` lets any of them verify. No keys is a failure, never a skip.
+ */
+export function verifyDigestedJson(unsigned: JsonValue, signature: unknown, keys: readonly VerifyKey[]): SignatureCheck {
+  if (signature === undefined || signature === null) return fail('missing', 'signature missing');
+  if (typeof signature !== 'object' || Array.isArray(signature)) return fail('malformed', 'signature malformed: not an object');
+  const fields = signature as Record<string, unknown>;
+  for (const name of ['alg', 'key_id', 'sig', 'signed_digest']) {
+    if (fields[name] !== undefined && typeof fields[name] !== 'string') {
+      return fail('malformed', `signature malformed: ${name} must be a string`);
+    }
+  }
+  const alg = (fields['alg'] as string | undefined) ?? '';
+  const keyId = (fields['key_id'] as string | undefined) ?? '';
+  const sig = (fields['sig'] as string | undefined) ?? '';
+  const signedDigest = (fields['signed_digest'] as string | undefined) ?? '';
+
+  if (signedDigest === '') return fail('digest_missing', 'missing signed_digest');
+  const digest = sha256Bytes(jcs(unsigned));
+  if (digest.toString('hex') !== signedDigest) return fail('digest_mismatch', 'signed_digest mismatch');
+  if (alg !== SIGNATURE_ALG) return fail('unsupported_alg', `unsupported alg: ${alg}`);
+  if (keys.length === 0) return fail('no_key', 'public key not configured');
+  const candidates = keyId === '' ? keys : keys.filter((key) => key.keyId === keyId);
+  if (candidates.length === 0) return fail('key_id_mismatch', 'key id mismatch');
+  if (!SIG_BASE64.test(sig)) return fail('bad_encoding', 'decode signature: illegal base64 data');
+  const raw = Buffer.from(sig, 'base64');
+  if (raw.length !== 64) return fail('bad_encoding', `invalid signature length: ${raw.length}`);
+  for (const key of candidates) {
+    if (verify(null, digest, key.publicKey, raw)) return { ok: true, keyId: key.keyId, signedDigest };
+  }
+  return fail('invalid', 'signature verification failed');
+}
+
+function fail(failure: SignatureFailure, message: string): SignatureCheck {
+  return { ok: false, failure, message };
+}
