@@ -40,6 +40,9 @@ export const ERROR_CODES = {
   STORE_LOCKED: 'ERR_STORE_LOCKED',
   STORE_INVALID: 'ERR_STORE_INVALID',
   STORE_NOT_FOUND: 'ERR_STORE_NOT_FOUND',
+  // Gate inputs beside the intent and policy (issue: context envelopes, Wrkr, kill switch).
+  WRKR_INVENTORY_INVALID: 'ERR_WRKR_INVENTORY_INVALID',
+  KILL_SWITCH_INVALID: 'ERR_KILL_SWITCH_INVALID',
 } as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
