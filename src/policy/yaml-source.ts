@@ -1,0 +1,97 @@
+import { Alias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { goQuote } from './go-quote.js';
+import { formatPos, policyParseError, type SourcePos } from './invalid.js';
+
+/**
+ * A parsed policy YAML document with source positions. Construction performs the checks the
+ * reference's YAML parser does before any decoding: syntax, a single document, no duplicate keys.
+ */
+export interface YamlSource {
+  readonly doc: Document.Parsed;
+  /** 1-based line and code-point column of a source offset. */
+  pos(offset: number): SourcePos;
+}
+
+export function parseYamlSource(text: string): YamlSource {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, {
+    schema: 'core',
+    version: '1.2',
+    // Duplicates are reported by checkDuplicateKeys with both positions, as the reference does.
+    uniqueKeys: false,
+    // Keeps integers and floats apart: `priority: 1.5` must not pass as an integer.
+    intAsBigInt: true,
+    prettyErrors: false,
+    lineCounter,
+  });
+  const source: YamlSource = { doc, pos: (offset) => positionOf(text, lineCounter, offset) };
+  const first = doc.errors[0];
+  if (first) throw policyParseError(`${formatPos(source.pos(first.pos[0]))} ${first.message}`);
+  checkDuplicateKeys(source, doc.contents);
+  return source;
+}
+
+/** The position of a node's first character. */
+export function nodePos(source: YamlSource, node: Node | null | undefined): SourcePos {
+  return source.pos(node?.range?.[0] ?? 0);
+}
+
+/**
+ * A mapping key as the reference's decoder sees it: the scalar's text. Non-scalar keys cannot name
+ * a field and are rejected.
+ */
+export function keyText(source: YamlSource, key: unknown): string {
+  if (isScalar(key)) {
+    const v = key.value;
+    return v === null || v === undefined ? '' : String(v);
+  }
+  throw policyParseError(`${formatPos(nodePos(source, key as Node))} mapping key must be a scalar`);
+}
+
+/** A plain `<<` key: a YAML merge of the aliased mapping(s), which the reference's parser supports. */
+export function isMergeKey(key: unknown): boolean {
+  return isScalar(key) && key.value === '<<' && key.type === 'PLAIN';
+}
+
+function checkDuplicateKeys(source: YamlSource, node: unknown): void {
+  if (isMap(node)) {
+    const seen = new Map<string, SourcePos>();
+    for (const pair of node.items) {
+      if (!isMergeKey(pair.key)) {
+        const key = keyText(source, pair.key);
+        const here = nodePos(source, pair.key as Node);
+        const earlier = seen.get(key);
+        if (earlier) {
+          throw policyParseError(
+            `${formatPos(here)} mapping key ${goQuote(key)} already defined at ${formatPos(earlier)}`,
+          );
+        }
+        seen.set(key, here);
+      }
+      checkDuplicateKeys(source, pair.value);
+    }
+  } else if (isSeq(node)) {
+    for (const item of node.items) checkDuplicateKeys(source, item);
+  } else if (node instanceof Alias) {
+    return;
+  }
+}
+
+function positionOf(text: string, lineCounter: LineCounter, offset: number): SourcePos {
+  const starts = lineCounter.lineStarts;
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if ((starts[mid] as number) <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  const lineStart = starts[lo] ?? 0;
+  let col = 1;
+  for (let i = lineStart; i < offset && i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    // The second half of a surrogate pair is the same code point.
+    if (code < 0xdc00 || code > 0xdfff) col++;
+  }
+  return { line: lo + 1, col };
+}
