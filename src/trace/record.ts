@@ -7,7 +7,8 @@ import {
   type JsonObject,
   type JsonValue,
 } from '../canon/index.js';
-import type { AgentIdentity, NormalizedIntent, SkillProvenance } from '../intent/types.js';
+import { contextPayload, delegationDigest, intentDigestPayload } from '../intent/digest.js';
+import type { NormalizedIntent } from '../intent/types.js';
 import type { Verdict } from '../policy/types.js';
 import { buildTraceRelationship } from './relationship.js';
 import { signDigestedJson, type DigestSignature } from './sign.js';
@@ -102,14 +103,15 @@ export interface TraceInput {
   approvalTokenRef?: string;
   /** Valid delegation token ids comma-joined (falls back to the intent's first `token_refs`). */
   delegationTokenRef?: string;
-  /** sha256(JCS(normalized delegation)); required when the intent carries `delegation`. */
-  delegationDigest?: string;
   /** Decision objects, already in their trace shape (times rendered, zero times included). */
   freezeWindow?: JsonObject;
   sandbox?: JsonObject;
   killSwitch?: JsonObject;
   mcpTrust?: JsonObject;
-  /** Validated W3C trace context (see `parseTraceContext`); `ward` format only. */
+  /**
+   * W3C trace context from a transport (daemon header, MCP `_meta`), validated with
+   * `parseTraceContext`; wins over the intent's own `context.traceparent`. `ward` format only.
+   */
   traceContext?: TraceContext;
 }
 
@@ -125,7 +127,10 @@ export function eventIdFor(traceId: string, observedAt: GoTime): string {
   return shortId(`${traceId}:${formatRFC3339Nano(toUTC(observedAt))}`);
 }
 
+/** Prepared-context members copied into the trace, in their Go (omitempty) rendering. */
 const CONTEXT_COPY_FIELDS = [
+  'agent_id',
+  'agent_identity',
   'run_id',
   'workflow_id',
   'repo',
@@ -139,6 +144,10 @@ const CONTEXT_COPY_FIELDS = [
   'credential_target_binding',
   'credential_run_binding',
   'credential_job_binding',
+  'credential_ttl_seconds',
+  'approval_ref',
+  'wrkr_inventory_ref',
+  'agent_action_bom_ref',
 ] as const;
 
 export function buildTraceRecord(input: TraceInput, format: TraceFormat): UnsignedTrace {
@@ -160,13 +169,8 @@ export function buildTraceRecord(input: TraceInput, format: TraceFormat): Unsign
   r['args_digest'] = input.argsDigest;
   r['intent_digest'] = input.intentDigest;
   r['policy_digest'] = input.policyDigest;
-  put(r, 'agent_id', ctx.agent_id);
-  if (ctx.agent_identity) r['agent_identity'] = agentIdentityJson(ctx.agent_identity);
-  for (const field of CONTEXT_COPY_FIELDS) put(r, field, ctx[field]);
-  put(r, 'credential_ttl_seconds', ctx.credential_ttl_seconds);
-  put(r, 'approval_ref', ctx.approval_ref);
-  put(r, 'wrkr_inventory_ref', ctx.wrkr_inventory_ref);
-  put(r, 'agent_action_bom_ref', ctx.agent_action_bom_ref);
+  const contextJson = contextPayload(ctx);
+  for (const field of CONTEXT_COPY_FIELDS) put(r, field, contextJson[field]);
   for (const [field, value] of Object.entries(input.broker ?? {})) put(r, field, value);
   r['policy_id'] = input.policyId;
   r['policy_version'] = input.policyVersion;
@@ -209,11 +213,16 @@ export function buildTraceRecord(input: TraceInput, format: TraceFormat): Unsign
     matchedRuleIds,
     delegation: intent.delegation,
   });
-  if (intent.skill_provenance) r['skill_provenance'] = skillProvenanceJson(intent.skill_provenance);
+  if (intent.skill_provenance) put(r, 'skill_provenance', intentDigestPayload(intent)['skill_provenance']);
   if (format === 'ward') {
     r['reason_codes'] = uniqueSorted(input.reasonCodes);
     r['matched_rule'] = input.matchedRule;
-    if (input.traceContext) r['trace_context'] = { ...input.traceContext };
+    const traceContext = input.traceContext ?? intent.trace_context;
+    if (traceContext) {
+      r['trace_context'] = traceContext.tracestate
+        ? { traceparent: traceContext.traceparent, tracestate: traceContext.tracestate }
+        : { traceparent: traceContext.traceparent };
+    }
   }
   return r;
 }
@@ -229,15 +238,12 @@ function scriptMatchedRuleIds(steps: readonly TraceStepVerdict[]): string[] {
 
 function delegationRefJson(input: TraceInput): JsonObject {
   const delegation = input.intent.delegation!;
-  if (!input.delegationDigest) {
-    throw new TypeError('buildTraceRecord: delegationDigest is required when the intent carries delegation');
-  }
   const ref: JsonObject = {};
   put(ref, 'delegation_token_ref', input.delegationTokenRef || delegation.token_refs[0]);
   put(ref, 'requester_identity', delegation.requester_identity);
   put(ref, 'delegation_depth', delegation.chain.length);
   put(ref, 'scope_class', delegation.scope_class);
-  put(ref, 'chain_digest', input.delegationDigest);
+  put(ref, 'chain_digest', delegationDigest(delegation));
   put(ref, 'reason_codes', uniqueSorted(input.reasonCodes.filter((code) => code.startsWith('delegation_'))));
   return ref;
 }
@@ -247,32 +253,6 @@ function stepVerdictJson(step: TraceStepVerdict): JsonObject {
   put(out, 'reason_codes', step.reason_codes ? [...step.reason_codes] : undefined);
   put(out, 'violations', step.violations ? [...step.violations] : undefined);
   put(out, 'matched_rule', step.matched_rule);
-  return out;
-}
-
-/** Go's rendering: strings and `revoked` omitempty, the three times always present. */
-function agentIdentityJson(agent: AgentIdentity): JsonObject {
-  const out: JsonObject = {};
-  put(out, 'lifecycle_states', [...agent.lifecycle_states]);
-  put(out, 'owner', agent.owner);
-  put(out, 'publisher', agent.publisher);
-  put(out, 'source', agent.source);
-  put(out, 'manifest_digest', agent.manifest_digest);
-  out['issued_at'] = formatRFC3339Nano(agent.issued_at);
-  out['approved_at'] = formatRFC3339Nano(agent.approved_at);
-  out['expires_at'] = formatRFC3339Nano(agent.expires_at);
-  put(out, 'revoked', agent.revoked);
-  return out;
-}
-
-function skillProvenanceJson(skill: SkillProvenance): JsonObject {
-  const out: JsonObject = {};
-  put(out, 'skill_name', skill.skill_name);
-  put(out, 'skill_version', skill.skill_version);
-  put(out, 'source', skill.source);
-  put(out, 'publisher', skill.publisher);
-  put(out, 'digest', skill.digest);
-  put(out, 'signature_key_id', skill.signature_key_id);
   return out;
 }
 

@@ -1,3 +1,5 @@
+import type { TraceContext } from '../intent/types.js';
+
 /**
  * W3C Trace Context (Level 1) carried into a trace record, so a decision can be joined to the
  * agent's distributed trace. Ward-only: it lives inside the signature of `ward`-format traces.
@@ -7,11 +9,8 @@
  * they cannot parse (and then the tracestate with it). Recording it anyway would sign garbage that
  * no tracing system could join on.
  */
-export interface TraceContext {
-  traceparent: string;
-  /** Normalized list-members joined by `,`; absent when none. */
-  tracestate?: string;
-}
+/** The shape the intent normalizer produces for `context.traceparent` / `tracestate` ("" when none). */
+export type { TraceContext };
 
 export interface TraceContextInput {
   traceparent?: unknown;
@@ -38,13 +37,13 @@ export function parseTraceContext(input: TraceContextInput): ParsedTraceContext 
   const problem = traceparentProblem(traceparent);
   if (problem) return { context: undefined, warnings: [`invalid traceparent ignored: ${problem}`] };
   if (input.tracestate === undefined || input.tracestate === null || input.tracestate === '') {
-    return { context: { traceparent }, warnings: [] };
+    return { context: { traceparent, tracestate: '' }, warnings: [] };
   }
   const state = typeof input.tracestate === 'string' ? normalizeTracestate(input.tracestate) : { problem: 'not a string' };
   if ('problem' in state) {
-    return { context: { traceparent }, warnings: [`invalid tracestate ignored: ${state.problem}`] };
+    return { context: { traceparent, tracestate: '' }, warnings: [`invalid tracestate ignored: ${state.problem}`] };
   }
-  return { context: state.value === '' ? { traceparent } : { traceparent, tracestate: state.value }, warnings: [] };
+  return { context: { traceparent, tracestate: state.value }, warnings: [] };
 }
 
 function traceparentProblem(value: string): string | undefined {

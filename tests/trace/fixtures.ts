@@ -65,6 +65,7 @@ export function intent(overrides: Partial<NormalizedIntent>): NormalizedIntent {
     script: undefined,
     script_hash: '',
     relationship: undefined,
+    trace_context: undefined,
     ...overrides,
   };
 }
