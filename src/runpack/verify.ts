@@ -1,0 +1,55 @@
+import { compareUtf8 } from '../canon/index.js';
+import type { VerifyKey } from '../keys/index.js';
+import { checkRunpackFiles, type HashMismatch } from './files.js';
+import { computeManifestDigest } from './manifest.js';
+import { openRunpack } from './read.js';
+import { checkManifestSignatures, type SignatureStatus } from './signature.js';
+
+export interface RunpackVerifyResult {
+  run_id: string;
+  manifest_digest: string;
+  files_checked: number;
+  missing_files?: string[];
+  hash_mismatches?: HashMismatch[];
+  signature_status: SignatureStatus;
+  signature_errors?: string[];
+  signatures_total: number;
+  signatures_valid: number;
+}
+
+export interface VerifyRunpackOptions {
+  keys?: readonly VerifyKey[] | undefined;
+  requireSignature?: boolean | undefined;
+}
+
+/** `runpack.VerifyZip` (§1.3). Structural problems (not a zip, duplicates, no manifest) throw. */
+export function verifyRunpack(bytes: Uint8Array, options: VerifyRunpackOptions = {}): RunpackVerifyResult {
+  const { zip, stored } = openRunpack(bytes);
+  const { manifest } = stored;
+  const check = checkRunpackFiles(zip, manifest);
+  const mismatches = [...check.mismatches];
+  if (!check.digestMatches) {
+    mismatches.push({ path: 'manifest.json', expected: manifest.manifest_digest, actual: computeManifestDigest(manifest) });
+  }
+  mismatches.sort((a, b) => compareUtf8(a.path, b.path));
+  const { signatures: _signatures, ...signable } = stored.raw;
+  const signatures = checkManifestSignatures(signable, manifest.signatures, options.keys, options.requireSignature ?? false);
+  const result: RunpackVerifyResult = {
+    run_id: manifest.run_id,
+    manifest_digest: manifest.manifest_digest,
+    files_checked: manifest.files.length,
+    signature_status: signatures.status,
+    signatures_total: signatures.total,
+    signatures_valid: signatures.valid,
+  };
+  if (check.missing.length > 0) result.missing_files = check.missing;
+  if (mismatches.length > 0) result.hash_mismatches = mismatches;
+  if (signatures.errors.length > 0) result.signature_errors = signatures.errors;
+  return result;
+}
+
+/** The CLI's ok rule for `verify`: intact, and signed-and-verified when required, never `failed`. */
+export function runpackVerified(result: RunpackVerifyResult, requireSignature: boolean): boolean {
+  if (result.missing_files || result.hash_mismatches) return false;
+  return requireSignature ? result.signature_status === 'verified' : result.signature_status !== 'failed';
+}
