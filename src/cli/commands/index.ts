@@ -1,7 +1,10 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
+import { register as digest } from './digest.js';
 
 /** A command module adds its commands to the program. One import line per module below. */
 export type RegisterCommand = (program: Command, ctx: CliContext) => void;
 
-export const COMMANDS: RegisterCommand[] = [];
+export const COMMANDS: RegisterCommand[] = [
+  digest,
+];
