@@ -1,10 +1,12 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
 import { register as digest } from './digest.js';
+import { register as gate } from './gate.js';
 
 /** A command module adds its commands to the program. One import line per module below. */
 export type RegisterCommand = (program: Command, ctx: CliContext) => void;
 
 export const COMMANDS: RegisterCommand[] = [
+  gate,
   digest,
 ];

@@ -1,0 +1,238 @@
+import { resolve } from 'node:path';
+import { Command, Option } from 'commander';
+import { parseRFC3339, type GoTime } from '../../canon/gotime.js';
+import { isJsonObject } from '../../canon/json.js';
+import { goLower, goTrim } from '../../canon/sort.js';
+import { parseContextEnvelope, type ContextEnvelope } from '../../context/index.js';
+import { ERROR_CODES, WardError, isWardError } from '../../errors.js';
+import { EXIT } from '../../contract/exit-codes.js';
+import { explainOutcome } from '../../gate/explain.js';
+import { parseKillSwitchState } from '../../gate/kill-switch.js';
+import { parseWrkrInventory } from '../../gate/wrkr.js';
+import { resolveSigningKey, type KeyMode } from '../../keys/index.js';
+import { loadPolicyFile } from '../../policy/load.js';
+import { checkProfile } from '../../policy/profile.js';
+import { runGate, type GateRequest } from '../../runtime/gate-run.js';
+import type { TraceFormat } from '../../trace/record.js';
+import { stateDir, type CliContext } from '../context.js';
+import { readInputText, parseJsonInput } from '../input.js';
+import { correlationId, goJsonLine, omitEmpty } from '../output.js';
+import { approvalStep, delegationStep, type TokenFlags } from './gate-tokens.js';
+
+interface GateEvalFlags extends TokenFlags {
+  policy?: string;
+  intent?: string;
+  contextEnvelope?: string;
+  evaluationTime?: string;
+  traceOut?: string;
+  traceFormat: TraceFormat;
+  keyMode: KeyMode;
+  privateKey?: string;
+  privateKeyEnv?: string;
+  profile: 'standard' | 'oss-prod';
+  simulate?: boolean;
+  json?: boolean;
+  explain?: boolean;
+  rateLimitState?: string;
+  killSwitchState?: string;
+  wrkrInventory?: string;
+  stateDir?: string;
+}
+
+export function register(program: Command, ctx: CliContext): void {
+  const gate = program.command('gate').description('evaluate tool-call intents against a policy');
+  const evalCmd = gate
+    .command('eval')
+    .description('decide whether one intent may run: allow (exit 0), block (3), require_approval (4)')
+    .option('--policy <file>', 'policy YAML (gait.gate.policy 1.0.0)')
+    .option('--intent <file>', 'intent request JSON (gait.gate.intent_request), or - for stdin')
+    .option('--context-envelope <file>', 'verified context envelope (ContextSpec v1) bound to the intent')
+    .option('--evaluation-time <rfc3339>', 'clock for freeze windows, agent expiry, kill switch and context age')
+    .option('--trace-out <file>', 'write the signed trace here (default .ward/traces/trace_<trace_id>.json)')
+    .addOption(new Option('--trace-format <format>', 'trace field set').choices(['ward', 'gait']).default('ward'))
+    .addOption(
+      new Option('--key-mode <mode>', 'signing key: default (.ward/keys), dev (ephemeral) or prod (explicit key)')
+        .choices(['default', 'dev', 'prod'])
+        .default('default'),
+    )
+    .option('--private-key <file>', 'trace signing key file (base64, JWK or PEM)')
+    .option('--private-key-env <var>', 'environment variable holding the signing key')
+    .addOption(new Option('--profile <profile>', 'evaluation profile').choices(['standard', 'oss-prod']).default('standard'))
+    .option('--simulate', 'non-enforcing: report what would have happened, always exit 0')
+    .option('--json', 'one line of JSON on stdout')
+    .option('--explain', 'with --json, print the gait.gate.policy_explain object instead')
+    .option('--rate-limit-state <file>', 'rate-limit counters (default .ward/gate_rate_limits.json)')
+    .option('--kill-switch-state <file>', 'kill-switch state JSON (gait.gate.kill_switch_state)')
+    .option('--wrkr-inventory <file>', 'Wrkr tool inventory for context enrichment')
+    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)');
+  addTokenOptions(evalCmd);
+  evalCmd.action(async (flags: GateEvalFlags) => {
+    await gateEval(ctx, flags);
+  });
+}
+
+function addTokenOptions(cmd: Command): void {
+  cmd
+    .option('--approval-token <file>', 'signed approval token (gait.gate.approval_token)')
+    .option('--approval-token-chain <files>', 'comma-separated approval token files')
+    .option('--approval-token-ref <ref>', 'approval reference recorded in the trace')
+    .option('--approval-audit-out <file>', 'approval audit record path')
+    .option('--approval-public-key <file>', 'approval verify key')
+    .option('--approval-public-key-env <var>', 'approval verify key from the environment')
+    .option('--approval-private-key <file>', 'derive the approval verify key from this private key')
+    .option('--approval-private-key-env <var>', 'derive the approval verify key from this environment variable')
+    .option('--delegation-token <file>', 'signed delegation token (gait.gate.delegation_token)')
+    .option('--delegation-token-chain <files>', 'comma-separated delegation token files')
+    .option('--delegation-audit-out <file>', 'delegation audit record path')
+    .option('--delegation-public-key <file>', 'delegation verify key')
+    .option('--delegation-public-key-env <var>', 'delegation verify key from the environment')
+    .option('--delegation-private-key <file>', 'derive the delegation verify key from this private key')
+    .option('--delegation-private-key-env <var>', 'derive the delegation verify key from this environment variable');
+}
+
+async function gateEval(ctx: CliContext, flags: GateEvalFlags): Promise<void> {
+  const cid = correlationId(ctx.argv);
+  if (flags.explain && !flags.json) {
+    ctx.stdout('gate eval --explain --json prints why the policy decided (gait.gate.policy_explain) instead of the decision.\n');
+    ctx.exitCode = EXIT.OK;
+    return;
+  }
+  if (!flags.policy || !flags.intent) {
+    throw new WardError(ERROR_CODES.USAGE, 'both --policy and --intent are required', {
+      hint: 'ward gate eval --policy policy.yaml --intent intent.json [--json]',
+    });
+  }
+  const evaluationTime = parseEvaluationTime(flags.evaluationTime);
+  if (flags.profile === 'oss-prod') {
+    if (flags.simulate) throw new WardError(ERROR_CODES.POLICY_PROFILE, 'oss-prod profile does not allow --simulate');
+    if (flags.keyMode !== 'prod' || (!flags.privateKey && !flags.privateKeyEnv)) {
+      throw new WardError(ERROR_CODES.POLICY_PROFILE, 'oss-prod profile requires --key-mode prod and --private-key or --private-key-env');
+    }
+  }
+  const policy = loadPolicyFile(resolve(ctx.cwd, flags.policy));
+  checkProfile(policy.policy, flags.profile);
+  const intent = parseJsonInput(await readInputText(ctx, flags.intent, 'intent'), 'parse intent json', ERROR_CODES.INTENT_PARSE);
+  const highRisk = flags.profile === 'oss-prod' || ['high', 'critical'].includes(rawRiskClass(intent));
+
+  const state = stateDir(ctx, flags.stateDir);
+  const warnings: string[] = [];
+  const request: GateRequest = { intent, correlationId: cid, simulate: Boolean(flags.simulate) };
+  if (evaluationTime) request.evaluationTime = evaluationTime;
+  if (flags.traceOut) request.traceOut = resolve(ctx.cwd, flags.traceOut);
+  if (flags.approvalTokenRef) request.approvalTokenRef = flags.approvalTokenRef;
+  if (flags.contextEnvelope) request.contextEnvelope = await loadEnvelope(ctx, flags.contextEnvelope);
+
+  if (flags.wrkrInventory) {
+    try {
+      const inventory = parseWrkrInventory(await readInputText(ctx, flags.wrkrInventory, 'wrkr inventory'));
+      request.wrkr = { inventory, source: flags.wrkrInventory };
+    } catch (err) {
+      if (highRisk) {
+        throw new WardError(ERROR_CODES.FAIL_CLOSED_DEPENDENCY, `wrkr inventory unavailable in fail-closed mode: ${(err as Error).message}`);
+      }
+      warnings.push('wrkr inventory unavailable; continuing without context enrichment');
+    }
+  }
+  if (flags.killSwitchState) {
+    try {
+      request.killSwitch = { state: parseKillSwitchState(await readInputText(ctx, flags.killSwitchState, 'kill switch state')) };
+    } catch (err) {
+      if (!highRisk) throw err;
+      request.killSwitch = { unavailable: true };
+    }
+  }
+
+  const key = resolveSigningKey({
+    mode: flags.keyMode,
+    privateKeyPath: flags.privateKey ? resolve(ctx.cwd, flags.privateKey) : undefined,
+    privateKeyEnv: flags.privateKeyEnv,
+    stateDir: state,
+    env: ctx.env,
+    cwd: ctx.cwd,
+  });
+  warnings.push(...key.warnings);
+  request.approvals = approvalStep(ctx, flags, key.key);
+  request.delegations = delegationStep(ctx, flags, key.key);
+
+  const result = runGate(
+    {
+      policy,
+      signingKey: key.key,
+      traceFormat: flags.traceFormat,
+      traceDir: resolve(state, 'traces'),
+      rateLimitStatePath: resolve(ctx.cwd, flags.rateLimitState ?? resolve(state, 'gate_rate_limits.json')),
+      profile: flags.profile,
+      warnings,
+    },
+    request,
+  );
+  ctx.exitCode = result.exitCode;
+  if (flags.json && flags.explain) {
+    const explained = explainOutcome(result.outcome, {
+      traceId: String(result.output['trace_id']),
+      tracePath: result.tracePath,
+      ...(typeof result.output['approval_audit_path'] === 'string' ? { approvalAuditPath: result.output['approval_audit_path'] } : {}),
+      ...(typeof result.output['delegation_audit_path'] === 'string'
+        ? { delegationAuditPath: result.output['delegation_audit_path'] }
+        : {}),
+    });
+    ctx.stdout(goJsonLine({ ...explained, correlation_id: cid }) + '\n');
+    return;
+  }
+  if (flags.json) {
+    ctx.stdout(goJsonLine({ ...omitEmpty(result.output), correlation_id: cid }) + '\n');
+    return;
+  }
+  ctx.stdout(renderText(result.output));
+}
+
+function parseEvaluationTime(text: string | undefined): GoTime | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return parseRFC3339(text);
+  } catch (err) {
+    throw new WardError(ERROR_CODES.USAGE, `invalid --evaluation-time: ${(err as Error).message}`, {
+      hint: 'use RFC 3339, e.g. 2026-03-12T12:00:00Z',
+    });
+  }
+}
+
+async function loadEnvelope(ctx: CliContext, path: string): Promise<ContextEnvelope> {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
+    throw new WardError(ERROR_CODES.USAGE, 'context envelope path must be a local filesystem path');
+  }
+  try {
+    return parseContextEnvelope(await readInputText(ctx, path, 'context envelope'));
+  } catch (err) {
+    if (isWardError(err)) throw err;
+    throw new WardError(ERROR_CODES.ENVELOPE_INVALID, (err as Error).message);
+  }
+}
+
+function rawRiskClass(raw: unknown): string {
+  const ctx = isJsonObject(raw) ? raw['context'] : undefined;
+  const risk = isJsonObject(ctx) ? ctx['risk_class'] : undefined;
+  return typeof risk === 'string' ? goLower(goTrim(risk)) : '';
+}
+
+function renderText(out: Record<string, unknown>): string {
+  const lines = [`verdict: ${String(out['verdict'])}`];
+  const list = (key: string, label: string) => {
+    const v = out[key];
+    if (Array.isArray(v) && v.length) lines.push(`${label}: ${v.join(', ')}`);
+  };
+  list('reason_codes', 'reasons');
+  list('violations', 'violations');
+  if (out['matched_rule']) lines.push(`matched rule: ${String(out['matched_rule'])}`);
+  if (out['required_approvals']) {
+    lines.push(`approvals: ${String(out['valid_approvals'] ?? 0)} of ${String(out['required_approvals'])} valid`);
+  }
+  if (out['would_have_blocked']) lines.push(`simulate: would have been ${String(out['simulated_verdict'])}`);
+  lines.push(`intent digest: ${String(out['intent_digest'])}`);
+  lines.push(`policy digest: ${String(out['policy_digest'])}`);
+  lines.push(`trace: ${String(out['trace_path'])}`);
+  list('warnings', 'warnings');
+  return lines.join('\n') + '\n';
+}
+
+

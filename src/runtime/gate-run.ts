@@ -1,0 +1,303 @@
+import { performance } from 'node:perf_hooks';
+import type { GoTime } from '../canon/gotime.js';
+import type { JsonObject, JsonValue } from '../canon/json.js';
+import { nowUTC, parseRFC3339 } from '../canon/gotime.js';
+import type { ContextEnvelope } from '../context/index.js';
+import type { ExitCode } from '../contract/exit-codes.js';
+import { evaluate, type GateOutcome } from '../gate/evaluate.js';
+import type { StepVerdict } from '../gate/script.js';
+import { freezeDecisionJson, sandboxDecisionJson } from '../gate/decisions.js';
+import { killSwitchDecisionJson, type KillSwitchState } from '../gate/kill-switch.js';
+import type { WrkrInventory } from '../gate/wrkr.js';
+import {
+  applyApproval,
+  applyDelegation,
+  applyLimitExceeded,
+  applySimulate,
+  exitCodeForVerdict,
+  type ApprovalRollup,
+  type Decision,
+  type DelegationRollup,
+} from '../gate/post-process.js';
+import { argsDigest, delegationDigest, intentDigest } from '../intent/digest.js';
+import type { NormalizedIntent } from '../intent/types.js';
+import type { SigningKey } from '../keys/index.js';
+import type { LoadedPolicy } from '../policy/types.js';
+import { consumeRateLimit, type RateLimitUse } from '../state/rate-limit.js';
+import { buildTraceRecord, signTrace, type SignedTrace, type TraceFormat } from '../trace/record.js';
+import { writeTrace } from '../trace/write.js';
+import { WARD_VERSION } from '../version.js';
+import { unevaluableIntent } from './unevaluable.js';
+
+/** What one gate decision needs besides the intent; load it once and reuse it (daemon, proxy). */
+export interface GateRuntime {
+  policy: LoadedPolicy;
+  signingKey: SigningKey;
+  traceFormat: TraceFormat;
+  /** Where traces go when no explicit path is given (`.ward/traces`). */
+  traceDir: string;
+  /** Rate-limit and destructive-budget counters (`.ward/gate_rate_limits.json`). */
+  rateLimitStatePath: string;
+  profile: 'standard' | 'oss-prod';
+  producerVersion?: string;
+  warnings?: string[];
+}
+
+export interface GateRequest {
+  /** Parsed intent JSON. */
+  intent: unknown;
+  /** `--evaluation-time`; the wall clock otherwise. */
+  evaluationTime?: GoTime;
+  contextEnvelope?: ContextEnvelope;
+  wrkr?: { inventory: WrkrInventory; source: string };
+  killSwitch?: { state: KillSwitchState } | { unavailable: true };
+  simulate?: boolean;
+  correlationId?: string;
+  traceOut?: string;
+  /** Approval and delegation steps (§3.6 steps 7–8), evaluated against the prepared intent. */
+  approvals?: (ctx: TokenContext) => ApprovalStep;
+  delegations?: (ctx: TokenContext) => DelegationStep;
+  approvalTokenRef?: string;
+}
+
+/** The digests and requirements tokens must bind to. */
+export interface TokenContext {
+  intent: NormalizedIntent;
+  intentDigest: string;
+  policyDigest: string;
+  delegationDigest: string;
+  outcome: GateOutcome;
+  traceId: string;
+  wallNow: GoTime;
+}
+
+export interface ApprovalStep extends ApprovalRollup {
+  requiredApprovals: number;
+  validApprovals: number;
+  approvalRef: string;
+  /** Written after the trace id is known; returns the path. */
+  writeAudit?: () => string;
+}
+
+export interface DelegationStep extends DelegationRollup {
+  validDelegations: number;
+  delegationRef: string;
+  writeAudit?: () => string;
+}
+
+export interface GateResultOutput {
+  /** The `gate eval --json` object (§5.2) without correlation_id. */
+  output: JsonObject;
+  exitCode: ExitCode;
+  trace: SignedTrace;
+  tracePath: string;
+  outcome: GateOutcome;
+  intentDigest: string;
+}
+
+/**
+ * One full gate decision (§3.6): evaluate, post-process, sign and durably write the trace, and
+ * shape the output. A returned decision always has a written trace (Ward decision 6).
+ */
+export function runGate(rt: GateRuntime, req: GateRequest): GateResultOutput {
+  const wallNow = nowUTC();
+  const now = req.evaluationTime ?? wallNow;
+  const started = performance.now();
+  const outcome = evaluate(rt.policy, req.intent, {
+    now,
+    contextNow: now,
+    ...(req.contextEnvelope ? { contextEnvelope: req.contextEnvelope } : {}),
+    ...(req.wrkr ? { wrkr: req.wrkr } : {}),
+    ...(req.killSwitch ? { killSwitch: req.killSwitch } : {}),
+    producerVersion: rt.producerVersion ?? WARD_VERSION,
+  });
+  const latencyMs = performance.now() - started;
+
+  const subject = outcome.preparedIntent
+    ? {
+        intent: outcome.preparedIntent,
+        intentDigest: intentDigest(outcome.preparedIntent),
+        argsDigest: argsDigest(outcome.preparedIntent),
+      }
+    : unevaluableIntent(req.intent);
+  const intent = subject.intent;
+  const policyDigest = rt.policy.digest;
+  const chainDigest = intent.delegation ? delegationDigest(intent.delegation) : '';
+
+  let d: Decision = { verdict: outcome.verdict, reasonCodes: outcome.reasonCodes, violations: outcome.violations };
+  const out: JsonObject = {};
+  const evaluable = outcome.intentError === undefined;
+
+  if (evaluable && outcome.rateLimit) {
+    const use = consumeRateLimit(rt.rateLimitStatePath, outcome.rateLimit, subjectOf(intent), wallNow);
+    recordLimit(out, 'rate_limit', use);
+    if (use.exceeded) d = applyLimitExceeded(d, 'rate_limit_exceeded');
+  }
+  if (evaluable && outcome.destructiveBudget && hasDestructiveTarget(intent)) {
+    const toolName = `destructive_budget|${intent.tool_name}`;
+    const use = consumeRateLimit(rt.rateLimitStatePath, outcome.destructiveBudget, { ...subjectOf(intent), toolName }, wallNow);
+    recordLimit(out, 'destructive_budget', use);
+    if (use.exceeded) d = applyLimitExceeded(d, 'destructive_budget_exceeded');
+  }
+
+  const tokenCtx = (traceId: string): TokenContext => ({
+    intent,
+    intentDigest: subject.intentDigest,
+    policyDigest,
+    delegationDigest: chainDigest,
+    outcome,
+    traceId,
+    wallNow,
+  });
+  // Token steps bind to digests only, so the trace id they may reference is the provisional one.
+  let delegation: DelegationStep | undefined;
+  if (evaluable && outcome.requireDelegation) {
+    delegation = req.delegations?.(tokenCtx('')) ?? {
+      granted: false,
+      reasonCodes: ['delegation_token_missing'],
+      validDelegations: 0,
+      delegationRef: '',
+    };
+    d = applyDelegation(d, delegation);
+  }
+  let approval: ApprovalStep | undefined;
+  if (evaluable && d.verdict === 'require_approval') {
+    approval = req.approvals?.(tokenCtx('')) ?? {
+      granted: false,
+      reasonCodes: ['approval_token_missing'],
+      violations: ['approval_not_granted'],
+      requiredApprovals: Math.max(outcome.minApprovals, 1),
+      validApprovals: 0,
+      approvalRef: '',
+    };
+    d = applyApproval(d, approval);
+  }
+  if (req.simulate) d = applySimulate(d);
+  const exitCode = req.simulate ? 0 : exitCodeForVerdict(d.verdict);
+
+  const unsigned = buildTraceRecord(
+    {
+      intent,
+      argsDigest: subject.argsDigest,
+      intentDigest: subject.intentDigest,
+      policyDigest,
+      policyId: rt.policy.policy.schema_id,
+      policyVersion: rt.policy.policy.schema_version,
+      verdict: d.verdict,
+      reasonCodes: d.reasonCodes,
+      violations: d.violations,
+      matchedRule: outcome.matchedRule,
+      createdAt: parseCreatedAt(outcome),
+      observedAt: nowUTC(),
+      producerVersion: rt.producerVersion ?? WARD_VERSION,
+      ...(req.correlationId ? { correlationId: req.correlationId } : {}),
+      latencyMs,
+      context: {
+        contextSetDigest: intent.context.context_set_digest,
+        contextEvidenceMode: intent.context.context_evidence_mode,
+        contextRefCount: intent.context.context_refs.length,
+        contextSource: outcome.contextSource,
+      },
+      ...(outcome.script
+        ? {
+            script: {
+              stepCount: outcome.script.stepCount,
+              scriptHash: outcome.script.scriptHash,
+              compositeRiskClass: outcome.script.compositeRiskClass,
+              stepVerdicts: outcome.script.stepVerdicts,
+            },
+          }
+        : {}),
+      ...(approval?.approvalRef || req.approvalTokenRef ? { approvalTokenRef: approval?.approvalRef || req.approvalTokenRef! } : {}),
+      ...(delegation?.delegationRef ? { delegationTokenRef: delegation.delegationRef } : {}),
+      ...(chainDigest ? { delegationDigest: chainDigest } : {}),
+      ...(outcome.freezeWindow ? { freezeWindow: freezeDecisionJson(outcome.freezeWindow) } : {}),
+      ...(outcome.sandbox ? { sandbox: sandboxDecisionJson(outcome.sandbox) } : {}),
+      ...(outcome.killSwitch ? { killSwitch: killSwitchDecisionJson(outcome.killSwitch) } : {}),
+      ...(intent.trace_context ? { traceContext: intent.trace_context } : {}),
+    },
+    rt.traceFormat,
+  );
+  const trace = signTrace(unsigned, rt.signingKey);
+  const tracePath = writeTrace(trace, { dir: rt.traceDir, ...(req.traceOut ? { path: req.traceOut } : {}) });
+  const traceId = trace['trace_id'] as string;
+
+  Object.assign(out, {
+    ok: true,
+    profile: rt.profile,
+    verdict: d.verdict,
+    reason_codes: d.reasonCodes,
+    violations: d.violations,
+    matched_rule: outcome.matchedRule,
+    phase: intent.context.phase,
+    intent_digest: subject.intentDigest,
+    policy_digest: policyDigest,
+    trace_id: traceId,
+    trace_path: tracePath,
+    context_set_digest: intent.context.context_set_digest,
+    context_evidence_mode: intent.context.context_evidence_mode,
+    context_ref_count: intent.context.context_refs.length,
+    context_source: outcome.contextSource,
+  } satisfies JsonObject);
+  if (outcome.script) {
+    Object.assign(out, {
+      script: true,
+      step_count: outcome.script.stepCount,
+      script_hash: outcome.script.scriptHash,
+      composite_risk_class: outcome.script.compositeRiskClass,
+      step_verdicts: outcome.script.stepVerdicts.map(stepVerdictJson),
+    });
+  }
+  if (approval) {
+    out['approval_ref'] = approval.approvalRef;
+    out['required_approvals'] = approval.requiredApprovals;
+    out['valid_approvals'] = approval.validApprovals;
+    if (approval.writeAudit) out['approval_audit_path'] = approval.writeAudit();
+  }
+  if (delegation) {
+    out['delegation_ref'] = delegation.delegationRef;
+    out['delegation_required'] = true;
+    out['valid_delegations'] = delegation.validDelegations;
+    if (delegation.writeAudit) out['delegation_audit_path'] = delegation.writeAudit();
+  }
+  if (outcome.freezeWindow) out['freeze_window'] = freezeDecisionJson(outcome.freezeWindow);
+  if (outcome.sandbox) out['sandbox'] = sandboxDecisionJson(outcome.sandbox);
+  if (outcome.killSwitch) out['kill_switch'] = killSwitchDecisionJson(outcome.killSwitch);
+  if (req.simulate) {
+    out['simulate_mode'] = true;
+    out['would_have_blocked'] = d.wouldHaveBlocked ?? false;
+    out['simulated_verdict'] = d.simulatedVerdict ?? '';
+    out['simulated_reason_codes'] = d.simulatedReasonCodes ?? [];
+  }
+  if (rt.warnings?.length) out['warnings'] = [...rt.warnings];
+  if (outcome.intentError) out['warnings'] = [...((out['warnings'] as string[]) ?? []), `intent not evaluable: ${outcome.intentError.message}`];
+  return { output: out, exitCode, trace, tracePath, outcome, intentDigest: subject.intentDigest };
+}
+
+function subjectOf(intent: NormalizedIntent): { toolName: string; identity: string } {
+  return { toolName: intent.tool_name, identity: intent.context.identity };
+}
+
+function hasDestructiveTarget(intent: NormalizedIntent): boolean {
+  if (intent.targets.some((t) => t.destructive)) return true;
+  return intent.script?.steps.some((s) => s.targets.some((t) => t.destructive)) ?? false;
+}
+
+function recordLimit(out: JsonObject, prefix: string, use: RateLimitUse): void {
+  out[`${prefix}_scope`] = use.scope;
+  out[`${prefix}_key`] = use.key;
+  out[`${prefix}_used`] = use.used;
+  out[`${prefix}_remaining`] = use.remaining;
+}
+
+function stepVerdictJson(s: StepVerdict): JsonValue {
+  const o: JsonObject = { index: s.index, tool_name: s.tool_name, verdict: s.verdict };
+  if (s.reason_codes.length) o['reason_codes'] = s.reason_codes;
+  if (s.violations.length) o['violations'] = s.violations;
+  if (s.matched_rule) o['matched_rule'] = s.matched_rule;
+  return o;
+}
+
+function parseCreatedAt(outcome: GateOutcome): GoTime {
+  return parseRFC3339(outcome.result.created_at);
+}
