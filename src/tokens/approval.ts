@@ -1,0 +1,247 @@
+import {
+  compareTime,
+  formatRFC3339Nano,
+  goLower,
+  goTrim,
+  isSha256Hex,
+  isZeroTime,
+  shortId,
+  toUTC,
+  uniqueSortedLower,
+  type GoTime,
+  type JsonObject,
+  type JsonValue,
+} from '../canon/index.js';
+import { readInt, readString, readStringArray, readTime } from '../intent/fields.js';
+import type { NormalizedIntent } from '../intent/types.js';
+import type { SigningKey, VerifyKey } from '../keys/index.js';
+import { signDigestedJson } from '../trace/sign.js';
+import { decodeTokenObject, TokenInvalidError } from './decode.js';
+import { addDuration } from './duration.js';
+import { checkTokenSignature } from './signature.js';
+
+export const APPROVAL_TOKEN_SCHEMA_ID = 'gait.gate.approval_token';
+export const APPROVAL_TOKEN_SCHEMA_VERSION = '1.0.0';
+
+/** A normalized `gait.gate.approval_token` (`gate.md` §7.1). Times keep their offsets. */
+export interface ApprovalToken {
+  schema_id: string;
+  schema_version: string;
+  created_at: GoTime;
+  producer_version: string;
+  token_id: string;
+  approver_identity: string;
+  reason_code: string;
+  intent_digest: string;
+  policy_digest: string;
+  delegation_binding_digest: string;
+  scope: string[];
+  max_targets: number;
+  max_ops: number;
+  expires_at: GoTime;
+  signature: JsonValue | undefined;
+}
+
+export type ApprovalErrorCode =
+  | 'approval_token_invalid'
+  | 'approval_token_signature_missing'
+  | 'approval_token_signature_invalid'
+  | 'approval_token_intent_mismatch'
+  | 'approval_token_policy_mismatch'
+  | 'approval_token_delegation_binding_mismatch'
+  | 'approval_token_expired'
+  | 'approval_token_scope_mismatch'
+  | 'approval_token_max_targets_exceeded'
+  | 'approval_token_max_ops_exceeded';
+
+/** The signed payload: the normalized token without `signature`, rendered as Go marshals it. */
+export function approvalTokenPayload(token: ApprovalToken): JsonObject {
+  const out: JsonObject = {
+    schema_id: token.schema_id,
+    schema_version: token.schema_version,
+    created_at: formatRFC3339Nano(token.created_at),
+    producer_version: token.producer_version,
+    token_id: token.token_id,
+    approver_identity: token.approver_identity,
+    reason_code: token.reason_code,
+    intent_digest: token.intent_digest,
+    policy_digest: token.policy_digest,
+  };
+  if (token.delegation_binding_digest) out['delegation_binding_digest'] = token.delegation_binding_digest;
+  out['scope'] = [...token.scope];
+  if (token.max_targets) out['max_targets'] = token.max_targets;
+  if (token.max_ops) out['max_ops'] = token.max_ops;
+  out['expires_at'] = formatRFC3339Nano(token.expires_at);
+  return out;
+}
+
+/** Normalize a decoded token; throws `TokenInvalidError` for anything §7.1 step 1 rejects. */
+export function normalizeApprovalToken(value: JsonValue): ApprovalToken {
+  const token = decodeTokenObject(value, 'approval token', (obj): ApprovalToken => ({
+    schema_id: goTrim(readString(obj, 'schema_id', '')),
+    schema_version: goTrim(readString(obj, 'schema_version', '')),
+    created_at: readTime(obj, 'created_at', ''),
+    producer_version: readString(obj, 'producer_version', ''),
+    token_id: goTrim(readString(obj, 'token_id', '')),
+    approver_identity: goTrim(readString(obj, 'approver_identity', '')),
+    reason_code: goTrim(readString(obj, 'reason_code', '')),
+    intent_digest: goLower(goTrim(readString(obj, 'intent_digest', ''))),
+    policy_digest: goLower(goTrim(readString(obj, 'policy_digest', ''))),
+    delegation_binding_digest: goLower(goTrim(readString(obj, 'delegation_binding_digest', ''))),
+    scope: uniqueSortedLower(readStringArray(obj, 'scope', '')),
+    max_targets: readInt(obj, 'max_targets', ''),
+    max_ops: readInt(obj, 'max_ops', ''),
+    expires_at: readTime(obj, 'expires_at', ''),
+    signature: obj['signature'] ?? undefined,
+  }));
+  const invalid = (message: string): never => {
+    throw new TokenInvalidError(`approval token ${message}`);
+  };
+  if (token.schema_id !== APPROVAL_TOKEN_SCHEMA_ID) invalid(`schema_id must be ${APPROVAL_TOKEN_SCHEMA_ID}`);
+  if (token.schema_version !== APPROVAL_TOKEN_SCHEMA_VERSION) invalid(`schema_version must be ${APPROVAL_TOKEN_SCHEMA_VERSION}`);
+  if (!token.token_id) invalid('token_id is required');
+  if (!token.approver_identity) invalid('approver_identity is required');
+  if (!token.reason_code) invalid('reason_code is required');
+  if (!isSha256Hex(token.intent_digest)) invalid('intent_digest must be sha256 hex');
+  if (!isSha256Hex(token.policy_digest)) invalid('policy_digest must be sha256 hex');
+  if (token.delegation_binding_digest && !isSha256Hex(token.delegation_binding_digest)) {
+    invalid('delegation_binding_digest must be sha256 hex');
+  }
+  if (token.scope.length === 0) invalid('scope is required');
+  if (token.max_targets < 0 || token.max_ops < 0) invalid('max_targets and max_ops must be >= 0');
+  if (isZeroTime(token.created_at) || isZeroTime(token.expires_at)) invalid('created_at and expires_at are required');
+  return token;
+}
+
+export interface MintApprovalOptions {
+  intentDigest: string;
+  policyDigest: string;
+  delegationBindingDigest?: string | undefined;
+  /** Time to live in nanoseconds (see `parseGoDuration`); must be > 0. */
+  ttlNs: bigint;
+  scope: readonly string[];
+  approver: string;
+  reasonCode: string;
+  maxTargets?: number | undefined;
+  maxOps?: number | undefined;
+  now: GoTime;
+  producerVersion: string;
+  key: SigningKey;
+}
+
+/** Mint a signed approval token (`ward approve`). */
+export function mintApprovalToken(opts: MintApprovalOptions): JsonObject {
+  const createdAt = toUTC(opts.now);
+  const expiresAt = addDuration(createdAt, opts.ttlNs);
+  const scope = uniqueSortedLower(opts.scope);
+  const maxTargets = opts.maxTargets ?? 0;
+  const maxOps = opts.maxOps ?? 0;
+  const intentDigest = goLower(goTrim(opts.intentDigest));
+  const policyDigest = goLower(goTrim(opts.policyDigest));
+  const delegationBindingDigest = goLower(goTrim(opts.delegationBindingDigest ?? ''));
+  const approver = goTrim(opts.approver);
+  const reasonCode = goTrim(opts.reasonCode);
+  if (!isSha256Hex(intentDigest)) throw new TokenInvalidError('intent digest must be sha256 hex');
+  if (!isSha256Hex(policyDigest)) throw new TokenInvalidError('policy digest must be sha256 hex');
+  if (delegationBindingDigest && !isSha256Hex(delegationBindingDigest)) {
+    throw new TokenInvalidError('delegation binding digest must be sha256 hex');
+  }
+  if (opts.ttlNs <= 0n) throw new TokenInvalidError('ttl must be > 0');
+  if (scope.length === 0) throw new TokenInvalidError('scope is required');
+  if (!approver) throw new TokenInvalidError('approver is required');
+  if (!reasonCode) throw new TokenInvalidError('reason code is required');
+  if (!Number.isSafeInteger(maxTargets) || maxTargets < 0 || !Number.isSafeInteger(maxOps) || maxOps < 0) {
+    throw new TokenInvalidError('max targets and max ops must be integers >= 0');
+  }
+  const tokenId = shortId(
+    [intentDigest, policyDigest, approver, reasonCode, scope.join(','), maxTargets, maxOps, formatRFC3339Nano(expiresAt)].join(':'),
+  );
+  const payload = approvalTokenPayload({
+    schema_id: APPROVAL_TOKEN_SCHEMA_ID,
+    schema_version: APPROVAL_TOKEN_SCHEMA_VERSION,
+    created_at: createdAt,
+    producer_version: opts.producerVersion,
+    token_id: tokenId,
+    approver_identity: approver,
+    reason_code: reasonCode,
+    intent_digest: intentDigest,
+    policy_digest: policyDigest,
+    delegation_binding_digest: delegationBindingDigest,
+    scope,
+    max_targets: maxTargets,
+    max_ops: maxOps,
+    expires_at: expiresAt,
+    signature: undefined,
+  });
+  return { ...payload, signature: signDigestedJson(payload, opts.key) };
+}
+
+/** What an approval must bind to, from the gate's prepared intent and policy. */
+export interface ApprovalBinding {
+  verifyKeys: readonly VerifyKey[];
+  intentDigest: string;
+  policyDigest: string;
+  /** The intent's delegation digest; set exactly when the intent carries `delegation`. */
+  delegationDigest?: string | undefined;
+  requiredScope: readonly string[];
+  targetCount: number;
+  opCount: number;
+  /** The wall clock (README decision 10): never `--evaluation-time`. */
+  now: GoTime;
+}
+
+export type ApprovalValidation =
+  | { ok: true; token: ApprovalToken }
+  | { ok: false; code: ApprovalErrorCode; message: string; token: ApprovalToken | undefined };
+
+/** `ValidateApprovalToken`: the checks of §7.1 in their exact order; the first failure wins. */
+export function validateApprovalToken(value: JsonValue, binding: ApprovalBinding): ApprovalValidation {
+  let token: ApprovalToken;
+  try {
+    token = normalizeApprovalToken(value);
+  } catch (err) {
+    if (err instanceof TokenInvalidError) return { ok: false, code: 'approval_token_invalid', message: err.message, token: undefined };
+    throw err;
+  }
+  const fail = (code: ApprovalErrorCode, message: string): ApprovalValidation => ({ ok: false, code, message, token });
+  const signature = checkTokenSignature(approvalTokenPayload(token), token.signature, binding.verifyKeys);
+  if (signature) {
+    return fail(signature.kind === 'missing' ? 'approval_token_signature_missing' : 'approval_token_signature_invalid', signature.message);
+  }
+  if (token.intent_digest !== binding.intentDigest) return fail('approval_token_intent_mismatch', 'intent digest mismatch');
+  if (token.policy_digest !== binding.policyDigest) return fail('approval_token_policy_mismatch', 'policy digest mismatch');
+  if (binding.delegationDigest !== undefined && token.delegation_binding_digest !== binding.delegationDigest) {
+    return fail('approval_token_delegation_binding_mismatch', 'delegation binding digest mismatch');
+  }
+  if (compareTime(binding.now, token.expires_at) >= 0) return fail('approval_token_expired', 'approval token expired');
+  if (!token.scope.includes('*') && !binding.requiredScope.every((scope) => token.scope.includes(scope))) {
+    return fail('approval_token_scope_mismatch', `approval scope must include ${binding.requiredScope.join(',')}`);
+  }
+  if (token.max_targets > 0 && binding.targetCount > token.max_targets) {
+    return fail('approval_token_max_targets_exceeded', `target count ${binding.targetCount} exceeds max_targets ${token.max_targets}`);
+  }
+  if (token.max_ops > 0 && binding.opCount > token.max_ops) {
+    return fail('approval_token_max_ops_exceeded', `op count ${binding.opCount} exceeds max_ops ${token.max_ops}`);
+  }
+  return { ok: true, token };
+}
+
+/** `tool:<tool_name>`, plus `phase:apply` and `destructive:apply` for a destructive apply. */
+export function requiredApprovalScope(intent: NormalizedIntent): string[] {
+  const scope = [`tool:${intent.tool_name}`];
+  if (intent.context.phase === 'apply' && intent.targets.some((target) => target.destructive)) {
+    scope.push('phase:apply', 'destructive:apply');
+  }
+  return scope;
+}
+
+/** Targets an approval covers: the sum of step targets for scripts, else the top-level targets. */
+export function approvalTargetCount(intent: NormalizedIntent): number {
+  if (!intent.script) return intent.targets.length;
+  return intent.script.steps.reduce((sum, step) => sum + step.targets.length, 0);
+}
+
+/** Operations an approval covers: the step count for scripts, else max(1, targets). */
+export function approvalOpCount(intent: NormalizedIntent): number {
+  return intent.script ? intent.script.steps.length : Math.max(1, intent.targets.length);
+}

@@ -1,0 +1,239 @@
+import {
+  compareTime,
+  formatRFC3339Nano,
+  goLower,
+  goTrim,
+  isSha256Hex,
+  isZeroTime,
+  shortId,
+  toUTC,
+  uniqueSortedLower,
+  type GoTime,
+  type JsonObject,
+  type JsonValue,
+} from '../canon/index.js';
+import { readString, readStringArray, readTime } from '../intent/fields.js';
+import type { NormalizedIntent } from '../intent/types.js';
+import type { SigningKey, VerifyKey } from '../keys/index.js';
+import { signDigestedJson } from '../trace/sign.js';
+import { decodeTokenObject, TokenInvalidError } from './decode.js';
+import { addDuration } from './duration.js';
+import { checkTokenSignature } from './signature.js';
+
+export const DELEGATION_TOKEN_SCHEMA_ID = 'gait.gate.delegation_token';
+export const DELEGATION_TOKEN_SCHEMA_VERSION = '1.0.0';
+
+/** A normalized `gait.gate.delegation_token` (`gate.md` §7.2). */
+export interface DelegationToken {
+  schema_id: string;
+  schema_version: string;
+  created_at: GoTime;
+  producer_version: string;
+  token_id: string;
+  delegator_identity: string;
+  delegate_identity: string;
+  scope: string[];
+  scope_class: string;
+  intent_digest: string;
+  policy_digest: string;
+  expires_at: GoTime;
+  signature: JsonValue | undefined;
+}
+
+export type DelegationErrorCode =
+  | 'delegation_token_missing'
+  | 'delegation_token_invalid'
+  | 'delegation_token_signature_missing'
+  | 'delegation_token_signature_invalid'
+  | 'delegation_token_expired'
+  | 'delegation_token_delegator_mismatch'
+  | 'delegation_token_delegate_mismatch'
+  | 'delegation_token_intent_mismatch'
+  | 'delegation_token_policy_mismatch'
+  | 'delegation_token_scope_mismatch'
+  | 'delegation_token_chain_mismatch';
+
+export function delegationTokenPayload(token: DelegationToken): JsonObject {
+  const out: JsonObject = {
+    schema_id: token.schema_id,
+    schema_version: token.schema_version,
+    created_at: formatRFC3339Nano(token.created_at),
+    producer_version: token.producer_version,
+    token_id: token.token_id,
+    delegator_identity: token.delegator_identity,
+    delegate_identity: token.delegate_identity,
+    scope: [...token.scope],
+  };
+  if (token.scope_class) out['scope_class'] = token.scope_class;
+  if (token.intent_digest) out['intent_digest'] = token.intent_digest;
+  if (token.policy_digest) out['policy_digest'] = token.policy_digest;
+  out['expires_at'] = formatRFC3339Nano(token.expires_at);
+  return out;
+}
+
+export function normalizeDelegationToken(value: JsonValue): DelegationToken {
+  const token = decodeTokenObject(value, 'delegation token', (obj): DelegationToken => ({
+    schema_id: goTrim(readString(obj, 'schema_id', '')),
+    schema_version: goTrim(readString(obj, 'schema_version', '')),
+    created_at: readTime(obj, 'created_at', ''),
+    producer_version: readString(obj, 'producer_version', ''),
+    token_id: goTrim(readString(obj, 'token_id', '')),
+    delegator_identity: goTrim(readString(obj, 'delegator_identity', '')),
+    delegate_identity: goTrim(readString(obj, 'delegate_identity', '')),
+    scope: uniqueSortedLower(readStringArray(obj, 'scope', '')),
+    scope_class: goLower(goTrim(readString(obj, 'scope_class', ''))),
+    intent_digest: goLower(goTrim(readString(obj, 'intent_digest', ''))),
+    policy_digest: goLower(goTrim(readString(obj, 'policy_digest', ''))),
+    expires_at: readTime(obj, 'expires_at', ''),
+    signature: obj['signature'] ?? undefined,
+  }));
+  const invalid = (message: string): never => {
+    throw new TokenInvalidError(`delegation token ${message}`);
+  };
+  if (token.schema_id !== DELEGATION_TOKEN_SCHEMA_ID) invalid(`schema_id must be ${DELEGATION_TOKEN_SCHEMA_ID}`);
+  if (token.schema_version !== DELEGATION_TOKEN_SCHEMA_VERSION) invalid(`schema_version must be ${DELEGATION_TOKEN_SCHEMA_VERSION}`);
+  if (!token.token_id) invalid('token_id is required');
+  if (!token.delegator_identity || !token.delegate_identity) invalid('delegator_identity and delegate_identity are required');
+  if (token.scope.length === 0) invalid('scope is required');
+  if (token.intent_digest && !isSha256Hex(token.intent_digest)) invalid('intent_digest must be sha256 hex');
+  if (token.policy_digest && !isSha256Hex(token.policy_digest)) invalid('policy_digest must be sha256 hex');
+  if (isZeroTime(token.created_at) || isZeroTime(token.expires_at)) invalid('created_at and expires_at are required');
+  return token;
+}
+
+export interface MintDelegationOptions {
+  delegator: string;
+  delegate: string;
+  scope: readonly string[];
+  scopeClass?: string | undefined;
+  intentDigest?: string | undefined;
+  policyDigest?: string | undefined;
+  ttlNs: bigint;
+  now: GoTime;
+  producerVersion: string;
+  key: SigningKey;
+}
+
+/** Mint a signed delegation token (`ward delegate mint`). */
+export function mintDelegationToken(opts: MintDelegationOptions): JsonObject {
+  const createdAt = toUTC(opts.now);
+  const expiresAt = addDuration(createdAt, opts.ttlNs);
+  const delegator = goTrim(opts.delegator);
+  const delegate = goTrim(opts.delegate);
+  const scope = uniqueSortedLower(opts.scope);
+  const scopeClass = goLower(goTrim(opts.scopeClass ?? ''));
+  const intentDigest = goLower(goTrim(opts.intentDigest ?? ''));
+  const policyDigest = goLower(goTrim(opts.policyDigest ?? ''));
+  if (!delegator || !delegate) throw new TokenInvalidError('delegator and delegate are required');
+  if (scope.length === 0) throw new TokenInvalidError('scope is required');
+  if (opts.ttlNs <= 0n) throw new TokenInvalidError('ttl must be > 0');
+  if (intentDigest && !isSha256Hex(intentDigest)) throw new TokenInvalidError('intent digest must be sha256 hex');
+  if (policyDigest && !isSha256Hex(policyDigest)) throw new TokenInvalidError('policy digest must be sha256 hex');
+  const tokenId = shortId(
+    [delegator, delegate, scope.join(','), scopeClass, intentDigest, policyDigest, formatRFC3339Nano(expiresAt)].join(':'),
+  );
+  const payload = delegationTokenPayload({
+    schema_id: DELEGATION_TOKEN_SCHEMA_ID,
+    schema_version: DELEGATION_TOKEN_SCHEMA_VERSION,
+    created_at: createdAt,
+    producer_version: opts.producerVersion,
+    token_id: tokenId,
+    delegator_identity: delegator,
+    delegate_identity: delegate,
+    scope,
+    scope_class: scopeClass,
+    intent_digest: intentDigest,
+    policy_digest: policyDigest,
+    expires_at: expiresAt,
+    signature: undefined,
+  });
+  return { ...payload, signature: signDigestedJson(payload, opts.key) };
+}
+
+/** One hop a token must cover. An empty `delegator_identity` is unconstrained (the pseudo-link). */
+export interface DelegationLinkRequirement {
+  delegator_identity: string;
+  delegate_identity: string;
+  scope_class: string;
+}
+
+/**
+ * The hops to prove: the intent's `delegation.chain` in order or, without a chain, one pseudo-link
+ * to the requester. Without any `delegation` (a policy cannot normally require it then) the
+ * calling identity must be the delegate, so the requirement is never vacuous.
+ */
+export function requiredDelegationLinks(intent: NormalizedIntent): DelegationLinkRequirement[] {
+  const delegation = intent.delegation;
+  if (delegation && delegation.chain.length > 0) {
+    return delegation.chain.map((link) => ({
+      delegator_identity: link.delegator_identity,
+      delegate_identity: link.delegate_identity,
+      scope_class: link.scope_class,
+    }));
+  }
+  return [
+    {
+      delegator_identity: '',
+      delegate_identity: delegation ? delegation.requester_identity : intent.context.identity,
+      scope_class: delegation ? delegation.scope_class : '',
+    },
+  ];
+}
+
+export interface DelegationBinding {
+  verifyKeys: readonly VerifyKey[];
+  intentDigest: string;
+  policyDigest: string;
+  /** The winning rules' `delegation_scopes`; a token needs any one of them (or `*`). */
+  requiredScopes: readonly string[];
+  /** The wall clock (README decision 10). */
+  now: GoTime;
+}
+
+export type DelegationValidation =
+  | { ok: true; token: DelegationToken }
+  | { ok: false; code: DelegationErrorCode; message: string; token: DelegationToken | undefined };
+
+/** Single-token validation against one link, in the order of §7.2. */
+export function validateDelegationToken(
+  value: JsonValue,
+  link: DelegationLinkRequirement,
+  binding: DelegationBinding,
+): DelegationValidation {
+  let token: DelegationToken;
+  try {
+    token = normalizeDelegationToken(value);
+  } catch (err) {
+    if (err instanceof TokenInvalidError) return { ok: false, code: 'delegation_token_invalid', message: err.message, token: undefined };
+    throw err;
+  }
+  return validateNormalizedDelegation(token, link, binding);
+}
+
+export function validateNormalizedDelegation(
+  token: DelegationToken,
+  link: DelegationLinkRequirement,
+  binding: DelegationBinding,
+): DelegationValidation {
+  const fail = (code: DelegationErrorCode, message: string): DelegationValidation => ({ ok: false, code, message, token });
+  const signature = checkTokenSignature(delegationTokenPayload(token), token.signature, binding.verifyKeys);
+  if (signature) {
+    return fail(signature.kind === 'missing' ? 'delegation_token_signature_missing' : 'delegation_token_signature_invalid', signature.message);
+  }
+  if (compareTime(binding.now, token.expires_at) >= 0) return fail('delegation_token_expired', 'delegation token expired');
+  if (link.delegator_identity && token.delegator_identity !== link.delegator_identity) {
+    return fail('delegation_token_delegator_mismatch', `delegator ${token.delegator_identity} does not match ${link.delegator_identity}`);
+  }
+  if (token.delegate_identity !== link.delegate_identity) {
+    return fail('delegation_token_delegate_mismatch', `delegate ${token.delegate_identity} does not match ${link.delegate_identity}`);
+  }
+  if (token.intent_digest && token.intent_digest !== binding.intentDigest) return fail('delegation_token_intent_mismatch', 'intent digest mismatch');
+  if (token.policy_digest && token.policy_digest !== binding.policyDigest) return fail('delegation_token_policy_mismatch', 'policy digest mismatch');
+  if (binding.requiredScopes.length > 0) {
+    const held = new Set([...token.scope, token.scope_class]);
+    if (!held.has('*') && !binding.requiredScopes.some((scope) => held.has(scope))) {
+      return fail('delegation_token_scope_mismatch', `delegation scope must include one of ${binding.requiredScopes.join(',')}`);
+    }
+  }
+  return { ok: true, token };
+}
