@@ -1,0 +1,111 @@
+import type { Command } from 'commander';
+import { nowUTC, type JsonObject } from '../../canon/index.js';
+import { EXIT } from '../../contract/exit-codes.js';
+import { ERROR_CODES, WardError } from '../../errors.js';
+import { mintApprovalToken, parseGoDuration, TokenInvalidError } from '../../tokens/index.js';
+import { writeTokenFile } from '../../tokens/files.js';
+import { WARD_VERSION } from '../../version.js';
+import type { CliContext } from '../context.js';
+import { correlationId, goJsonLine } from '../output.js';
+import { addSigningKeyOptions, signingKeyFromFlags, type SigningKeyFlags } from './keys.js';
+
+interface ApproveFlags extends SigningKeyFlags {
+  intentDigest: string;
+  policyDigest: string;
+  delegationBindingDigest?: string;
+  ttl: string;
+  scope: string;
+  approver: string;
+  reasonCode: string;
+  maxTargets?: string;
+  maxOps?: string;
+  out?: string;
+  json?: boolean;
+}
+
+/** `ward approve`: mint a signed `gait.gate.approval_token` (`gate.md` §7.1). */
+export function register(program: Command, ctx: CliContext): void {
+  addSigningKeyOptions(
+    program
+      .command('approve')
+      .description('mint a signed approval token bound to an intent digest and a policy digest')
+      .requiredOption('--intent-digest <sha256>', 'the intent_digest gate eval reported')
+      .requiredOption('--policy-digest <sha256>', 'the policy_digest gate eval reported')
+      .option('--delegation-binding-digest <sha256>', 'required when the intent carries delegation')
+      .requiredOption('--ttl <duration>', 'lifetime as a Go duration, e.g. 30m or 1h')
+      .requiredOption('--scope <csv>', 'comma-separated scopes, e.g. tool:tool.write,phase:apply,destructive:apply')
+      .requiredOption('--approver <identity>', 'who approves')
+      .requiredOption('--reason-code <code>', 'why')
+      .option('--max-targets <n>', 'most targets the approval covers (0 = no limit)')
+      .option('--max-ops <n>', 'most operations the approval covers (0 = no limit)')
+      .option('--out <file>', 'token file (default approval_<token_id>.json)'),
+  )
+    .option('--json', 'one line of JSON on stdout')
+    .action((flags: ApproveFlags) => {
+      const signing = signingKeyFromFlags(ctx, flags);
+      const token = mintOrUsage(() =>
+        mintApprovalToken({
+          intentDigest: flags.intentDigest,
+          policyDigest: flags.policyDigest,
+          delegationBindingDigest: flags.delegationBindingDigest,
+          ttlNs: parseGoDuration(flags.ttl),
+          scope: flags.scope.split(','),
+          approver: flags.approver,
+          reasonCode: flags.reasonCode,
+          maxTargets: parseCount(flags.maxTargets, '--max-targets'),
+          maxOps: parseCount(flags.maxOps, '--max-ops'),
+          now: nowUTC(),
+          producerVersion: WARD_VERSION,
+          key: signing.key,
+        }),
+      );
+      printMinted(ctx, flags, token, 'approval', signing.warnings);
+    });
+}
+
+/** Mint-time validation failures are usage errors (exit 6). */
+export function mintOrUsage(mint: () => JsonObject): JsonObject {
+  try {
+    return mint();
+  } catch (err) {
+    if (err instanceof TokenInvalidError) throw new WardError(ERROR_CODES.USAGE, err.message);
+    throw err;
+  }
+}
+
+export function parseCount(value: string | undefined, flag: string): number {
+  if (value === undefined) return 0;
+  if (!/^\d+$/.test(value.trim())) throw new WardError(ERROR_CODES.USAGE, `${flag} must be a non-negative integer`);
+  return Number(value.trim());
+}
+
+/** Write a minted token (default `<kind>_<token_id>.json`) and report it. */
+export function printMinted(
+  ctx: CliContext,
+  flags: { out?: string; json?: boolean },
+  token: JsonObject,
+  kind: 'approval' | 'delegation',
+  warnings: readonly string[],
+): void {
+  const tokenId = String(token['token_id']);
+  const path = writeTokenFile(token, flags.out ?? `${kind}_${tokenId}.json`, ctx.cwd);
+  const signature = token['signature'] as JsonObject;
+  if (flags.json) {
+    ctx.stdout(
+      goJsonLine({
+        ok: true,
+        correlation_id: correlationId(ctx.argv),
+        token_id: tokenId,
+        token_path: path,
+        expires_at: token['expires_at'],
+        key_id: signature['key_id'],
+        warnings,
+      }) + '\n',
+    );
+  } else {
+    for (const warning of warnings) ctx.stderr(`warning: ${warning}\n`);
+    ctx.stdout(`${kind} token ${tokenId} written to ${path} (expires ${String(token['expires_at'])}, key ${String(signature['key_id'])})\n`);
+  }
+  ctx.exitCode = EXIT.OK;
+}
+

@@ -1,0 +1,138 @@
+import { resolve } from 'node:path';
+import { Option, type Command } from 'commander';
+import { isJsonObject } from '../../canon/index.js';
+import { EXIT } from '../../contract/exit-codes.js';
+import { ERROR_CODES, WardError } from '../../errors.js';
+import { loadKeyRing } from '../../keys/index.js';
+import { writeFileAtomic } from '../../trace/atomic-file.js';
+import { exportDsse, exportJws } from '../../trace/export.js';
+import { parseStrictJson } from '../../trace/strict-json.js';
+import { verifyTracePath, type TraceFileVerification } from '../../trace/verify-file.js';
+import { verifyTraceRecord, verifyTraceText } from '../../trace/verify.js';
+import { stateDir, type CliContext } from '../context.js';
+import { readInputText } from '../input.js';
+import { correlationId, goJsonLine } from '../output.js';
+import { addSigningKeyOptions, addVerifyKeyOptions, signingKeyFromFlags, verifyKeysFromFlags, type SigningKeyFlags, type VerifyKeyFlags } from './keys.js';
+
+interface VerifyFlags extends VerifyKeyFlags {
+  json?: boolean;
+}
+
+interface ExportFlags extends SigningKeyFlags {
+  format: 'jws' | 'dsse';
+  out?: string;
+  publicKey?: string;
+  publicKeyEnv?: string;
+  jwks?: string;
+  json?: boolean;
+}
+
+/** `ward trace verify` and `ward trace export`. */
+export function register(program: Command, ctx: CliContext): void {
+  const trace = program.command('trace').description('verify and export signed decision records (gait.gate.trace)');
+
+  addVerifyKeyOptions(
+    trace
+      .command('verify')
+      .description('verify a trace file, every trace in a directory, or - (stdin); also JWS and DSSE exports. Exit 0 verified, 2 failed, 6 usage')
+      .argument('<path>', 'trace file, directory or -'),
+  )
+    .option('--json', 'one line of JSON on stdout')
+    .action(async (path: string, flags: VerifyFlags) => {
+      const keys = verifyKeysFromFlags(ctx, flags);
+      if (path === '-') {
+        const result = { path: '-', ...verifyTraceText(await readInputText(ctx, '-', 'trace'), keys) };
+        printSingle(ctx, flags, result);
+        return;
+      }
+      const full = resolve(ctx.cwd, path);
+      const { results, summary } = verifyTracePath(full, keys);
+      if (results.length === 1 && results[0]!.path === full) {
+        printSingle(ctx, flags, results[0]!);
+        return;
+      }
+      const ok = summary.total > 0 && summary.failed === 0;
+      const error = summary.total === 0 ? `no trace files found in ${full}` : undefined;
+      if (flags.json) {
+        ctx.stdout(goJsonLine({ ok, correlation_id: correlationId(ctx.argv), path: full, results: results.map(resultJson), summary, error }) + '\n');
+      } else {
+        for (const result of results) ctx.stdout(resultLine(result) + '\n');
+        ctx.stdout((error ?? `${summary.verified}/${summary.total} verified, ${summary.failed} failed`) + '\n');
+      }
+      ctx.exitCode = ok ? EXIT.OK : EXIT.VERIFY_FAILED;
+    });
+
+  addSigningKeyOptions(
+    trace
+      .command('export')
+      .description('wrap a verified trace as a compact JWS (EdDSA) or a DSSE envelope for JOSE / in-toto tooling')
+      .argument('<file>', 'trace file'),
+  )
+    .addOption(new Option('--format <format>', 'wrapper format').choices(['jws', 'dsse']).makeOptionMandatory())
+    .option('--out <file>', 'write the export here instead of stdout')
+    .option('--public-key <file>', 'verify the trace with this key before wrapping (default: the key ring and the signing key)')
+    .option('--public-key-env <var>', 'verify the trace with the key in this environment variable')
+    .option('--jwks <file>', 'verify the trace with the keys of a JWKS')
+    .option('--json', 'print a JSON summary instead of the export when --out is given')
+    .action(async (file: string, flags: ExportFlags) => {
+      const text = await readInputText(ctx, file, 'trace');
+      let record;
+      try {
+        record = parseStrictJson(text);
+      } catch (err) {
+        throw new WardError(ERROR_CODES.SIGNATURE_INVALID, `parse trace: ${(err as Error).message}`);
+      }
+      const signing = signingKeyFromFlags(ctx, flags);
+      // Only a trace that verifies is wrapped: an export must never launder a tampered record.
+      const explicit = flags.publicKey || flags.publicKeyEnv || flags.jwks;
+      const keys = explicit
+        ? verifyKeysFromFlags(ctx, { publicKey: flags.publicKey, publicKeyEnv: flags.publicKeyEnv, jwks: flags.jwks })
+        : [...loadKeyRing(stateDir(ctx, flags.stateDir)), signing.key];
+      const check = verifyTraceRecord(record, keys);
+      if (!check.ok || !isJsonObject(record)) {
+        throw new WardError(ERROR_CODES.SIGNATURE_INVALID, `trace does not verify, not exporting: ${check.error ?? 'not an object'}`);
+      }
+      const output = flags.format === 'jws' ? exportJws(record, signing.key) + '\n' : JSON.stringify(exportDsse(record, signing.key), null, 2) + '\n';
+      for (const warning of signing.warnings) ctx.stderr(`warning: ${warning}\n`);
+      if (flags.out) {
+        const target = resolve(ctx.cwd, flags.out);
+        writeFileAtomic(target, output, 0o644);
+        if (flags.json) {
+          ctx.stdout(goJsonLine({ ok: true, correlation_id: correlationId(ctx.argv), format: flags.format, path: target, trace_id: check.trace_id, key_id: signing.key.keyId, warnings: signing.warnings }) + '\n');
+        } else {
+          ctx.stdout(`${flags.format} export of trace ${check.trace_id} written to ${target}\n`);
+        }
+      } else {
+        ctx.stdout(output);
+      }
+      ctx.exitCode = EXIT.OK;
+    });
+}
+
+function printSingle(ctx: CliContext, flags: VerifyFlags, result: TraceFileVerification): void {
+  if (flags.json) ctx.stdout(goJsonLine({ correlation_id: correlationId(ctx.argv), ...resultJson(result) }) + '\n');
+  else if (result.ok) ctx.stdout(resultLine(result) + '\n');
+  else ctx.stderr(resultLine(result) + '\n');
+  ctx.exitCode = result.ok ? EXIT.OK : EXIT.VERIFY_FAILED;
+}
+
+/** The reference output shape: `{ok, path, trace_id, verdict, signature_status, key_id, error?}`, plus `format`. */
+function resultJson(result: TraceFileVerification): Record<string, unknown> {
+  return {
+    ok: result.ok,
+    path: result.path,
+    format: result.format,
+    trace_id: result.trace_id,
+    verdict: result.verdict,
+    signature_status: result.signature_status,
+    key_id: result.key_id,
+    error: result.error,
+  };
+}
+
+function resultLine(result: TraceFileVerification): string {
+  const what = result.format === 'trace' ? 'trace' : `${result.format} trace`;
+  return result.ok
+    ? `verified  ${result.path}: ${what} ${result.trace_id} (${result.verdict}), key ${result.key_id}`
+    : `FAILED    ${result.path}: ${result.error}`;
+}
