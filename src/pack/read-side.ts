@@ -1,0 +1,95 @@
+import { digestJcs, parseJsonText, type JsonObject } from '../canon/index.js';
+import { ERROR_CODES, WardError } from '../errors.js';
+import { openRunpack, readOpenedRunpack, readRunpack, type Refs, type Runpack } from '../runpack/index.js';
+import { openZip, type ZipArchive } from '../zip/index.js';
+import { parsePackManifest } from './manifest.js';
+import { decodeRunPayload } from './payload.js';
+import { PACK_MANIFEST_FILE, RUN_PAYLOAD_FILE, SOURCE_RUNPACK_FILE, type PackManifest, type RunPayload } from './types.js';
+
+/**
+ * A pack or legacy runpack opened for inspect and diff: declared facts only, no verification
+ * (§2, §3). Payloads that do not decode are left out, as in the reference.
+ */
+export interface PackView {
+  packId: string;
+  packType: string;
+  sourceRef: string;
+  /** Digest of the stored manifest (signatures included), or the runpack manifest_digest. */
+  manifestDigest: string;
+  /** Declared path → sha256. */
+  files: Map<string, string>;
+  manifest?: PackManifest;
+  rawManifest?: JsonObject;
+  runPayload?: RunPayload;
+  runpack?: Runpack;
+  zip: ZipArchive;
+  legacyType?: 'runpack';
+}
+
+export function openPackView(bytes: Uint8Array): PackView {
+  const zip = openZip(bytes);
+  const entry = zip.get(PACK_MANIFEST_FILE);
+  if (!entry && zip.get('manifest.json')) return legacyView(bytes, zip);
+  if (!entry) throw missingManifest();
+  const raw = zip.read(entry);
+  const manifest = parseForView(raw);
+  const rawManifest = parseJsonText(raw.toString('utf8')) as JsonObject;
+  const view: PackView = {
+    packId: manifest.pack_id,
+    packType: manifest.pack_type,
+    sourceRef: manifest.source_ref,
+    manifestDigest: digestJcs(rawManifest),
+    files: new Map(manifest.contents.map((c) => [c.path, c.sha256.toLowerCase()])),
+    manifest,
+    rawManifest,
+    zip,
+  };
+  if (manifest.pack_type === 'run') {
+    const payload = bestEffort(() => decodeRunPayload(zip.read(zip.get(RUN_PAYLOAD_FILE)!)));
+    if (payload) view.runPayload = payload;
+    const source = zip.get(SOURCE_RUNPACK_FILE);
+    const runpack = source ? bestEffort(() => readRunpack(zip.read(source))) : undefined;
+    if (runpack) view.runpack = runpack;
+  }
+  return view;
+}
+
+function legacyView(bytes: Uint8Array, zip: ZipArchive): PackView {
+  const runpack = readOpenedRunpack(openRunpack(bytes));
+  return {
+    packId: runpack.manifest.manifest_digest,
+    packType: 'run',
+    sourceRef: runpack.manifest.run_id,
+    manifestDigest: runpack.manifest.manifest_digest,
+    files: new Map(runpack.manifest.files.map((f) => [f.path, f.sha256.toLowerCase()])),
+    runpack,
+    zip,
+    legacyType: 'runpack',
+  };
+}
+
+/** The refs a run pack's context drift is judged on: the embedded runpack's normalized refs. */
+export function viewRefs(view: PackView): Refs | undefined {
+  return view.runpack?.refs;
+}
+
+function bestEffort<T>(fn: () => T): T | undefined {
+  try {
+    return fn();
+  } catch {
+    return undefined;
+  }
+}
+
+function missingManifest(): WardError {
+  return new WardError(ERROR_CODES.PACK_INVALID, 'missing pack_manifest.json');
+}
+
+/** Inspect and diff treat an unparsable manifest as bad input (exit 6), as the reference does. */
+function parseForView(raw: Buffer): PackManifest {
+  try {
+    return parsePackManifest(raw);
+  } catch (err) {
+    throw new WardError(ERROR_CODES.PACK_INVALID, (err as Error).message, { cause: err });
+  }
+}
