@@ -29,7 +29,7 @@ class Decoder {
 
   decode(node: unknown, spec: FieldSpec, path: string, viaAlias: boolean): unknown {
     if (node instanceof Alias) {
-      const target = node.resolve(this.source.doc);
+      const target = this.source.resolve(node);
       if (target === undefined) this.fail(node, `unresolved alias ${goQuote(node.source)}`);
       return this.decode(target, spec, path, true);
     }
@@ -108,7 +108,7 @@ class Decoder {
     const out = new Map<string, Entry>();
     const sources = isSeq(value) ? value.items : [value];
     for (const item of sources) {
-      const target = item instanceof Alias ? item.resolve(this.source.doc) : item;
+      const target = item instanceof Alias ? this.source.resolve(item) : item;
       if (!isMap(target)) this.fail((item ?? value) as Node, 'merge key "<<" needs a mapping or a list of mappings');
       if (active.has(target)) this.fail(item as Node, 'recursive merge');
       if (++this.expanded > MAX_ALIAS_EXPANSION) this.fail(item as Node, 'excessive alias expansion');

@@ -1,4 +1,4 @@
-import { Alias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { Alias, isMap, isNode, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
 import { goQuote } from './go-quote.js';
 import { formatPos, policyParseError, type SourcePos } from './invalid.js';
 
@@ -10,6 +10,8 @@ export interface YamlSource {
   readonly doc: Document.Parsed;
   /** 1-based line and code-point column of a source offset. */
   pos(offset: number): SourcePos;
+  /** The node an alias refers to: the closest preceding anchor of that name. */
+  resolve(alias: Alias): Node | undefined;
 }
 
 export function parseYamlSource(text: string): YamlSource {
@@ -24,9 +26,11 @@ export function parseYamlSource(text: string): YamlSource {
     prettyErrors: false,
     lineCounter,
   });
-  const source: YamlSource = { doc, pos: (offset) => positionOf(text, lineCounter, offset) };
   const first = doc.errors[0];
-  if (first) throw policyParseError(`${formatPos(source.pos(first.pos[0]))} ${first.message}`);
+  const pos = (offset: number) => positionOf(text, lineCounter, offset);
+  if (first) throw policyParseError(`${formatPos(pos(first.pos[0]))} ${first.message}`);
+  const anchors = indexAnchors(doc);
+  const source: YamlSource = { doc, pos, resolve: (alias) => resolveAlias(anchors, alias) };
   checkDuplicateKeys(source, doc.contents);
   return source;
 }
@@ -75,6 +79,34 @@ function checkDuplicateKeys(source: YamlSource, node: unknown): void {
   } else if (node instanceof Alias) {
     return;
   }
+}
+
+interface Anchor {
+  offset: number;
+  node: Node;
+}
+
+/**
+ * yaml's own `Alias.resolve` rescans the document on every call, which makes many aliases
+ * quadratic; one index keeps resolution cheap even for hostile input.
+ */
+function indexAnchors(doc: Document.Parsed): Map<string, Anchor[]> {
+  const anchors = new Map<string, Anchor[]>();
+  visit(doc, (_key, node) => {
+    if (isNode(node) && !(node instanceof Alias) && node.anchor) {
+      const list = anchors.get(node.anchor) ?? [];
+      list.push({ offset: node.range?.[0] ?? 0, node });
+      anchors.set(node.anchor, list);
+    }
+  });
+  return anchors;
+}
+
+function resolveAlias(anchors: Map<string, Anchor[]>, alias: Alias): Node | undefined {
+  const at = alias.range?.[0] ?? 0;
+  let found: Node | undefined;
+  for (const anchor of anchors.get(alias.source) ?? []) if (anchor.offset < at) found = anchor.node;
+  return found;
 }
 
 function positionOf(text: string, lineCounter: LineCounter, offset: number): SourcePos {
