@@ -15,7 +15,10 @@ export interface CliContext {
   exitCode: ExitCode;
 }
 
-/** Ward's state directory: `--state-dir`, else `WARD_STATE_DIR`, else `.ward` in the working directory. */
+/**
+ * Ward's state directory: `--state-dir`, else `WARD_STATE_DIR`, else `.ward` in the working
+ * directory. An empty value counts as unset, so `WARD_STATE_DIR=` never means "the cwd itself".
+ */
 export function stateDir(ctx: CliContext, flag?: string): string {
-  return resolve(ctx.cwd, flag ?? ctx.env['WARD_STATE_DIR'] ?? '.ward');
+  return resolve(ctx.cwd, flag || ctx.env['WARD_STATE_DIR'] || '.ward');
 }

@@ -1,0 +1,41 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO = fileURLToPath(new URL('../..', import.meta.url));
+export const WARD = join(REPO, 'bin', 'ward.js');
+export const fixture = (p: string) => join(REPO, 'fixtures', p);
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run `ward` as a user would: a fresh process in `cwd`, with a clean WARD_STATE_DIR. */
+export function ward(args: string[], opts: { cwd: string; input?: string; env?: Record<string, string> }): CliResult {
+  const r = spawnSync(process.execPath, [WARD, ...args], {
+    cwd: opts.cwd,
+    input: opts.input ?? '',
+    encoding: 'utf8',
+    env: { ...process.env, WARD_STATE_DIR: '', ...opts.env },
+  });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+export function wardAsync(args: string[], opts: { cwd: string }): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [WARD, ...args], { cwd: opts.cwd, env: { ...process.env, WARD_STATE_DIR: '' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+export function tempDir(prefix = 'ward-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
