@@ -1,4 +1,4 @@
-import { Document } from 'yaml';
+import { Document, isScalar, visit } from 'yaml';
 import type { NormalizedPolicy, PolicyMatch, PolicyRule, RateLimitConfig } from './types.js';
 
 type YamlMap = Record<string, unknown>;
@@ -41,8 +41,22 @@ export function formatPolicyYaml(policy: NormalizedPolicy): string {
     });
   }
   out['rules'] = policy.rules.map(formatRule);
-  return new Document(out, { version: '1.2' }).toString({ lineWidth: 0, indentSeq: true });
+  const doc = new Document(out, { version: '1.2' });
+  visit(doc, {
+    Seq(_key, node) {
+      const items = node.items;
+      if (items.every(isScalar) && items.reduce((n, item) => n + String(item.value).length + 2, 0) <= FLOW_LIST_WIDTH) {
+        node.flow = true;
+      }
+    },
+  });
+  return doc.toString({ lineWidth: 0, indentSeq: true, flowCollectionPadding: false });
 }
+
+/** Short lists of scalars read best on one line (`[critical, high]`); long ones one item a line. */
+const FLOW_LIST_WIDTH = 60;
+
+const DEFAULT_CONSTRAINT_CODE = 'endpoint_constraint_violation';
 
 function formatRule(rule: PolicyRule): YamlMap {
   const out: YamlMap = { name: rule.name, priority: rule.priority, effect: rule.effect };
@@ -114,8 +128,8 @@ function formatRule(rule: PolicyRule): YamlMap {
       destination_values: dataflow.destination_values,
       destination_operations: dataflow.destination_operations,
       action: dataflow.action,
-      reason_code: dataflow.reason_code,
-      violation: dataflow.violation,
+      reason_code: unlessDefault(dataflow.reason_code, 'dataflow_tainted_destination'),
+      violation: unlessDefault(dataflow.violation, 'tainted_dataflow'),
     });
   }
   const endpoint = rule.endpoint;
@@ -129,8 +143,8 @@ function formatRule(rule: PolicyRule): YamlMap {
       egress_classes: endpoint.egress_classes,
       action: endpoint.action,
       destructive_action: endpoint.destructive_action,
-      reason_code: endpoint.reason_code,
-      violation: endpoint.violation,
+      reason_code: unlessDefault(endpoint.reason_code, DEFAULT_CONSTRAINT_CODE),
+      violation: unlessDefault(endpoint.violation, DEFAULT_CONSTRAINT_CODE),
     });
   }
   return out;
@@ -175,6 +189,11 @@ function formatMatch(match: PolicyMatch): YamlMap {
   // 0 is a real depth limit ("no delegation hops"), so it is written whenever it is set.
   if (match.max_delegation_depth !== undefined) out['max_delegation_depth'] = match.max_delegation_depth;
   return out;
+}
+
+/** Reason codes and violations left at their defaults are noise in the formatted file. */
+function unlessDefault(value: string, fallback: string): string {
+  return value === fallback ? '' : value;
 }
 
 function formatLimit(limit: RateLimitConfig): YamlMap {
