@@ -1,0 +1,131 @@
+import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { EXIT } from '../../contract/exit-codes.js';
+import { ERROR_CODES, WardError } from '../../errors.js';
+import { checkProfile, formatPolicyYaml, parsePolicyYaml, type LoadedPolicy, type PolicyProfile } from '../../policy/index.js';
+import type { CliContext } from '../context.js';
+import { correlationId, goJsonLine } from '../output.js';
+
+interface ValidateOptions {
+  json?: boolean;
+  profile: string;
+}
+
+interface FmtOptions {
+  json?: boolean;
+  write?: boolean;
+}
+
+/**
+ * `ward policy validate <file>` and `ward policy fmt <file> [--write]`. Invalid policies exit 6
+ * with the loader's message (positions, reference wording); `policy test` lives in its own module
+ * and shares the `policy` group.
+ */
+export function register(program: Command, ctx: CliContext): void {
+  const group = policyGroup(program);
+
+  group
+    .command('validate')
+    .description('load a policy strictly, apply every default and validation, and print its policy_digest')
+    .argument('<file>', 'policy YAML file ("-" for stdin)')
+    .option('--profile <profile>', 'also check a profile\'s policy requirements: standard or oss-prod', 'standard')
+    .option('--json', 'print one JSON object')
+    .action(async (file: string, options: ValidateOptions) => {
+      const profile = parseProfile(options.profile);
+      const loaded = parsePolicyYaml(await readPolicy(ctx, file));
+      checkProfile(loaded.policy, profile);
+      const summary = {
+        policy_digest: loaded.digest,
+        rule_count: loaded.policy.rules.length,
+        default_verdict: loaded.policy.default_verdict,
+        schema_id: loaded.policy.schema_id,
+        schema_version: loaded.policy.schema_version,
+      };
+      if (options.json) {
+        ctx.stdout(goJsonLine({ ok: true, correlation_id: correlationId(ctx.argv), ...summary }) + '\n');
+      } else {
+        ctx.stdout(`policy ok: ${file}\n${Object.entries(summary).map(([k, v]) => `${k}=${v}`).join('\n')}\n`);
+      }
+      ctx.exitCode = EXIT.OK;
+    });
+
+  group
+    .command('fmt')
+    .description('print the normalized policy as YAML (stable key order, rules sorted; comments are not kept)')
+    .argument('<file>', 'policy YAML file ("-" for stdin, without --write)')
+    .option('--write', 'rewrite the file in place when formatting changes it')
+    .option('--json', 'print one JSON object')
+    .action(async (file: string, options: FmtOptions) => {
+      if (options.write && file === '-') throw new WardError(ERROR_CODES.USAGE, 'policy fmt --write needs a file, not stdin');
+      const original = await readPolicy(ctx, file);
+      const loaded = parsePolicyYaml(original);
+      const formatted = formatPolicyYaml(loaded.policy);
+      assertSameDigest(loaded, formatted);
+      const changed = formatted !== original;
+      const written = Boolean(options.write) && changed;
+      if (written) writeAtomically(resolve(ctx.cwd, file), formatted);
+      if (options.json) {
+        ctx.stdout(
+          goJsonLine({
+            ok: true,
+            correlation_id: correlationId(ctx.argv),
+            path: file,
+            policy_digest: loaded.digest,
+            changed,
+            written,
+            ...(options.write ? {} : { formatted }),
+          }) + '\n',
+        );
+      } else if (options.write) {
+        ctx.stdout(written ? `formatted ${file}\n` : `${file} is already formatted\n`);
+      } else {
+        ctx.stdout(formatted);
+      }
+      ctx.exitCode = EXIT.OK;
+    });
+}
+
+/** `policy test` registers into the same group, whichever module runs first. */
+function policyGroup(program: Command): Command {
+  return (
+    program.commands.find((c) => c.name() === 'policy') ??
+    program.command('policy').description('validate, format and test gate policies (gait.gate.policy)')
+  );
+}
+
+function parseProfile(value: string): PolicyProfile {
+  if (value === 'standard' || value === 'oss-prod') return value;
+  throw new WardError(ERROR_CODES.USAGE, `unsupported --profile ${value}: use standard or oss-prod`);
+}
+
+async function readPolicy(ctx: CliContext, file: string): Promise<string> {
+  if (file === '-') return ctx.readStdin();
+  try {
+    return readFileSync(resolve(ctx.cwd, file), 'utf8');
+  } catch (err) {
+    // Unreadable input is invalid input (exit 6), as in the reference.
+    throw new WardError(ERROR_CODES.IO, `read policy file ${file}: ${(err as Error).message}`, { exitCode: EXIT.INVALID_INPUT });
+  }
+}
+
+/**
+ * Formatting must never change what the policy means. If it ever did, that is a Ward bug, and
+ * the file is left alone.
+ */
+function assertSameDigest(loaded: LoadedPolicy, formatted: string): void {
+  const reloaded = parsePolicyYaml(formatted);
+  if (reloaded.digest !== loaded.digest) {
+    throw new WardError(
+      ERROR_CODES.INTERNAL,
+      `policy fmt would change the policy_digest (${loaded.digest} -> ${reloaded.digest}); file left unchanged`,
+    );
+  }
+}
+
+/** Write next to the target and rename, so a crash never leaves a half-written policy. */
+function writeAtomically(path: string, text: string): void {
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  writeFileSync(temp, text, { mode: statSync(path).mode & 0o777 });
+  renameSync(temp, path);
+}
