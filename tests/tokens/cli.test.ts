@@ -1,0 +1,82 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadKeyRing } from '../../src/keys/index.js';
+import { tempDir, ward } from '../cli/run.js';
+import { referenceVerify } from './helpers.js';
+
+const INTENT = {
+  schema_id: 'gait.gate.intent_request',
+  schema_version: '1.0.0',
+  created_at: '2026-02-18T00:00:00Z',
+  producer_version: 'x',
+  tool_name: 'tool.write',
+  args: { path: '/tmp/approve-valid.txt' },
+  targets: [{ kind: 'path', value: '/tmp/approve-valid.txt', operation: 'write' }],
+  arg_provenance: [{ arg_path: '$.path', source: 'user' }],
+  context: { identity: 'agent.scenario', workspace: '/repo/gait', risk_class: 'high', session_id: 'sess-tier11' },
+};
+const INTENT_DIGEST = '4b53bb79e35105ac9170963ac6f84ed0ed15530c68f06a46fc1233c5ec766913';
+const POLICY_DIGEST = '07a528a879e4f0e0cd5a0e2ca801924746b47dac624862207ef21d4ec266f8f9';
+
+function setup(): string {
+  const cwd = tempDir();
+  writeFileSync(join(cwd, 'p.yaml'), 'default_verdict: require_approval\n');
+  writeFileSync(join(cwd, 'i.json'), JSON.stringify(INTENT));
+  return cwd;
+}
+
+const approve = (cwd: string, extra: string[]) =>
+  ward(
+    ['approve', '--intent-digest', INTENT_DIGEST, '--policy-digest', POLICY_DIGEST, '--scope', 'tool:tool.write', '--approver', 'alice', '--reason-code', 'ticket_1', '--json', ...extra],
+    { cwd },
+  );
+
+describe('ward approve + gate eval', () => {
+  it('mints a token with the default key that verifies under the reference construction and grants approval', () => {
+    const cwd = setup();
+    const minted = JSON.parse(approve(cwd, ['--ttl', '1h']).stdout);
+    expect(minted.token_path).toBe(join(cwd, `approval_${minted.token_id}.json`));
+    const token = JSON.parse(readFileSync(minted.token_path, 'utf8'));
+    expect(referenceVerify(token, loadKeyRing(join(cwd, '.ward'))[0]!.publicKey)).toBe(true);
+    const r = ward(['gate', 'eval', '--policy', 'p.yaml', '--intent', 'i.json', '--approval-token', minted.token_path, '--json'], { cwd });
+    expect(r.code).toBe(0);
+    // The same trace_id as the reference's approval-token-valid scenario (gate.md §5.2).
+    expect(JSON.parse(r.stdout)).toMatchObject({ verdict: 'allow', approval_ref: minted.token_id, trace_id: '8a640148677956eba29ff9cf' });
+  });
+
+  it('keeps an expired token expired even with an old --evaluation-time (wall clock)', async () => {
+    const cwd = setup();
+    const minted = JSON.parse(approve(cwd, ['--ttl', '1ms']).stdout);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const r = ward(
+      ['gate', 'eval', '--policy', 'p.yaml', '--intent', 'i.json', '--approval-token', minted.token_path, '--evaluation-time', '2020-01-01T00:00:00Z', '--json'],
+      { cwd },
+    );
+    expect(r.code).toBe(4);
+    expect(JSON.parse(r.stdout).reason_codes).toContain('approval_token_expired');
+  });
+
+  it('rejects bad mint input as usage errors (exit 6)', () => {
+    const cwd = setup();
+    expect(approve(cwd, ['--ttl', '1 day']).code).toBe(6);
+    expect(approve(cwd, ['--ttl', '1h', '--max-ops', '-1']).code).toBe(6);
+    expect(approve(cwd, ['--ttl', '1h', '--key-mode', 'prod']).code).toBe(6);
+  });
+});
+
+describe('ward delegate', () => {
+  it('mints and verifies a delegation token; a wrong expected delegate fails with exit 2', () => {
+    const cwd = setup();
+    const minted = JSON.parse(
+      ward(['delegate', 'mint', '--delegator', 'agent.lead', '--delegate', 'agent.worker', '--scope', 'write', '--ttl', '1h', '--json'], { cwd }).stdout,
+    );
+    expect(minted.token_path).toBe(join(cwd, `delegation_${minted.token_id}.json`));
+    const ok = ward(['delegate', 'verify', minted.token_path, '--delegate', 'agent.worker', '--scope', 'write', '--json'], { cwd });
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ ok: true, token_id: minted.token_id, delegator_identity: 'agent.lead' });
+    const bad = ward(['delegate', 'verify', minted.token_path, '--delegate', 'agent.other', '--json'], { cwd });
+    expect(bad.code).toBe(2);
+    expect(JSON.parse(bad.stdout).error_code).toBe('delegation_token_delegate_mismatch');
+  });
+});
