@@ -1,0 +1,8 @@
+// The local evidence store: traces, runpacks and packs indexed in LevelDB behind Ward's own lock,
+// fed by a durable spool that short-lived commands write without opening the store.
+export * from './types.js';
+export { openLevelStore, storePaths, sortableTime, LevelStore, type StorePaths } from './level.js';
+export { acquireStoreLock, type StoreLock } from './lock.js';
+export { spoolTrace, spoolBytes, spoolDir, listSpool, type SpoolFile } from './spool.js';
+export { describeArtifact } from './describe.js';
+export { writeBytesDurably, syncDirectory } from './durable-file.js';
