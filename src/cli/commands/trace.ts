@@ -48,7 +48,7 @@ export function register(program: Command, ctx: CliContext): void {
       const full = resolve(ctx.cwd, path);
       const { results, summary } = verifyTracePath(full, keys);
       if (results.length === 1 && results[0]!.path === full) {
-        printSingle(ctx, flags, results[0]!);
+        printSingle(ctx, flags, { ...results[0]!, path });
         return;
       }
       const ok = summary.total > 0 && summary.failed === 0;
