@@ -46,6 +46,21 @@ const rule = fc.record(
       { path_denylist: fc.array(fc.constantFrom('/etc/**', '/root/*', '/x'), { maxLength: 2 }), destructive_action: action },
       { requiredKeys: [] },
     ),
+    freeze_window: fc.record({
+      timezone: fc.constantFrom('UTC', 'Europe/Paris'),
+      effect: action,
+      windows: fc.array(
+        fc.record(
+          { name: word, start: fc.constant('2026-12-24T00:00:00'), end: fc.constant('2026-12-27T00:00:00') },
+          { requiredKeys: ['start', 'end'] },
+        ),
+        { minLength: 1, maxLength: 2 },
+      ),
+    }),
+    allowed_credential_sources: fc.array(fc.constantFrom('env', 'GitHub_OIDC', 'vault_dynamic'), { maxLength: 2 }),
+    required_agent_lifecycle_states: words,
+    require_broker_credential: fc.boolean(),
+    broker_scopes: words,
   },
   { requiredKeys: ['name', 'effect'] },
 );
@@ -58,6 +73,10 @@ const policy = fc.record(
     default_verdict: effect,
     fail_closed: fc.record({ enabled: fc.boolean(), required_fields: fc.array(fc.constantFrom('targets', 'Delegation'), { maxLength: 2 }) }),
     scripts: fc.record({ max_steps: fc.integer({ min: 0, max: 64 }), block_mixed_risk: fc.boolean() }, { requiredKeys: [] }),
+    mcp_trust: fc.record(
+      { snapshot: fc.constant('trust.json'), min_score: fc.double({ min: 0, max: 1, noNaN: true }), max_age: fc.constantFrom('90m', '1.5h', '720h') },
+      { requiredKeys: ['snapshot'] },
+    ),
     rules,
   },
   { requiredKeys: ['rules'] },
