@@ -6,3 +6,4 @@ export { acquireStoreLock, type StoreLock } from './lock.js';
 export { spoolTrace, spoolBytes, spoolDir, listSpool, type SpoolFile } from './spool.js';
 export { describeArtifact } from './describe.js';
 export { writeBytesDurably, syncDirectory } from './durable-file.js';
+export { locateArtifact, type LocatedArtifact } from './locate.js';

@@ -8,6 +8,10 @@ import { register as trace } from './trace.js';
 import { register as approve } from './approve.js';
 import { register as delegate } from './delegate.js';
 import { register as policy } from './policy.js';
+import { register as run } from './run.js';
+import { register as pack } from './pack.js';
+import { register as verify } from './verify.js';
+import { register as store } from './store.js';
 
 /** A command module adds its commands to the program. One import line per module below. */
 export type RegisterCommand = (program: Command, ctx: CliContext) => void;
@@ -21,4 +25,8 @@ export const COMMANDS: RegisterCommand[] = [
   approve,
   delegate,
   policy,
+  run,
+  pack,
+  verify,
+  store,
 ];

@@ -1,0 +1,231 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { Option, type Command } from 'commander';
+import { EXIT } from '../../contract/exit-codes.js';
+import { ERROR_CODES, isWardError, WardError } from '../../errors.js';
+import type { VerifyKey } from '../../keys/index.js';
+import {
+  buildAuthorizationPack,
+  buildRunPack,
+  diffPacks,
+  inspectPack,
+  packVerified,
+  PACK_OUTPUT_SCHEMA,
+  verifyPack,
+  type BuiltPack,
+} from '../../pack/index.js';
+import { locateArtifact, spoolBytes, writeBytesDurably, type EntryKind } from '../../store/index.js';
+import { WARD_VERSION } from '../../version.js';
+import { openZip } from '../../zip/index.js';
+import { stateDir, type CliContext } from '../context.js';
+import { correlationId, goJsonLine } from '../output.js';
+import { addSigningKeyOptions, addVerifyKeyOptions, signingKeyFromFlags, verifyKeysFromFlags, type SigningKeyFlags, type VerifyKeyFlags } from './keys.js';
+import { displayPath } from './run.js';
+
+interface BuildFlags extends SigningKeyFlags {
+  type: 'run' | 'authorization';
+  from: string;
+  evidence?: string[];
+  out?: string;
+  json?: boolean;
+}
+
+export interface VerifyFlags extends VerifyKeyFlags {
+  profile: 'standard' | 'strict';
+  requireSignature?: boolean;
+  json?: boolean;
+}
+
+interface ReadFlags {
+  stateDir?: string;
+  json?: boolean;
+}
+
+const PACK_KINDS: readonly EntryKind[] = ['pack', 'runpack'];
+
+/** `ward pack build|verify|inspect|diff` (packs-regress.md §1–§3). */
+export function register(program: Command, ctx: CliContext): void {
+  const pack = program.command('pack').description('PackSpec v1 evidence packs: build, verify, inspect, diff');
+
+  addSigningKeyOptions(
+    pack
+      .command('build')
+      .description('build a pack from a runpack (--type run) or from a decision trace and its audit files (--type authorization)'),
+  )
+    .addOption(new Option('--type <type>', 'pack type').choices(['run', 'authorization']).default('run'))
+    .requiredOption('--from <ref>', 'run: runpack path, run id or store id; authorization: the trace file')
+    .option('--evidence <files...>', 'authorization: audit files (default: *_<trace_id>.json next to the trace)')
+    .option('--out <file>', 'output path (default pack_<pack_id>.zip next to the runpack, or in the state directory)')
+    .option('--json', 'one line of JSON on stdout')
+    .action(async (flags: BuildFlags) => {
+      const state = stateDir(ctx, flags.stateDir);
+      const key = signingKeyFromFlags(ctx, flags);
+      let built: BuiltPack;
+      let defaultDir: string;
+      if (flags.type === 'run') {
+        const source = await locateArtifact(flags.from, { cwd: ctx.cwd, stateDir: state, kinds: ['runpack'], fileName: (id) => `runpack_${id}.zip` });
+        built = buildRunPack(source.bytes, { producerVersion: WARD_VERSION, signingKey: key.key });
+        defaultDir = source.path.startsWith('store:') ? state : dirname(source.path);
+      } else {
+        const tracePath = resolve(ctx.cwd, flags.from);
+        const trace = { name: basename(tracePath), bytes: readInput(tracePath) };
+        const evidence = (flags.evidence ?? defaultEvidence(tracePath)).map((p) => {
+          const path = resolve(ctx.cwd, p);
+          return { name: basename(path), bytes: readInput(path) };
+        });
+        built = buildAuthorizationPack(trace, evidence, { producerVersion: WARD_VERSION, signingKey: key.key });
+        defaultDir = state;
+      }
+      const out = flags.out ? resolve(ctx.cwd, flags.out) : join(defaultDir, `pack_${built.manifest.pack_id}.zip`);
+      writeBytesDurably(out, built.bytes);
+      spoolBytes(state, 'pack', built.bytes);
+      const { manifest } = built;
+      const output = {
+        ok: true,
+        operation: 'build',
+        path: displayPath(ctx.cwd, out),
+        pack_id: manifest.pack_id,
+        pack_type: manifest.pack_type,
+        source_ref: manifest.source_ref,
+        signature_key_id: key.key.keyId,
+        warnings: key.warnings.length > 0 ? key.warnings : undefined,
+        ...PACK_SCHEMA,
+      };
+      print(ctx, flags.json, output, `pack build ok: ${output.path} (${manifest.pack_id})`);
+    });
+
+  addVerifyKeyOptions(pack.command('verify').description('verify a pack (or a bare runpack): exit 0 ok, 2 failed, 6 usage').argument('<pack>', 'pack path or store id'))
+    .addOption(new Option('--profile <profile>', 'strict requires a verified signature and a key source').choices(['standard', 'strict']).default('standard'))
+    .option('--require-signature', 'a verified manifest signature (and signed proof records) is required')
+    .option('--json', 'one line of JSON on stdout')
+    .action(async (ref: string, flags: VerifyFlags) => {
+      const require = requireSignature(flags);
+      const source = await locateArtifact(ref, { cwd: ctx.cwd, stateDir: stateDir(ctx, flags.stateDir), kinds: PACK_KINDS });
+      const keys = verifyKeys(ctx, flags, signatureKeyIds(source.bytes));
+      const result = verifyPack(source.bytes, { keys, requireSignature: require });
+      const ok = packVerified(result, require);
+      const output = { ok, operation: 'verify', path: displayPath(ctx.cwd, source.path), pack_id: result.pack_id, pack_type: result.pack_type, source_ref: result.source_ref, verify: result, ...PACK_SCHEMA };
+      const text = ok
+        ? `pack verify ok: ${result.pack_id} (${result.pack_type}, signature ${result.signature_status})`
+        : `pack verify failed: ${result.pack_id}\n${problems(result).join('\n')}`;
+      print(ctx, flags.json, output, text);
+      ctx.exitCode = ok ? EXIT.OK : EXIT.VERIFY_FAILED;
+    });
+
+  pack
+    .command('inspect')
+    .description('show what a pack declares, with its context summary (no verification)')
+    .argument('<pack>', 'pack path or store id')
+    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--json', 'one line of JSON on stdout')
+    .action(async (ref: string, flags: ReadFlags) => {
+      const source = await locateArtifact(ref, { cwd: ctx.cwd, stateDir: stateDir(ctx, flags.stateDir), kinds: PACK_KINDS });
+      const result = inspectPack(source.bytes);
+      const output = { ok: true, operation: 'inspect', path: displayPath(ctx.cwd, source.path), pack_id: result.pack_id, pack_type: result.pack_type, source_ref: result.source_ref, inspect: result, ...PACK_SCHEMA };
+      const summary = result.run_payload
+        ? `\ncontext: digest=${result.run_payload.context_set_digest ?? '-'} refs=${result.run_payload.context_ref_count ?? 0} mode=${result.run_payload.context_evidence_mode ?? '-'} privacy=${result.run_payload.context_privacy_mode ?? '-'}`
+        : '';
+      print(ctx, flags.json, output, `pack inspect ok: ${result.pack_id} (${result.pack_type})${summary}`);
+    });
+
+  pack
+    .command('diff')
+    .description('compare two packs and classify context drift: exit 0 unchanged, 2 changed')
+    .argument('<left>', 'pack path or store id')
+    .argument('<right>', 'pack path or store id')
+    .option('--output <file>', 'also write the diff JSON here')
+    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--json', 'one line of JSON on stdout')
+    .action(async (leftRef: string, rightRef: string, flags: ReadFlags & { output?: string }) => {
+      const state = stateDir(ctx, flags.stateDir);
+      const left = await locateArtifact(leftRef, { cwd: ctx.cwd, stateDir: state, kinds: PACK_KINDS });
+      const right = await locateArtifact(rightRef, { cwd: ctx.cwd, stateDir: state, kinds: PACK_KINDS });
+      const diff = diffPacks(left.bytes, right.bytes);
+      if (flags.output) writeFileSync(resolve(ctx.cwd, flags.output), JSON.stringify(diff), { mode: 0o600 });
+      const { summary } = diff;
+      const output = { ok: !summary.changed, operation: 'diff', path: flags.output, diff: { result: diff }, ...PACK_SCHEMA };
+      const files = [...(summary.added_files ?? []).map((f) => `+ ${f}`), ...(summary.removed_files ?? []).map((f) => `- ${f}`), ...(summary.changed_files ?? []).map((f) => `~ ${f}`)];
+      print(ctx, flags.json, output, [`pack diff: ${summary.changed ? 'changed' : 'unchanged'} (context drift: ${summary.context_drift_classification})`, ...files].join('\n'));
+      ctx.exitCode = summary.changed ? EXIT.VERIFY_FAILED : EXIT.OK;
+    });
+}
+
+const PACK_SCHEMA = { schema_id: PACK_OUTPUT_SCHEMA.id, schema_version: PACK_OUTPUT_SCHEMA.version };
+
+export function print(ctx: CliContext, json: boolean | undefined, output: Record<string, unknown>, text: string): void {
+  if (json) ctx.stdout(goJsonLine({ ...output, correlation_id: correlationId(ctx.argv) }) + '\n');
+  else ctx.stdout(text + '\n');
+}
+
+/** `--profile strict` forces a required signature and needs an explicit key source (else exit 6). */
+export function requireSignature(flags: VerifyFlags): boolean {
+  if (flags.profile !== 'strict') return flags.requireSignature === true;
+  if (![flags.publicKey, flags.publicKeyEnv, flags.privateKey, flags.privateKeyEnv, flags.jwks].some((v) => v)) {
+    throw new WardError(ERROR_CODES.USAGE, '--profile strict requires --public-key, --public-key-env, --jwks, --private-key or --private-key-env');
+  }
+  return true;
+}
+
+/**
+ * Verify keys: explicit key flags always apply. Without them Ward's own key ring is used, but
+ * only for signatures it made (matching key ids): another producer's signature is then `skipped`
+ * as without a key, instead of `failed` against an unrelated key.
+ */
+export function verifyKeys(ctx: CliContext, flags: VerifyKeyFlags, signatureKeyIds: readonly string[]): VerifyKey[] | undefined {
+  const explicit = [flags.publicKey, flags.publicKeyEnv, flags.privateKey, flags.privateKeyEnv, flags.jwks].some((v) => v);
+  if (explicit) return verifyKeysFromFlags(ctx, flags);
+  let ring: VerifyKey[];
+  try {
+    ring = verifyKeysFromFlags(ctx, flags);
+  } catch (err) {
+    if (isWardError(err) && err.code === ERROR_CODES.KEY_MISSING) return undefined;
+    throw err;
+  }
+  return signatureKeyIds.some((id) => ring.some((k) => k.keyId === id.toLowerCase())) ? ring : undefined;
+}
+
+/** Key ids named by the manifest signatures of a pack or runpack (best effort; verify judges them). */
+export function signatureKeyIds(bytes: Buffer): string[] {
+  try {
+    const zip = openZip(bytes, { rejectDuplicates: false });
+    const entry = zip.get('pack_manifest.json') ?? zip.get('manifest.json');
+    if (!entry) return [];
+    const manifest = JSON.parse(zip.read(entry).toString('utf8')) as { signatures?: { key_id?: unknown }[] };
+    return (manifest.signatures ?? []).map((s) => (typeof s?.key_id === 'string' ? s.key_id : ''));
+  } catch {
+    return []; // verification reports the real problem
+  }
+}
+
+function problems(result: { missing_files?: string[]; hash_mismatches?: { path: string }[]; undeclared_files?: string[]; signature_errors?: string[]; signature_status?: string }): string[] {
+  return [
+    ...(result.missing_files ?? []).map((f) => `missing: ${f}`),
+    ...(result.hash_mismatches ?? []).map((m) => `hash mismatch: ${m.path}`),
+    ...(result.undeclared_files ?? []).map((f) => `undeclared: ${f}`),
+    ...(result.signature_errors ?? []).map((e) => `signature: ${e}`),
+    `signature status: ${result.signature_status}`,
+  ];
+}
+
+function readInput(path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new WardError(ERROR_CODES.USAGE, `read ${path}: ${(err as Error).message}`);
+  }
+}
+
+/** Audit files the gate writes next to a trace: `<kind>_<trace_id>.json`. */
+function defaultEvidence(tracePath: string): string[] {
+  let traceId: unknown;
+  try {
+    traceId = (JSON.parse(readFileSync(tracePath, 'utf8')) as { trace_id?: unknown }).trace_id;
+  } catch {
+    return [];
+  }
+  if (typeof traceId !== 'string' || traceId === '') return [];
+  const dir = dirname(tracePath);
+  return ['approval_audit', 'delegation_audit', 'credential_evidence']
+    .map((kind) => join(dir, `${kind}_${traceId}.json`))
+    .filter((path) => existsSync(path));
+}

@@ -1,0 +1,220 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Option, type Command } from 'commander';
+import { EXIT } from '../../contract/exit-codes.js';
+import { ERROR_CODES, WardError } from '../../errors.js';
+import { inspectPack } from '../../pack/index.js';
+import {
+  ENTRY_KINDS,
+  openLevelStore,
+  writeBytesDurably,
+  type EntryKind,
+  type EvidenceStore,
+  type ListFilter,
+  type StoreEntry,
+  type StoreInput,
+} from '../../store/index.js';
+import { openZip, writeDeterministicZip } from '../../zip/index.js';
+import { stateDir, type CliContext } from '../context.js';
+import { print } from './pack.js';
+
+interface StoreFlags {
+  stateDir?: string;
+  json?: boolean;
+}
+
+interface ListFlags extends StoreFlags {
+  kind?: EntryKind;
+  run?: string;
+  session?: string;
+  tool?: string;
+  verdict?: string;
+  reason?: string;
+  ref?: string;
+  since?: string;
+  until?: string;
+  limit: string;
+  order: 'asc' | 'desc';
+}
+
+/** `ward store list|show|ingest|gc|export|import`: the local evidence store (.ward/store). */
+export function register(program: Command, ctx: CliContext): void {
+  const store = program
+    .command('store')
+    .description('the local evidence store: traces, runpacks and packs indexed by id, time, run, session, tool, verdict and reason');
+
+  withFilters(withCommon(store.command('list').description('list stored entries, newest first (the spool is ingested first)')))
+    .option('--limit <n>', 'at most this many entries', '50')
+    .action(async (flags: ListFlags) => {
+      await withStore(ctx, flags, async (s) => {
+        const entries = await s.list(filterOf(flags));
+        print(ctx, flags.json, { ok: true, count: entries.length, entries }, entries.map(entryLine).join('\n') || 'no entries');
+      });
+    });
+
+  withCommon(store.command('show').description('show one entry: the trace, or the pack or runpack summary').argument('<id>', 'id, unique id prefix, trace id or run id'))
+    .addOption(new Option('--kind <kind>', 'only this kind').choices([...ENTRY_KINDS]))
+    .action(async (id: string, flags: StoreFlags & { kind?: EntryKind }) => {
+      await withStore(ctx, flags, async (s) => {
+        const found = await s.resolve(id, flags.kind);
+        if (found.length === 0) throw new WardError(ERROR_CODES.STORE_NOT_FOUND, `not in the store: ${id}`);
+        if (found.length > 1) throw new WardError(ERROR_CODES.USAGE, `${id} is ambiguous: ${found.map((e) => `${e.kind}/${e.id}`).join(', ')}`);
+        const entry = found[0]!;
+        const bytes = await s.read(entry);
+        const body = entry.kind === 'trace' ? JSON.parse(bytes.toString('utf8')) : inspectPack(bytes);
+        print(ctx, flags.json, { ok: true, entry, [entry.kind === 'trace' ? 'trace' : 'inspect']: body }, `${entryLine(entry)}\n${JSON.stringify(body, null, 2)}`);
+      });
+    });
+
+  withCommon(store.command('ingest').description('ingest the spool, plus trace files, runpacks, packs or directories given').argument('[paths...]', 'files or directories'))
+    .action(async (paths: string[], flags: StoreFlags) => {
+      const inputs = paths.flatMap((p) => collectInputs(resolve(ctx.cwd, p)));
+      await withStore(ctx, flags, async (s) => {
+        const put = await s.put(inputs);
+        // withStore already drained the spool; report both.
+        print(
+          ctx,
+          flags.json,
+          { ok: put.conflicts.length === 0, stored: put.stored.length, duplicates: put.duplicates, conflicts: put.conflicts },
+          `stored ${put.stored.length}, already present ${put.duplicates}, conflicts ${put.conflicts.length}`,
+        );
+        if (put.conflicts.length > 0) ctx.exitCode = EXIT.VERIFY_FAILED;
+      });
+    });
+
+  withCommon(store.command('gc').description('retention: remove entries older than --max-age and beyond --max-count per kind'))
+    .option('--max-age <age>', 'e.g. 30d, 12h, 90m, 3600s')
+    .option('--max-count <n>', 'keep at most this many entries per kind (newest)')
+    .addOption(new Option('--kind <kind>', 'only this kind').choices([...ENTRY_KINDS]))
+    .action(async (flags: StoreFlags & { maxAge?: string; maxCount?: string; kind?: EntryKind }) => {
+      if (flags.maxAge === undefined && flags.maxCount === undefined) throw new WardError(ERROR_CODES.USAGE, 'store gc needs --max-age or --max-count');
+      const maxAgeSeconds = flags.maxAge === undefined ? undefined : parseAge(flags.maxAge);
+      const maxCount = flags.maxCount === undefined ? undefined : parseCount(flags.maxCount, '--max-count');
+      await withStore(ctx, flags, async (s) => {
+        const report = await s.gc({ maxAgeSeconds, maxCount, kind: flags.kind, now: new Date() });
+        print(ctx, flags.json, { ok: true, ...report }, `removed ${report.removed}, remaining ${report.remaining}`);
+      });
+    });
+
+  withFilters(withCommon(store.command('export').description('write matching entries to a deterministic zip (traces/, runpacks/, packs/)')))
+    .requiredOption('--out <file>', 'export zip')
+    .action(async (flags: ListFlags & { out: string }) => {
+      await withStore(ctx, flags, async (s) => {
+        const entries = await s.list({ ...filterOf(flags), limit: undefined });
+        const files = await Promise.all(entries.map(async (e) => ({ path: exportPath(e), data: await s.read(e) })));
+        const out = resolve(ctx.cwd, flags.out);
+        writeBytesDurably(out, writeDeterministicZip(files));
+        print(ctx, flags.json, { ok: true, path: out, count: entries.length }, `exported ${entries.length} entries to ${out}`);
+      });
+    });
+
+  withCommon(store.command('import').description('import an export zip made by ward store export').argument('<file>', 'export zip'))
+    .action(async (file: string, flags: StoreFlags) => {
+      const zip = openZip(readFileSync(resolve(ctx.cwd, file)));
+      const inputs: StoreInput[] = zip.entries
+        .filter((e) => !e.isDirectory)
+        .map((e) => ({ kind: importKind(e.name), bytes: zip.read(e) }));
+      await withStore(ctx, flags, async (s) => {
+        const put = await s.put(inputs);
+        print(
+          ctx,
+          flags.json,
+          { ok: put.conflicts.length === 0, stored: put.stored.length, duplicates: put.duplicates, conflicts: put.conflicts },
+          `imported ${put.stored.length}, already present ${put.duplicates}, conflicts ${put.conflicts.length}`,
+        );
+        if (put.conflicts.length > 0) ctx.exitCode = EXIT.VERIFY_FAILED;
+      });
+    });
+}
+
+function withCommon(cmd: Command): Command {
+  return cmd.option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)').option('--json', 'one line of JSON on stdout');
+}
+
+function withFilters(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--kind <kind>', 'trace, runpack or pack').choices([...ENTRY_KINDS]))
+    .option('--run <run_id>', 'run id')
+    .option('--session <id>', 'session id')
+    .option('--tool <name>', 'tool name')
+    .option('--verdict <verdict>', 'allow, block, require_approval, dry_run')
+    .option('--reason <code>', 'reason code')
+    .option('--ref <id>', 'trace id or pack source ref')
+    .option('--since <time>', 'RFC 3339, inclusive')
+    .option('--until <time>', 'RFC 3339, exclusive')
+    .addOption(new Option('--order <order>', 'by time').choices(['asc', 'desc']).default('desc'));
+}
+
+function filterOf(flags: ListFlags): ListFilter {
+  return {
+    kind: flags.kind,
+    run_id: flags.run,
+    session_id: flags.session,
+    tool_name: flags.tool,
+    verdict: flags.verdict,
+    reason_code: flags.reason,
+    ref: flags.ref,
+    since: flags.since,
+    until: flags.until,
+    limit: flags.limit === undefined ? undefined : parseCount(flags.limit, '--limit'),
+    order: flags.order,
+  };
+}
+
+/** Open the store (failing fast if another process owns it), drain the spool, run, close. */
+async function withStore(ctx: CliContext, flags: StoreFlags, fn: (store: EvidenceStore) => Promise<void>): Promise<void> {
+  const store = await openLevelStore(stateDir(ctx, flags.stateDir));
+  try {
+    await store.ingest();
+    ctx.exitCode = EXIT.OK;
+    await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+function entryLine(e: StoreEntry): string {
+  const facts = [e.run_id && `run=${e.run_id}`, e.tool_names && `tool=${e.tool_names.join(',')}`, e.verdict && `verdict=${e.verdict}`, e.pack_type && `type=${e.pack_type}`];
+  return [e.time, e.kind, e.id, ...facts.filter(Boolean)].join('  ');
+}
+
+const EXPORT_DIRS: Record<EntryKind, string> = { trace: 'traces', runpack: 'runpacks', pack: 'packs' };
+
+function exportPath(e: StoreEntry): string {
+  return `${EXPORT_DIRS[e.kind]}/${e.id}.${e.kind === 'trace' ? 'json' : 'zip'}`;
+}
+
+function importKind(name: string): EntryKind {
+  const dir = name.slice(0, name.indexOf('/'));
+  const kind = (Object.keys(EXPORT_DIRS) as EntryKind[]).find((k) => EXPORT_DIRS[k] === dir);
+  if (!kind) throw new WardError(ERROR_CODES.USAGE, `not a ward store export: unexpected entry ${name}`);
+  return kind;
+}
+
+/** Files named on `store ingest`: *.json as traces, *.zip as packs (or runpacks when they hold manifest.json). */
+function collectInputs(path: string): StoreInput[] {
+  let stat;
+  try {
+    stat = statSync(path);
+  } catch {
+    throw new WardError(ERROR_CODES.USAGE, `no such file or directory: ${path}`);
+  }
+  if (stat.isDirectory()) return readdirSync(path).sort().flatMap((name) => (name.endsWith('.json') || name.endsWith('.zip') ? collectInputs(join(path, name)) : []));
+  const bytes = readFileSync(path);
+  if (path.endsWith('.json')) return [{ kind: 'trace', bytes }];
+  if (path.endsWith('.zip')) return [{ kind: openZip(bytes).get('pack_manifest.json') ? 'pack' : 'runpack', bytes }];
+  throw new WardError(ERROR_CODES.USAGE, `unsupported file (expected .json or .zip): ${path}`);
+}
+
+const AGE_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400, w: 604800 };
+
+export function parseAge(text: string): number {
+  const m = /^(\d+)([smhdw]?)$/.exec(text.trim());
+  if (!m) throw new WardError(ERROR_CODES.USAGE, `invalid --max-age ${JSON.stringify(text)} (use e.g. 30d, 12h, 90m, 3600s)`);
+  return Number(m[1]) * AGE_UNITS[m[2] || 's']!;
+}
+
+function parseCount(text: string, flag: string): number {
+  if (!/^\d+$/.test(text.trim())) throw new WardError(ERROR_CODES.USAGE, `${flag} must be a non-negative integer`);
+  return Number(text);
+}

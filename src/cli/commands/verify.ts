@@ -1,0 +1,45 @@
+import { Option, type Command } from 'commander';
+import { EXIT } from '../../contract/exit-codes.js';
+import { runpackVerified, verifyRunpack } from '../../runpack/index.js';
+import { locateArtifact } from '../../store/index.js';
+import { stateDir, type CliContext } from '../context.js';
+import { addVerifyKeyOptions } from './keys.js';
+import { print, requireSignature, signatureKeyIds, verifyKeys, type VerifyFlags } from './pack.js';
+import { displayPath } from './run.js';
+
+/** `ward verify <run_id|path>`: verify a runpack (packs-regress.md §1.3). */
+export function register(program: Command, ctx: CliContext): void {
+  addVerifyKeyOptions(
+    program
+      .command('verify')
+      .description('verify a runpack by path, run id (<state>/runpack_<id>.zip, then the store) or store id: exit 0 ok, 2 failed, 6 usage')
+      .argument('<run>', 'runpack path, run id or store id'),
+  )
+    .addOption(new Option('--profile <profile>', 'strict requires a verified signature and a key source').choices(['standard', 'strict']).default('standard'))
+    .option('--require-signature', 'a verified manifest signature is required')
+    .option('--json', 'one line of JSON on stdout')
+    .action(async (ref: string, flags: VerifyFlags) => {
+      const require = requireSignature(flags);
+      const source = await locateArtifact(ref, {
+        cwd: ctx.cwd,
+        stateDir: stateDir(ctx, flags.stateDir),
+        kinds: ['runpack'],
+        fileName: (id) => `runpack_${id}.zip`,
+      });
+      const keys = verifyKeys(ctx, flags, signatureKeyIds(source.bytes));
+      const result = verifyRunpack(source.bytes, { keys, requireSignature: require });
+      const ok = runpackVerified(result, require);
+      const path = displayPath(ctx.cwd, source.path);
+      const text = ok
+        ? `verify ok: ${result.run_id} (manifest sha256:${result.manifest_digest}, signature ${result.signature_status})`
+        : [
+            `verify failed: ${result.run_id}`,
+            ...(result.missing_files ?? []).map((f) => `missing: ${f}`),
+            ...(result.hash_mismatches ?? []).map((m) => `hash mismatch: ${m.path}`),
+            ...(result.signature_errors ?? []).map((e) => `signature: ${e}`),
+            `signature status: ${result.signature_status}`,
+          ].join('\n');
+      print(ctx, flags.json, { ok, path, ...result }, text);
+      ctx.exitCode = ok ? EXIT.OK : EXIT.VERIFY_FAILED;
+    });
+}

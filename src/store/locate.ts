@@ -1,0 +1,79 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { ERROR_CODES, isWardError, WardError } from '../errors.js';
+import { openLevelStore, storePaths } from './level.js';
+import type { EntryKind } from './types.js';
+
+export interface LocatedArtifact {
+  bytes: Buffer;
+  /** The file read, or `store:<kind>/<id>` for an artifact read from the store. */
+  path: string;
+}
+
+/**
+ * Find an artifact named on the command line: a path (anything with a separator, ending in
+ * `.zip`, or existing), then `<state>/<fileName(ref)>` (e.g. `runpack_<run_id>.zip`), then the store
+ * by id, id prefix or run id. When another process owns the store, only the lock-free object files
+ * are searched (by id or id prefix), so a busy store never makes a read fail that could succeed.
+ */
+export async function locateArtifact(
+  ref: string,
+  options: { cwd: string; stateDir: string; kinds: readonly EntryKind[]; fileName?: (ref: string) => string },
+): Promise<LocatedArtifact> {
+  const asPath = resolve(options.cwd, ref);
+  if (/[\\/]/.test(ref) || ref.endsWith('.zip') || existsSync(asPath)) {
+    if (!existsSync(asPath)) throw new WardError(ERROR_CODES.USAGE, `artifact not found: ${ref}`);
+    return { bytes: readFileSync(asPath), path: asPath };
+  }
+  if (options.fileName) {
+    const conventional = join(options.stateDir, options.fileName(ref));
+    if (existsSync(conventional)) return { bytes: readFileSync(conventional), path: conventional };
+  }
+  let store;
+  try {
+    store = await openLevelStore(options.stateDir);
+  } catch (err) {
+    if (isWardError(err) && err.code === ERROR_CODES.STORE_LOCKED) return fromObjects(ref, options.stateDir, options.kinds, err);
+    throw err;
+  }
+  try {
+    const found = (await Promise.all(options.kinds.map((kind) => store.resolve(ref, kind)))).flat();
+    if (found.length === 0) throw notFound(ref);
+    if (found.length > 1) {
+      // A run id can name several runpacks: the newest is the run's latest recording.
+      const ids = new Set(found.map((e) => e.kind + e.id));
+      if (ids.size > 1 && !found.every((e) => e.run_id === ref)) throw ambiguous(ref, found.map((e) => e.id));
+      found.sort((a, b) => (a.time < b.time ? 1 : -1));
+    }
+    const entry = found[0]!;
+    return { bytes: await store.read(entry), path: `store:${entry.kind}/${entry.id}` };
+  } finally {
+    await store.close();
+  }
+}
+
+function fromObjects(ref: string, stateDir: string, kinds: readonly EntryKind[], lockError: WardError): LocatedArtifact {
+  const matches: string[] = [];
+  for (const kind of kinds) {
+    if (kind === 'trace') continue;
+    const dir = join(storePaths(stateDir).objects, kind);
+    let names: string[] = [];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names) if (name.endsWith('.zip') && (name === `${ref}.zip` || (ref.length >= 8 && name.startsWith(ref)))) matches.push(join(dir, name));
+  }
+  if (matches.length === 1) return { bytes: readFileSync(matches[0]!), path: matches[0]! };
+  if (matches.length > 1) throw ambiguous(ref, matches);
+  throw new WardError(ERROR_CODES.STORE_NOT_FOUND, `${ref}: not found among stored objects, and ${lockError.message}`, { hint: lockError.hint });
+}
+
+function notFound(ref: string): WardError {
+  return new WardError(ERROR_CODES.STORE_NOT_FOUND, `artifact not found: ${ref} (not a file, and not in the store)`);
+}
+
+function ambiguous(ref: string, ids: readonly string[]): WardError {
+  return new WardError(ERROR_CODES.USAGE, `${ref} is ambiguous: ${ids.join(', ')}`);
+}
