@@ -121,9 +121,13 @@ function importPem<T>(load: () => T, kind: string): T {
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-/** Go's `base64.StdEncoding`: standard alphabet, padding required. */
+/** Go's `base64.StdEncoding` accepts it: standard alphabet, padding required. */
+export function isStdBase64(text: string): boolean {
+  return BASE64.test(text);
+}
+
 function decodeBase64(text: string, what: string): Buffer {
-  if (!BASE64.test(text)) throw keyError(`decode ${what}: illegal base64 data`);
+  if (!isStdBase64(text)) throw keyError(`decode ${what}: illegal base64 data`);
   return Buffer.from(text, 'base64');
 }
 

@@ -1,10 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { generateSigningKey } from './ed25519.js';
 import { parseJwks } from './jwk.js';
 import { parsePrivateKey, parsePublicKey } from './parse.js';
-import { loadOrCreateDefaultKey, readPrivateKeyFile, readPublicKeyFile } from './store.js';
+import { loadOrCreateDefaultKey, readKeyText, readPrivateKeyFile, readPublicKeyFile } from './store.js';
 import type { SigningKey, VerifyKey } from './types.js';
 
 /**
@@ -86,7 +85,7 @@ export function loadVerifyKeys(sources: VerifyKeySources, env: NodeJS.ProcessEnv
   if (publicSources > 1) throw keyUsage('public key source: set exactly one of path, env or jwks');
   if (nonEmpty(sources.jwksPath)) {
     const path = resolve(cwd, sources.jwksPath);
-    return parseJwks(readText(path, 'jwks'));
+    return parseJwks(readKeyText(path, 'jwks'));
   }
   if (nonEmpty(sources.publicKeyPath) || nonEmpty(sources.publicKeyEnv)) {
     const text = readSource('public', sources.publicKeyPath, sources.publicKeyEnv, where);
@@ -114,15 +113,6 @@ function readSource(
   const value = (where.env[name] ?? '').trim();
   if (value === '') throw new WardError(ERROR_CODES.KEY_MISSING, `${kind} key env not set: ${name}`);
   return { kind: 'env', text: value };
-}
-
-function readText(path: string, what: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code === 'ENOENT' ? ERROR_CODES.KEY_MISSING : ERROR_CODES.KEY_INVALID;
-    throw new WardError(code, `read ${what} ${path}: ${(err as Error).message}`, { cause: err });
-  }
 }
 
 function nonEmpty(value: string | undefined): value is string {

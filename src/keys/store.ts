@@ -34,11 +34,11 @@ export function defaultKeyPaths(stateDir: string): DefaultKeyPaths {
 /** Read a private key file, refusing one that group or others can read. */
 export function readPrivateKeyFile(path: string): SigningKey {
   assertPrivateFileMode(path);
-  return parseWithPath(path, () => parsePrivateKey(readKeyText(path, 'private')));
+  return parseWithPath(path, () => parsePrivateKey(readKeyText(path, 'private key')));
 }
 
 export function readPublicKeyFile(path: string): VerifyKey {
-  return parseWithPath(path, () => parsePublicKey(readKeyText(path, 'public')));
+  return parseWithPath(path, () => parsePublicKey(readKeyText(path, 'public key')));
 }
 
 /**
@@ -51,7 +51,7 @@ export function assertPrivateFileMode(path: string): void {
   try {
     mode = statSync(path).mode;
   } catch (err) {
-    throw readError(path, 'private', err);
+    throw readError(path, 'private key', err);
   }
   if ((mode & 0o077) !== 0) {
     const octal = (mode & 0o777).toString(8).padStart(4, '0');
@@ -153,7 +153,8 @@ export function writeKeyPair(dir: string, prefix: string, key: SigningKey, force
   return { privatePath, publicPath };
 }
 
-function readKeyText(path: string, kind: 'private' | 'public'): string {
+/** Read a key-bearing file; a missing one is KEY_MISSING, anything else KEY_INVALID. */
+export function readKeyText(path: string, kind: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (err) {
@@ -172,7 +173,7 @@ function parseWithPath<T>(path: string, parse: () => T): T {
 
 function readError(path: string, kind: string, err: unknown): WardError {
   const code = (err as NodeJS.ErrnoException).code === 'ENOENT' ? ERROR_CODES.KEY_MISSING : ERROR_CODES.KEY_INVALID;
-  return new WardError(code, `read ${kind} key ${path}: ${(err as Error).message}`, { cause: err });
+  return new WardError(code, `read ${kind} ${path}: ${(err as Error).message}`, { cause: err });
 }
 
 /** `yyyymmddThhmmss.fffffffffZ` without punctuation, sortable, from a UTC time. */

@@ -1,5 +1,6 @@
 import { sign, verify } from 'node:crypto';
 import { jcs, sha256Bytes, type JsonObject, type JsonValue } from '../canon/index.js';
+import { isStdBase64 } from '../keys/parse.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
 
 /**
@@ -51,8 +52,6 @@ export type SignatureCheck =
   | { ok: true; keyId: string; signedDigest: string }
   | { ok: false; failure: SignatureFailure; message: string };
 
-const SIG_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
 /**
  * Check `signature` over `unsigned` in the reference order (`gate.md` §6.3 steps 2–7): presence,
  * digest, alg, key id, encoding, Ed25519. With several keys (a key ring) the record's `key_id`
@@ -79,7 +78,7 @@ export function verifyDigestedJson(unsigned: JsonValue, signature: unknown, keys
   if (keys.length === 0) return fail('no_key', 'public key not configured');
   const candidates = keyId === '' ? keys : keys.filter((key) => key.keyId === keyId);
   if (candidates.length === 0) return fail('key_id_mismatch', 'key id mismatch');
-  if (!SIG_BASE64.test(sig)) return fail('bad_encoding', 'decode signature: illegal base64 data');
+  if (!isStdBase64(sig)) return fail('bad_encoding', 'decode signature: illegal base64 data');
   const raw = Buffer.from(sig, 'base64');
   if (raw.length !== 64) return fail('bad_encoding', `invalid signature length: ${raw.length}`);
   for (const key of candidates) {

@@ -1,12 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { parseRFC3339, ZERO_TIME, type JsonObject } from '../../src/canon/index.js';
-import type { IntentContext, NormalizedIntent } from '../../src/intent/types.js';
-import { CONTEXT_PLAIN_STRING_FIELDS } from '../../src/intent/types.js';
+import { parseRFC3339, type JsonObject } from '../../src/canon/index.js';
+import type { NormalizedIntent } from '../../src/intent/types.js';
+import { makeIntent, v1Intent } from '../context/helpers.js';
 import type { TraceInput } from '../../src/trace/index.js';
 import { parsePrivateKey, parsePublicKey, type SigningKey, type VerifyKey } from '../../src/keys/index.js';
-
-export const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
 export function repoFile(path: string): string {
   return readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
@@ -23,85 +20,16 @@ export function v7PublicKey(): VerifyKey {
 
 export const V7_TRACE_TEXT = repoFile('fixtures/traces/v7-reference-trace.json');
 
-/** A normalized context with every optional field empty, as the normalizer produces it. */
-export function emptyContext(overrides: Partial<IntentContext>): IntentContext {
-  const plain = Object.fromEntries(CONTEXT_PLAIN_STRING_FIELDS.map((field) => [field, ''])) as Record<
-    (typeof CONTEXT_PLAIN_STRING_FIELDS)[number],
-    string
-  >;
-  return {
-    ...plain,
-    identity: '',
-    workspace: '',
-    risk_class: '',
-    phase: 'apply',
-    credential_source: '',
-    credential_access_type: '',
-    credential_ttl_seconds: 0,
-    credential_scopes: [],
-    agent_identity: undefined,
-    sandbox: undefined,
-    auth_context: undefined,
-    context_set_digest: '',
-    context_evidence_mode: '',
-    context_refs: [],
-    ...overrides,
-  };
-}
+/** A hand-built normalized intent (shared with the context tests). */
+export const intent = makeIntent;
 
-export function intent(overrides: Partial<NormalizedIntent>): NormalizedIntent {
-  return {
-    schema_id: 'gait.gate.intent_request',
-    schema_version: '1.0.0',
-    created_at: ZERO_TIME,
-    producer_version: 'test',
-    tool_name: 'tool.write',
-    args: {},
-    targets: [],
-    arg_provenance: [],
-    skill_provenance: undefined,
-    delegation: undefined,
-    context: emptyContext({ identity: 'agent.scenario', workspace: '/repo/gait', risk_class: 'high' }),
-    script: undefined,
-    script_hash: '',
-    relationship: undefined,
-    trace_context: undefined,
-    ...overrides,
-  };
-}
-
-/** The V7 prepared intent (`gate.md` §11 V7). */
+/** The V7 prepared intent (`gate.md` §11 V7): V1 with the context derived from the envelope. */
 export function v7Intent(): NormalizedIntent {
-  return intent({
-    created_at: parseRFC3339('2026-02-18T00:00:00Z'),
-    args: { path: '/tmp/approve-valid.txt' },
-    targets: [
-      {
-        kind: 'path',
-        value: '/tmp/approve-valid.txt',
-        operation: 'write',
-        sensitivity: '',
-        endpoint_class: 'fs.write',
-        endpoint_domain: '',
-        destructive: false,
-        discovery_method: 'unknown',
-        read_only_hint: false,
-        destructive_hint: false,
-        idempotent_hint: false,
-        open_world_hint: false,
-      },
-    ],
-    arg_provenance: [{ arg_path: '$.path', source: 'user', source_ref: '', integrity_digest: '' }],
-    context: emptyContext({
-      identity: 'agent.scenario',
-      workspace: '/repo/gait',
-      risk_class: 'high',
-      session_id: 'sess-tier11',
-      auth_context: { context_age_seconds: 3659 } as JsonObject,
-      context_set_digest: '793f36e5bd721ca7a293f211a10b3cb51f789445429848aaa16e0414eab8128f',
-      context_evidence_mode: 'required',
-      context_refs: ['ctx-a', 'ctx-b'],
-    }),
+  return v1Intent({
+    auth_context: { context_age_seconds: 3659 } as JsonObject,
+    context_set_digest: '793f36e5bd721ca7a293f211a10b3cb51f789445429848aaa16e0414eab8128f',
+    context_evidence_mode: 'required',
+    context_refs: ['ctx-a', 'ctx-b'],
   });
 }
 
