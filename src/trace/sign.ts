@@ -72,7 +72,13 @@ export function verifyDigestedJson(unsigned: JsonValue, signature: unknown, keys
   const signedDigest = (fields['signed_digest'] as string | undefined) ?? '';
 
   if (signedDigest === '') return fail('digest_missing', 'missing signed_digest');
-  const digest = sha256Bytes(jcs(unsigned));
+  let digest: Buffer;
+  try {
+    digest = sha256Bytes(jcs(unsigned));
+  } catch (err) {
+    // Input that cannot be canonicalized (e.g. nested past the JCS depth limit) cannot be verified.
+    return fail('malformed', (err as Error).message);
+  }
   if (digest.toString('hex') !== signedDigest) return fail('digest_mismatch', 'signed_digest mismatch');
   if (alg !== SIGNATURE_ALG) return fail('unsupported_alg', `unsupported alg: ${alg}`);
   if (keys.length === 0) return fail('no_key', 'public key not configured');

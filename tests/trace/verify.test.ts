@@ -141,3 +141,13 @@ describe('trace verify: ward-format records', () => {
     expect(verifyTraceRecord(signed, [current, retired])).toMatchObject({ ok: true, key_id: retired.keyId });
   });
 });
+
+describe('trace verify: input that cannot be canonicalized', () => {
+  it('fails with the canonicalization error instead of throwing', () => {
+    let deep: JsonObject = {};
+    for (let i = 0; i < 200; i++) deep = { d: deep };
+    const result = verifyTraceRecord({ ...v7(), deep }, [v7PublicKey()]);
+    expect(result.ok).toBe(false);
+    expect(result.error).toMatch(/^canonicalize: nesting deeper than/);
+  });
+});
