@@ -1,7 +1,7 @@
 import { compareUtf8 } from '../canon/index.js';
-import type { Runpack } from '../runpack/index.js';
+import { readRunpack, type Runpack } from '../runpack/index.js';
 import { authorizationPayload, decodeAuthorizationBundle } from './authorization.js';
-import { openPackView } from './read-side.js';
+import { bestEffort, openPackView } from './read-side.js';
 import { runPayloadOf } from './run-pack.js';
 import { AUTHORIZATION_BUNDLE_FILE, type InspectResult, type RunLineage } from './types.js';
 
@@ -10,24 +10,22 @@ export function inspectPack(bytes: Uint8Array): InspectResult {
   const view = openPackView(bytes);
   const result: InspectResult = { pack_id: view.packId, pack_type: view.packType, source_ref: view.sourceRef };
   if (view.legacyType) {
-    result.run_payload = runPayloadOf(view.runpack!, false);
-    result.run_lineage = runLineage(view.runpack!);
+    const runpack = readRunpack(bytes);
+    result.run_payload = runPayloadOf(runpack, false);
+    result.run_lineage = runLineage(runpack);
     result.legacy_type = view.legacyType;
     return result;
   }
   if (view.rawManifest) result.manifest = view.rawManifest;
   if (view.runPayload) result.run_payload = view.runPayload;
-  if (view.runpack) result.run_lineage = runLineage(view.runpack);
+  const runpack = view.runpackBytes ? bestEffort(() => readRunpack(view.runpackBytes!)) : undefined;
+  if (runpack) result.run_lineage = runLineage(runpack);
   if (view.packType === 'authorization') {
     const entry = view.zip.get(AUTHORIZATION_BUNDLE_FILE);
-    try {
-      if (entry) {
-        const bundle = decodeAuthorizationBundle(view.zip.read(entry));
-        result.authorization_bundle = bundle as unknown as NonNullable<InspectResult['authorization_bundle']>;
-        result.authorization_payload = authorizationPayload(bundle);
-      }
-    } catch {
-      // Inspect is best effort: a bundle that does not decode is simply not shown.
+    const bundle = entry ? bestEffort(() => decodeAuthorizationBundle(view.zip.read(entry))) : undefined;
+    if (bundle) {
+      result.authorization_bundle = bundle as unknown as NonNullable<InspectResult['authorization_bundle']>;
+      result.authorization_payload = authorizationPayload(bundle);
     }
   }
   return result;

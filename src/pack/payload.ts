@@ -8,9 +8,8 @@ import {
   type Decoder,
 } from '../context/fields.js';
 import { ERROR_CODES, WardError } from '../errors.js';
-import { readRunpack } from '../runpack/index.js';
+import { summarizeRunpack, type RunpackSummary } from '../runpack/index.js';
 import { parseSignedJson } from './manifest.js';
-import { runPayloadOf } from './run-pack.js';
 import { RUN_PAYLOAD_FILE, RUN_PAYLOAD_SCHEMA, SOURCE_RUNPACK_FILE, type PackManifest, type RunPayload } from './types.js';
 
 const DECODER: Decoder = { prefix: 'parse run_payload.json: ', root: 'RunPayload', code: ERROR_CODES.PACK_VERIFY_FAILED };
@@ -87,12 +86,21 @@ export function checkRunPayload(manifest: PackManifest, files: ReadonlyMap<strin
   }
   if (payload.run_id !== manifest.source_ref) throw fail('run payload run_id does not match manifest source_ref');
 
-  let embedded: RunPayload;
+  let summary: RunpackSummary;
   try {
-    embedded = runPayloadOf(readRunpack(source));
+    summary = summarizeRunpack(source);
   } catch (err) {
     throw fail(`${SOURCE_RUNPACK_FILE}: ${(err as Error).message}`);
   }
+  const embedded: Pick<RunPayload, (typeof CROSS_CHECKED)[number]> = {
+    run_id: summary.manifest.run_id,
+    capture_mode: summary.manifest.capture_mode,
+    manifest_digest: summary.manifest.manifest_digest,
+    intents_count: summary.intentsCount,
+    results_count: summary.resultsCount,
+    refs_count: summary.refs.receipts.length,
+  };
+  if (summary.refs.context_set_digest) embedded.context_set_digest = summary.refs.context_set_digest;
   for (const key of CROSS_CHECKED) {
     if (String(embedded[key] ?? '').toLowerCase() !== String(payload[key] ?? '').toLowerCase()) {
       throw fail(`run payload ${key} does not match ${SOURCE_RUNPACK_FILE}`);

@@ -1,6 +1,6 @@
 import { digestJcs, parseJsonText, type JsonObject } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
-import { openRunpack, readOpenedRunpack, readRunpack, type Refs, type Runpack } from '../runpack/index.js';
+import { summarizeRunpack, type Refs } from '../runpack/index.js';
 import { openZip, type ZipArchive } from '../zip/index.js';
 import { parsePackManifest } from './manifest.js';
 import { decodeRunPayload } from './payload.js';
@@ -21,7 +21,10 @@ export interface PackView {
   manifest?: PackManifest;
   rawManifest?: JsonObject;
   runPayload?: RunPayload;
-  runpack?: Runpack;
+  /** The runpack inside a run pack (or the legacy runpack itself), as stored. */
+  runpackBytes?: Buffer;
+  /** Its normalized refs, when it passes its integrity checks. */
+  refs?: Refs;
   zip: ZipArchive;
   legacyType?: 'runpack';
 }
@@ -48,32 +51,34 @@ export function openPackView(bytes: Uint8Array): PackView {
     const payload = bestEffort(() => decodeRunPayload(zip.read(zip.get(RUN_PAYLOAD_FILE)!)));
     if (payload) view.runPayload = payload;
     const source = zip.get(SOURCE_RUNPACK_FILE);
-    const runpack = source ? bestEffort(() => readRunpack(zip.read(source))) : undefined;
-    if (runpack) view.runpack = runpack;
+    const runpackBytes = source ? bestEffort(() => zip.read(source)) : undefined;
+    if (runpackBytes) {
+      view.runpackBytes = runpackBytes;
+      const summary = bestEffort(() => summarizeRunpack(runpackBytes));
+      if (summary) view.refs = summary.refs;
+    }
   }
   return view;
 }
 
 function legacyView(bytes: Uint8Array, zip: ZipArchive): PackView {
-  const runpack = readOpenedRunpack(openRunpack(bytes));
+  const summary = summarizeRunpack(bytes);
+  const { manifest } = summary;
   return {
-    packId: runpack.manifest.manifest_digest,
+    packId: manifest.manifest_digest,
     packType: 'run',
-    sourceRef: runpack.manifest.run_id,
-    manifestDigest: runpack.manifest.manifest_digest,
-    files: new Map(runpack.manifest.files.map((f) => [f.path, f.sha256.toLowerCase()])),
-    runpack,
+    sourceRef: manifest.run_id,
+    manifestDigest: manifest.manifest_digest,
+    files: new Map(manifest.files.map((f) => [f.path, f.sha256.toLowerCase()])),
+    runpackBytes: Buffer.from(bytes),
+    refs: summary.refs,
     zip,
     legacyType: 'runpack',
   };
 }
 
-/** The refs a run pack's context drift is judged on: the embedded runpack's normalized refs. */
-export function viewRefs(view: PackView): Refs | undefined {
-  return view.runpack?.refs;
-}
-
-function bestEffort<T>(fn: () => T): T | undefined {
+/** Inspect and diff show what decodes and leave out what does not, as the reference does. */
+export function bestEffort<T>(fn: () => T): T | undefined {
   try {
     return fn();
   } catch {

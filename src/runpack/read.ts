@@ -4,7 +4,7 @@ import { openZip, type ZipArchive } from '../zip/index.js';
 import { runpackReader, type FieldReader } from './decode.js';
 import { decodeIntent, decodeRefs, decodeResult, decodeRun } from './records.js';
 import { normalizeRefs } from './refs.js';
-import { RUNPACK_FILES, RUNPACK_MANIFEST_SCHEMA, type ManifestSignature, type Runpack, type RunpackManifest } from './types.js';
+import { RUNPACK_FILES, RUNPACK_MANIFEST_SCHEMA, type ManifestSignature, type Refs, type Runpack, type RunpackManifest } from './types.js';
 import { checkRunpackFiles } from './files.js';
 
 /** The manifest as stored: the decoded record plus the raw object (signatures cover unknown keys too). */
@@ -68,26 +68,68 @@ export function openRunpack(bytes: Uint8Array): { zip: ZipArchive; stored: Store
  * refs normalized. Evidence mode `required` without a context_set_digest is rejected.
  */
 export function readRunpack(bytes: Uint8Array): Runpack {
-  const { zip, stored } = openRunpack(bytes);
+  return readOpenedRunpack(openRunpack(bytes));
+}
+
+/** `readRunpack` for an archive already opened with `openRunpack`. */
+export function readOpenedRunpack(opened: OpenedRunpack): Runpack {
+  const { contents, refs } = checkedContents(opened);
+  const reader = runpackReader('runpack');
+  return {
+    manifest: opened.stored.manifest,
+    run: decodeRun(parseDocument(text(contents, 'run.json'), 'run.json'), reader.at('run')),
+    intents: parseLines(text(contents, 'intents.jsonl'), 'intents.jsonl').map((v, i) => decodeIntent(v, reader.at(`intents[${i}]`))),
+    results: parseLines(text(contents, 'results.jsonl'), 'results.jsonl').map((v, i) => decodeResult(v, reader.at(`results[${i}]`))),
+    refs,
+  };
+}
+
+/** What diff and the pack payload check need from a runpack: the same checks, records counted, not decoded. */
+export interface RunpackSummary {
+  manifest: RunpackManifest;
+  intentsCount: number;
+  resultsCount: number;
+  refs: Refs;
+}
+
+export function summarizeRunpack(bytes: Uint8Array): RunpackSummary {
+  const opened = openRunpack(bytes);
+  const { contents, refs } = checkedContents(opened);
+  return {
+    manifest: opened.stored.manifest,
+    intentsCount: countLines(contents.get('intents.jsonl')!),
+    resultsCount: countLines(contents.get('results.jsonl')!),
+    refs,
+  };
+}
+
+type OpenedRunpack = { zip: ZipArchive; stored: StoredManifest };
+
+/** The hard integrity checks of `ReadRunpack`, then the refs decoded and normalized. */
+function checkedContents({ zip, stored }: OpenedRunpack): { contents: Map<string, Buffer>; refs: Refs } {
   const check = checkRunpackFiles(zip, stored.manifest);
   if (check.missing.length > 0) throw new WardError(ERROR_CODES.RUNPACK_INVALID, `missing runpack files: ${check.missing.join(', ')}`);
   if (check.mismatches.length > 0 || !check.digestMatches) {
     const paths = [...check.mismatches.map((m) => m.path), ...(check.digestMatches ? [] : ['manifest.json'])];
     throw new WardError(ERROR_CODES.RUNPACK_INVALID, `runpack hash mismatch: ${paths.join(', ')}`);
   }
-  const text = (name: (typeof RUNPACK_FILES)[number]) => check.contents.get(name)!.toString('utf8');
   const reader = runpackReader('runpack');
-  const refs = normalizeRefs(decodeRefs(parseDocument(text('refs.json'), 'refs.json'), reader.at('refs')), ERROR_CODES.RUNPACK_INVALID);
+  const refs = normalizeRefs(decodeRefs(parseDocument(text(check.contents, 'refs.json'), 'refs.json'), reader.at('refs')), ERROR_CODES.RUNPACK_INVALID);
   if (refs.context_evidence_mode === 'required' && !refs.context_set_digest) {
     throw new WardError(ERROR_CODES.RUNPACK_INVALID, 'context evidence mode required but context_set_digest is missing');
   }
-  return {
-    manifest: stored.manifest,
-    run: decodeRun(parseDocument(text('run.json'), 'run.json'), reader.at('run')),
-    intents: parseLines(text('intents.jsonl'), 'intents.jsonl').map((v, i) => decodeIntent(v, reader.at(`intents[${i}]`))),
-    results: parseLines(text('results.jsonl'), 'results.jsonl').map((v, i) => decodeResult(v, reader.at(`results[${i}]`))),
-    refs,
-  };
+  return { contents: check.contents, refs };
+}
+
+function text(contents: ReadonlyMap<string, Buffer>, name: (typeof RUNPACK_FILES)[number]): string {
+  return contents.get(name)!.toString('utf8');
+}
+
+/** Non-blank lines, as `parseLines` would decode them, without decoding. */
+function countLines(bytes: Buffer): number {
+  let count = 0;
+  for (const line of bytes.toString('utf8').split('\n')) if (line.trim() !== '') count++;
+  return count;
 }
 
 function parseDocument(text: string, name: string): JsonObject {

@@ -34,7 +34,7 @@ const DOS_DATE_1980 = 0x0021;
 const DOS_TIME_MIDNIGHT = 0x0000;
 const UNIX_1980 = 315532800;
 /** Fixed deflate parameters: with fflate pinned, the same input always gives the same bytes. */
-const DEFLATE_OPTIONS = { level: 5, mem: 8 } as const;
+const DEFLATE_OPTIONS = { level: 5 } as const;
 const MAX_UINT32 = 0xffffffff;
 
 /** The reference's mode normalization: 0 → 0644, any execute bit → 0755, otherwise 0644. */
