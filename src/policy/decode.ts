@@ -91,12 +91,8 @@ class Decoder {
         merged.push(this.mergeSources(pair.value, active));
         continue;
       }
-      out.set(keyText(this.source, pair.key), {
-        key: keyText(this.source, pair.key),
-        keyNode: pair.key as Node,
-        value: pair.value,
-        merged: false,
-      });
+      const key = keyText(this.source, pair.key);
+      out.set(key, { key, keyNode: pair.key as Node, value: pair.value, merged: false });
     }
     for (const source of merged) {
       for (const [key, entry] of source) if (!out.has(key)) out.set(key, { ...entry, merged: true });
