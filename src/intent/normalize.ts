@@ -17,6 +17,7 @@ import { assertNoRawCredentials, isEnvAssignment, isSafeEvidenceRef } from './se
 import { dedupeSortTargets, normalizeTarget } from './targets.js';
 import { goPathClean } from './paths.js';
 import { scriptHashOf } from './digest.js';
+import { parseTraceContext } from '../trace/trace-context.js';
 import {
   CONTEXT_PLAIN_STRING_FIELDS,
   type AgentIdentity,
@@ -409,21 +410,17 @@ function expiresBeforeIssue(issued: GoTime, expires: GoTime): boolean {
   return !isZeroTime(issued) && !isZeroTime(expires) && compareTime(expires, issued) <= 0;
 }
 
-const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
-
 /**
  * W3C Trace Context carried in the intent context (Ward extension). The reference ignores these
- * keys, so they are outside every digest; a malformed `traceparent` is dropped rather than
+ * keys, so they are outside every digest; an invalid `traceparent` is dropped rather than
  * propagated, because joining on a wrong trace id is worse than not joining.
  */
 function readTraceContext(raw: JsonObject): TraceContext | undefined {
   const traceparent = raw['traceparent'];
   const tracestate = raw['tracestate'];
-  if (typeof traceparent !== 'string') return undefined;
-  const value = traceparent.trim().toLowerCase();
-  if (!TRACEPARENT.test(value) || value.startsWith('ff-') || /^..-0{32}-/.test(value) || /-0{16}-..$/.test(value)) {
-    return undefined;
-  }
-  return { traceparent: value, tracestate: typeof tracestate === 'string' ? tracestate.trim() : '' };
+  return parseTraceContext({
+    traceparent: typeof traceparent === 'string' ? traceparent : undefined,
+    tracestate: typeof tracestate === 'string' ? tracestate : undefined,
+  }).context;
 }
 

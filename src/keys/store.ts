@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatRFC3339Nano, type GoTime } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
-import { createFileExclusive, writeFileAtomic } from '../trace/atomic-file.js';
+import { createFileExclusive, writeFileAtomic } from '../state/atomic-file.js';
 import { encodePrivateKeyFile, encodePublicKeyFile, generateSigningKey } from './ed25519.js';
 import { parsePrivateKey, parsePublicKey } from './parse.js';
 import type { RingKey, SigningKey, VerifyKey } from './types.js';

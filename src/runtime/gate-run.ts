@@ -75,14 +75,14 @@ export interface ApprovalStep extends ApprovalRollup {
   requiredApprovals: number;
   validApprovals: number;
   approvalRef: string;
-  /** Written after the trace id is known; returns the path. */
-  writeAudit?: () => string;
+  /** Written after the trace, which the audit references; returns the path. */
+  writeAudit?: (trace: SignedTrace) => string;
 }
 
 export interface DelegationStep extends DelegationRollup {
   validDelegations: number;
   delegationRef: string;
-  writeAudit?: () => string;
+  writeAudit?: (trace: SignedTrace) => string;
 }
 
 export interface GateResultOutput {
@@ -214,7 +214,6 @@ export function runGate(rt: GateRuntime, req: GateRequest): GateResultOutput {
       ...(outcome.freezeWindow ? { freezeWindow: freezeDecisionJson(outcome.freezeWindow) } : {}),
       ...(outcome.sandbox ? { sandbox: sandboxDecisionJson(outcome.sandbox) } : {}),
       ...(outcome.killSwitch ? { killSwitch: killSwitchDecisionJson(outcome.killSwitch) } : {}),
-      ...(intent.trace_context ? { traceContext: intent.trace_context } : {}),
     },
     rt.traceFormat,
   );
@@ -252,13 +251,13 @@ export function runGate(rt: GateRuntime, req: GateRequest): GateResultOutput {
     out['approval_ref'] = approval.approvalRef;
     out['required_approvals'] = approval.requiredApprovals;
     out['valid_approvals'] = approval.validApprovals;
-    if (approval.writeAudit) out['approval_audit_path'] = approval.writeAudit();
+    if (approval.writeAudit) out['approval_audit_path'] = approval.writeAudit(trace);
   }
   if (delegation) {
     out['delegation_ref'] = delegation.delegationRef;
     out['delegation_required'] = true;
     out['valid_delegations'] = delegation.validDelegations;
-    if (delegation.writeAudit) out['delegation_audit_path'] = delegation.writeAudit();
+    if (delegation.writeAudit) out['delegation_audit_path'] = delegation.writeAudit(trace);
   }
   if (outcome.freezeWindow) out['freeze_window'] = freezeDecisionJson(outcome.freezeWindow);
   if (outcome.sandbox) out['sandbox'] = sandboxDecisionJson(outcome.sandbox);

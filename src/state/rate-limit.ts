@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { formatRFC3339Seconds, type GoTime } from '../canon/gotime.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import type { RateLimitConfig } from '../policy/types.js';
-import { writeFileAtomic } from './atomic-write.js';
+import { writeFileAtomic } from './atomic-file.js';
 import { withFileLock } from './file-lock.js';
 
 export const RATE_LIMIT_STATE_SCHEMA_ID = 'gait.gate.rate_limit_state';

@@ -35,4 +35,4 @@ export type { TraceFileVerification, TracePathVerification } from './verify-file
 export { exportJws, exportDsse, verifyJws, verifyDsse, pae, isCompactJws, isDsseEnvelope, TRACE_PAYLOAD_TYPE, JWS_ALG } from './export.js';
 export type { DsseEnvelope, WrapperCheck } from './export.js';
 export { parseStrictJson } from './strict-json.js';
-export { writeFileAtomic, createFileExclusive, createUniqueFile } from './atomic-file.js';
+export { writeFileAtomic, createFileExclusive, createUniqueFile } from '../state/atomic-file.js';

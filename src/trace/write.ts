@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { ERROR_CODES, WardError } from '../errors.js';
 import type { JsonObject } from '../canon/index.js';
-import { createUniqueFile, writeFileAtomic } from './atomic-file.js';
+import { createUniqueFile, writeFileAtomic } from '../state/atomic-file.js';
 
 export interface WriteTraceOptions {
   /** `--trace-out`: written exactly there (replacing an existing file), as the reference does. */

@@ -92,7 +92,7 @@ function demo(ctx: CliContext, flags: { json?: boolean; stateDir?: string }): vo
   });
   const approved = runGate(rt, {
     intent: writeIntent,
-    approvals: approvalStep(ctx, { approvalTokenChain: tokenPaths.join(',') }, key.key),
+    approvals: approvalStep(ctx, { approvalTokenChain: tokenPaths.join(',') }, key.key, join(dir, 'audits')),
   });
   record('write-config + 2 approvals', approved);
 

@@ -1,11 +1,13 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { parseJsonText } from '../../canon/json.js';
-import { compareUtf8 } from '../../canon/sort.js';
+import { nowUTC } from '../../canon/gotime.js';
+import type { JsonObject } from '../../canon/json.js';
 import { isVerifyKeyConfigured, loadVerifyKeys, type SigningKey, type VerifyKey, type VerifyKeySources } from '../../keys/index.js';
 import type { ApprovalStep, DelegationStep, TokenContext } from '../../runtime/gate-run.js';
 import { approvalOpCount, approvalTargetCount, requiredApprovalScope } from '../../tokens/approval.js';
-import { evaluateApprovals, evaluateDelegations, type ParsedToken } from '../../tokens/rollup.js';
+import { evaluateApprovals, evaluateDelegations } from '../../tokens/rollup.js';
+import { buildApprovalAuditRecord, buildDelegationAuditRecord, type AuditContext } from '../../tokens/audit.js';
+import { readTokenFiles, writeAuditRecord } from '../../tokens/files.js';
+import type { SignedTrace } from '../../trace/record.js';
+import { WARD_VERSION } from '../../version.js';
 import type { CliContext } from '../context.js';
 
 export interface TokenFlags {
@@ -26,20 +28,21 @@ export interface TokenFlags {
   delegationPrivateKeyEnv?: string;
 }
 
-/** Token files from `--x-token` and `--x-token-chain` (csv), deduped and sorted like the reference. */
-function tokenPaths(single: string | undefined, chain: string | undefined): string[] {
-  const all = [single ?? '', ...(chain ?? '').split(',')].map((p) => p.trim()).filter((p) => p !== '');
-  return [...new Set(all)].sort(compareUtf8);
-}
-
-function readTokens(ctx: CliContext, paths: readonly string[]): ParsedToken[] {
-  return paths.map((path) => {
-    try {
-      return { source: path, value: parseJsonText(readFileSync(resolve(ctx.cwd, path), 'utf8')) };
-    } catch (err) {
-      return { source: path, error: (err as Error).message };
-    }
-  });
+/** Where audit records go: next to the traces, one directory per kind of evidence. */
+function auditWriter(auditDir: string, path: string | undefined, cwd: string, record: (ctx: AuditContext) => JsonObject) {
+  return (trace: SignedTrace): string =>
+    writeAuditRecord(
+      record({
+        traceId: String(trace['trace_id']),
+        toolName: String(trace['tool_name']),
+        intentDigest: String(trace['intent_digest']),
+        policyDigest: String(trace['policy_digest']),
+        relationship: trace['relationship'] as JsonObject,
+        createdAt: nowUTC(),
+        producerVersion: WARD_VERSION,
+      }),
+      { path, dir: auditDir, cwd, eventId: String(trace['event_id']) },
+    );
 }
 
 /**
@@ -59,11 +62,11 @@ function approvalSources(f: TokenFlags): VerifyKeySources {
   };
 }
 
-export function approvalStep(ctx: CliContext, flags: TokenFlags, signingKey: SigningKey) {
+export function approvalStep(ctx: CliContext, flags: TokenFlags, signingKey: SigningKey, auditDir: string) {
   return (t: TokenContext): ApprovalStep => {
-    const paths = tokenPaths(flags.approvalToken, flags.approvalTokenChain);
+    const tokens = readTokenFiles(flags.approvalToken, flags.approvalTokenChain, ctx.cwd);
     const required = Math.max(t.outcome.minApprovals, 1);
-    if (paths.length === 0) {
+    if (tokens.length === 0) {
       return {
         granted: false,
         reasonCodes: ['approval_token_missing'],
@@ -74,7 +77,7 @@ export function approvalStep(ctx: CliContext, flags: TokenFlags, signingKey: Sig
       };
     }
     const r = evaluateApprovals({
-      tokens: readTokens(ctx, paths),
+      tokens,
       verifyKeys: verifyKeys(ctx, approvalSources(flags), signingKey),
       intentDigest: t.intentDigest,
       policyDigest: t.policyDigest,
@@ -93,14 +96,15 @@ export function approvalStep(ctx: CliContext, flags: TokenFlags, signingKey: Sig
       requiredApprovals: r.requiredApprovals,
       validApprovals: r.validCount,
       approvalRef: r.validTokenIds.join(','),
+      writeAudit: auditWriter(auditDir, flags.approvalAuditOut, ctx.cwd, (a) => buildApprovalAuditRecord(a, r)),
     };
   };
 }
 
-export function delegationStep(ctx: CliContext, flags: TokenFlags, signingKey: SigningKey) {
+export function delegationStep(ctx: CliContext, flags: TokenFlags, signingKey: SigningKey, auditDir: string) {
   return (t: TokenContext): DelegationStep => {
-    const paths = tokenPaths(flags.delegationToken, flags.delegationTokenChain);
-    if (paths.length === 0) return { granted: false, reasonCodes: ['delegation_token_missing'], validDelegations: 0, delegationRef: '' };
+    const tokens = readTokenFiles(flags.delegationToken, flags.delegationTokenChain, ctx.cwd);
+    if (tokens.length === 0) return { granted: false, reasonCodes: ['delegation_token_missing'], validDelegations: 0, delegationRef: '' };
     const own: VerifyKeySources = {
       publicKeyPath: flags.delegationPublicKey,
       publicKeyEnv: flags.delegationPublicKeyEnv,
@@ -109,7 +113,7 @@ export function delegationStep(ctx: CliContext, flags: TokenFlags, signingKey: S
     };
     const keys = isVerifyKeyConfigured(own) ? loadVerifyKeys(own, ctx.env, ctx.cwd) : verifyKeys(ctx, approvalSources(flags), signingKey);
     const r = evaluateDelegations({
-      tokens: readTokens(ctx, paths),
+      tokens,
       intent: t.intent,
       verifyKeys: keys,
       intentDigest: t.intentDigest,
@@ -122,6 +126,7 @@ export function delegationStep(ctx: CliContext, flags: TokenFlags, signingKey: S
       reasonCodes: r.reasonCodes.filter((c) => c !== 'delegation_granted'),
       validDelegations: r.validCount,
       delegationRef: r.validTokenIds.join(','),
+      writeAudit: auditWriter(auditDir, flags.delegationAuditOut, ctx.cwd, (a) => buildDelegationAuditRecord(a, r)),
     };
   };
 }

@@ -151,8 +151,8 @@ async function gateEval(ctx: CliContext, flags: GateEvalFlags): Promise<void> {
     cwd: ctx.cwd,
   });
   warnings.push(...key.warnings);
-  request.approvals = approvalStep(ctx, flags, key.key);
-  request.delegations = delegationStep(ctx, flags, key.key);
+  request.approvals = approvalStep(ctx, flags, key.key, resolve(state, 'audits'));
+  request.delegations = delegationStep(ctx, flags, key.key, resolve(state, 'audits'));
 
   const result = runGate(
     {

@@ -20,7 +20,7 @@ import {
   type ResolvedSigningKey,
   type VerifyKey,
 } from '../../keys/index.js';
-import { writeFileAtomic } from '../../trace/atomic-file.js';
+import { writeFileAtomic } from '../../state/atomic-file.js';
 import { stateDir, type CliContext } from '../context.js';
 import { correlationId, goJsonLine } from '../output.js';
 

@@ -4,7 +4,7 @@ import { isJsonObject } from '../../canon/index.js';
 import { EXIT } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { loadKeyRing } from '../../keys/index.js';
-import { writeFileAtomic } from '../../trace/atomic-file.js';
+import { writeFileAtomic } from '../../state/atomic-file.js';
 import { exportDsse, exportJws } from '../../trace/export.js';
 import { parseStrictJson } from '../../trace/strict-json.js';
 import { verifyTracePath, type TraceFileVerification } from '../../trace/verify-file.js';
