@@ -1,5 +1,5 @@
 import { compareUtf8 } from '../canon/index.js';
-import { readRunpack, type Runpack } from '../runpack/index.js';
+import { readRunpack, summaryOf, type Runpack } from '../runpack/index.js';
 import { authorizationPayload, decodeAuthorizationBundle } from './authorization.js';
 import { bestEffort, openPackView } from './read-side.js';
 import { runPayloadOf } from './run-pack.js';
@@ -11,7 +11,7 @@ export function inspectPack(bytes: Uint8Array): InspectResult {
   const result: InspectResult = { pack_id: view.packId, pack_type: view.packType, source_ref: view.sourceRef };
   if (view.legacyType) {
     const runpack = readRunpack(bytes);
-    result.run_payload = runPayloadOf(runpack, false);
+    result.run_payload = runPayloadOf(summaryOf(runpack), false);
     result.run_lineage = runLineage(runpack);
     result.legacy_type = view.legacyType;
     return result;

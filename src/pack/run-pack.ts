@@ -1,6 +1,6 @@
 import { goTrim, jcs, type JsonValue } from '../canon/index.js';
 import { contextEnvelopeJson } from '../context/index.js';
-import { envelopeFromRefs, openRunpack, readOpenedRunpack, utcOr1980, type Runpack } from '../runpack/index.js';
+import { envelopeFromRefs, openRunpack, summarizeOpenedRunpack, utcOr1980, type RunpackSummary } from '../runpack/index.js';
 import { writeDeterministicZip } from '../zip/index.js';
 import { buildPack, type BuildPackOptions, type BuiltPack } from './build.js';
 import {
@@ -11,8 +11,8 @@ import {
   type RunPayload,
 } from './types.js';
 
-/** `run_payload.json` from a read runpack (§1.4). */
-export function runPayloadOf(runpack: Runpack, normalizeCreatedAt = true): RunPayload {
+/** `run_payload.json` from a checked runpack (§1.4). */
+export function runPayloadOf(runpack: RunpackSummary, normalizeCreatedAt = true): RunPayload {
   const { refs } = runpack;
   const payload: RunPayload = {
     schema_id: RUN_PAYLOAD_SCHEMA.id,
@@ -21,8 +21,8 @@ export function runPayloadOf(runpack: Runpack, normalizeCreatedAt = true): RunPa
     run_id: runpack.manifest.run_id,
     capture_mode: runpack.manifest.capture_mode,
     manifest_digest: runpack.manifest.manifest_digest,
-    intents_count: runpack.intents.length,
-    results_count: runpack.results.length,
+    intents_count: runpack.intentsCount,
+    results_count: runpack.resultsCount,
     refs_count: refs.receipts.length,
   };
   if (refs.context_set_digest) payload.context_set_digest = refs.context_set_digest;
@@ -45,9 +45,9 @@ function privacyMode(modes: readonly string[]): string {
  * `source/runpack.zip`, summarize it in `run_payload.json`, and add `context_envelope.json` when
  * it has receipts (failing when the refs' digest does not match them).
  */
-export function buildRunPack(runpackBytes: Uint8Array, options: Omit<BuildPackOptions, 'packType' | 'sourceRef'>): BuiltPack & { runpack: Runpack } {
+export function buildRunPack(runpackBytes: Uint8Array, options: Omit<BuildPackOptions, 'packType' | 'sourceRef'>): BuiltPack & { runpack: RunpackSummary } {
   const opened = openRunpack(runpackBytes);
-  const runpack = readOpenedRunpack(opened);
+  const runpack = summarizeOpenedRunpack(opened);
   const { zip } = opened;
   const source = writeDeterministicZip(
     zip.entries.filter((e) => !e.isDirectory).map((e) => ({ path: e.name, data: zip.read(e), mode: e.mode })),

@@ -55,11 +55,22 @@ export class FieldReader {
 
   /** A time field re-rendered in Go's RFC3339Nano form (zone kept); absent is the zero time. */
   time(obj: JsonObject, key: string): string {
+    const value = obj[key];
+    if (typeof value === 'string') {
+      const known = TIME_CACHE.get(value);
+      if (known !== undefined) return known;
+    }
+    let text: string;
     try {
-      return formatRFC3339Nano(parseJsonTime(obj[key], `${this.where}.${key}`));
+      text = formatRFC3339Nano(parseJsonTime(value, `${this.where}.${key}`));
     } catch (err) {
       throw this.fail((err as Error).message);
     }
+    if (typeof value === 'string') {
+      if (TIME_CACHE.size >= TIME_CACHE_LIMIT) TIME_CACHE.clear();
+      TIME_CACHE.set(value, text);
+    }
+    return text;
   }
 
   at(where: string): FieldReader {
@@ -70,6 +81,10 @@ export class FieldReader {
     return new WardError(this.code, message);
   }
 }
+
+/** Records of one run mostly repeat a few timestamps; re-rendering each costs more than a lookup. */
+const TIME_CACHE = new Map<string, string>();
+const TIME_CACHE_LIMIT = 4096;
 
 export const ZERO_TIME_TEXT = '0001-01-01T00:00:00Z';
 export const EPOCH_1980_TEXT = formatRFC3339Nano(EPOCH_1980);

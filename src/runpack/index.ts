@@ -9,7 +9,15 @@ export {
   type RecordRunOptions,
   type RecordedRunpack,
 } from './record.js';
-export { readRunpack, readOpenedRunpack, summarizeRunpack, type RunpackSummary, openRunpack, decodeRunpackManifest, decodeSignature, type StoredManifest } from './read.js';
+export {
+  readRunpack,
+  readOpenedRunpack,
+  summarizeRunpack,
+  summarizeOpenedRunpack,
+  summaryOf,
+  type RunpackSummary,
+  type OpenedRunpack,
+  openRunpack, decodeRunpackManifest, decodeSignature, type StoredManifest } from './read.js';
 export { verifyRunpack, runpackVerified, type RunpackVerifyResult, type VerifyRunpackOptions } from './verify.js';
 export { checkRunpackFiles, type HashMismatch, type RunpackFileCheck } from './files.js';
 export { computeManifestDigest, manifestJson } from './manifest.js';

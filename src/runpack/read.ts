@@ -4,7 +4,7 @@ import { openZip, type ZipArchive } from '../zip/index.js';
 import { runpackReader, type FieldReader } from './decode.js';
 import { decodeIntent, decodeRefs, decodeResult, decodeRun } from './records.js';
 import { normalizeRefs } from './refs.js';
-import { RUNPACK_FILES, RUNPACK_MANIFEST_SCHEMA, type ManifestSignature, type Refs, type Runpack, type RunpackManifest } from './types.js';
+import { RUNPACK_FILES, RUNPACK_MANIFEST_SCHEMA, type ManifestSignature, type Refs, type Runpack, type RunpackManifest, type RunRecord } from './types.js';
 import { checkRunpackFiles } from './files.js';
 
 /** The manifest as stored: the decoded record plus the raw object (signatures cover unknown keys too). */
@@ -56,7 +56,7 @@ export function decodeSignature(value: JsonValue, reader: FieldReader): Manifest
 }
 
 /** Open a runpack zip and its manifest; duplicate names and a missing manifest are errors. */
-export function openRunpack(bytes: Uint8Array): { zip: ZipArchive; stored: StoredManifest } {
+export function openRunpack(bytes: Uint8Array): OpenedRunpack {
   const zip = openZip(bytes);
   const entry = zip.get('manifest.json');
   if (!entry) throw new WardError(ERROR_CODES.RUNPACK_INVALID, 'missing manifest.json');
@@ -87,23 +87,42 @@ export function readOpenedRunpack(opened: OpenedRunpack): Runpack {
 /** What diff and the pack payload check need from a runpack: the same checks, records counted, not decoded. */
 export interface RunpackSummary {
   manifest: RunpackManifest;
+  run: RunRecord;
   intentsCount: number;
   resultsCount: number;
   refs: Refs;
 }
 
 export function summarizeRunpack(bytes: Uint8Array): RunpackSummary {
-  const opened = openRunpack(bytes);
+  return summarizeOpenedRunpack(openRunpack(bytes));
+}
+
+export function summarizeOpenedRunpack(opened: OpenedRunpack): RunpackSummary {
   const { contents, refs } = checkedContents(opened);
   return {
     manifest: opened.stored.manifest,
+    run: decodeRun(parseDocument(text(contents, 'run.json'), 'run.json'), runpackReader('run')),
     intentsCount: countLines(contents.get('intents.jsonl')!),
     resultsCount: countLines(contents.get('results.jsonl')!),
     refs,
   };
 }
 
-type OpenedRunpack = { zip: ZipArchive; stored: StoredManifest };
+export interface OpenedRunpack {
+  zip: ZipArchive;
+  stored: StoredManifest;
+}
+
+/** The summary of a fully read runpack. */
+export function summaryOf(runpack: Runpack): RunpackSummary {
+  return {
+    manifest: runpack.manifest,
+    run: runpack.run,
+    intentsCount: runpack.intents.length,
+    resultsCount: runpack.results.length,
+    refs: runpack.refs,
+  };
+}
 
 /** The hard integrity checks of `ReadRunpack`, then the refs decoded and normalized. */
 function checkedContents({ zip, stored }: OpenedRunpack): { contents: Map<string, Buffer>; refs: Refs } {

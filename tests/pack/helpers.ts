@@ -1,7 +1,7 @@
 import { jcs, type JsonValue } from '../../src/canon/index.js';
 import { generateSigningKey } from '../../src/keys/index.js';
 import { buildRunPack, type BuiltPack } from '../../src/pack/index.js';
-import type { Runpack } from '../../src/runpack/index.js';
+import type { RunpackSummary } from '../../src/runpack/index.js';
 import { openZip, writeDeterministicZip } from '../../src/zip/index.js';
 import { mutateInput, record } from '../runpack/helpers.js';
 
@@ -9,7 +9,7 @@ export { errorOf, mutateInput, record, TEST_KEY } from '../runpack/helpers.js';
 
 export const OTHER_KEY = generateSigningKey();
 
-export function demoPack(options: { signed?: boolean; input?: string; runId?: string } = {}): BuiltPack & { runpack: Runpack } {
+export function demoPack(options: { signed?: boolean; input?: string; runId?: string } = {}): BuiltPack & { runpack: RunpackSummary } {
   const { TEST_KEY } = sharedKeys;
   const runpack = record({ signingKey: TEST_KEY, ...(options.runId ? { runId: options.runId } : {}) }, options.input).bytes;
   return buildRunPack(runpack, { producerVersion: '0.1.0', signingKey: options.signed === false ? undefined : TEST_KEY });
