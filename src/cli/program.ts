@@ -22,8 +22,12 @@ export function normalizeGoFlags(args: readonly string[]): string[] {
 
 /** Run the CLI with `args` (without node and script path). Resolves to the exit code. */
 export async function runCli(args: readonly string[], ctx: CliContext): Promise<ExitCode> {
-  const program = buildProgram(ctx);
   const wantsJson = args.includes('--json') || args.includes('-json');
+  const program = await buildProgram(ctx, args);
+  if (args.length === 0) {
+    program.outputHelp();
+    return EXIT.OK;
+  }
   try {
     await program.parseAsync(normalizeGoFlags(args), { from: 'user' });
     return ctx.exitCode;
@@ -48,7 +52,7 @@ export async function runCli(args: readonly string[], ctx: CliContext): Promise<
 
 class UsageError extends Error {}
 
-function buildProgram(ctx: CliContext): Command {
+async function buildProgram(ctx: CliContext, args: readonly string[]): Promise<Command> {
   const program = new Command('ward');
   program
     .description('Ward: a policy gate for AI-agent tool calls (Gait v1 contract-compatible).')
@@ -71,7 +75,9 @@ Exit codes: 0 allow/ok, 1 internal, 2 verification failed, 3 block, 4 approval r
             5 regression, 6 invalid input, 7 missing dependency, 8 unsafe operation.
 State lives in ./.ward (override with --state-dir or WARD_STATE_DIR).`,
     );
-  for (const register of COMMANDS) register(program, ctx);
+  const first = args.find((a) => !a.startsWith('-'));
+  const wanted = COMMANDS.filter((m) => first !== undefined && m.names.includes(first));
+  for (const m of wanted.length ? wanted : COMMANDS) (await m.load()).register(program, ctx);
   // Every subcommand inherits the same error handling and output routing.
   for (const cmd of allCommands(program)) {
     cmd.exitOverride().showSuggestionAfterError(true).configureOutput({

@@ -1,32 +1,32 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
-import { register as digest } from './digest.js';
-import { register as demo } from './demo.js';
-import { register as gate } from './gate.js';
-import { register as keys } from './keys.js';
-import { register as trace } from './trace.js';
-import { register as approve } from './approve.js';
-import { register as delegate } from './delegate.js';
-import { register as policy } from './policy.js';
-import { register as run } from './run.js';
-import { register as pack } from './pack.js';
-import { register as verify } from './verify.js';
-import { register as store } from './store.js';
 
-/** A command module adds its commands to the program. One import line per module below. */
+/** A command module adds its commands to the program. */
 export type RegisterCommand = (program: Command, ctx: CliContext) => void;
 
-export const COMMANDS: RegisterCommand[] = [
-  demo,
-  gate,
-  digest,
-  keys,
-  trace,
-  approve,
-  delegate,
-  policy,
-  run,
-  pack,
-  verify,
-  store,
+interface CommandModule {
+  /** The top-level command names the module registers. */
+  names: readonly string[];
+  load: () => Promise<{ register: RegisterCommand }>;
+}
+
+/**
+ * Every command module, loaded on demand: `ward gate eval` imports only the gate module, so a
+ * short-lived decision does not pay for the pack store, zip or JOSE code. Help and unknown
+ * commands load them all. Order here is the order in `ward --help`.
+ */
+export const COMMANDS: readonly CommandModule[] = [
+  { names: ['demo'], load: () => import('./demo.js') },
+  { names: ['gate'], load: () => import('./gate.js') },
+  { names: ['policy'], load: () => import('./policy.js') },
+  { names: ['policy'], load: () => import('./policy-test.js') },
+  { names: ['digest'], load: () => import('./digest.js') },
+  { names: ['keys'], load: () => import('./keys.js') },
+  { names: ['trace'], load: () => import('./trace.js') },
+  { names: ['approve'], load: () => import('./approve.js') },
+  { names: ['delegate'], load: () => import('./delegate.js') },
+  { names: ['run'], load: () => import('./run.js') },
+  { names: ['pack'], load: () => import('./pack.js') },
+  { names: ['verify'], load: () => import('./verify.js') },
+  { names: ['store'], load: () => import('./store.js') },
 ];

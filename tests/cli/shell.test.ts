@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { normalizeGoFlags } from '../../src/cli/program.js';
+import { fixture, tempDir, ward } from './run.js';
+
+describe('the ward command shell', () => {
+  const cwd = tempDir();
+
+  it('prints an overview on stdout and exits 0 with no arguments', () => {
+    const r = ward([], { cwd });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Usage: ward');
+    expect(r.stdout).toContain('gate');
+    expect(r.stdout).toContain('Exit codes:');
+  });
+
+  it('suggests the closest command for a typo and exits 6', () => {
+    const r = ward(['gaet'], { cwd });
+    expect(r.code).toBe(6);
+    expect(r.stderr).toContain("unknown command 'gaet'");
+    expect(r.stderr).toContain('Did you mean gate?');
+  });
+
+  it('has --help on every command group', () => {
+    for (const group of ['demo', 'gate', 'policy', 'digest', 'keys', 'trace', 'approve', 'delegate']) {
+      const r = ward([group, '--help'], { cwd });
+      expect(r.code, group).toBe(0);
+      expect(r.stdout, group).toContain(`Usage: ward ${group}`);
+    }
+    expect(ward(['gate', 'eval', '--help'], { cwd }).stdout).toContain('--context-envelope');
+  });
+
+  it('accepts Go-style single-dash long flags', () => {
+    expect(normalizeGoFlags(['-policy', 'p', '-json', '--', '-x'])).toEqual(['--policy', 'p', '--json', '--', '-x']);
+    const r = ward(['gate', 'eval', '-policy', fixture('policies/default-allow.yaml'), '-intent', fixture('intents/v1-approval-valid.json'), '-json'], { cwd });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).verdict).toBe('allow');
+  });
+
+  it('policy test evaluates the core only and exits with the verdict code', () => {
+    const r = ward(['policy', 'test', fixture('policies/default-require-approval.yaml'), fixture('intents/v1-approval-valid.json'), '--json'], { cwd });
+    expect(r.code).toBe(4);
+    const out = JSON.parse(r.stdout);
+    expect(out.reason_codes).toEqual(['default_require_approval']);
+    expect(out.policy_digest).toBe('07a528a879e4f0e0cd5a0e2ca801924746b47dac624862207ef21d4ec266f8f9');
+    expect(out.intent_digest).toBe('4b53bb79e35105ac9170963ac6f84ed0ed15530c68f06a46fc1233c5ec766913');
+  });
+});
