@@ -346,16 +346,20 @@ function normalizeSandbox(raw: JsonObject): SandboxContext | undefined {
   return empty ? undefined : sandbox;
 }
 
-/** Clean sandbox path lists: `/` separators, `path.Clean`, drop `.`/empty, dedupe, sort. */
-export function normalizeSandboxPaths(list: readonly string[], field: string, suffix = ''): string[] {
+/**
+ * Clean sandbox path lists: `path.Clean`, drop `.`/empty, dedupe, sort. The reference's
+ * `filepath.ToSlash` is the identity on Linux, so `\` stays an ordinary character (unlike the
+ * workspace, where the reference replaces it explicitly).
+ */
+function normalizeSandboxPaths(list: readonly string[], field: string): string[] {
   const cleaned: string[] = [];
   for (const entry of list) {
     const trimmed = goTrim(entry);
     if (trimmed === '') continue;
     if (isEnvAssignment(trimmed)) {
-      throw invalidIntent(`context.sandbox.${field} must not contain raw environment variable assignments${suffix}`);
+      throw invalidIntent(`context.sandbox.${field} must not contain raw environment variable assignments`);
     }
-    const clean = goPathClean(trimmed.replaceAll('\\', '/'));
+    const clean = goPathClean(trimmed);
     if (clean !== '.') cleaned.push(clean);
   }
   return uniqueSorted(cleaned);
