@@ -54,6 +54,15 @@ export function applyApproval(d: Decision, r: ApprovalRollup): Decision {
   return add(d, undefined, r.reasonCodes, r.violations);
 }
 
+/**
+ * Step 9 with no credential broker configured (Ward supports only `--credential-broker off`): a
+ * winning rule that requires a brokered credential cannot be satisfied, so an `allow` becomes a
+ * `block` rather than running without the credential.
+ */
+export function applyBrokerUnavailable(d: Decision): Decision {
+  return add(d, 'block', ['broker_credential_required'], ['broker_credential_missing']);
+}
+
 /** Step 10: `--simulate` never enforces; it reports what would have happened. */
 export function applySimulate(d: Decision): Decision {
   const simulated: Decision = {

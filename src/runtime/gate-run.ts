@@ -11,6 +11,7 @@ import { killSwitchDecisionJson, type KillSwitchState } from '../gate/kill-switc
 import type { WrkrInventory } from '../gate/wrkr.js';
 import {
   applyApproval,
+  applyBrokerUnavailable,
   applyDelegation,
   applyLimitExceeded,
   applySimulate,
@@ -172,6 +173,7 @@ export function runGate(rt: GateRuntime, req: GateRequest): GateResultOutput {
     };
     d = applyApproval(d, approval);
   }
+  if (evaluable && outcome.requireBrokerCredential && d.verdict === 'allow') d = applyBrokerUnavailable(d);
   if (req.simulate) d = applySimulate(d);
   const exitCode = req.simulate ? 0 : exitCodeForVerdict(d.verdict);
 

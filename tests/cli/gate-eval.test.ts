@@ -177,3 +177,44 @@ describe('ward gate eval', () => {
     expect(keyIds.size).toBe(1);
   });
 });
+
+describe('ward gate eval: kill switch and profiles', () => {
+  it('an active kill switch blocks; an unreadable one blocks high risk (kill_switch_state_unavailable)', () => {
+    const cwd = tempDir();
+    writeFileSync(join(cwd, 'allow.yaml'), 'default_verdict: allow\n');
+    const stopped = ward(
+      ['gate', 'eval', '--policy', 'allow.yaml', '--intent', fixture('intents/v1-approval-valid.json'), '--kill-switch-state', fixture('kill-switch/global-stop.json'), '--json'],
+      { cwd },
+    );
+    expect(stopped.code).toBe(3);
+    expect(json(stopped.stdout)).toMatchObject({
+      verdict: 'block',
+      violations: ['kill_switch_active'],
+      kill_switch: { status: 'active', matched_entry_ids: ['stop-all'] },
+    });
+    expect(json(stopped.stdout)['reason_codes']).toContain('kill_switch_active');
+    const missing = ward(
+      ['gate', 'eval', '--policy', 'allow.yaml', '--intent', fixture('intents/v1-approval-valid.json'), '--kill-switch-state', 'nope.json', '--json'],
+      { cwd },
+    );
+    expect(missing.code).toBe(3);
+    expect(json(missing.stdout)).toMatchObject({ reason_codes: ['kill_switch_state_unavailable'], kill_switch: { status: 'unavailable' } });
+  });
+
+  it('oss-prod refuses a default-allow policy, --simulate and non-prod keys', () => {
+    const cwd = tempDir();
+    writeFileSync(join(cwd, 'allow.yaml'), 'default_verdict: allow\n');
+    const intentPath = fixture('intents/v1-approval-valid.json');
+    const noKey = ward(['gate', 'eval', '--policy', 'allow.yaml', '--intent', intentPath, '--profile', 'oss-prod', '--json'], { cwd });
+    expect(noKey.code).toBe(6);
+    const allow = ward(
+      ['gate', 'eval', '--policy', 'allow.yaml', '--intent', intentPath, '--profile', 'oss-prod', '--key-mode', 'prod', '--private-key', fixture('keys/v7_TEST_ONLY_private.key'), '--json'],
+      { cwd },
+    );
+    expect(allow.code).toBe(6);
+    expect(json(allow.stdout)['error']).toBe('oss-prod profile rejects policy default_verdict=allow; use default_verdict: block or require_approval');
+    const simulate = ward(['gate', 'eval', '--policy', 'allow.yaml', '--intent', intentPath, '--profile', 'oss-prod', '--simulate', '--json'], { cwd });
+    expect(simulate.code).toBe(6);
+    expect(json(simulate.stdout)['error']).toBe('oss-prod profile does not allow --simulate');
+  });
+});

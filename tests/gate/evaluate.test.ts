@@ -337,3 +337,30 @@ describe('registry', () => {
     expect(decide(policy, i, { now: parseRFC3339('2026-07-01T00:00:00Z') }).verdict).toBe('block');
   });
 });
+
+describe('broker credentials (§3.6 step 9)', () => {
+  it('a winning rule that requires a brokered credential cannot allow without a broker', async () => {
+    const { runGate } = await import('../../src/runtime/gate-run.js');
+    const { parsePolicyYaml } = await import('../../src/policy/load.js');
+    const { generateSigningKey } = await import('../../src/keys/index.js');
+    const { mkdtempSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'ward-broker-'));
+    const r = runGate(
+      {
+        policy: parsePolicyYaml('rules: [{ name: brokered, effect: allow, require_broker_credential: true }]'),
+        signingKey: generateSigningKey(),
+        traceFormat: 'ward',
+        traceDir: join(dir, 'traces'),
+        rateLimitStatePath: join(dir, 'rl.json'),
+        profile: 'standard',
+      },
+      { intent: intent() },
+    );
+    expect(r.output['verdict']).toBe('block');
+    expect(r.output['reason_codes']).toEqual(['broker_credential_required', 'matched_rule_brokered']);
+    expect(r.output['violations']).toEqual(['broker_credential_missing']);
+    expect(r.exitCode).toBe(3);
+  });
+});

@@ -37,6 +37,7 @@ interface GateEvalFlags extends TokenFlags {
   killSwitchState?: string;
   wrkrInventory?: string;
   stateDir?: string;
+  credentialBroker: string;
 }
 
 export function register(program: Command, ctx: CliContext): void {
@@ -64,7 +65,10 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--rate-limit-state <file>', 'rate-limit counters (default .ward/gate_rate_limits.json)')
     .option('--kill-switch-state <file>', 'kill-switch state JSON (gait.gate.kill_switch_state)')
     .option('--wrkr-inventory <file>', 'Wrkr tool inventory for context enrichment')
-    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)');
+    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .addOption(
+      new Option('--credential-broker <kind>', 'credential broker for rules with require_broker_credential').default('off'),
+    );
   addTokenOptions(evalCmd);
   evalCmd.action(async (flags: GateEvalFlags) => {
     await gateEval(ctx, flags);
@@ -103,6 +107,11 @@ async function gateEval(ctx: CliContext, flags: GateEvalFlags): Promise<void> {
     });
   }
   const evaluationTime = parseEvaluationTime(flags.evaluationTime);
+  if (flags.credentialBroker !== 'off') {
+    throw new WardError(ERROR_CODES.USAGE, `unsupported --credential-broker ${flags.credentialBroker}: only off is available`, {
+      hint: 'rules with require_broker_credential block until a broker is supported; omit --credential-broker',
+    });
+  }
   if (flags.profile === 'oss-prod') {
     if (flags.simulate) throw new WardError(ERROR_CODES.POLICY_PROFILE, 'oss-prod profile does not allow --simulate');
     if (flags.keyMode !== 'prod' || (!flags.privateKey && !flags.privateKeyEnv)) {
