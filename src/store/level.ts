@@ -1,5 +1,5 @@
 import { ClassicLevel } from 'classic-level';
-import { mkdirSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { describeArtifact } from './describe.js';
@@ -24,6 +24,7 @@ import {
  *   e\0<kind>\0<id>                         → entry JSON
  *   b\0trace\0<id>                           → trace bytes (zips live in objects/<kind>/<id>.zip)
  *   d\0<sha256>                              → <kind>\0<id>   (ingestion idempotency)
+ *   f\0traces\0<file name>                   → <size>:<mtime>  (trace files already ingested)
  *   t\0<kind>\0<time>\0<id>                  → ""             (time index)
  *   x\0<field>\0<value>\0<kind>\0<time>\0<id> → ""             (run, session, tool, verdict, reason, ref)
  * Times in keys are fixed-width UTC (`sortableTime`), so bytewise order is time order.
@@ -81,9 +82,9 @@ export class LevelStore implements EvidenceStore {
     return this.putDescribed(inputs.map((input) => ({ input, entry: describeArtifact(input, now) })));
   }
 
-  private async putDescribed(items: readonly { input: StoreInput; entry: StoreEntry }[]): Promise<PutResult> {
+  private async putDescribed(items: readonly { input: StoreInput; entry: StoreEntry }[], extra: readonly [string, string][] = []): Promise<PutResult> {
     const result: PutResult = { stored: [], duplicates: 0, conflicts: [] };
-    if (items.length === 0) return result;
+    if (items.length === 0 && extra.length === 0) return result;
     const digests = await this.db.getMany(items.map((i) => key('d', i.entry.digest)));
     const existing = await this.db.getMany(items.map((i) => key('e', i.entry.kind, i.entry.id)));
     const batch = this.db.batch();
@@ -107,6 +108,7 @@ export class LevelStore implements EvidenceStore {
       for (const k of indexKeys(entry)) batch.put(k, '');
       result.stored.push(entry);
     });
+    for (const [k, v] of extra) batch.put(k, v);
     await batch.write({ sync: true });
     return result;
   }
@@ -238,7 +240,48 @@ export class LevelStore implements EvidenceStore {
       for (const path of done) unlinkSync(path);
       syncDirectory(spoolDir(this.stateDir));
     }
+    await this.ingestTraceDirectory(report);
     return report;
+  }
+
+  /**
+   * Traces `gate eval` wrote to `<state>/traces/` (atomic, never overwritten) are ingested in
+   * place: each file is remembered by name, size and mtime, so it is read once, not on every open.
+   * Files there that are not traces (audit records) are remembered and skipped.
+   */
+  private async ingestTraceDirectory(report: IngestReport): Promise<void> {
+    const dir = join(this.stateDir, 'traces');
+    let names: string[];
+    try {
+      names = readdirSync(dir).filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort();
+    } catch {
+      return;
+    }
+    const marks = names.map((name) => {
+      const stat = statSync(join(dir, name), { throwIfNoEntry: false });
+      return { name, mark: stat ? `${stat.size}:${stat.mtimeMs}` : '' };
+    });
+    const seen = await this.db.getMany(marks.map((m) => key('f', 'traces', m.name)));
+    const fresh = marks.filter((m, i) => m.mark !== '' && seen[i] !== m.mark);
+    for (let i = 0; i < fresh.length; i += INGEST_CHUNK) {
+      const now = new Date().toISOString();
+      const items: { input: StoreInput; entry: StoreEntry }[] = [];
+      const extra: [string, string][] = [];
+      for (const { name, mark } of fresh.slice(i, i + INGEST_CHUNK)) {
+        extra.push([key('f', 'traces', name), mark]);
+        report.files++;
+        try {
+          const input: StoreInput = { kind: 'trace', bytes: readFileSync(join(dir, name)) };
+          items.push({ input, entry: describeArtifact(input, now) });
+        } catch (err) {
+          report.rejected.push({ file: `traces/${name}`, error: (err as Error).message });
+        }
+      }
+      const put = await this.putDescribed(items, extra);
+      report.stored.push(...put.stored);
+      report.duplicates += put.duplicates;
+      report.conflicts.push(...put.conflicts);
+    }
   }
 
   /** Retention: drop entries older than the age limit, then all but the newest `maxCount` per kind. */

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -92,6 +92,21 @@ describe('pack store', () => {
     const again = await store.ingest();
     expect(again).toMatchObject({ files: 1, duplicates: 1, stored: [] });
     expect(await store.count('trace')).toBe(2);
+  });
+
+  it('ingests trace files gate eval wrote to <state>/traces once each', async () => {
+    const dir = stateDir();
+    mkdirSync(join(dir, 'traces'));
+    for (let n = 0; n < 3; n++) writeFileSync(join(dir, 'traces', `trace_${n}.json`), bytesOf(trace(n)));
+    writeFileSync(join(dir, 'traces', 'approval_audit_x.json'), '{"schema_id":"gait.gate.approval_audit_record"}');
+    const store = await openStore(dir);
+    const first = await store.ingest();
+    expect(first.stored).toHaveLength(3);
+    expect(first.rejected.map((r) => r.file)).toEqual(['traces/approval_audit_x.json']);
+    const second = await store.ingest();
+    expect(second).toMatchObject({ files: 0, stored: [], rejected: [] });
+    writeFileSync(join(dir, 'traces', 'trace_9.json'), bytesOf(trace(9)));
+    expect((await store.ingest()).stored.map((e) => e.id)).toEqual([trace(9)['event_id']]);
   });
 
   it('applies retention by age and by count', async () => {
