@@ -17,7 +17,7 @@ export {
   summaryOf,
   type RunpackSummary,
   type OpenedRunpack,
-  openRunpack, decodeRunpackManifest, decodeSignature, type StoredManifest } from './read.js';
+  openRunpack, decodeRunpackManifest, type StoredManifest } from './read.js';
 export { verifyRunpack, runpackVerified, type RunpackVerifyResult, type VerifyRunpackOptions } from './verify.js';
 export { checkRunpackFiles, type HashMismatch, type RunpackFileCheck } from './files.js';
 export { computeManifestDigest, manifestJson } from './manifest.js';

@@ -1,6 +1,6 @@
-import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/index.js';
-import { ERROR_CODES } from '../errors.js';
-import { FieldReader } from './decode.js';
+import { isJsonObject, type JsonObject } from '../canon/index.js';
+import { decodeError, decodeJsonText, expectRootObject, readObject, readObjectArray, readString } from '../context/fields.js';
+import { RUN_RECORD_DECODER as D } from './decode.js';
 import { decodeIntent, decodeRefs, decodeResult, decodeRun } from './records.js';
 import type { IntentRecord, Refs, ResultRecord, RunRecord } from './types.js';
 
@@ -19,31 +19,23 @@ export interface RunRecordInput {
 }
 
 export function parseRunRecordInput(text: string): RunRecordInput {
-  const reader = new FieldReader(ERROR_CODES.RUN_RECORD_INVALID, 'run_record');
-  let root: JsonValue;
-  try {
-    root = parseJsonText(text);
-  } catch (err) {
-    throw reader.fail(`parse run record: ${(err as Error).message}`);
-  }
-  const obj = reader.object(root);
-  const normalization = reader.optionalObject(obj, 'normalization') ?? {};
-  const normReader = reader.at('run_record.normalization');
+  const root = expectRootObject(D, decodeJsonText(D, text));
+  const normalization = readObject(D, root, 'normalization') ?? {};
   return {
-    run: decodeRun(obj['run'] ?? {}, reader.at('run')),
-    intents: (reader.array(obj, 'intents') ?? []).map((v, i) => decodeIntent(v, reader.at(`intents[${i}]`))),
-    results: (reader.array(obj, 'results') ?? []).map((v, i) => decodeResult(v, reader.at(`results[${i}]`))),
-    refs: decodeRefs(obj['refs'] ?? {}, reader.at('refs')),
-    captureMode: reader.string(obj, 'capture_mode'),
-    intentArgs: objectMap(normReader.optionalObject(normalization, 'intent_args'), normReader.at('normalization.intent_args')),
-    resultPayloads: objectMap(normReader.optionalObject(normalization, 'result_payloads'), normReader.at('normalization.result_payloads')),
+    run: decodeRun(readObject(D, root, 'run') ?? {}, D),
+    intents: readObjectArray(D, root, 'intents', 'IntentRecord').map((o) => decodeIntent(o, D)),
+    results: readObjectArray(D, root, 'results', 'ResultRecord').map((o) => decodeResult(o, D)),
+    refs: decodeRefs(readObject(D, root, 'refs') ?? {}, D),
+    captureMode: readString(D, root, 'capture_mode'),
+    intentArgs: payloadMap(readObject(D, normalization, 'intent_args', 'normalization'), 'intent_args'),
+    resultPayloads: payloadMap(readObject(D, normalization, 'result_payloads', 'normalization'), 'result_payloads'),
   };
 }
 
-function objectMap(value: JsonObject | undefined, reader: FieldReader): Map<string, JsonObject> {
+function payloadMap(value: JsonObject | undefined, field: string): Map<string, JsonObject> {
   const out = new Map<string, JsonObject>();
   for (const [key, child] of Object.entries(value ?? {})) {
-    if (!isJsonObject(child)) throw reader.fail(`${key}: expected a JSON object`);
+    if (!isJsonObject(child)) throw decodeError(D, `normalization.${field}.${key}: expected a JSON object`);
     out.set(key, child);
   }
   return out;

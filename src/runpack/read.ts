@@ -1,7 +1,8 @@
 import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { openZip, type ZipArchive } from '../zip/index.js';
-import { runpackReader, type FieldReader } from './decode.js';
+import { decodeError, decodeJsonText, expectRootObject, readObjectArray, readString } from '../context/fields.js';
+import { readTimeText, RUNPACK_DECODER } from './decode.js';
 import { decodeIntent, decodeRefs, decodeResult, decodeRun } from './records.js';
 import { normalizeRefs } from './refs.js';
 import { RUNPACK_FILES, RUNPACK_MANIFEST_SCHEMA, type ManifestSignature, type Refs, type Runpack, type RunpackManifest, type RunRecord } from './types.js';
@@ -15,42 +16,37 @@ export interface StoredManifest {
 
 /** Parse `manifest.json` leniently and check its identity fields (§1.3 step 2). */
 export function decodeRunpackManifest(bytes: Buffer): StoredManifest {
-  const reader = runpackReader('manifest');
-  let raw: JsonValue;
-  try {
-    raw = parseJsonText(bytes.toString('utf8'));
-  } catch (err) {
-    throw reader.fail(`parse manifest.json: ${(err as Error).message}`);
-  }
-  const obj = reader.object(raw);
+  const d = RUNPACK_DECODER;
+  const obj = expectRootObject(d, decodeJsonText(d, bytes.toString('utf8')));
+  const path = 'manifest';
   const manifest: RunpackManifest = {
-    schema_id: reader.string(obj, 'schema_id'),
-    schema_version: reader.string(obj, 'schema_version'),
-    created_at: reader.time(obj, 'created_at'),
-    producer_version: reader.string(obj, 'producer_version'),
-    run_id: reader.string(obj, 'run_id'),
-    capture_mode: reader.string(obj, 'capture_mode'),
-    files: (reader.array(obj, 'files') ?? []).map((f, i) => {
-      const r = reader.at(`manifest.files[${i}]`);
-      const file = r.object(f);
-      return { path: r.string(file, 'path'), sha256: r.string(file, 'sha256') };
-    }),
-    manifest_digest: reader.string(obj, 'manifest_digest'),
+    schema_id: readString(d, obj, 'schema_id', path),
+    schema_version: readString(d, obj, 'schema_version', path),
+    created_at: readTimeText(d, obj, 'created_at', path),
+    producer_version: readString(d, obj, 'producer_version', path),
+    run_id: readString(d, obj, 'run_id', path),
+    capture_mode: readString(d, obj, 'capture_mode', path),
+    files: readObjectArray(d, obj, 'files', 'FileEntry', path).map((f) => ({
+      path: readString(d, f, 'path', 'manifest.files'),
+      sha256: readString(d, f, 'sha256', 'manifest.files'),
+    })),
+    manifest_digest: readString(d, obj, 'manifest_digest', path),
   };
-  const signatures = reader.array(obj, 'signatures');
-  if (signatures && signatures.length > 0) manifest.signatures = signatures.map((s, i) => decodeSignature(s, reader.at(`manifest.signatures[${i}]`)));
-  if (manifest.schema_id !== RUNPACK_MANIFEST_SCHEMA.id) throw reader.fail(`unsupported runpack manifest schema_id: ${manifest.schema_id}`);
+  const signatures = readObjectArray(d, obj, 'signatures', 'Signature', path).map(decodeSignature);
+  if (signatures.length > 0) manifest.signatures = signatures;
+  if (manifest.schema_id !== RUNPACK_MANIFEST_SCHEMA.id) throw decodeError(d, `unsupported runpack manifest schema_id: ${manifest.schema_id}`);
   if (manifest.schema_version !== RUNPACK_MANIFEST_SCHEMA.version) {
-    throw reader.fail(`unsupported runpack manifest schema_version: ${manifest.schema_version}`);
+    throw decodeError(d, `unsupported runpack manifest schema_version: ${manifest.schema_version}`);
   }
-  if (manifest.run_id.trim() === '') throw reader.fail('runpack manifest run_id is required');
+  if (manifest.run_id.trim() === '') throw decodeError(d, 'runpack manifest run_id is required');
   return { manifest, raw: obj };
 }
 
-export function decodeSignature(value: JsonValue, reader: FieldReader): ManifestSignature {
-  const obj = reader.object(value);
-  const signature: ManifestSignature = { alg: reader.string(obj, 'alg'), key_id: reader.string(obj, 'key_id'), sig: reader.string(obj, 'sig') };
-  const digest = reader.string(obj, 'signed_digest');
+function decodeSignature(obj: JsonObject): ManifestSignature {
+  const d = RUNPACK_DECODER;
+  const path = 'manifest.signatures';
+  const signature: ManifestSignature = { alg: readString(d, obj, 'alg', path), key_id: readString(d, obj, 'key_id', path), sig: readString(d, obj, 'sig', path) };
+  const digest = readString(d, obj, 'signed_digest', path);
   if (digest) signature.signed_digest = digest;
   return signature;
 }
@@ -74,12 +70,11 @@ export function readRunpack(bytes: Uint8Array): Runpack {
 /** `readRunpack` for an archive already opened with `openRunpack`. */
 export function readOpenedRunpack(opened: OpenedRunpack): Runpack {
   const { contents, refs } = checkedContents(opened);
-  const reader = runpackReader('runpack');
   return {
     manifest: opened.stored.manifest,
-    run: decodeRun(parseDocument(text(contents, 'run.json'), 'run.json'), reader.at('run')),
-    intents: parseLines(text(contents, 'intents.jsonl'), 'intents.jsonl').map((v, i) => decodeIntent(v, reader.at(`intents[${i}]`))),
-    results: parseLines(text(contents, 'results.jsonl'), 'results.jsonl').map((v, i) => decodeResult(v, reader.at(`results[${i}]`))),
+    run: decodeRun(parseDocument(text(contents, 'run.json'), 'run.json'), RUNPACK_DECODER),
+    intents: parseLines(text(contents, 'intents.jsonl'), 'intents.jsonl').map((o) => decodeIntent(o, RUNPACK_DECODER)),
+    results: parseLines(text(contents, 'results.jsonl'), 'results.jsonl').map((o) => decodeResult(o, RUNPACK_DECODER)),
     refs,
   };
 }
@@ -101,7 +96,7 @@ export function summarizeOpenedRunpack(opened: OpenedRunpack): RunpackSummary {
   const { contents, refs } = checkedContents(opened);
   return {
     manifest: opened.stored.manifest,
-    run: decodeRun(parseDocument(text(contents, 'run.json'), 'run.json'), runpackReader('run')),
+    run: decodeRun(parseDocument(text(contents, 'run.json'), 'run.json'), RUNPACK_DECODER),
     intentsCount: countLines(contents.get('intents.jsonl')!),
     resultsCount: countLines(contents.get('results.jsonl')!),
     refs,
@@ -132,8 +127,7 @@ function checkedContents({ zip, stored }: OpenedRunpack): { contents: Map<string
     const paths = [...check.mismatches.map((m) => m.path), ...(check.digestMatches ? [] : ['manifest.json'])];
     throw new WardError(ERROR_CODES.RUNPACK_INVALID, `runpack hash mismatch: ${paths.join(', ')}`);
   }
-  const reader = runpackReader('runpack');
-  const refs = normalizeRefs(decodeRefs(parseDocument(text(check.contents, 'refs.json'), 'refs.json'), reader.at('refs')), ERROR_CODES.RUNPACK_INVALID);
+  const refs = normalizeRefs(decodeRefs(parseDocument(text(check.contents, 'refs.json'), 'refs.json'), RUNPACK_DECODER), ERROR_CODES.RUNPACK_INVALID);
   if (refs.context_evidence_mode === 'required' && !refs.context_set_digest) {
     throw new WardError(ERROR_CODES.RUNPACK_INVALID, 'context evidence mode required but context_set_digest is missing');
   }
@@ -161,15 +155,18 @@ function parseDocument(text: string, name: string): JsonObject {
   throw new WardError(ERROR_CODES.RUNPACK_INVALID, `parse ${name}: expected a JSON object`);
 }
 
-function parseLines(text: string, name: string): JsonValue[] {
-  const out: JsonValue[] = [];
+function parseLines(text: string, name: string): JsonObject[] {
+  const out: JsonObject[] = [];
   text.split('\n').forEach((line, i) => {
     if (line.trim() === '') return;
+    let value: JsonValue;
     try {
-      out.push(parseJsonText(line));
+      value = parseJsonText(line);
     } catch (err) {
       throw new WardError(ERROR_CODES.RUNPACK_INVALID, `parse ${name} line ${i + 1}: ${(err as Error).message}`);
     }
+    if (!isJsonObject(value)) throw new WardError(ERROR_CODES.RUNPACK_INVALID, `parse ${name} line ${i + 1}: expected a JSON object`);
+    out.push(value);
   });
   return out;
 }

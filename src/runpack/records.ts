@@ -1,91 +1,102 @@
-import type { JsonObject, JsonValue } from '../canon/index.js';
-import { type FieldReader } from './decode.js';
-import { decodeReceipt } from './refs.js';
-import type { IntentRecord, Refs, ResultRecord, RunEnv, RunRecord, TimelineEvent } from './types.js';
+import type { JsonObject } from '../canon/index.js';
+import { readInt, readObject, readObjectArray, readString, type Decoder } from '../context/fields.js';
+import { readTimeText } from './decode.js';
+import type { IntentRecord, Receipt, Refs, ResultRecord, RunRecord, TimelineEvent } from './types.js';
 
-/**
- * Decoders from parsed JSON to runpack records, leniently as Go decodes into the record structs:
- * unknown keys dropped, missing keys zero, wrong types errors. The returned objects are already
- * the stored JSON (optional keys present only when Go would emit them).
+/*
+ * Decoders from parsed JSON objects to runpack records. The returned objects are already the stored
+ * JSON: optional keys are present only when Go's omitempty would emit them.
  */
-export function decodeRun(value: JsonValue | undefined, reader: FieldReader): RunRecord {
-  const obj = reader.object(value ?? {});
-  const env = reader.optionalObject(obj, 'env') ?? {};
-  const envReader = reader.at('run.env');
-  const timeline = reader.array(obj, 'timeline');
+
+export function decodeRun(obj: JsonObject, d: Decoder): RunRecord {
+  const env = readObject(d, obj, 'env', 'run') ?? {};
   return {
-    schema_id: reader.string(obj, 'schema_id'),
-    schema_version: reader.string(obj, 'schema_version'),
-    created_at: reader.time(obj, 'created_at'),
-    producer_version: reader.string(obj, 'producer_version'),
-    run_id: reader.string(obj, 'run_id'),
-    env: {
-      os: envReader.string(env, 'os'),
-      arch: envReader.string(env, 'arch'),
-      runtime: envReader.string(env, 'runtime'),
-    } satisfies RunEnv,
-    timeline: timeline === null ? null : timeline.map((item, i) => decodeTimelineEvent(item, reader.at(`run.timeline[${i}]`))),
+    schema_id: readString(d, obj, 'schema_id', 'run'),
+    schema_version: readString(d, obj, 'schema_version', 'run'),
+    created_at: readTimeText(d, obj, 'created_at', 'run'),
+    producer_version: readString(d, obj, 'producer_version', 'run'),
+    run_id: readString(d, obj, 'run_id', 'run'),
+    env: { os: readString(d, env, 'os', 'run.env'), arch: readString(d, env, 'arch', 'run.env'), runtime: readString(d, env, 'runtime', 'run.env') },
+    // A nil slice without omitempty marshals as null in Go: absent stays null, [] stays [].
+    timeline: obj['timeline'] == null ? null : readObjectArray(d, obj, 'timeline', 'TimelineEvt', 'run').map((e) => decodeTimelineEvent(e, d)),
   };
 }
 
-function decodeTimelineEvent(value: JsonValue, reader: FieldReader): TimelineEvent {
-  const obj = reader.object(value);
-  const event: TimelineEvent = { event: reader.string(obj, 'event'), ts: reader.time(obj, 'ts') };
-  const ref = reader.string(obj, 'ref');
+function decodeTimelineEvent(obj: JsonObject, d: Decoder): TimelineEvent {
+  const event: TimelineEvent = { event: readString(d, obj, 'event', 'run.timeline'), ts: readTimeText(d, obj, 'ts', 'run.timeline') };
+  const ref = readString(d, obj, 'ref', 'run.timeline');
   if (ref) event.ref = ref;
-  const relationship = reader.optionalObject(obj, 'relationship');
+  const relationship = readObject(d, obj, 'relationship', 'run.timeline');
   if (relationship) event.relationship = relationship;
   return event;
 }
 
-export function decodeIntent(value: JsonValue, reader: FieldReader): IntentRecord {
-  const obj = reader.object(value);
+export function decodeIntent(obj: JsonObject, d: Decoder): IntentRecord {
   const intent: IntentRecord = {
-    ...decodeHeader(obj, reader),
-    intent_id: reader.string(obj, 'intent_id'),
-    tool_name: reader.string(obj, 'tool_name'),
-    args_digest: reader.string(obj, 'args_digest'),
+    ...decodeHeader(obj, d, 'intents'),
+    intent_id: readString(d, obj, 'intent_id', 'intents'),
+    tool_name: readString(d, obj, 'tool_name', 'intents'),
+    args_digest: readString(d, obj, 'args_digest', 'intents'),
   };
-  const args = reader.optionalObject(obj, 'args');
+  const args = readObject(d, obj, 'args', 'intents');
   if (args && Object.keys(args).length > 0) intent.args = args;
   return intent;
 }
 
-export function decodeResult(value: JsonValue, reader: FieldReader): ResultRecord {
-  const obj = reader.object(value);
+export function decodeResult(obj: JsonObject, d: Decoder): ResultRecord {
   const result: ResultRecord = {
-    ...decodeHeader(obj, reader),
-    intent_id: reader.string(obj, 'intent_id'),
-    status: reader.string(obj, 'status'),
-    result_digest: reader.string(obj, 'result_digest'),
+    ...decodeHeader(obj, d, 'results'),
+    intent_id: readString(d, obj, 'intent_id', 'results'),
+    status: readString(d, obj, 'status', 'results'),
+    result_digest: readString(d, obj, 'result_digest', 'results'),
   };
-  const payload = reader.optionalObject(obj, 'result');
+  const payload = readObject(d, obj, 'result', 'results');
   if (payload && Object.keys(payload).length > 0) result.result = payload;
   return result;
 }
 
-export function decodeRefs(value: JsonValue | undefined, reader: FieldReader): Refs {
-  const obj = reader.object(value ?? {});
-  const receipts = reader.array(obj, 'receipts') ?? [];
+export function decodeRefs(obj: JsonObject, d: Decoder): Refs {
   const refs: Refs = {
-    ...decodeHeader(obj, reader),
-    receipts: receipts.map((item, i) => decodeReceipt(item, reader.at(`refs.receipts[${i}]`))),
+    ...decodeHeader(obj, d, 'refs'),
+    receipts: readObjectArray(d, obj, 'receipts', 'Receipt', 'refs').map((r) => decodeReceipt(r, d)),
   };
-  const digest = reader.string(obj, 'context_set_digest');
+  const digest = readString(d, obj, 'context_set_digest', 'refs');
   if (digest) refs.context_set_digest = digest;
-  const mode = reader.string(obj, 'context_evidence_mode');
+  const mode = readString(d, obj, 'context_evidence_mode', 'refs');
   if (mode) refs.context_evidence_mode = mode;
-  const count = reader.int(obj, 'context_ref_count');
+  const count = readInt(d, obj, 'context_ref_count', 'refs');
   if (count !== 0) refs.context_ref_count = count;
   return refs;
 }
 
-function decodeHeader(obj: JsonObject, reader: FieldReader) {
+function decodeReceipt(obj: JsonObject, d: Decoder): Receipt {
+  const path = 'refs.receipts';
+  const receipt: Receipt = {
+    ref_id: readString(d, obj, 'ref_id', path),
+    source_type: readString(d, obj, 'source_type', path),
+    source_locator: readString(d, obj, 'source_locator', path),
+    query_digest: readString(d, obj, 'query_digest', path),
+    content_digest: readString(d, obj, 'content_digest', path),
+    retrieved_at: readTimeText(d, obj, 'retrieved_at', path),
+    redaction_mode: readString(d, obj, 'redaction_mode', path),
+  };
+  const immutability = readString(d, obj, 'immutability', path);
+  if (immutability) receipt.immutability = immutability;
+  const freshness = readInt(d, obj, 'freshness_sla_seconds', path);
+  if (freshness !== 0) receipt.freshness_sla_seconds = freshness;
+  const label = readString(d, obj, 'sensitivity_label', path);
+  if (label) receipt.sensitivity_label = label;
+  const params = readObject(d, obj, 'retrieval_params', path);
+  if (params && Object.keys(params).length > 0) receipt.retrieval_params = params;
+  return receipt;
+}
+
+function decodeHeader(obj: JsonObject, d: Decoder, path: string) {
   return {
-    schema_id: reader.string(obj, 'schema_id'),
-    schema_version: reader.string(obj, 'schema_version'),
-    created_at: reader.time(obj, 'created_at'),
-    producer_version: reader.string(obj, 'producer_version'),
-    run_id: reader.string(obj, 'run_id'),
+    schema_id: readString(d, obj, 'schema_id', path),
+    schema_version: readString(d, obj, 'schema_version', path),
+    created_at: readTimeText(d, obj, 'created_at', path),
+    producer_version: readString(d, obj, 'producer_version', path),
+    run_id: readString(d, obj, 'run_id', path),
   };
 }

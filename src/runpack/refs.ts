@@ -1,30 +1,7 @@
-import { compareUtf8, goLower, goTrim, isSha256Hex, type JsonValue } from '../canon/index.js';
+import { compareUtf8, goLower, goTrim, isSha256Hex } from '../canon/index.js';
 import { WardError, type ErrorCode } from '../errors.js';
-import { type FieldReader, utcOr1980 } from './decode.js';
+import { utcOr1980 } from './decode.js';
 import type { Receipt, Refs } from './types.js';
-
-/** Decode one receipt leniently (unknown keys ignored), times in Go form. */
-export function decodeReceipt(value: JsonValue, reader: FieldReader): Receipt {
-  const obj = reader.object(value);
-  const receipt: Receipt = {
-    ref_id: reader.string(obj, 'ref_id'),
-    source_type: reader.string(obj, 'source_type'),
-    source_locator: reader.string(obj, 'source_locator'),
-    query_digest: reader.string(obj, 'query_digest'),
-    content_digest: reader.string(obj, 'content_digest'),
-    retrieved_at: reader.time(obj, 'retrieved_at'),
-    redaction_mode: reader.string(obj, 'redaction_mode'),
-  };
-  const immutability = reader.string(obj, 'immutability');
-  if (immutability) receipt.immutability = immutability;
-  const freshness = reader.int(obj, 'freshness_sla_seconds');
-  if (freshness !== 0) receipt.freshness_sla_seconds = freshness;
-  const label = reader.string(obj, 'sensitivity_label');
-  if (label) receipt.sensitivity_label = label;
-  const params = reader.optionalObject(obj, 'retrieval_params');
-  if (params && Object.keys(params).length > 0) receipt.retrieval_params = params;
-  return receipt;
-}
 
 /**
  * `NormalizeRefs` (§1.8): lowercase digests and modes, default immutability, UTC retrieval

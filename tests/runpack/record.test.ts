@@ -123,6 +123,15 @@ describe('run record', () => {
     expect(errorOf(() => record({}, input)).message).toBe('context_set_digest mismatch');
   });
 
+  it('rejects fields of the wrong JSON type as usage errors, Go-style', () => {
+    const input = mutateInput((j) => (j['intents'][0]['tool_name'] = 5));
+    expect(errorOf(() => record({}, input))).toMatchObject({
+      exitCode: 6,
+      message: 'parse run record: json: cannot unmarshal number into Go struct field RunRecordInput.intents.tool_name of type string',
+    });
+    expect(errorOf(() => record({}, '[]')).exitCode).toBe(6);
+  });
+
   it('accepts the fixture as given with lenient unknown keys', () => {
     const input = mutateInput((j) => (j['run']['unknown_extra'] = 1));
     expect(record({}, input).manifest.manifest_digest).toBe(record({}, DEMO_INPUT).manifest.manifest_digest);
