@@ -124,7 +124,11 @@ export class LevelStore implements EvidenceStore {
       if (body === undefined) throw new WardError(ERROR_CODES.STORE_NOT_FOUND, `trace ${entry.id} has no stored body`);
       return Buffer.from(body, 'utf8');
     }
-    return readFileSync(this.objectPath(entry));
+    try {
+      return readFileSync(this.objectPath(entry));
+    } catch (err) {
+      throw new WardError(ERROR_CODES.STORE_INVALID, `${entry.kind} ${entry.id}: stored object unreadable: ${(err as Error).message}`, { cause: err });
+    }
   }
 
   async resolve(idOrRef: string, kind?: EntryKind): Promise<StoreEntry[]> {

@@ -37,16 +37,16 @@ export async function locateArtifact(
     throw err;
   }
   try {
-    const found = (await Promise.all(options.kinds.map((kind) => store.resolve(ref, kind)))).flat();
-    if (found.length === 0) throw notFound(ref);
-    if (found.length > 1) {
-      // A run id can name several runpacks: the newest is the run's latest recording.
-      const ids = new Set(found.map((e) => e.kind + e.id));
-      if (ids.size > 1 && !found.every((e) => e.run_id === ref)) throw ambiguous(ref, found.map((e) => e.id));
-      found.sort((a, b) => (a.time < b.time ? 1 : -1));
+    // Kinds are tried in order (a pack before a runpack); a run id naming several recordings of
+    // one kind means the newest.
+    for (const kind of options.kinds) {
+      const found = await store.resolve(ref, kind);
+      if (found.length === 0) continue;
+      if (found.length > 1 && !found.every((e) => e.run_id === ref)) throw ambiguous(ref, found.map((e) => e.id));
+      const entry = found.sort((a, b) => (a.time < b.time ? 1 : a.time > b.time ? -1 : 0))[0]!;
+      return { bytes: await store.read(entry), path: `store:${entry.kind}/${entry.id}` };
     }
-    const entry = found[0]!;
-    return { bytes: await store.read(entry), path: `store:${entry.kind}/${entry.id}` };
+    throw notFound(ref);
   } finally {
     await store.close();
   }
