@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openZip, writeDeterministicZip } from '../../src/zip/index.js';
-import { DEMO_RECORD, ward, workdir } from './cli.js';
+import { DEMO_RECORD, REPO_ROOT, ward, workdir } from './cli.js';
 import { RETRIEVED_LATER } from './helpers.js';
 
 async function recordDemo(cwd: string, extra: string[] = []) {
@@ -35,6 +35,22 @@ describe('ward run record / verify', () => {
     expect(verify.code).toBe(2);
     expect(verify.json['hash_mismatches'][0].path).toBe('intents.jsonl');
     expect((await ward(['verify', 'run_nothing', '--json'], cwd)).code).toBe(6);
+  });
+
+  it('binds a context envelope, warns on a bad one in best_effort, and refuses it in required mode', async () => {
+    const cwd = workdir();
+    const envelope = join(REPO_ROOT, 'fixtures', 'runs', 'context_envelope_demo.json');
+    const bound = await recordDemo(cwd, ['--context-envelope', envelope, '--context-evidence-mode', 'required']);
+    expect(bound.code).toBe(0);
+    const inspect = await ward(['pack', 'inspect', join(cwd, '.ward', 'runpack_run_demo.zip'), '--json'], cwd);
+    expect(inspect.json['inspect']['run_payload']).toMatchObject({ context_evidence_mode: 'required', context_ref_count: 1, context_privacy_mode: 'hashes' });
+
+    writeFileSync(join(cwd, 'bad.json'), '{"records":[{"ref_id":"x"}]}');
+    const lenient = await recordDemo(cwd, ['--context-envelope', 'bad.json']);
+    expect(lenient.code).toBe(0);
+    expect(lenient.json['warnings']).toContainEqual(expect.stringMatching(/^context envelope ignored: /));
+    expect((await recordDemo(cwd, ['--context-envelope', 'bad.json', '--context-evidence-mode', 'required'])).code).toBe(6);
+    expect((await recordDemo(cwd, ['--context-envelope', '../outside.json'])).code).toBe(6);
   });
 
   it('needs a key source with --profile strict (exit 6)', async () => {
