@@ -1,8 +1,8 @@
-import { compareUtf8, sha256Hex } from '../canon/index.js';
+import { compareUtf8 } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import type { VerifyKey } from '../keys/index.js';
-import { checkManifestSignatures, verifyRunpack, type HashMismatch } from '../runpack/index.js';
-import { openZip, type ZipArchive } from '../zip/index.js';
+import { checkDeclaredFiles, checkManifestSignatures, verifyRunpack } from '../runpack/index.js';
+import { openZip } from '../zip/index.js';
 import { checkAuthorizationPayload } from './authorization.js';
 import { computePackId, looseSchemaId, packSignable, parsePackManifest } from './manifest.js';
 import { checkRunPayload } from './payload.js';
@@ -41,7 +41,7 @@ export function verifyPack(bytes: Uint8Array, options: VerifyPackOptions = {}): 
     throw new WardError(ERROR_CODES.PACK_VERIFY_FAILED, `pack_id mismatch: expected=${manifest.pack_id} actual=${expectedId}`);
   }
 
-  const { missing, mismatches, files } = checkContents(zip, manifest);
+  const { missing, mismatches, contents: files } = checkDeclaredFiles(zip, manifest.contents);
   const declared = new Set(manifest.contents.map((c) => c.path));
   const undeclared = zip.entries.map((e) => e.name).filter((name) => name !== PACK_MANIFEST_FILE && !declared.has(name));
 
@@ -86,24 +86,6 @@ export function verifyPack(bytes: Uint8Array, options: VerifyPackOptions = {}): 
 export function packVerified(result: PackVerifyResult, requireSignature: boolean): boolean {
   if (result.missing_files || result.hash_mismatches || result.undeclared_files) return false;
   return requireSignature ? result.signature_status === 'verified' : result.signature_status !== 'failed';
-}
-
-function checkContents(zip: ZipArchive, manifest: PackManifest): { missing: string[]; mismatches: HashMismatch[]; files: Map<string, Buffer> } {
-  const missing: string[] = [];
-  const mismatches: HashMismatch[] = [];
-  const files = new Map<string, Buffer>();
-  for (const content of manifest.contents) {
-    const entry = zip.get(content.path);
-    if (!entry) {
-      missing.push(content.path);
-      continue;
-    }
-    const data = zip.read(entry);
-    const actual = sha256Hex(data);
-    if (actual !== content.sha256.toLowerCase()) mismatches.push({ path: content.path, expected: content.sha256, actual });
-    else files.set(content.path, data);
-  }
-  return { missing, mismatches, files };
 }
 
 function checkPayload(manifest: PackManifest, files: ReadonlyMap<string, Buffer>): void {

@@ -17,15 +17,23 @@ export interface RunpackFileCheck {
   contents: Map<string, Buffer>;
 }
 
-/** §1.3 steps 3–4: declared files present with matching hashes, the four required ones declared, digest recomputed. */
-export function checkRunpackFiles(zip: ZipArchive, manifest: RunpackManifest): RunpackFileCheck {
-  const missing = new Set<string>();
+export interface DeclaredFileCheck {
+  /** Declared but absent, in declaration order. */
+  missing: string[];
+  mismatches: HashMismatch[];
+  /** Contents of the declared files that are present (matching or not), by path. */
+  contents: Map<string, Buffer>;
+}
+
+/** Every declared file of a manifest (runpack `files`, pack `contents`) read and hashed. */
+export function checkDeclaredFiles(zip: ZipArchive, declared: readonly { path: string; sha256: string }[]): DeclaredFileCheck {
+  const missing: string[] = [];
   const mismatches: HashMismatch[] = [];
   const contents = new Map<string, Buffer>();
-  for (const file of manifest.files) {
+  for (const file of declared) {
     const entry = zip.get(file.path);
     if (!entry) {
-      missing.add(file.path);
+      missing.push(file.path);
       continue;
     }
     const data = zip.read(entry);
@@ -33,8 +41,15 @@ export function checkRunpackFiles(zip: ZipArchive, manifest: RunpackManifest): R
     if (actual !== file.sha256.toLowerCase()) mismatches.push({ path: file.path, expected: file.sha256, actual });
     contents.set(file.path, data);
   }
+  return { missing, mismatches, contents };
+}
+
+/** §1.3 steps 3–4: declared files present with matching hashes, the four required ones declared, digest recomputed. */
+export function checkRunpackFiles(zip: ZipArchive, manifest: RunpackManifest): RunpackFileCheck {
+  const { missing, mismatches, contents } = checkDeclaredFiles(zip, manifest.files);
   const declared = new Set(manifest.files.map((f) => f.path));
-  for (const name of RUNPACK_FILES) if (!declared.has(name)) missing.add(name);
+  const absent = new Set(missing);
+  for (const name of RUNPACK_FILES) if (!declared.has(name)) absent.add(name);
   const digestMatches = computeManifestDigest(manifest) === manifest.manifest_digest.toLowerCase();
-  return { missing: [...missing].sort(compareUtf8), mismatches, digestMatches, contents };
+  return { missing: [...absent].sort(compareUtf8), mismatches, digestMatches, contents };
 }

@@ -11,6 +11,7 @@ import {
   type EntryKind,
   type EvidenceStore,
   type ListFilter,
+  type PutResult,
   type StoreEntry,
   type StoreInput,
 } from '../../store/index.js';
@@ -69,17 +70,7 @@ export function register(program: Command, ctx: CliContext): void {
   withCommon(store.command('ingest').description('ingest the spool, plus trace files, runpacks, packs or directories given').argument('[paths...]', 'files or directories'))
     .action(async (paths: string[], flags: StoreFlags) => {
       const inputs = paths.flatMap((p) => collectInputs(resolve(ctx.cwd, p)));
-      await withStore(ctx, flags, async (s) => {
-        const put = await s.put(inputs);
-        // withStore already drained the spool; report both.
-        print(
-          ctx,
-          flags.json,
-          { ok: put.conflicts.length === 0, stored: put.stored.length, duplicates: put.duplicates, conflicts: put.conflicts },
-          `stored ${put.stored.length}, already present ${put.duplicates}, conflicts ${put.conflicts.length}`,
-        );
-        if (put.conflicts.length > 0) ctx.exitCode = EXIT.VERIFY_FAILED;
-      });
+      await withStore(ctx, flags, async (s) => reportPut(ctx, flags, await s.put(inputs), 'stored'));
     });
 
   withCommon(store.command('gc').description('retention: remove entries older than --max-age and beyond --max-count per kind'))
@@ -114,16 +105,7 @@ export function register(program: Command, ctx: CliContext): void {
       const inputs: StoreInput[] = zip.entries
         .filter((e) => !e.isDirectory)
         .map((e) => ({ kind: importKind(e.name), bytes: zip.read(e) }));
-      await withStore(ctx, flags, async (s) => {
-        const put = await s.put(inputs);
-        print(
-          ctx,
-          flags.json,
-          { ok: put.conflicts.length === 0, stored: put.stored.length, duplicates: put.duplicates, conflicts: put.conflicts },
-          `imported ${put.stored.length}, already present ${put.duplicates}, conflicts ${put.conflicts.length}`,
-        );
-        if (put.conflicts.length > 0) ctx.exitCode = EXIT.VERIFY_FAILED;
-      });
+      await withStore(ctx, flags, async (s) => reportPut(ctx, flags, await s.put(inputs), 'imported'));
     });
 }
 
@@ -171,6 +153,17 @@ async function withStore(ctx: CliContext, flags: StoreFlags, fn: (store: Evidenc
   } finally {
     await store.close();
   }
+}
+
+/** A conflict (same id, different bytes) is evidence that does not match what is stored: exit 2. */
+function reportPut(ctx: CliContext, flags: StoreFlags, put: PutResult, verb: string): void {
+  print(
+    ctx,
+    flags.json,
+    { ok: put.conflicts.length === 0, stored: put.stored.length, duplicates: put.duplicates, conflicts: put.conflicts },
+    `${verb} ${put.stored.length}, already present ${put.duplicates}, conflicts ${put.conflicts.length}`,
+  );
+  if (put.conflicts.length > 0) ctx.exitCode = EXIT.VERIFY_FAILED;
 }
 
 function entryLine(e: StoreEntry): string {
