@@ -1,6 +1,6 @@
 import { compareUtf8 } from '../canon/index.js';
 import { classifyRefsDrift } from './drift.js';
-import { openPackView, type PackView } from './read-side.js';
+import { openPackView, viewRefs, type PackView } from './read-side.js';
 import { PACK_CREATED_AT, PACK_DIFF_SCHEMA, type PackDiff, type PackDiffSummary } from './types.js';
 
 /**
@@ -19,8 +19,8 @@ export function diffViews(left: PackView, right: PackView): PackDiff {
 
   const summary: PackDiffSummary = { changed: false, manifest_delta: manifestDelta, context_drift_classification: 'none' };
   if (left.packType === 'run' && right.packType === 'run') {
-    const leftRefs = left.refs;
-    const rightRefs = right.refs;
+    const leftRefs = viewRefs(left);
+    const rightRefs = viewRefs(right);
     if (leftRefs && rightRefs) {
       const drift = classifyRefsDrift(leftRefs, rightRefs);
       summary.context_drift_classification = drift.classification;

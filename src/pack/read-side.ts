@@ -18,12 +18,11 @@ export interface PackView {
   manifestDigest: string;
   /** Declared path → sha256. */
   files: Map<string, string>;
-  manifest?: PackManifest;
   rawManifest?: JsonObject;
   runPayload?: RunPayload;
   /** The runpack inside a run pack (or the legacy runpack itself), as stored. */
   runpackBytes?: Buffer;
-  /** Its normalized refs, when it passes its integrity checks. */
+  /** A legacy runpack's normalized refs (read anyway to open it). */
   refs?: Refs;
   zip: ZipArchive;
   legacyType?: 'runpack';
@@ -43,7 +42,6 @@ export function openPackView(bytes: Uint8Array): PackView {
     sourceRef: manifest.source_ref,
     manifestDigest: digestJcs(rawManifest),
     files: new Map(manifest.contents.map((c) => [c.path, c.sha256.toLowerCase()])),
-    manifest,
     rawManifest,
     zip,
   };
@@ -52,11 +50,7 @@ export function openPackView(bytes: Uint8Array): PackView {
     if (payload) view.runPayload = payload;
     const source = zip.get(SOURCE_RUNPACK_FILE);
     const runpackBytes = source ? bestEffort(() => zip.read(source)) : undefined;
-    if (runpackBytes) {
-      view.runpackBytes = runpackBytes;
-      const summary = bestEffort(() => summarizeRunpack(runpackBytes));
-      if (summary) view.refs = summary.refs;
-    }
+    if (runpackBytes) view.runpackBytes = runpackBytes;
   }
   return view;
 }
@@ -75,6 +69,13 @@ function legacyView(bytes: Uint8Array, zip: ZipArchive): PackView {
     zip,
     legacyType: 'runpack',
   };
+}
+
+/** The refs context drift is judged on: the embedded runpack's, when it passes its integrity checks. */
+export function viewRefs(view: PackView): Refs | undefined {
+  if (view.refs) return view.refs;
+  const bytes = view.runpackBytes;
+  return bytes ? bestEffort(() => summarizeRunpack(bytes).refs) : undefined;
 }
 
 /** Inspect and diff show what decodes and leave out what does not, as the reference does. */
