@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listSpool, openLevelStore, spoolBytes, spoolTrace, storePaths, type LevelStore } from '../../src/store/index.js';
@@ -138,12 +138,30 @@ describe('store lock', () => {
     expect(err).toMatchObject({ code: 'ERR_STORE_LOCKED', message: expect.stringContaining(`pid ${process.pid}`) });
   });
 
+  it('treats a lock whose pid was recycled (other process start time) as stale', async () => {
+    const dir = stateDir();
+    const paths = storePaths(dir);
+    mkdirSync(paths.root, { recursive: true });
+    writeFileSync(paths.lock, JSON.stringify({ pid: process.pid, host: hostname(), proc_start: 'not-this-process', since: 'x', token: 't' }));
+    const store = await openStore(dir);
+    expect(await store.count()).toBe(0);
+  });
+
+  it('never breaks a lock held from another host', async () => {
+    const dir = stateDir();
+    const paths = storePaths(dir);
+    mkdirSync(paths.root, { recursive: true });
+    writeFileSync(paths.lock, JSON.stringify({ pid: 999999, host: 'elsewhere.example', proc_start: '', since: '2026-01-01', token: 't' }));
+    const err = await openLevelStore(dir).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'ERR_STORE_LOCKED', message: expect.stringContaining('held by pid 999999 on elsewhere.example') });
+  });
+
   it('takes over a lock left by a dead process', async () => {
     const dir = stateDir();
     const paths = storePaths(dir);
     await openStore(dir);
     await open.pop()!.close();
-    writeFileSync(paths.lock, JSON.stringify({ pid: 999999, host: (await import('node:os')).hostname(), proc_start: '', since: 'x', token: 't' }));
+    writeFileSync(paths.lock, JSON.stringify({ pid: 999999, host: hostname(), proc_start: '', since: 'x', token: 't' }));
     const store = await openStore(dir);
     expect(await store.count()).toBe(0);
   });
