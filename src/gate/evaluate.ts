@@ -10,7 +10,7 @@ import { WARD_VERSION } from '../version.js';
 import { failClosedApplies, failClosedFindings } from './fail-closed.js';
 import { evaluateKillSwitch, killSwitchUnavailableDecision, type KillSwitchDecision, type KillSwitchState } from './kill-switch.js';
 import { evaluateScript, type StepVerdict, type StepRisk } from './script.js';
-import { evaluateSingleIntent, type SingleOutcome } from './tier.js';
+import { defaultOutcome, evaluateSingleIntent, type SingleOutcome } from './tier.js';
 import { enrichWithWrkr, type WrkrInventory } from './wrkr.js';
 
 export const GATE_RESULT_SCHEMA_ID = 'gait.gate.result';
@@ -179,24 +179,7 @@ function gateResult(core: SingleOutcome, createdAt: GoTime, options: EvaluateOpt
 }
 
 function blockedOutcome(reasons: string[], violations: string[]): SingleOutcome {
-  return {
-    verdict: 'block',
-    reasonCodes: reasons,
-    violations,
-    matchedRule: '',
-    matchedRules: [],
-    minApprovals: 0,
-    requireDistinctApprovers: false,
-    requireBrokerCredential: false,
-    brokerReference: '',
-    brokerScopes: [],
-    requireDelegation: false,
-    delegationScopes: [],
-    rateLimit: undefined,
-    destructiveBudget: undefined,
-    freezeWindow: undefined,
-    sandbox: undefined,
-  };
+  return { ...defaultOutcome('block'), reasonCodes: reasons, violations };
 }
 
 /** Ward decision 3: an unevaluable intent under a fail-closed risk class is a block, not an error. */

@@ -23,7 +23,7 @@ import {
 } from '../context/fields.js';
 import { ERROR_CODES } from '../errors.js';
 import { goPathClean } from '../intent/paths.js';
-import { TARGET_KINDS } from '../intent/targets.js';
+import { TARGET_KINDS } from '../contract/vocabulary.js';
 import type { NormalizedIntent, Target } from '../intent/types.js';
 
 /*

@@ -88,7 +88,8 @@ export function evaluateSingleIntent(policy: NormalizedPolicy, intent: Normalize
   return out;
 }
 
-function defaultOutcome(verdict: Verdict): SingleOutcome {
+/** The outcome when no rule matched: the policy default and `default_<verdict>`. */
+export function defaultOutcome(verdict: Verdict): SingleOutcome {
   return {
     verdict,
     reasonCodes: [`default_${verdict}`],

@@ -13,6 +13,15 @@ import {
   readTime,
 } from './fields.js';
 import { invalidIntent } from './invalid.js';
+import {
+  CREDENTIAL_ACCESS_TYPES,
+  CREDENTIAL_SOURCES,
+  PROVENANCE_SOURCES,
+  SANDBOX_ENV_EXPOSURE_MODES,
+  SANDBOX_FILESYSTEM_ISOLATIONS,
+  SANDBOX_NETWORK_MODES,
+  SANDBOX_USER_MODES,
+} from '../contract/vocabulary.js';
 import { assertNoRawCredentials, isEnvAssignment, isSafeEvidenceRef } from './secrets.js';
 import { dedupeSortTargets, normalizeTarget } from './targets.js';
 import { goPathClean } from './paths.js';
@@ -37,30 +46,13 @@ export const INTENT_SCHEMA_ID = 'gait.gate.intent_request';
 export const INTENT_SCHEMA_VERSION = '1.0.0';
 export const MAX_SCRIPT_STEPS = 64;
 
-const PROVENANCE_SOURCES = new Set(['user', 'tool_output', 'external', 'system']);
-const CREDENTIAL_SOURCES = new Set([
-  'aws_iam_user',
-  'aws_sts',
-  'azure_federated',
-  'command',
-  'env',
-  'gcp_sts',
-  'github_oidc',
-  'github_pat',
-  'kubernetes_service_account',
-  'stub',
-  'unknown',
-  'vault_dynamic',
-]);
-const CREDENTIAL_ACCESS_TYPES = new Set(['cloud_admin', 'inherited', 'jit', 'standing', 'static', 'unknown']);
 const SANDBOX_ENUMS = {
-  network_mode: new Set(['disabled', 'egress_allowlist', 'full']),
-  env_exposure_mode: new Set(['none', 'allowlist', 'full']),
-  filesystem_isolation: new Set(['none', 'workspace', 'container']),
-  user_mode: new Set(['default', 'root', 'unprivileged']),
+  network_mode: SANDBOX_NETWORK_MODES,
+  env_exposure_mode: SANDBOX_ENV_EXPOSURE_MODES,
+  filesystem_isolation: SANDBOX_FILESYSTEM_ISOLATIONS,
+  user_mode: SANDBOX_USER_MODES,
 } as const;
 
-export { CREDENTIAL_SOURCES, CREDENTIAL_ACCESS_TYPES, SANDBOX_ENUMS };
 
 /**
  * Decode and normalize an intent request (`gate.md` §1). Throws `ERR_INTENT_PARSE` for JSON type

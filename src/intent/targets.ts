@@ -4,21 +4,7 @@ import type { Target } from './types.js';
 import { readBool, readString } from './fields.js';
 import { invalidIntent } from './invalid.js';
 import { goUrlHostname } from './url.js';
-
-export const TARGET_KINDS = new Set(['path', 'url', 'host', 'repo', 'bucket', 'table', 'queue', 'topic', 'other']);
-export const ENDPOINT_CLASSES = new Set([
-  'fs.read',
-  'fs.write',
-  'fs.delete',
-  'proc.exec',
-  'net.http',
-  'net.dns',
-  'ui.click',
-  'ui.type',
-  'ui.navigate',
-  'other',
-]);
-export const DISCOVERY_METHODS = new Set(['webmcp', 'dynamic_mcp', 'a2a', 'mcp', 'static_mcp', 'manual', 'unknown']);
+import { DISCOVERY_METHODS, ENDPOINT_CLASSES, TARGET_KINDS } from '../contract/vocabulary.js';
 
 const READ_OPS = new Set(['read', 'get', 'list', 'open', 'cat', 'head', 'download', 'stat']);
 const WRITE_OPS = new Set(['write', 'append', 'put', 'create', 'update', 'save', 'copy', 'move', 'rename']);

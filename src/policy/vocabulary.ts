@@ -1,6 +1,17 @@
 import type { Verdict } from './types.js';
 
 /** The closed value sets a policy is validated against (`gate.md` §1.2, §2.2–2.4). */
+export {
+  ENDPOINT_CLASSES,
+  DISCOVERY_METHODS,
+  CREDENTIAL_SOURCES,
+  CREDENTIAL_ACCESS_TYPES,
+  SANDBOX_NETWORK_MODES,
+  SANDBOX_ENV_EXPOSURE_MODES,
+  SANDBOX_FILESYSTEM_ISOLATIONS,
+  SANDBOX_USER_MODES,
+} from '../contract/vocabulary.js';
+
 export const POLICY_SCHEMA_ID = 'gait.gate.policy';
 export const POLICY_SCHEMA_VERSION = '1.0.0';
 
@@ -8,29 +19,6 @@ export const RULE_EFFECTS: ReadonlySet<string> = new Set<Verdict>(['allow', 'blo
 
 /** Constraint actions (endpoint, dataflow, freeze window, mcp_trust) can only restrict. */
 export const RESTRICTING_ACTIONS: ReadonlySet<string> = new Set<Verdict>(['block', 'require_approval']);
-
-export const ENDPOINT_CLASSES: ReadonlySet<string> = new Set([
-  'fs.read',
-  'fs.write',
-  'fs.delete',
-  'proc.exec',
-  'net.http',
-  'net.dns',
-  'ui.click',
-  'ui.type',
-  'ui.navigate',
-  'other',
-]);
-
-export const DISCOVERY_METHODS: ReadonlySet<string> = new Set([
-  'webmcp',
-  'dynamic_mcp',
-  'a2a',
-  'mcp',
-  'static_mcp',
-  'manual',
-  'unknown',
-]);
 
 export const FAIL_CLOSED_REQUIRED_FIELDS: ReadonlySet<string> = new Set([
   'targets',
@@ -56,35 +44,6 @@ export const FAIL_CLOSED_HIGH_RISK_FIELDS: ReadonlySet<string> = new Set([
   'wrkr_inventory_ref',
   'agent_action_bom_ref',
 ]);
-
-export const CREDENTIAL_SOURCES: ReadonlySet<string> = new Set([
-  'aws_iam_user',
-  'aws_sts',
-  'azure_federated',
-  'command',
-  'env',
-  'gcp_sts',
-  'github_oidc',
-  'github_pat',
-  'kubernetes_service_account',
-  'stub',
-  'unknown',
-  'vault_dynamic',
-]);
-
-export const CREDENTIAL_ACCESS_TYPES: ReadonlySet<string> = new Set([
-  'cloud_admin',
-  'inherited',
-  'jit',
-  'standing',
-  'static',
-  'unknown',
-]);
-
-export const SANDBOX_NETWORK_MODES: ReadonlySet<string> = new Set(['disabled', 'egress_allowlist', 'full']);
-export const SANDBOX_ENV_EXPOSURE_MODES: ReadonlySet<string> = new Set(['none', 'allowlist', 'full']);
-export const SANDBOX_FILESYSTEM_ISOLATIONS: ReadonlySet<string> = new Set(['none', 'workspace', 'container']);
-export const SANDBOX_USER_MODES: ReadonlySet<string> = new Set(['default', 'root', 'unprivileged']);
 
 export const RATE_WINDOWS: ReadonlySet<string> = new Set(['minute', 'hour']);
 export const RATE_SCOPES: ReadonlySet<string> = new Set(['tool', 'identity', 'tool_identity']);
