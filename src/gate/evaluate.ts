@@ -148,6 +148,18 @@ export function evaluateNormalized(policy: NormalizedPolicy, intent: NormalizedI
   return outcome;
 }
 
+/**
+ * The approved-script fast path (§3.6 step 1): a verified registry entry already approved this
+ * exact script under this exact policy, so policy evaluation is skipped. The context claims are
+ * still stripped (or bound) so the trace records only verified evidence, and `created_at` is the
+ * wall clock, as in the reference.
+ */
+export function approvedScriptOutcome(intent: NormalizedIntent, options: EvaluateOptions, wallNow: GoTime): GateOutcome {
+  const bound = bindContextEvidence(intent, options.contextEnvelope, options.contextNow ?? options.now);
+  const core: SingleOutcome = { ...defaultOutcome('allow'), reasonCodes: ['approved_script_match'] };
+  return finish(core, { ...bound.intent, created_at: wallNow }, bound.contextSource, options);
+}
+
 function finish(
   core: SingleOutcome,
   prepared: NormalizedIntent,

@@ -4,7 +4,9 @@ import type { JsonObject, JsonValue } from '../canon/json.js';
 import { nowUTC, parseRFC3339 } from '../canon/gotime.js';
 import type { ContextEnvelope } from '../context/index.js';
 import type { ExitCode } from '../contract/exit-codes.js';
-import { evaluate, type GateOutcome } from '../gate/evaluate.js';
+import { approvedScriptOutcome, evaluate, type GateOutcome } from '../gate/evaluate.js';
+import { normalizeIntent } from '../intent/normalize.js';
+import { matchApprovedScript, type ApprovedScriptEntry } from '../tokens/approved-scripts.js';
 import type { StepVerdict } from '../gate/script.js';
 import { freezeDecisionJson, sandboxDecisionJson } from '../gate/decisions.js';
 import { killSwitchDecisionJson, type KillSwitchState } from '../gate/kill-switch.js';
@@ -59,6 +61,8 @@ export interface GateRequest {
   approvals?: (ctx: TokenContext) => ApprovalStep;
   delegations?: (ctx: TokenContext) => DelegationStep;
   approvalTokenRef?: string;
+  /** Verified approved-script registry entries (§3.6 step 1); undefined when the fast path is off. */
+  approvedScripts?: readonly ApprovedScriptEntry[];
 }
 
 /** The digests and requirements tokens must bind to. */
@@ -104,14 +108,17 @@ export function runGate(rt: GateRuntime, req: GateRequest): GateResultOutput {
   const wallNow = nowUTC();
   const now = req.evaluationTime ?? wallNow;
   const started = performance.now();
-  const outcome = evaluate(rt.policy, req.intent, {
+  const options = {
     now,
     contextNow: now,
     ...(req.contextEnvelope ? { contextEnvelope: req.contextEnvelope } : {}),
     ...(req.wrkr ? { wrkr: req.wrkr } : {}),
     ...(req.killSwitch ? { killSwitch: req.killSwitch } : {}),
     producerVersion: rt.producerVersion ?? WARD_VERSION,
-  });
+  };
+  const fastPath = req.approvedScripts ? approvedScriptMatch(req.approvedScripts, req.intent, rt.policy.digest, wallNow) : undefined;
+  const outcome =
+    fastPath?.matched === true ? approvedScriptOutcome(fastPath.intent, options, wallNow) : evaluate(rt.policy, req.intent, options);
   const latencyMs = performance.now() - started;
 
   const subject = outcome.preparedIntent
@@ -210,6 +217,15 @@ export function runGate(rt: GateRuntime, req: GateRequest): GateResultOutput {
             },
           }
         : {}),
+      ...(fastPath
+        ? {
+            approvedScript: {
+              preApproved: fastPath.matched,
+              patternId: fastPath.matched ? fastPath.patternId : '',
+              registryReason: fastPath.matched ? '' : fastPath.reason,
+            },
+          }
+        : {}),
       ...(approval?.approvalRef || req.approvalTokenRef ? { approvalTokenRef: approval?.approvalRef || req.approvalTokenRef! } : {}),
       ...(delegation?.delegationRef ? { delegationTokenRef: delegation.delegationRef } : {}),
       ...(chainDigest ? { delegationDigest: chainDigest } : {}),
@@ -261,6 +277,10 @@ export function runGate(rt: GateRuntime, req: GateRequest): GateResultOutput {
     out['valid_delegations'] = delegation.validDelegations;
     if (delegation.writeAudit) out['delegation_audit_path'] = delegation.writeAudit(trace);
   }
+  if (fastPath?.matched) {
+    out['pre_approved'] = true;
+    out['pattern_id'] = fastPath.patternId;
+  } else if (fastPath) out['registry_reason'] = fastPath.reason;
   if (outcome.freezeWindow) out['freeze_window'] = freezeDecisionJson(outcome.freezeWindow);
   if (outcome.sandbox) out['sandbox'] = sandboxDecisionJson(outcome.sandbox);
   if (outcome.killSwitch) out['kill_switch'] = killSwitchDecisionJson(outcome.killSwitch);
@@ -273,6 +293,20 @@ export function runGate(rt: GateRuntime, req: GateRequest): GateResultOutput {
   if (rt.warnings?.length) out['warnings'] = [...rt.warnings];
   if (outcome.intentError) out['warnings'] = [...((out['warnings'] as string[]) ?? []), `intent not evaluable: ${outcome.intentError.message}`];
   return { output: out, exitCode, trace, tracePath, outcome, intentDigest: subject.intentDigest };
+}
+
+type FastPath = { matched: true; patternId: string; intent: NormalizedIntent } | { matched: false; reason: string };
+
+/** Match the raw intent against the registry; an intent that does not normalize takes the normal path. */
+function approvedScriptMatch(entries: readonly ApprovedScriptEntry[], raw: unknown, policyDigest: string, wallNow: GoTime): FastPath {
+  let intent: NormalizedIntent;
+  try {
+    intent = normalizeIntent(raw);
+  } catch {
+    return { matched: false, reason: 'not_script' };
+  }
+  const m = matchApprovedScript(entries, intent, policyDigest, wallNow);
+  return m.matched ? { matched: true, patternId: m.entry.pattern_id, intent } : { matched: false, reason: m.reason };
 }
 
 function subjectOf(intent: NormalizedIntent): { toolName: string; identity: string } {

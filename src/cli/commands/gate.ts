@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
-import { parseRFC3339, type GoTime } from '../../canon/gotime.js';
+import { nowUTC, parseRFC3339, type GoTime } from '../../canon/gotime.js';
 import { isJsonObject } from '../../canon/json.js';
 import { goLower, goTrim } from '../../canon/sort.js';
 import { parseContextEnvelope, type ContextEnvelope } from '../../context/index.js';
@@ -9,7 +9,10 @@ import { EXIT } from '../../contract/exit-codes.js';
 import { explainOutcome } from '../../gate/explain.js';
 import { parseKillSwitchState } from '../../gate/kill-switch.js';
 import { parseWrkrInventory } from '../../gate/wrkr.js';
-import { resolveSigningKey, type KeyMode } from '../../keys/index.js';
+import { isVerifyKeyConfigured, loadVerifyKeys, resolveSigningKey, type KeyMode, type SigningKey } from '../../keys/index.js';
+import type { NormalizedPolicy } from '../../policy/types.js';
+import { verifyApprovedScriptRegistry, type ApprovedScriptEntry } from '../../tokens/approved-scripts.js';
+import { readApprovedScriptRegistry } from '../../tokens/files.js';
 import { loadPolicyFile } from '../../policy/load.js';
 import { checkProfile } from '../../policy/profile.js';
 import { runGate, type GateRequest } from '../../runtime/gate-run.js';
@@ -38,6 +41,9 @@ interface GateEvalFlags extends TokenFlags {
   wrkrInventory?: string;
   stateDir?: string;
   credentialBroker: string;
+  approvedScriptRegistry?: string;
+  approvedScriptPublicKey?: string;
+  approvedScriptPublicKeyEnv?: string;
 }
 
 export function register(program: Command, ctx: CliContext): void {
@@ -66,6 +72,9 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--kill-switch-state <file>', 'kill-switch state JSON (gait.gate.kill_switch_state)')
     .option('--wrkr-inventory <file>', 'Wrkr tool inventory for context enrichment')
     .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--approved-script-registry <file>', 'signed approved-script registry: a matching script skips policy evaluation')
+    .option('--approved-script-public-key <file>', 'registry verify key (default: the approval verify key)')
+    .option('--approved-script-public-key-env <var>', 'registry verify key from the environment')
     .addOption(
       new Option('--credential-broker <kind>', 'credential broker for rules with require_broker_credential').default('off'),
     );
@@ -160,6 +169,10 @@ async function gateEval(ctx: CliContext, flags: GateEvalFlags): Promise<void> {
     cwd: ctx.cwd,
   });
   warnings.push(...key.warnings);
+  if (flags.approvedScriptRegistry) {
+    const entries = loadApprovedScripts(ctx, flags, policy.policy, key.key, highRisk, warnings);
+    if (entries) request.approvedScripts = entries;
+  }
   request.approvals = approvalStep(ctx, flags, key.key, resolve(state, 'audits'));
   request.delegations = delegationStep(ctx, flags, key.key, resolve(state, 'audits'));
 
@@ -193,6 +206,63 @@ async function gateEval(ctx: CliContext, flags: GateEvalFlags): Promise<void> {
     return;
   }
   ctx.stdout(renderText(result.output));
+}
+
+/**
+ * §3.6 step 1: the registry is used only when every entry verifies. In high risk (or oss-prod) an
+ * unreadable or unverifiable registry stops the decision (exit 3, no trace); otherwise the fast
+ * path is disabled with a warning and the policy decides.
+ */
+function loadApprovedScripts(
+  ctx: CliContext,
+  flags: GateEvalFlags,
+  policy: NormalizedPolicy,
+  signingKey: SigningKey,
+  highRisk: boolean,
+  warnings: string[],
+): ApprovedScriptEntry[] | undefined {
+  if (requiresContextEvidence(policy)) {
+    warnings.push('approved script fast-path disabled because policy requires authenticated context evidence');
+    return undefined;
+  }
+  const unavailable = (message: string, highRiskMessage: string): undefined => {
+    if (highRisk) throw new WardError(ERROR_CODES.FAIL_CLOSED_DEPENDENCY, highRiskMessage);
+    warnings.push(`approved script fast-path disabled: ${message}`);
+    return undefined;
+  };
+  const own = { publicKeyPath: flags.approvedScriptPublicKey, publicKeyEnv: flags.approvedScriptPublicKeyEnv };
+  const approval = {
+    publicKeyPath: flags.approvalPublicKey,
+    publicKeyEnv: flags.approvalPublicKeyEnv,
+    privateKeyPath: flags.approvalPrivateKey,
+    privateKeyEnv: flags.approvalPrivateKeyEnv,
+  };
+  let registry;
+  let keys;
+  try {
+    registry = readApprovedScriptRegistry(flags.approvedScriptRegistry!, ctx.cwd);
+    keys = isVerifyKeyConfigured(own)
+      ? loadVerifyKeys(own, ctx.env, ctx.cwd)
+      : isVerifyKeyConfigured(approval)
+        ? loadVerifyKeys(approval, ctx.env, ctx.cwd)
+        : [signingKey];
+  } catch (err) {
+    const message = (err as Error).message;
+    return unavailable(message, `approved script registry unavailable in fail-closed mode: ${message}`);
+  }
+  try {
+    return verifyApprovedScriptRegistry(registry, keys, nowUTC());
+  } catch (err) {
+    const message = (err as Error).message;
+    return unavailable(message, message);
+  }
+}
+
+function requiresContextEvidence(policy: NormalizedPolicy): boolean {
+  return (
+    policy.fail_closed.required_fields.includes('context_evidence') ||
+    policy.rules.some((r) => r.require_context_evidence || r.required_context_evidence_mode === 'required' || r.max_context_age_seconds > 0)
+  );
 }
 
 function parseEvaluationTime(text: string | undefined): GoTime | undefined {
