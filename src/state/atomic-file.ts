@@ -10,7 +10,7 @@ import { ERROR_CODES, WardError } from '../errors.js';
  */
 
 /** Write `data` to `path`, replacing any existing file atomically. Creates missing directories. */
-export function writeFileAtomic(path: string, data: string, mode = 0o600): void {
+export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o600): void {
   const temp = writeTemp(path, data, mode);
   try {
     renameSync(temp, path);
@@ -26,7 +26,7 @@ export function writeFileAtomic(path: string, data: string, mode = 0o600): void 
  * file untouched) when another writer got there first: link(2) fails with EEXIST atomically, so
  * exactly one of any number of concurrent writers wins.
  */
-export function createFileExclusive(path: string, data: string, mode = 0o600): boolean {
+export function createFileExclusive(path: string, data: string | Uint8Array, mode = 0o600): boolean {
   const temp = writeTemp(path, data, mode);
   try {
     linkSync(temp, path);
@@ -53,7 +53,7 @@ export function createFileExclusive(path: string, data: string, mode = 0o600): b
  * Create a new file in `dir` under the first free name of `names`; if all are taken, under the
  * last name with a random suffix. Never overwrites. Returns the path written.
  */
-export function createUniqueFile(dir: string, names: readonly string[], data: string, mode = 0o600): string {
+export function createUniqueFile(dir: string, names: readonly string[], data: string | Uint8Array, mode = 0o600): string {
   for (const name of names) {
     const path = join(dir, name);
     if (createFileExclusive(path, data, mode)) return path;
@@ -68,7 +68,7 @@ export function createUniqueFile(dir: string, names: readonly string[], data: st
   }
 }
 
-function writeTemp(path: string, data: string, mode: number): string {
+function writeTemp(path: string, data: string | Uint8Array, mode: number): string {
   const dir = dirname(path);
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -90,7 +90,7 @@ function writeTemp(path: string, data: string, mode: number): string {
   return temp;
 }
 
-function createWithExcl(path: string, data: string, mode: number): boolean {
+function createWithExcl(path: string, data: string | Uint8Array, mode: number): boolean {
   let fd: number;
   try {
     fd = openSync(path, 'wx', mode);
@@ -108,14 +108,14 @@ function createWithExcl(path: string, data: string, mode: number): boolean {
   return true;
 }
 
-function writeAll(fd: number, data: string): void {
-  const bytes = Buffer.from(data, 'utf8');
+function writeAll(fd: number, data: string | Uint8Array): void {
+  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   let offset = 0;
   while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
 }
 
-/** fsync the directory so the new name itself survives a crash. Best effort where unsupported. */
-function syncDir(dir: string): void {
+/** fsync the directory so created, renamed or removed names survive a crash. Best effort where unsupported. */
+export function syncDir(dir: string): void {
   let fd: number | undefined;
   try {
     fd = openSync(dir, 'r');

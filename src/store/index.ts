@@ -5,5 +5,4 @@ export { openLevelStore, storePaths, sortableTime, LevelStore, type StorePaths }
 export { acquireStoreLock, type StoreLock } from './lock.js';
 export { spoolTrace, spoolBytes, spoolDir, listSpool, type SpoolFile } from './spool.js';
 export { describeArtifact } from './describe.js';
-export { writeBytesDurably, syncDirectory } from './durable-file.js';
 export { locateArtifact, type LocatedArtifact } from './locate.js';

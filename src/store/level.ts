@@ -3,7 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync 
 import { join } from 'node:path';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { describeArtifact } from './describe.js';
-import { syncDirectory, writeBytesDurably } from './durable-file.js';
+import { syncDir, writeFileAtomic } from '../state/atomic-file.js';
 import { acquireStoreLock, type StoreLock } from './lock.js';
 import { listSpool, spoolDir } from './spool.js';
 import {
@@ -102,7 +102,7 @@ export class LevelStore implements EvidenceStore {
       seen.add(entry.digest);
       seen.add(id);
       if (entry.kind === 'trace') batch.put(key('b', 'trace', entry.id), input.bytes.toString('utf8'));
-      else writeBytesDurably(this.objectPath(entry), input.bytes);
+      else writeFileAtomic(this.objectPath(entry), input.bytes);
       batch.put(key('e', entry.kind, entry.id), JSON.stringify(entry));
       batch.put(key('d', entry.digest), id);
       for (const k of indexKeys(entry)) batch.put(k, '');
@@ -242,7 +242,7 @@ export class LevelStore implements EvidenceStore {
       report.duplicates += put.duplicates;
       report.conflicts.push(...put.conflicts);
       for (const path of done) unlinkSync(path);
-      syncDirectory(spoolDir(this.stateDir));
+      syncDir(spoolDir(this.stateDir));
     }
     await this.ingestTraceDirectory(report);
     return report;

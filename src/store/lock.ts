@@ -3,7 +3,7 @@ import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, rena
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { ERROR_CODES, WardError } from '../errors.js';
-import { syncDirectory } from './durable-file.js';
+import { syncDir } from '../state/atomic-file.js';
 
 /**
  * Ward's own exclusive lock on the store. LevelDB's fcntl lock is not enough: a failed second
@@ -68,7 +68,7 @@ function tryCreate(path: string, content: LockContent): boolean {
   } finally {
     closeSync(fd);
   }
-  syncDirectory(dirname(path));
+  syncDir(dirname(path));
   return true;
 }
 
@@ -116,7 +116,7 @@ function breakStaleLock(path: string): void {
     }
   }
   unlinkSync(aside);
-  syncDirectory(dirname(path));
+  syncDir(dirname(path));
 }
 
 function release(path: string, token: string): void {
@@ -125,7 +125,7 @@ function release(path: string, token: string): void {
   if (holder?.token !== token) return; // not ours any more; never remove another process's lock
   try {
     unlinkSync(path);
-    syncDirectory(dirname(path));
+    syncDir(dirname(path));
   } catch {
     // already gone
   }

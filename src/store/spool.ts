@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha256Hex, type JsonObject } from '../canon/index.js';
-import { writeBytesDurably } from './durable-file.js';
+import { writeFileAtomic } from '../state/atomic-file.js';
 import type { EntryKind } from './types.js';
 
 /**
@@ -26,7 +26,7 @@ export function spoolTrace(stateDir: string, record: JsonObject | string | Buffe
 /** Enqueue any artifact (trace JSON, runpack or pack zip) for the store. */
 export function spoolBytes(stateDir: string, kind: EntryKind, bytes: Buffer): string {
   const path = join(spoolDir(stateDir), `${kind}_${sha256Hex(bytes)}.${EXTENSIONS[kind]}`);
-  writeBytesDurably(path, bytes);
+  writeFileAtomic(path, bytes);
   return path;
 }
 

@@ -1,3 +1,4 @@
+import { writeFileAtomic } from '../../state/atomic-file.js';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
@@ -14,7 +15,7 @@ import {
   verifyPack,
   type BuiltPack,
 } from '../../pack/index.js';
-import { locateArtifact, spoolBytes, writeBytesDurably, type EntryKind } from '../../store/index.js';
+import { locateArtifact, spoolBytes, type EntryKind } from '../../store/index.js';
 import { WARD_VERSION } from '../../version.js';
 import { openZip } from '../../zip/index.js';
 import { stateDir, type CliContext } from '../context.js';
@@ -77,7 +78,7 @@ export function register(program: Command, ctx: CliContext): void {
         defaultDir = state;
       }
       const out = flags.out ? resolve(ctx.cwd, flags.out) : join(defaultDir, `pack_${built.manifest.pack_id}.zip`);
-      writeBytesDurably(out, built.bytes);
+      writeFileAtomic(out, built.bytes);
       spoolBytes(state, 'pack', built.bytes);
       const { manifest } = built;
       const output = {

@@ -1,3 +1,4 @@
+import { writeFileAtomic } from '../../state/atomic-file.js';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
@@ -6,7 +7,7 @@ import { parseContextEnvelope, type ContextEnvelope } from '../../context/index.
 import { EXIT } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { parseRunRecordInput, recordRunpack, runpackVerified, verifyRunpack } from '../../runpack/index.js';
-import { spoolBytes, writeBytesDurably } from '../../store/index.js';
+import { spoolBytes } from '../../store/index.js';
 import { stateDir, type CliContext } from '../context.js';
 import { readInputText } from '../input.js';
 import { correlationId, goJsonLine } from '../output.js';
@@ -63,7 +64,7 @@ export function register(program: Command, ctx: CliContext): void {
       const dir = resolve(ctx.cwd, flags.outDir ?? stateDir(ctx, flags.stateDir));
       mkdirSync(dir, { recursive: true, mode: 0o750 });
       const path = join(dir, `runpack_${recorded.runId}.zip`);
-      writeBytesDurably(path, recorded.bytes);
+      writeFileAtomic(path, recorded.bytes);
       // Re-read and verify what is on disk, with the key that signed it.
       const check = verifyRunpack(readFileSync(path), { keys: [key.key], requireSignature: true });
       if (!runpackVerified(check, true)) {

@@ -1,3 +1,4 @@
+import { writeFileAtomic } from '../../state/atomic-file.js';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
@@ -7,7 +8,6 @@ import { inspectPack } from '../../pack/index.js';
 import {
   ENTRY_KINDS,
   openLevelStore,
-  writeBytesDurably,
   type EntryKind,
   type EvidenceStore,
   type ListFilter,
@@ -94,7 +94,7 @@ export function register(program: Command, ctx: CliContext): void {
         const entries = await s.list({ ...filterOf(flags), limit: undefined });
         const files = await Promise.all(entries.map(async (e) => ({ path: exportPath(e), data: await s.read(e) })));
         const out = resolve(ctx.cwd, flags.out);
-        writeBytesDurably(out, writeDeterministicZip(files));
+        writeFileAtomic(out, writeDeterministicZip(files));
         print(ctx, flags.json, { ok: true, path: out, count: entries.length }, `exported ${entries.length} entries to ${out}`);
       });
     });
