@@ -33,10 +33,36 @@ export function compareTime(a: GoTime, b: GoTime): number {
   return a.nsec === b.nsec ? 0 : a.nsec < b.nsec ? -1 : 1;
 }
 
-/** Whole seconds from a to b, truncated toward zero like Go's `Duration.Seconds()` cast to int. */
+// Go's Duration is an int64 of nanoseconds; Time.Sub saturates at these bounds (about ±292 years).
+const MAX_DURATION_SEC = 9223372036;
+const MAX_DURATION_NSEC = 854775807;
+const MIN_DURATION_NSEC = -854775808;
+
+/**
+ * Whole seconds from a to b exactly as Go's `int(b.Sub(a).Seconds())`: the difference is an int64
+ * of nanoseconds (saturating at ±292 years), `Seconds()` is `float64(d/1e9) + float64(d%1e9)/1e9`
+ * and the int conversion truncates toward zero. Computed on (seconds, nanoseconds) parts so that
+ * no precision is lost for spans beyond 2^53 ns (~104 days).
+ */
 export function secondsBetween(a: GoTime, b: GoTime): number {
-  const ns = (b.sec - a.sec) * 1e9 + (b.nsec - a.nsec);
-  return Math.trunc(ns / 1e9);
+  let sec = b.sec - a.sec;
+  let nsec = b.nsec - a.nsec;
+  // Give both parts the same sign, as Go's truncating `d / Second` and `d % Second` do.
+  if (sec > 0 && nsec < 0) {
+    sec -= 1;
+    nsec += 1e9;
+  } else if (sec < 0 && nsec > 0) {
+    sec += 1;
+    nsec -= 1e9;
+  }
+  if (sec > MAX_DURATION_SEC || (sec === MAX_DURATION_SEC && nsec > MAX_DURATION_NSEC)) {
+    sec = MAX_DURATION_SEC;
+    nsec = MAX_DURATION_NSEC;
+  } else if (sec < -MAX_DURATION_SEC || (sec === -MAX_DURATION_SEC && nsec < MIN_DURATION_NSEC)) {
+    sec = -MAX_DURATION_SEC;
+    nsec = MIN_DURATION_NSEC;
+  }
+  return Math.trunc(sec + nsec / 1e9) + 0;
 }
 
 export function addSeconds(t: GoTime, seconds: number): GoTime {
@@ -50,9 +76,20 @@ export function addSeconds(t: GoTime, seconds: number): GoTime {
   return { sec, nsec, offset: t.offset };
 }
 
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?(Z|[+-]\d{2}:\d{2})$/;
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{1,2}):(\d{2}):(\d{2})(?:[.,](\d+))?(Z|[+-]\d{2}:\d{2})$/;
 
-/** Strict RFC 3339 as Go's `time.Parse(time.RFC3339Nano, s)` accepts it. */
+/**
+ * RFC 3339 exactly as Go accepts it, both in `time.Parse(time.RFC3339Nano, s)` and in
+ * `time.Time.UnmarshalJSON`. Go tries a strict fast path first and, when that fails, falls back to
+ * its generic layout parser, whose extra leniencies are therefore part of the contract (Go's
+ * stricter re-checks, golang/go#54580, are disabled):
+ * - uppercase `T` and `Z` only, no space separator, no empty string;
+ * - the hour may have one digit (`T9:04:05Z`), the other fields need exactly two;
+ * - hour 24, minute 60 and second 60 are rejected, and so are impossible dates (Feb 30);
+ * - the fraction may use `.` or `,`, has any number of digits and is truncated (not rounded) to 9;
+ * - the offset hour may be 00..24 and the offset minute 00..60 (`+24:00` and `+23:60` parse);
+ * - an offset of `+00:00` or `-00:00` is UTC and formats back as `Z`.
+ */
 export function parseRFC3339(text: string): GoTime {
   const m = RFC3339.exec(text);
   if (!m) throw badTime(text);
@@ -70,8 +107,9 @@ export function parseRFC3339(text: string): GoTime {
   if (zone !== 'Z') {
     const oh = Number(zone!.slice(1, 3));
     const om = Number(zone!.slice(4, 6));
-    if (oh > 23 || om > 59) throw badTime(text);
-    offset = (zone![0] === '-' ? -1 : 1) * (oh * 3600 + om * 60);
+    if (oh > 24 || om > 60) throw badTime(text);
+    const abs = oh * 3600 + om * 60;
+    offset = zone![0] === '-' && abs !== 0 ? -abs : abs;
   }
   const nsec = frac ? Number(frac.slice(0, 9).padEnd(9, '0')) : 0;
   const local = daysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second;
@@ -103,8 +141,10 @@ export function formatRFC3339Nano(t: GoTime): string {
   let out = `${pad(y, 4)}-${pad(mo, 2)}-${pad(d, 2)}T${pad(hh, 2)}:${pad(mm, 2)}:${pad(ss, 2)}`;
   if (t.nsec !== 0) out += '.' + String(t.nsec).padStart(9, '0').replace(/0+$/, '');
   if (t.offset === 0) return out + 'Z';
-  const abs = Math.abs(t.offset);
-  return `${out}${t.offset < 0 ? '-' : '+'}${pad(Math.floor(abs / 3600), 2)}:${pad(Math.floor((abs % 3600) / 60), 2)}`;
+  // Go: zone := offset / 60 (truncating), then sign, hours and minutes of |zone|.
+  const zone = Math.trunc(t.offset / 60);
+  const absZone = Math.abs(zone);
+  return `${out}${zone < 0 ? '-' : '+'}${pad(Math.floor(absZone / 60), 2)}:${pad(absZone % 60, 2)}`;
 }
 
 /** Format in UTC with second precision (`time.RFC3339` of a UTC time), as used in rate-limit keys. */
@@ -134,8 +174,9 @@ function badTime(text: string): WardError {
   return new WardError(ERROR_CODES.TIME_INVALID, `parsing time ${JSON.stringify(text)} as RFC 3339 failed`);
 }
 
+/** Go's appendInt: a '-' for negatives, then the magnitude zero-padded to `width`. */
 function pad(n: number, width: number): string {
-  return String(n).padStart(width, '0');
+  return n < 0 ? '-' + String(-n).padStart(width, '0') : String(n).padStart(width, '0');
 }
 
 function isLeap(y: number): boolean {

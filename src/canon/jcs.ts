@@ -4,6 +4,8 @@ import { ERROR_CODES, WardError } from '../errors.js';
 /**
  * Nesting deeper than this is refused before canonicalization: canonicalize@4 recurses and throws
  * RangeError near ~1.8k nested arrays, and no Ward artifact legitimately nests this deep.
+ * The depth counts containers (arrays and objects): 128 nested containers are accepted whatever
+ * they hold, a 129th container is refused. Scalars add no depth.
  */
 export const MAX_JCS_DEPTH = 128;
 
@@ -14,7 +16,8 @@ export const MAX_JCS_DEPTH = 128;
  * other than the one that was evaluated.
  */
 export function jcs(value: unknown): string {
-  assertJsonData(value, 0, '$');
+  const trail: (string | number)[] = [];
+  assertJsonData(value, 0, trail);
   let out: string | undefined;
   try {
     out = canonicalize(value);
@@ -25,39 +28,56 @@ export function jcs(value: unknown): string {
   return out;
 }
 
-function assertJsonData(value: unknown, depth: number, path: string): void {
-  if (depth > MAX_JCS_DEPTH) {
-    throw new WardError(ERROR_CODES.JCS_TOO_DEEP, `canonicalize: nesting deeper than ${MAX_JCS_DEPTH} at ${path}`);
-  }
+/**
+ * `depth` is the number of containers enclosing `value`. `trail` holds the keys/indices leading to
+ * `value`; the printable path is only built when an error is thrown (keeps the hot path free of
+ * string concatenation).
+ */
+function assertJsonData(value: unknown, depth: number, trail: (string | number)[]): void {
   switch (typeof value) {
     case 'string':
     case 'boolean':
       return;
     case 'number':
-      if (!Number.isFinite(value)) throw invalid(path, 'non-finite number');
+      if (!Number.isFinite(value)) throw invalid(trail, 'non-finite number');
       return;
-    case 'object':
+    case 'object': {
       if (value === null) return;
+      if (depth >= MAX_JCS_DEPTH) {
+        throw new WardError(
+          ERROR_CODES.JCS_TOO_DEEP,
+          `canonicalize: nesting deeper than ${MAX_JCS_DEPTH} at ${pathOf(trail)}`,
+        );
+      }
       if (Array.isArray(value)) {
         for (let i = 0; i < value.length; i++) {
-          if (!(i in value)) throw invalid(`${path}[${i}]`, 'sparse array');
-          assertJsonData(value[i], depth + 1, `${path}[${i}]`);
+          trail.push(i);
+          if (!(i in value)) throw invalid(trail, 'sparse array');
+          assertJsonData(value[i], depth + 1, trail);
+          trail.pop();
         }
         return;
       }
-      {
-        const proto = Object.getPrototypeOf(value);
-        if (proto !== Object.prototype && proto !== null) throw invalid(path, 'not a plain object');
-        for (const key of Object.keys(value)) {
-          assertJsonData((value as Record<string, unknown>)[key], depth + 1, `${path}.${key}`);
-        }
+      const proto: unknown = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) throw invalid(trail, 'not a plain object');
+      for (const key of Object.keys(value)) {
+        trail.push(key);
+        assertJsonData((value as Record<string, unknown>)[key], depth + 1, trail);
+        trail.pop();
       }
       return;
+    }
     default:
-      throw invalid(path, typeof value);
+      throw invalid(trail, typeof value);
   }
 }
 
-function invalid(path: string, what: string): WardError {
-  return new WardError(ERROR_CODES.JCS_INVALID_VALUE, `canonicalize: ${what} is not JSON at ${path}`);
+function pathOf(trail: readonly (string | number)[]): string {
+  let path = '$';
+  for (const step of trail) path += typeof step === 'number' ? `[${step}]` : `.${step}`;
+  return path;
+}
+
+function invalid(trail: readonly (string | number)[], what: string): WardError {
+  return new WardError(ERROR_CODES.JCS_INVALID_VALUE, `canonicalize: ${what} is not JSON at ${pathOf(trail)}`);
 }

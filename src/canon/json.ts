@@ -25,7 +25,16 @@ function wellFormed(value: JsonValue): JsonValue {
       if (!key.isWellFormed()) rebuilt ??= {};
     }
     if (rebuilt) {
-      for (const [key, child] of Object.entries(value)) rebuilt[key.toWellFormed()] = wellFormed(child);
+      for (const [key, child] of Object.entries(value)) {
+        // defineProperty, not assignment: a "__proto__" key must stay an own data property (as
+        // JSON.parse makes it) instead of replacing the new object's prototype.
+        Object.defineProperty(rebuilt, key.toWellFormed(), {
+          value: wellFormed(child),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
       return rebuilt;
     }
     for (const key of Object.keys(value)) value[key] = wellFormed(value[key] as JsonValue);

@@ -29,10 +29,10 @@ export function uniqueSorted(list: readonly string[] | null | undefined): string
   return [...seen].sort(compareUtf8);
 }
 
-/** `normalizeStringListLower`: like uniqueSorted, lowercasing first. */
+/** `normalizeStringListLower`: like uniqueSorted, lowercasing first (Go `strings.ToLower`, see goLower). */
 export function uniqueSortedLower(list: readonly string[] | null | undefined): string[] {
   if (!list || list.length === 0) return [];
-  return uniqueSorted(list.map((item) => item.toLowerCase()));
+  return uniqueSorted(list.map(goLower));
 }
 
 /**
@@ -40,10 +40,22 @@ export function uniqueSortedLower(list: readonly string[] | null | undefined): s
  * in Go) but misses U+0085 (NEL), which Go trims.
  */
 export function goTrim(value: string): string {
-  return value.replace(GO_SPACE_EDGES, '');
+  // A scan from both ends, not a `/[ws]+$/` regex: the regex backtracks quadratically on a long
+  // run of inner whitespace (50k spaces took ~1 s), which untrusted input could exploit.
+  let start = 0;
+  let end = value.length;
+  while (start < end && isGoSpace(value.charCodeAt(start))) start++;
+  while (end > start && isGoSpace(value.charCodeAt(end - 1))) end--;
+  return start === 0 && end === value.length ? value : value.slice(start, end);
 }
-const GO_WS = '\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
-const GO_SPACE_EDGES = new RegExp(`^[${GO_WS}]+|[${GO_WS}]+$`, 'g');
+
+/** Go `unicode.IsSpace` (all White_Space code points are in the BMP). */
+function isGoSpace(c: number): boolean {
+  if (c <= 0xff) return c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0x85 || c === 0xa0;
+  return (
+    c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000
+  );
+}
 
 const ASCII = /^[\x00-\x7f]*$/;
 
