@@ -336,9 +336,17 @@ export function environment() {
  */
 export function createHarness({ file, filter = null, options = {}, onSuite = () => {}, log = () => {} }) {
   const suites = [];
+  /** Would a suite with this title (and these case names) run under the current filter? */
+  const matches = (title, caseNames = []) =>
+    !filter || filter.test(file) || filter.test(title) || caseNames.some((name) => filter.test(name));
   return {
     file,
     suites,
+    /**
+     * Lets a bench skip expensive setup (filling a store, spawning processes) when the name filter
+     * excludes its suites: `if (!h.matches('store · query', ['list 50'])) return;`
+     */
+    matches,
     /** Measure one function on its own (no ratio). */
     measure: (name, fn, opts = {}) => measure(name, fn, { ...options, ...opts }),
     blackhole,
@@ -349,6 +357,7 @@ export function createHarness({ file, filter = null, options = {}, onSuite = () 
      */
     async suite(title, cases, opts = {}) {
       let selected = cases;
+      if (!matches(title, cases.map(([name]) => name))) return null;
       if (filter && !filter.test(file) && !filter.test(title)) {
         selected = cases.filter(([name]) => filter.test(name) || name === opts.baseline);
         if (!selected.some(([name]) => filter.test(name))) return null;
