@@ -6,7 +6,7 @@ import { normalizeIntent } from '../../src/intent/index.js';
 import { readPrivateKeyFile } from '../../src/keys/index.js';
 import { parsePolicyYaml } from '../../src/policy/load.js';
 import { signApprovedScriptEntry } from '../../src/tokens/approved-scripts.js';
-import { fixture, tempDir, ward } from './run.js';
+import { fixture, tempDir, v7PrivateKeyFile, ward } from './run.js';
 
 const POLICY = 'default_verdict: block\n';
 
@@ -22,7 +22,7 @@ function registry(dir: string, riskScope: string): string {
     expiresAt: addSeconds(nowUTC(), 3600),
     now: nowUTC(),
     producerVersion: 'test',
-    key: readPrivateKeyFile(fixture('keys/v7_TEST_ONLY_private.key')),
+    key: readPrivateKeyFile(v7PrivateKeyFile()),
   });
   const path = join(dir, 'registry.json');
   writeFileSync(path, JSON.stringify({ entries: [entry] }));

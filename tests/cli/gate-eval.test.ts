@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { verifyDigestedJson, withoutSignature } from '../../src/trace/sign.js';
 import { readPublicKeyFile } from '../../src/keys/index.js';
-import { fixture, tempDir, ward, wardAsync } from './run.js';
+import { fixture, tempDir, v7PrivateKeyFile, ward, wardAsync } from './run.js';
 
 const V7_POLICY = `schema_id: gait.gate.policy
 schema_version: 1.0.0
@@ -36,7 +36,7 @@ describe('ward gate eval', () => {
       [
         'gate', 'eval', '--policy', 'v7.yaml', '--intent', fixture('intents/v1-approval-valid.json'),
         '--context-envelope', fixture('envelopes/v7-envelope.json'), '--evaluation-time', '2026-03-12T12:00:00Z',
-        '--key-mode', 'prod', '--private-key', fixture('keys/v7_TEST_ONLY_private.key'), '--trace-out', traceOut, '--json',
+        '--key-mode', 'prod', '--private-key', v7PrivateKeyFile(), '--trace-out', traceOut, '--json',
       ],
       { cwd: dir },
     );
@@ -208,7 +208,7 @@ describe('ward gate eval: kill switch and profiles', () => {
     const noKey = ward(['gate', 'eval', '--policy', 'allow.yaml', '--intent', intentPath, '--profile', 'oss-prod', '--json'], { cwd });
     expect(noKey.code).toBe(6);
     const allow = ward(
-      ['gate', 'eval', '--policy', 'allow.yaml', '--intent', intentPath, '--profile', 'oss-prod', '--key-mode', 'prod', '--private-key', fixture('keys/v7_TEST_ONLY_private.key'), '--json'],
+      ['gate', 'eval', '--policy', 'allow.yaml', '--intent', intentPath, '--profile', 'oss-prod', '--key-mode', 'prod', '--private-key', v7PrivateKeyFile(), '--json'],
       { cwd },
     );
     expect(allow.code).toBe(6);

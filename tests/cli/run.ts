@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,4 +38,15 @@ export function wardAsync(args: string[], opts: { cwd: string }): Promise<CliRes
 
 export function tempDir(prefix = 'ward-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/**
+ * The V7 test private key as a 0600 copy: git checks files out 0644, and Ward (rightly) refuses
+ * private keys that others can read.
+ */
+export function v7PrivateKeyFile(): string {
+  const path = join(tempDir('ward-key-'), 'v7_private.key');
+  copyFileSync(fixture('keys/v7_TEST_ONLY_private.key'), path);
+  chmodSync(path, 0o600);
+  return path;
 }
