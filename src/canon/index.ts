@@ -4,6 +4,8 @@ export type { JsonValue, JsonObject } from './json.js';
 export { isJsonObject, parseJsonText } from './json.js';
 export { compareUtf8, uniqueSorted, uniqueSortedLower, goTrim, goLower } from './sort.js';
 export type { GoTime } from './gotime.js';
+export { parseGoDuration, formatGoDuration, addDuration, DurationError } from './duration.js';
+export { goCleanPath } from './gopath.js';
 export {
   ZERO_TIME,
   EPOCH_1980,

@@ -2,7 +2,7 @@ import { compareTime, isZeroTime, type GoTime } from '../canon/gotime.js';
 import { uniqueSorted } from '../canon/sort.js';
 import type { NormalizedIntent, Target } from '../intent/types.js';
 import { targetsDigest } from '../intent/digest.js';
-import { goPathClean } from '../intent/paths.js';
+import { goCleanPath } from '../canon/gopath.js';
 import type { DataflowConfig, EndpointConfig, FreezeWindowConfig, PolicyRule, SandboxConfig, Verdict } from '../policy/types.js';
 import { goPathMatch, hasGlobMeta } from './glob.js';
 import { inactiveFreezeDecision, type FreezeWindowDecision, type SandboxDecision } from './decisions.js';
@@ -36,7 +36,7 @@ export function checkEndpoint(cfg: EndpointConfig, targets: readonly Target[]): 
   const codes: string[] = [];
   for (const t of targets) {
     if (t.kind === 'path') {
-      const path = goPathClean(t.value.replaceAll('\\', '/'));
+      const path = goCleanPath(t.value.replaceAll('\\', '/'));
       if (cfg.path_denylist.some((p) => pathPatternMatches(p, path))) codes.push('endpoint_path_denied');
       if (cfg.path_allowlist.length && !cfg.path_allowlist.some((p) => pathPatternMatches(p, path))) {
         codes.push('endpoint_path_not_allowlisted');

@@ -22,7 +22,7 @@ import {
   type Decoder,
 } from '../context/fields.js';
 import { ERROR_CODES } from '../errors.js';
-import { goPathClean } from '../intent/paths.js';
+import { goCleanPath } from '../canon/gopath.js';
 import { TARGET_KINDS } from '../contract/vocabulary.js';
 import type { NormalizedIntent, Target } from '../intent/types.js';
 
@@ -155,7 +155,7 @@ function cleanPrefixes(list: readonly string[]): string[] {
 
 /** `\` becomes `/` (as for intent workspaces), then Go path.Clean, so `..` cannot step around a prefix. */
 function cleanSlashPath(value: string): string {
-  return goPathClean(value.replaceAll('\\', '/'));
+  return goCleanPath(value.replaceAll('\\', '/'));
 }
 
 /** The JSON form of a state (what `ward kill-switch` writes); parseKillSwitchState reads it back unchanged. */

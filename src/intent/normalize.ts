@@ -24,7 +24,7 @@ import {
 } from '../contract/vocabulary.js';
 import { assertNoRawCredentials, isEnvAssignment, isSafeEvidenceRef } from './secrets.js';
 import { dedupeSortTargets, normalizeTarget } from './targets.js';
-import { goPathClean } from './paths.js';
+import { goCleanPath } from '../canon/gopath.js';
 import { scriptHashOf } from './digest.js';
 import { parseTraceContext } from '../trace/trace-context.js';
 import {
@@ -351,7 +351,7 @@ function normalizeSandboxPaths(list: readonly string[], field: string): string[]
     if (isEnvAssignment(trimmed)) {
       throw invalidIntent(`context.sandbox.${field} must not contain raw environment variable assignments`);
     }
-    const clean = goPathClean(trimmed);
+    const clean = goCleanPath(trimmed);
     if (clean !== '.') cleaned.push(clean);
   }
   return uniqueSorted(cleaned);

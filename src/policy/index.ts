@@ -22,5 +22,4 @@ export { normalizePolicy, compareRules } from './normalize.js';
 export { policyDigestPayload, policyDigest } from './digest.js';
 export { checkProfile, type PolicyProfile } from './profile.js';
 export { formatPolicyYaml } from './format.js';
-export { parseGoDuration, formatGoDuration, DurationError } from './duration.js';
 export { POLICY_SCHEMA_ID, POLICY_SCHEMA_VERSION } from './vocabulary.js';

@@ -17,7 +17,7 @@ import type { NormalizedIntent } from '../intent/types.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
 import { signDigestedJson } from '../trace/sign.js';
 import { decodeTokenObject, TokenInvalidError } from './decode.js';
-import { addDuration } from './duration.js';
+import { addDuration } from '../canon/duration.js';
 import { checkTokenSignature } from './signature.js';
 
 export const APPROVAL_TOKEN_SCHEMA_ID = 'gait.gate.approval_token';

@@ -1,6 +1,5 @@
 // Approval and delegation tokens (`gate.md` §7), their gate roll-ups and audit records, and the
 // approved-script registry.
-export { parseGoDuration, addDuration } from './duration.js';
 export { TokenInvalidError } from './decode.js';
 export {
   APPROVAL_TOKEN_SCHEMA_ID,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { goCleanPath } from '../../src/policy/go-path.js';
+import { goCleanPath } from '../../src/canon/gopath.js';
 import { goQuote } from '../../src/policy/go-quote.js';
-import { DurationError, formatGoDuration, parseGoDuration } from '../../src/policy/duration.js';
+import { DurationError, formatGoDuration, parseGoDuration } from '../../src/canon/duration.js';
 
 const SECOND = 1_000_000_000n;
 const MINUTE = 60n * SECOND;

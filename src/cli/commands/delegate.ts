@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { formatRFC3339Nano, nowUTC, uniqueSortedLower } from '../../canon/index.js';
 import { EXIT } from '../../contract/exit-codes.js';
-import { mintDelegationToken, parseGoDuration, validateDelegationToken } from '../../tokens/index.js';
+import { parseGoDuration } from '../../canon/duration.js';
+import { mintDelegationToken, validateDelegationToken } from '../../tokens/index.js';
 import { readTokenFile } from '../../tokens/files.js';
 import { WARD_VERSION } from '../../version.js';
 import type { CliContext } from '../context.js';

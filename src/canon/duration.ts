@@ -1,9 +1,29 @@
+import { ERROR_CODES, WardError } from '../errors.js';
+import type { GoTime } from './gotime.js';
+
 /**
  * Go `time.ParseDuration` and `time.Duration.String`, exactly: `mcp_trust.max_age` is parsed and
- * re-rendered canonically (`24h` → `24h0m0s`), and the rendered text is part of the policy digest.
- * Durations are int64 nanoseconds in Go, so they are bigints here.
+ * re-rendered canonically (`24h` → `24h0m0s`), and the rendered text is part of the policy digest;
+ * token TTLs (`--ttl 1h30m`) use the same parser. Durations are int64 nanoseconds in Go, so they
+ * are bigints here.
  */
-export class DurationError extends Error {}
+export class DurationError extends WardError {
+  constructor(message: string) {
+    super(ERROR_CODES.USAGE, message);
+  }
+}
+
+/** `t + d` keeping t's offset. */
+export function addDuration(t: GoTime, ns: bigint): GoTime {
+  const total = BigInt(t.sec) * 1_000_000_000n + BigInt(t.nsec) + ns;
+  let sec = total / 1_000_000_000n;
+  let nsec = total % 1_000_000_000n;
+  if (nsec < 0n) {
+    nsec += 1_000_000_000n;
+    sec -= 1n;
+  }
+  return { sec: Number(sec), nsec: Number(nsec), offset: t.offset };
+}
 
 const MAX_INT64 = (1n << 63n) - 1n;
 const OVERFLOW = 1n << 63n;
