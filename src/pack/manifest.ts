@@ -8,7 +8,7 @@ import {
   type Decoder,
 } from '../context/fields.js';
 import { ERROR_CODES, WardError } from '../errors.js';
-import { parseStrictJson } from '../trace/strict-json.js';
+import { parseStrictJson } from '../canon/strict-json.js';
 import { PACK_MANIFEST_SCHEMA, PACK_TYPES, type PackContent, type PackManifest } from './types.js';
 import type { ManifestSignature } from '../runpack/index.js';
 

@@ -2,7 +2,7 @@ import { compareUtf8, formatRFC3339Nano, isJsonObject, parseJsonTime, sha256Hex,
 import { ERROR_CODES, WardError } from '../errors.js';
 import { inspectPack, packVerified, verifyPack } from '../pack/index.js';
 import { readRunpack } from '../runpack/index.js';
-import { parseStrictJson } from '../trace/strict-json.js';
+import { parseStrictJson } from '../canon/strict-json.js';
 import type { StoreEntry, StoreInput } from './types.js';
 
 /**

@@ -3,7 +3,7 @@ import type { VerifyKey } from '../keys/index.js';
 import { isCompactJws, isDsseEnvelope, verifyDsse, verifyJws, type WrapperCheck } from './export.js';
 import { TRACE_SCHEMA_ID, WARD_ONLY_TRACE_FIELDS } from './record.js';
 import { verifyDigestedJson, withoutSignature } from './sign.js';
-import { parseStrictJson } from './strict-json.js';
+import { parseStrictJson } from '../canon/strict-json.js';
 
 /**
  * Trace verification, one construction for both producers: sha256(JCS(record minus `signature`))

@@ -6,7 +6,7 @@ import { ERROR_CODES, WardError } from '../../errors.js';
 import { loadKeyRing } from '../../keys/index.js';
 import { writeFileAtomic } from '../../state/atomic-file.js';
 import { exportDsse, exportJws } from '../../trace/export.js';
-import { parseStrictJson } from '../../trace/strict-json.js';
+import { parseStrictJson } from '../../canon/strict-json.js';
 import { verifyTracePath, type TraceFileVerification } from '../../trace/verify-file.js';
 import { verifyTraceRecord, verifyTraceText } from '../../trace/verify.js';
 import { stateDir, type CliContext } from '../context.js';

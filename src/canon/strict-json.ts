@@ -1,4 +1,4 @@
-import { parseJsonText, type JsonValue } from '../canon/index.js';
+import { parseJsonText, type JsonValue } from './json.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 
 /**
