@@ -1,5 +1,5 @@
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { nowUTC } from '../../canon/gotime.js';
@@ -36,6 +36,14 @@ export function register(program: Command, ctx: CliContext): void {
     .action((flags: { json?: boolean; stateDir?: string }) => demo(ctx, flags));
 }
 
+/** How the user ran Ward: `ward` when installed on PATH, else `node <path to bin/ward.js>`. */
+function invocation(ctx: CliContext): string {
+  const script = ctx.argv[0] ?? 'ward';
+  if (basename(script) === 'ward') return 'ward';
+  const rel = relative(ctx.cwd, script);
+  return `node ${rel.startsWith('..') ? script : rel}`;
+}
+
 function demo(ctx: CliContext, flags: { json?: boolean; stateDir?: string }): void {
   const state = stateDir(ctx, flags.stateDir);
   const dir = join(state, 'demo');
@@ -56,7 +64,10 @@ function demo(ctx: CliContext, flags: { json?: boolean; stateDir?: string }): vo
     rateLimitStatePath: join(dir, 'gate_rate_limits.json'),
     profile: 'standard',
   };
-  const show = (p: string) => relative(ctx.cwd, p) || '.';
+  const show = (p: string) => {
+    const rel = relative(ctx.cwd, p);
+    return rel === '' ? '.' : rel.startsWith('..') ? p : rel;
+  };
   const steps: DemoStep[] = [];
   const record = (step: string, r: ReturnType<typeof runGate>) =>
     steps.push({
@@ -106,9 +117,9 @@ function demo(ctx: CliContext, flags: { json?: boolean; stateDir?: string }): vo
     traces_verified: verification.summary.verified,
     traces_failed: verification.summary.failed,
     next_commands: [
-      `ward gate eval --policy ${show(policyPath)} --intent ${show(join(dir, 'delete-database.json'))} --json`,
-      `ward trace verify ${show(join(dir, 'traces'))}`,
-      'ward policy validate policies/baseline-mediumrisk.yaml',
+      `${invocation(ctx)} gate eval --policy ${show(policyPath)} --intent ${show(join(dir, 'delete-database.json'))} --json`,
+      `${invocation(ctx)} trace verify ${show(join(dir, 'traces'))}`,
+      `${invocation(ctx)} policy validate ${show(join(SHIPPED, 'policies', 'baseline-mediumrisk.yaml'))}`,
     ],
   };
   ctx.exitCode = verification.summary.failed === 0 ? 0 : 2;
