@@ -45,3 +45,19 @@ describe('the ward command shell', () => {
     expect(out.intent_digest).toBe('4b53bb79e35105ac9170963ac6f84ed0ed15530c68f06a46fc1233c5ec766913');
   });
 });
+
+describe('ward demo (npm start)', () => {
+  it('shows allow, block, approval and an approved write, with every trace verified', () => {
+    const cwd = tempDir('ward-demo-');
+    const r = ward(['demo', '--json'], { cwd });
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.steps.map((s: { verdict: string }) => s.verdict)).toEqual(['allow', 'block', 'require_approval', 'allow']);
+    expect(out.steps[3].reason_codes).toContain('approval_granted');
+    expect(out.traces_verified).toBe(4);
+    expect(out.traces_failed).toBe(0);
+    const again = JSON.parse(ward(['demo', '--json'], { cwd }).stdout);
+    expect(again.traces_verified).toBe(4);
+    expect(ward(['trace', 'verify', '.ward/demo/traces'], { cwd }).code).toBe(0);
+  });
+});
