@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { parseRFC3339, type GoTime } from '../canon/gotime.js';
 import { parseJsonText, type JsonValue } from '../canon/json.js';
 import { ERROR_CODES, WardError, type ErrorCode } from '../errors.js';
 import type { CliContext } from './context.js';
@@ -22,5 +23,17 @@ export function parseJsonInput(text: string, prefix: string, code: ErrorCode = E
     return parseJsonText(text);
   } catch (err) {
     throw new WardError(code, `${prefix}: ${(err as Error).message}`);
+  }
+}
+
+/** `--evaluation-time`: strict RFC 3339, or undefined when the flag was not given. */
+export function parseEvaluationTime(text: string | undefined): GoTime | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return parseRFC3339(text);
+  } catch (err) {
+    throw new WardError(ERROR_CODES.USAGE, `invalid --evaluation-time: ${(err as Error).message}`, {
+      hint: 'use RFC 3339, e.g. 2026-03-12T12:00:00Z',
+    });
   }
 }

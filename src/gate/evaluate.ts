@@ -208,7 +208,8 @@ function notEvaluable(err: WardError, intent: NormalizedIntent | undefined, crea
   };
 }
 
-function rawRiskClass(raw: unknown): string {
+/** The raw request's `context.risk_class`, trimmed and lowercased: fail-closed decisions need it even when the intent does not normalize. */
+export function rawRiskClass(raw: unknown): string {
   if (!isJsonObject(raw)) return '';
   const ctx = raw['context'];
   const risk = isJsonObject(ctx) ? ctx['risk_class'] : undefined;

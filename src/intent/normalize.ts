@@ -38,7 +38,6 @@ import {
   type SandboxContext,
   type ScriptStep,
   type SkillProvenance,
-  type Target,
   type TraceContext,
 } from './types.js';
 

@@ -20,9 +20,6 @@ const EMPTY_RECORDS_DIGEST = '4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c
 const HEX_A = 'a'.repeat(64);
 const HEX_B = 'b'.repeat(64);
 
-function v7(): JsonObject {
-  return JSON.parse(fixture('envelopes/v7-envelope.json')) as JsonObject;
-}
 
 function record(overrides: JsonObject = {}): JsonObject {
   return {

@@ -46,14 +46,16 @@ function auditWriter(auditDir: string, path: string | undefined, cwd: string, re
 }
 
 /**
- * The approval verify key: the approval key flags, else the signing key's public half (§3.6 step
- * 8). With `--key-mode dev` that key is ephemeral, so tokens can never verify there: fail closed.
+ * Verify keys from the first configured source in `chain`, else the signing key's public half
+ * (§3.6 steps 1, 7, 8: each token kind falls back to the approval key flags, then the signing
+ * key). With `--key-mode dev` that key is ephemeral, so tokens can never verify there: fail closed.
  */
-function verifyKeys(ctx: CliContext, sources: VerifyKeySources, fallback: VerifyKey): VerifyKey[] {
-  return isVerifyKeyConfigured(sources) ? loadVerifyKeys(sources, ctx.env, ctx.cwd) : [fallback];
+export function verifyKeysFor(ctx: CliContext, chain: readonly VerifyKeySources[], fallback: VerifyKey): VerifyKey[] {
+  const configured = chain.find(isVerifyKeyConfigured);
+  return configured ? loadVerifyKeys(configured, ctx.env, ctx.cwd) : [fallback];
 }
 
-function approvalSources(f: TokenFlags): VerifyKeySources {
+export function approvalSources(f: TokenFlags): VerifyKeySources {
   return {
     publicKeyPath: f.approvalPublicKey,
     publicKeyEnv: f.approvalPublicKeyEnv,
@@ -78,7 +80,7 @@ export function approvalStep(ctx: CliContext, flags: TokenFlags, signingKey: Sig
     }
     const r = evaluateApprovals({
       tokens,
-      verifyKeys: verifyKeys(ctx, approvalSources(flags), signingKey),
+      verifyKeys: verifyKeysFor(ctx, [approvalSources(flags)], signingKey),
       intentDigest: t.intentDigest,
       policyDigest: t.policyDigest,
       delegationDigest: t.intent.delegation ? t.delegationDigest : undefined,
@@ -111,7 +113,7 @@ export function delegationStep(ctx: CliContext, flags: TokenFlags, signingKey: S
       privateKeyPath: flags.delegationPrivateKey,
       privateKeyEnv: flags.delegationPrivateKeyEnv,
     };
-    const keys = isVerifyKeyConfigured(own) ? loadVerifyKeys(own, ctx.env, ctx.cwd) : verifyKeys(ctx, approvalSources(flags), signingKey);
+    const keys = verifyKeysFor(ctx, [own, approvalSources(flags)], signingKey);
     const r = evaluateDelegations({
       tokens,
       intent: t.intent,

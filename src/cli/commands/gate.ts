@@ -1,15 +1,14 @@
 import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
-import { nowUTC, parseRFC3339, type GoTime } from '../../canon/gotime.js';
-import { isJsonObject } from '../../canon/json.js';
-import { goLower, goTrim } from '../../canon/sort.js';
+import { nowUTC } from '../../canon/gotime.js';
 import { parseContextEnvelope, type ContextEnvelope } from '../../context/index.js';
 import { ERROR_CODES, WardError, isWardError } from '../../errors.js';
 import { EXIT } from '../../contract/exit-codes.js';
+import { rawRiskClass } from '../../gate/evaluate.js';
 import { explainOutcome } from '../../gate/explain.js';
 import { parseKillSwitchState } from '../../gate/kill-switch.js';
 import { parseWrkrInventory } from '../../gate/wrkr.js';
-import { isVerifyKeyConfigured, loadVerifyKeys, resolveSigningKey, type KeyMode, type SigningKey } from '../../keys/index.js';
+import { resolveSigningKey, type KeyMode, type SigningKey } from '../../keys/index.js';
 import type { NormalizedPolicy } from '../../policy/types.js';
 import { verifyApprovedScriptRegistry, type ApprovedScriptEntry } from '../../tokens/approved-scripts.js';
 import { readApprovedScriptRegistry } from '../../tokens/files.js';
@@ -18,9 +17,9 @@ import { checkProfile } from '../../policy/profile.js';
 import { runGate, type GateRequest } from '../../runtime/gate-run.js';
 import type { TraceFormat } from '../../trace/record.js';
 import { stateDir, type CliContext } from '../context.js';
-import { readInputText, parseJsonInput } from '../input.js';
+import { parseEvaluationTime, parseJsonInput, readInputText } from '../input.js';
 import { correlationId, goJsonLine, omitEmpty } from '../output.js';
-import { approvalStep, delegationStep, type TokenFlags } from './gate-tokens.js';
+import { approvalSources, approvalStep, delegationStep, verifyKeysFor, type TokenFlags } from './gate-tokens.js';
 
 interface GateEvalFlags extends TokenFlags {
   policy?: string;
@@ -231,21 +230,11 @@ function loadApprovedScripts(
     return undefined;
   };
   const own = { publicKeyPath: flags.approvedScriptPublicKey, publicKeyEnv: flags.approvedScriptPublicKeyEnv };
-  const approval = {
-    publicKeyPath: flags.approvalPublicKey,
-    publicKeyEnv: flags.approvalPublicKeyEnv,
-    privateKeyPath: flags.approvalPrivateKey,
-    privateKeyEnv: flags.approvalPrivateKeyEnv,
-  };
   let registry;
   let keys;
   try {
     registry = readApprovedScriptRegistry(flags.approvedScriptRegistry!, ctx.cwd);
-    keys = isVerifyKeyConfigured(own)
-      ? loadVerifyKeys(own, ctx.env, ctx.cwd)
-      : isVerifyKeyConfigured(approval)
-        ? loadVerifyKeys(approval, ctx.env, ctx.cwd)
-        : [signingKey];
+    keys = verifyKeysFor(ctx, [own, approvalSources(flags)], signingKey);
   } catch (err) {
     const message = (err as Error).message;
     return unavailable(message, `approved script registry unavailable in fail-closed mode: ${message}`);
@@ -265,17 +254,6 @@ function requiresContextEvidence(policy: NormalizedPolicy): boolean {
   );
 }
 
-function parseEvaluationTime(text: string | undefined): GoTime | undefined {
-  if (text === undefined) return undefined;
-  try {
-    return parseRFC3339(text);
-  } catch (err) {
-    throw new WardError(ERROR_CODES.USAGE, `invalid --evaluation-time: ${(err as Error).message}`, {
-      hint: 'use RFC 3339, e.g. 2026-03-12T12:00:00Z',
-    });
-  }
-}
-
 async function loadEnvelope(ctx: CliContext, path: string): Promise<ContextEnvelope> {
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
     throw new WardError(ERROR_CODES.USAGE, 'context envelope path must be a local filesystem path');
@@ -286,12 +264,6 @@ async function loadEnvelope(ctx: CliContext, path: string): Promise<ContextEnvel
     if (isWardError(err)) throw err;
     throw new WardError(ERROR_CODES.ENVELOPE_INVALID, (err as Error).message);
   }
-}
-
-function rawRiskClass(raw: unknown): string {
-  const ctx = isJsonObject(raw) ? raw['context'] : undefined;
-  const risk = isJsonObject(ctx) ? ctx['risk_class'] : undefined;
-  return typeof risk === 'string' ? goLower(goTrim(risk)) : '';
 }
 
 function renderText(out: Record<string, unknown>): string {

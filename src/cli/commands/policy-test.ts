@@ -1,13 +1,13 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { nowUTC, parseRFC3339 } from '../../canon/gotime.js';
-import { ERROR_CODES, WardError } from '../../errors.js';
+import { nowUTC } from '../../canon/gotime.js';
+import { ERROR_CODES } from '../../errors.js';
 import { evaluate } from '../../gate/evaluate.js';
 import { exitCodeForVerdict } from '../../gate/post-process.js';
 import { intentDigest, normalizeIntent } from '../../intent/index.js';
 import { loadPolicyFile } from '../../policy/load.js';
 import type { CliContext } from '../context.js';
-import { parseJsonInput, readInputText } from '../input.js';
+import { parseEvaluationTime, parseJsonInput, readInputText } from '../input.js';
 import { correlationId, goJsonLine, omitEmpty } from '../output.js';
 
 /**
@@ -26,14 +26,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--evaluation-time <rfc3339>', 'evaluation clock (default now)')
     .option('--json', 'one line of JSON')
     .action(async (policyPath: string, intentPath: string, flags: { json?: boolean; evaluationTime?: string }) => {
-      let now = nowUTC();
-      if (flags.evaluationTime) {
-        try {
-          now = parseRFC3339(flags.evaluationTime);
-        } catch (err) {
-          throw new WardError(ERROR_CODES.USAGE, `invalid --evaluation-time: ${(err as Error).message}`);
-        }
-      }
+      const now = parseEvaluationTime(flags.evaluationTime) ?? nowUTC();
       const loaded = loadPolicyFile(resolve(ctx.cwd, policyPath));
       const raw = parseJsonInput(await readInputText(ctx, intentPath, 'intent'), 'parse intent json', ERROR_CODES.INTENT_PARSE);
       const outcome = evaluate(loaded, raw, { now });
