@@ -4,7 +4,7 @@ import type { JsonObject, JsonValue } from '../canon/json.js';
 import { nowUTC, parseRFC3339 } from '../canon/gotime.js';
 import type { ContextEnvelope } from '../context/index.js';
 import type { ExitCode } from '../contract/exit-codes.js';
-import { approvedScriptOutcome, evaluate, type GateOutcome } from '../gate/evaluate.js';
+import { approvedScriptOutcome, evaluate, evaluateNormalized, type GateOutcome } from '../gate/evaluate.js';
 import { normalizeIntent } from '../intent/normalize.js';
 import { matchApprovedScript, type ApprovedScriptEntry } from '../tokens/approved-scripts.js';
 import type { StepVerdict } from '../gate/script.js';
@@ -118,7 +118,11 @@ export function runGate(rt: GateRuntime, req: GateRequest): GateResultOutput {
   };
   const fastPath = req.approvedScripts ? approvedScriptMatch(req.approvedScripts, req.intent, rt.policy.digest, wallNow) : undefined;
   const outcome =
-    fastPath?.matched === true ? approvedScriptOutcome(fastPath.intent, options, wallNow) : evaluate(rt.policy, req.intent, options);
+    fastPath?.matched === true
+      ? approvedScriptOutcome(fastPath.intent, options, wallNow)
+      : fastPath?.intent
+        ? evaluateNormalized(rt.policy.policy, fastPath.intent, options)
+        : evaluate(rt.policy, req.intent, options);
   const latencyMs = performance.now() - started;
 
   const subject = outcome.preparedIntent
@@ -295,7 +299,10 @@ export function runGate(rt: GateRuntime, req: GateRequest): GateResultOutput {
   return { output: out, exitCode, trace, tracePath, outcome, intentDigest: subject.intentDigest };
 }
 
-type FastPath = { matched: true; patternId: string; intent: NormalizedIntent } | { matched: false; reason: string };
+/** The registry match; `intent` is the normalized intent whenever it normalized, so it is not normalized twice. */
+type FastPath =
+  | { matched: true; patternId: string; intent: NormalizedIntent }
+  | { matched: false; reason: string; intent: NormalizedIntent | undefined };
 
 /** Match the raw intent against the registry; an intent that does not normalize takes the normal path. */
 function approvedScriptMatch(entries: readonly ApprovedScriptEntry[], raw: unknown, policyDigest: string, wallNow: GoTime): FastPath {
@@ -303,10 +310,10 @@ function approvedScriptMatch(entries: readonly ApprovedScriptEntry[], raw: unkno
   try {
     intent = normalizeIntent(raw);
   } catch {
-    return { matched: false, reason: 'not_script' };
+    return { matched: false, reason: 'not_script', intent: undefined };
   }
   const m = matchApprovedScript(entries, intent, policyDigest, wallNow);
-  return m.matched ? { matched: true, patternId: m.entry.pattern_id, intent } : { matched: false, reason: m.reason };
+  return m.matched ? { matched: true, patternId: m.entry.pattern_id, intent } : { matched: false, reason: m.reason, intent };
 }
 
 function subjectOf(intent: NormalizedIntent): { toolName: string; identity: string } {
