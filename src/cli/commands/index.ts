@@ -29,4 +29,9 @@ export const COMMANDS: readonly CommandModule[] = [
   { names: ['pack'], load: () => import('./pack.js') },
   { names: ['verify'], load: () => import('./verify.js') },
   { names: ['store'], load: () => import('./store.js') },
+  { names: ['regress'], load: () => import('./regress.js') },
+  { names: ['mcp'], load: () => import('./mcp.js') },
+  { names: ['hook'], load: () => import('./hook.js') },
+  { names: ['serve'], load: () => import('./serve.js') },
+  { names: ['init', 'check', 'doctor'], load: () => import('./onboard.js') },
 ];
