@@ -122,6 +122,18 @@ export const REASON_CODES: Readonly<Record<string, ReasonCodeInfo>> = {
   simulated_block: r('', 'allow', '--simulate: the real verdict was block'),
   simulated_require_approval: r('', 'allow', '--simulate: the real verdict was require_approval'),
   approved_script_match: r('', 'allow', 'approved-script registry fast path'),
+  mcp_trust_verified: r('', 'none', 'MCP trust: the server is in the trust snapshot and passes every check'),
+  mcp_trust_identifier_missing: r('', 'rule', 'MCP trust: the call names no server_id or server_name (mcp_trust.action and mcp_trust_policy when enforced)'),
+  mcp_trust_snapshot_unavailable: r('', 'rule', 'MCP trust: the trust snapshot cannot be read (mcp_trust.action when enforced)'),
+  mcp_trust_snapshot_invalid: r('', 'rule', 'MCP trust: the trust snapshot does not parse or is invalid (mcp_trust.action when enforced)'),
+  mcp_trust_server_unknown: r('', 'rule', 'MCP trust: the server is not in the snapshot (mcp_trust.action when enforced)'),
+  mcp_trust_status_untrusted: r('', 'rule', 'MCP trust: snapshot status is not trusted/allow/pass (mcp_trust.action when enforced)'),
+  mcp_trust_publisher_untrusted: r('', 'rule', 'MCP trust: publisher outside mcp_trust.publisher_allowlist (mcp_trust.action when enforced)'),
+  mcp_trust_registry_unverified: r('', 'rule', 'MCP trust: require_registry and the registry signature/pin is unverified (mcp_trust.action when enforced)'),
+  mcp_trust_stale: r('', 'rule', 'MCP trust: snapshot entry older than mcp_trust.max_age (mcp_trust.action when enforced)'),
+  mcp_trust_below_threshold: r('', 'rule', 'MCP trust: score below mcp_trust.min_score (mcp_trust.action when enforced)'),
+  emergency_stop_preempted: r('emergency_stop_active', 'block', 'the call names a job (context.job_id) that is emergency-stopped'),
+  emergency_stop_state_unavailable: r('emergency_stop_state_unavailable', 'block', 'the call names a job whose state cannot be read at --job-root'),
 };
 
 /** Code families whose names embed a policy value. */
