@@ -43,6 +43,7 @@ export const ERROR_CODES = {
   // Gate inputs beside the intent and policy (issue: context envelopes, Wrkr, kill switch).
   WRKR_INVENTORY_INVALID: 'ERR_WRKR_INVENTORY_INVALID',
   KILL_SWITCH_INVALID: 'ERR_KILL_SWITCH_INVALID',
+  CAPTURE_INVALID: 'ERR_CAPTURE_INVALID',
 } as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
@@ -53,6 +54,7 @@ const DEFAULT_EXIT: Partial<Record<ErrorCode, ExitCode>> = {
   ERR_INTERNAL: EXIT.INTERNAL,
   ERR_SIGNATURE_INVALID: EXIT.VERIFY_FAILED,
   ERR_FAIL_CLOSED_DEPENDENCY: EXIT.BLOCKED,
+  ERR_TOOL_BLOCKED: EXIT.BLOCKED,
   // A damaged or tampered archive is what verification exists to catch, so it is a verification
   // failure (exit 2), not a usage error.
   ERR_ZIP_INVALID: EXIT.VERIFY_FAILED,
