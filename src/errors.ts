@@ -44,6 +44,8 @@ export const ERROR_CODES = {
   WRKR_INVENTORY_INVALID: 'ERR_WRKR_INVENTORY_INVALID',
   KILL_SWITCH_INVALID: 'ERR_KILL_SWITCH_INVALID',
   CAPTURE_INVALID: 'ERR_CAPTURE_INVALID',
+  // The SDK's guardTool refused to run a tool (verdict block, require_approval or dry_run).
+  TOOL_BLOCKED: 'ERR_TOOL_BLOCKED',
 } as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
