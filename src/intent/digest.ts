@@ -164,3 +164,19 @@ export function targetsDigest(targets: readonly Target[]): string {
 export function delegationDigest(delegation: Delegation): string {
   return digestJcs(delegationPayload(delegation));
 }
+
+/**
+ * The normalized intent as a complete intent request: what Go's encoding/json writes for it, so
+ * normalizing it again gives the same intent (and the same digest). Decision captures keep it.
+ */
+export function normalizedIntentJson(intent: NormalizedIntent): JsonObject {
+  const out: JsonObject = {
+    schema_id: intent.schema_id,
+    schema_version: intent.schema_version,
+    created_at: formatRFC3339Nano(intent.created_at),
+    producer_version: intent.producer_version,
+    ...intentDigestPayload(intent),
+  };
+  if (intent.relationship) out['relationship'] = intent.relationship;
+  return out;
+}

@@ -30,6 +30,7 @@ import { consumeRateLimit, type RateLimitUse } from '../state/rate-limit.js';
 import { buildTraceRecord, signTrace, type SignedTrace, type TraceFormat } from '../trace/record.js';
 import { writeTrace } from '../trace/write.js';
 import { WARD_VERSION } from '../version.js';
+import { buildDecisionCapture, writeCapture } from './capture.js';
 import { unevaluableIntent } from './unevaluable.js';
 
 /** What one gate decision needs besides the intent; load it once and reuse it (daemon, proxy). */
@@ -42,6 +43,8 @@ export interface GateRuntime {
   /** Rate-limit and destructive-budget counters (`.ward/gate_rate_limits.json`). */
   rateLimitStatePath: string;
   profile: 'standard' | 'oss-prod';
+  /** Keep the normalized intent of each decision next to its trace (for replay); off by default for privacy. */
+  captureIntents?: boolean;
   producerVersion?: string;
   warnings?: string[];
 }
@@ -52,6 +55,8 @@ export interface GateRequest {
   /** `--evaluation-time`; the wall clock otherwise. */
   evaluationTime?: GoTime;
   contextEnvelope?: ContextEnvelope;
+  /** The envelope JSON as given, kept in decision captures so replay can bind it again. */
+  contextEnvelopeJson?: JsonObject;
   wrkr?: { inventory: WrkrInventory; source: string };
   killSwitch?: { state: KillSwitchState } | { unavailable: true };
   simulate?: boolean;
@@ -105,6 +110,28 @@ export interface GateResultOutput {
  * shape the output. A returned decision always has a written trace (Ward decision 6).
  */
 export function runGate(rt: GateRuntime, req: GateRequest): GateResultOutput {
+  const pending = decideGate(rt, req);
+  const tracePath = writeTrace(pending.trace, { dir: rt.traceDir, ...(req.traceOut ? { path: req.traceOut } : {}) });
+  if (pending.capture) writeCapture(rt.traceDir, pending.capture);
+  return pending.finish(tracePath);
+}
+
+/**
+ * A decision with its signed trace, waiting for the trace to be stored. Callers that batch trace
+ * writes (the daemon's group commit, the MCP proxy) persist `trace` (and `capture`) durably, then
+ * call `finish` with where it went; nothing may be returned to a client before that.
+ */
+export interface PendingDecision {
+  trace: SignedTrace;
+  /** The decision capture (`ward.decision_capture`) when the runtime captures intents. */
+  capture?: JsonObject;
+  exitCode: ExitCode;
+  /** The `gate eval --json` object, once the trace is durable at `location`. */
+  finish(location: string): GateResultOutput;
+}
+
+/** Everything `runGate` does except writing the trace: evaluate, post-process, sign. */
+export function decideGate(rt: GateRuntime, req: GateRequest): PendingDecision {
   const wallNow = nowUTC();
   const now = req.evaluationTime ?? wallNow;
   const started = performance.now();
@@ -240,63 +267,74 @@ export function runGate(rt: GateRuntime, req: GateRequest): GateResultOutput {
     rt.traceFormat,
   );
   const trace = signTrace(unsigned, rt.signingKey);
-  const tracePath = writeTrace(trace, { dir: rt.traceDir, ...(req.traceOut ? { path: req.traceOut } : {}) });
   const traceId = trace['trace_id'] as string;
+  const capture = rt.captureIntents
+    ? buildDecisionCapture({
+        trace,
+        evaluationTime: now,
+        intent: evaluable ? (fastPath?.intent ?? normalizeIntent(req.intent)) : undefined,
+        intentError: outcome.intentError?.message,
+        contextEnvelope: req.contextEnvelopeJson,
+      })
+    : undefined;
+  const finish = (tracePath: string): GateResultOutput => {
 
-  Object.assign(out, {
-    ok: true,
-    profile: rt.profile,
-    verdict: d.verdict,
-    reason_codes: d.reasonCodes,
-    violations: d.violations,
-    matched_rule: outcome.matchedRule,
-    phase: intent.context.phase,
-    intent_digest: subject.intentDigest,
-    policy_digest: policyDigest,
-    trace_id: traceId,
-    trace_path: tracePath,
-    context_set_digest: intent.context.context_set_digest,
-    context_evidence_mode: intent.context.context_evidence_mode,
-    context_ref_count: intent.context.context_refs.length,
-    context_source: outcome.contextSource,
-  } satisfies JsonObject);
-  if (outcome.script) {
     Object.assign(out, {
-      script: true,
-      step_count: outcome.script.stepCount,
-      script_hash: outcome.script.scriptHash,
-      composite_risk_class: outcome.script.compositeRiskClass,
-      step_verdicts: outcome.script.stepVerdicts.map(stepVerdictJson),
-    });
-  }
-  if (approval) {
-    out['approval_ref'] = approval.approvalRef;
-    out['required_approvals'] = approval.requiredApprovals;
-    out['valid_approvals'] = approval.validApprovals;
-    if (approval.writeAudit) out['approval_audit_path'] = approval.writeAudit(trace);
-  }
-  if (delegation) {
-    out['delegation_ref'] = delegation.delegationRef;
-    out['delegation_required'] = true;
-    out['valid_delegations'] = delegation.validDelegations;
-    if (delegation.writeAudit) out['delegation_audit_path'] = delegation.writeAudit(trace);
-  }
-  if (fastPath?.matched) {
-    out['pre_approved'] = true;
-    out['pattern_id'] = fastPath.patternId;
-  } else if (fastPath) out['registry_reason'] = fastPath.reason;
-  if (outcome.freezeWindow) out['freeze_window'] = freezeDecisionJson(outcome.freezeWindow);
-  if (outcome.sandbox) out['sandbox'] = sandboxDecisionJson(outcome.sandbox);
-  if (outcome.killSwitch) out['kill_switch'] = killSwitchDecisionJson(outcome.killSwitch);
-  if (req.simulate) {
-    out['simulate_mode'] = true;
-    out['would_have_blocked'] = d.wouldHaveBlocked ?? false;
-    out['simulated_verdict'] = d.simulatedVerdict ?? '';
-    out['simulated_reason_codes'] = d.simulatedReasonCodes ?? [];
-  }
-  if (rt.warnings?.length) out['warnings'] = [...rt.warnings];
-  if (outcome.intentError) out['warnings'] = [...((out['warnings'] as string[]) ?? []), `intent not evaluable: ${outcome.intentError.message}`];
-  return { output: out, exitCode, trace, tracePath, outcome, intentDigest: subject.intentDigest };
+      ok: true,
+      profile: rt.profile,
+      verdict: d.verdict,
+      reason_codes: d.reasonCodes,
+      violations: d.violations,
+      matched_rule: outcome.matchedRule,
+      phase: intent.context.phase,
+      intent_digest: subject.intentDigest,
+      policy_digest: policyDigest,
+      trace_id: traceId,
+      trace_path: tracePath,
+      context_set_digest: intent.context.context_set_digest,
+      context_evidence_mode: intent.context.context_evidence_mode,
+      context_ref_count: intent.context.context_refs.length,
+      context_source: outcome.contextSource,
+    } satisfies JsonObject);
+    if (outcome.script) {
+      Object.assign(out, {
+        script: true,
+        step_count: outcome.script.stepCount,
+        script_hash: outcome.script.scriptHash,
+        composite_risk_class: outcome.script.compositeRiskClass,
+        step_verdicts: outcome.script.stepVerdicts.map(stepVerdictJson),
+      });
+    }
+    if (approval) {
+      out['approval_ref'] = approval.approvalRef;
+      out['required_approvals'] = approval.requiredApprovals;
+      out['valid_approvals'] = approval.validApprovals;
+      if (approval.writeAudit) out['approval_audit_path'] = approval.writeAudit(trace);
+    }
+    if (delegation) {
+      out['delegation_ref'] = delegation.delegationRef;
+      out['delegation_required'] = true;
+      out['valid_delegations'] = delegation.validDelegations;
+      if (delegation.writeAudit) out['delegation_audit_path'] = delegation.writeAudit(trace);
+    }
+    if (fastPath?.matched) {
+      out['pre_approved'] = true;
+      out['pattern_id'] = fastPath.patternId;
+    } else if (fastPath) out['registry_reason'] = fastPath.reason;
+    if (outcome.freezeWindow) out['freeze_window'] = freezeDecisionJson(outcome.freezeWindow);
+    if (outcome.sandbox) out['sandbox'] = sandboxDecisionJson(outcome.sandbox);
+    if (outcome.killSwitch) out['kill_switch'] = killSwitchDecisionJson(outcome.killSwitch);
+    if (req.simulate) {
+      out['simulate_mode'] = true;
+      out['would_have_blocked'] = d.wouldHaveBlocked ?? false;
+      out['simulated_verdict'] = d.simulatedVerdict ?? '';
+      out['simulated_reason_codes'] = d.simulatedReasonCodes ?? [];
+    }
+    if (rt.warnings?.length) out['warnings'] = [...rt.warnings];
+    if (outcome.intentError) out['warnings'] = [...((out['warnings'] as string[]) ?? []), `intent not evaluable: ${outcome.intentError.message}`];
+    return { output: out, exitCode, trace, tracePath, outcome, intentDigest: subject.intentDigest };
+  };
+  return { trace, ...(capture ? { capture } : {}), exitCode, finish };
 }
 
 /** The registry match; `intent` is the normalized intent whenever it normalized, so it is not normalized twice. */

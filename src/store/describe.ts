@@ -3,6 +3,7 @@ import { ERROR_CODES, WardError } from '../errors.js';
 import { inspectPack, packVerified, verifyPack } from '../pack/index.js';
 import { readRunpack } from '../runpack/index.js';
 import { parseStrictJson } from '../canon/strict-json.js';
+import { parseDecisionCapture } from '../runtime/capture.js';
 import type { StoreEntry, StoreInput } from './types.js';
 
 /**
@@ -16,6 +17,24 @@ export function describeArtifact(input: StoreInput, ingestedAt: string): StoreEn
   switch (input.kind) {
     case 'trace':
       return { ...base, ...describeTrace(input.bytes, base.digest, ingestedAt) };
+    case 'capture': {
+      let capture;
+      try {
+        capture = parseDecisionCapture(input.bytes);
+      } catch (err) {
+        throw invalid((err as Error).message);
+      }
+      return compact({
+        ...base,
+        kind: 'capture' as const,
+        id: capture.event_id,
+        time: utcText(formatRFC3339Nano(capture.evaluation_time), ingestedAt),
+        refs: [capture.trace_id],
+        tool_names: capture.tool_name ? [capture.tool_name] : [],
+        verdict: capture.verdict,
+        reason_codes: unique(capture.reason_codes),
+      });
+    }
     case 'runpack': {
       const runpack = readRunpack(input.bytes);
       return compact({

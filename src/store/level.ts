@@ -8,6 +8,7 @@ import { acquireStoreLock, type StoreLock } from './lock.js';
 import { listSpool, spoolDir } from './spool.js';
 import {
   ENTRY_KINDS,
+  isJsonKind,
   type EntryKind,
   type EvidenceStore,
   type GcReport,
@@ -101,7 +102,7 @@ export class LevelStore implements EvidenceStore {
       }
       seen.add(entry.digest);
       seen.add(id);
-      if (entry.kind === 'trace') batch.put(key('b', 'trace', entry.id), input.bytes.toString('utf8'));
+      if (isJsonKind(entry.kind)) batch.put(key('b', entry.kind, entry.id), input.bytes.toString('utf8'));
       else writeFileAtomic(this.objectPath(entry), input.bytes);
       batch.put(key('e', entry.kind, entry.id), JSON.stringify(entry));
       batch.put(key('d', entry.digest), id);
@@ -119,9 +120,9 @@ export class LevelStore implements EvidenceStore {
   }
 
   async read(entry: StoreEntry): Promise<Buffer> {
-    if (entry.kind === 'trace') {
-      const body = await this.db.get(key('b', 'trace', entry.id));
-      if (body === undefined) throw new WardError(ERROR_CODES.STORE_NOT_FOUND, `trace ${entry.id} has no stored body`);
+    if (isJsonKind(entry.kind)) {
+      const body = await this.db.get(key('b', entry.kind, entry.id));
+      if (body === undefined) throw new WardError(ERROR_CODES.STORE_NOT_FOUND, `${entry.kind} ${entry.id} has no stored body`);
       return Buffer.from(body, 'utf8');
     }
     try {
@@ -275,7 +276,7 @@ export class LevelStore implements EvidenceStore {
         extra.push([key('f', 'traces', name), mark]);
         report.files++;
         try {
-          const input: StoreInput = { kind: 'trace', bytes: readFileSync(join(dir, name)) };
+          const input: StoreInput = { kind: name.startsWith('capture_') ? 'capture' : 'trace', bytes: readFileSync(join(dir, name)) };
           items.push({ input, entry: describeArtifact(input, now) });
         } catch (err) {
           report.rejected.push({ file: `traces/${name}`, error: (err as Error).message });
@@ -315,7 +316,7 @@ export class LevelStore implements EvidenceStore {
           for (const k of indexKeys(entry)) batch.del(k);
         }
         await batch.write({ sync: true });
-        for (const entry of chunk) if (entry.kind !== 'trace') removeQuietly(this.objectPath(entry));
+        for (const entry of chunk) if (!isJsonKind(entry.kind)) removeQuietly(this.objectPath(entry));
         removed += chunk.length;
       }
     }

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ERROR_CODES, isWardError, WardError } from '../errors.js';
 import { openLevelStore, storePaths } from './level.js';
-import type { EntryKind } from './types.js';
+import { isJsonKind, type EntryKind } from './types.js';
 
 export interface LocatedArtifact {
   bytes: Buffer;
@@ -55,7 +55,7 @@ export async function locateArtifact(
 function fromObjects(ref: string, stateDir: string, kinds: readonly EntryKind[], lockError: WardError): LocatedArtifact {
   const matches: string[] = [];
   for (const kind of kinds) {
-    if (kind === 'trace') continue;
+    if (isJsonKind(kind)) continue;
     const dir = join(storePaths(stateDir).objects, kind);
     let names: string[] = [];
     try {

@@ -15,7 +15,7 @@ export function spoolDir(stateDir: string): string {
   return join(stateDir, 'spool');
 }
 
-const EXTENSIONS: Record<EntryKind, string> = { trace: 'json', runpack: 'zip', pack: 'zip' };
+const EXTENSIONS: Record<EntryKind, string> = { trace: 'json', capture: 'json', runpack: 'zip', pack: 'zip' };
 
 /** Enqueue a signed trace record for the store. Returns the spool file path. */
 export function spoolTrace(stateDir: string, record: JsonObject | string | Buffer): string {
@@ -36,7 +36,7 @@ export interface SpoolFile {
   kind: EntryKind;
 }
 
-const SPOOL_NAME = /^(trace|runpack|pack)_[0-9a-f]{64}\.(json|zip)$/;
+const SPOOL_NAME = /^(trace|capture|runpack|pack)_[0-9a-f]{64}\.(json|zip)$/;
 
 /** Spool files waiting for ingestion, oldest name order (temp files and strays ignored). */
 export function listSpool(stateDir: string): SpoolFile[] {

@@ -3,13 +3,18 @@
  * depends only on these interfaces so another backend (e.g. PostgreSQL) can implement them.
  */
 
-export type EntryKind = 'trace' | 'runpack' | 'pack';
-export const ENTRY_KINDS: readonly EntryKind[] = ['trace', 'runpack', 'pack'];
+export type EntryKind = 'trace' | 'capture' | 'runpack' | 'pack';
+export const ENTRY_KINDS: readonly EntryKind[] = ['trace', 'capture', 'runpack', 'pack'];
+
+/** Kinds whose bodies are small JSON documents kept inside the database rather than as object files. */
+export function isJsonKind(kind: EntryKind): kind is 'trace' | 'capture' {
+  return kind === 'trace' || kind === 'capture';
+}
 
 /** What the store knows about one stored artifact (the indexable facts, no body). */
 export interface StoreEntry {
   kind: EntryKind;
-  /** trace: event_id; runpack: manifest_digest; pack: pack_id. */
+  /** trace and capture: event_id; runpack: manifest_digest; pack: pack_id. */
   id: string;
   /** sha256 of the stored bytes: the idempotency key of ingestion. */
   digest: string;

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { nowUTC } from '../../canon/gotime.js';
+import { parseJsonText, type JsonObject } from '../../canon/json.js';
 import { parseContextEnvelope, type ContextEnvelope } from '../../context/index.js';
 import { ERROR_CODES, WardError, isWardError } from '../../errors.js';
 import { EXIT } from '../../contract/exit-codes.js';
@@ -22,6 +23,7 @@ import { correlationId, goJsonLine, omitEmpty } from '../output.js';
 import { approvalSources, approvalStep, delegationStep, verifyKeysFor, type TokenFlags } from './gate-tokens.js';
 
 interface GateEvalFlags extends TokenFlags {
+  captureIntents?: boolean;
   policy?: string;
   intent?: string;
   contextEnvelope?: string;
@@ -66,6 +68,7 @@ export function register(program: Command, ctx: CliContext): void {
     .addOption(new Option('--profile <profile>', 'evaluation profile').choices(['standard', 'oss-prod']).default('standard'))
     .option('--simulate', 'non-enforcing: report what would have happened, always exit 0')
     .option('--json', 'one line of JSON on stdout')
+    .option('--capture-intents', 'keep the normalized intent (and context envelope) beside the trace for `ward regress replay`; may hold sensitive arguments')
     .option('--explain', 'with --json, print the gait.gate.policy_explain object instead')
     .option('--rate-limit-state <file>', 'rate-limit counters (default .ward/gate_rate_limits.json)')
     .option('--kill-switch-state <file>', 'kill-switch state JSON (gait.gate.kill_switch_state)')
@@ -137,7 +140,11 @@ async function gateEval(ctx: CliContext, flags: GateEvalFlags): Promise<void> {
   if (evaluationTime) request.evaluationTime = evaluationTime;
   if (flags.traceOut) request.traceOut = resolve(ctx.cwd, flags.traceOut);
   if (flags.approvalTokenRef) request.approvalTokenRef = flags.approvalTokenRef;
-  if (flags.contextEnvelope) request.contextEnvelope = await loadEnvelope(ctx, flags.contextEnvelope);
+  if (flags.contextEnvelope) {
+    const { envelope, json } = await loadEnvelope(ctx, flags.contextEnvelope);
+    request.contextEnvelope = envelope;
+    if (flags.captureIntents) request.contextEnvelopeJson = json;
+  }
 
   if (flags.wrkrInventory) {
     try {
@@ -183,6 +190,7 @@ async function gateEval(ctx: CliContext, flags: GateEvalFlags): Promise<void> {
       traceDir: resolve(state, 'traces'),
       rateLimitStatePath: resolve(ctx.cwd, flags.rateLimitState ?? resolve(state, 'gate_rate_limits.json')),
       profile: flags.profile,
+      captureIntents: Boolean(flags.captureIntents),
       warnings,
     },
     request,
@@ -254,12 +262,15 @@ function requiresContextEvidence(policy: NormalizedPolicy): boolean {
   );
 }
 
-async function loadEnvelope(ctx: CliContext, path: string): Promise<ContextEnvelope> {
+/** The verified envelope, and its JSON as given (what a decision capture keeps). */
+async function loadEnvelope(ctx: CliContext, path: string): Promise<{ envelope: ContextEnvelope; json: JsonObject }> {
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
     throw new WardError(ERROR_CODES.USAGE, 'context envelope path must be a local filesystem path');
   }
   try {
-    return parseContextEnvelope(await readInputText(ctx, path, 'context envelope'));
+    const text = await readInputText(ctx, path, 'context envelope');
+    const envelope = parseContextEnvelope(text);
+    return { envelope, json: parseJsonText(text) as JsonObject };
   } catch (err) {
     if (isWardError(err)) throw err;
     throw new WardError(ERROR_CODES.ENVELOPE_INVALID, (err as Error).message);

@@ -1,12 +1,13 @@
 import { writeFileAtomic } from '../../state/atomic-file.js';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { EXIT } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { inspectPack } from '../../pack/index.js';
 import {
   ENTRY_KINDS,
+  isJsonKind,
   openLevelStore,
   type EntryKind,
   type EvidenceStore,
@@ -62,8 +63,8 @@ export function register(program: Command, ctx: CliContext): void {
         if (found.length > 1) throw new WardError(ERROR_CODES.USAGE, `${id} is ambiguous: ${found.map((e) => `${e.kind}/${e.id}`).join(', ')}`);
         const entry = found[0]!;
         const bytes = await s.read(entry);
-        const body = entry.kind === 'trace' ? JSON.parse(bytes.toString('utf8')) : inspectPack(bytes);
-        print(ctx, flags.json, { ok: true, entry, [entry.kind === 'trace' ? 'trace' : 'inspect']: body }, `${entryLine(entry)}\n${JSON.stringify(body, null, 2)}`);
+        const body = isJsonKind(entry.kind) ? JSON.parse(bytes.toString('utf8')) : inspectPack(bytes);
+        print(ctx, flags.json, { ok: true, entry, [isJsonKind(entry.kind) ? entry.kind : 'inspect']: body }, `${entryLine(entry)}\n${JSON.stringify(body, null, 2)}`);
       });
     });
 
@@ -171,10 +172,10 @@ function entryLine(e: StoreEntry): string {
   return [e.time, e.kind, e.id, ...facts.filter(Boolean)].join('  ');
 }
 
-const EXPORT_DIRS: Record<EntryKind, string> = { trace: 'traces', runpack: 'runpacks', pack: 'packs' };
+const EXPORT_DIRS: Record<EntryKind, string> = { trace: 'traces', capture: 'captures', runpack: 'runpacks', pack: 'packs' };
 
 function exportPath(e: StoreEntry): string {
-  return `${EXPORT_DIRS[e.kind]}/${e.id}.${e.kind === 'trace' ? 'json' : 'zip'}`;
+  return `${EXPORT_DIRS[e.kind]}/${e.id}.${isJsonKind(e.kind) ? 'json' : 'zip'}`;
 }
 
 function importKind(name: string): EntryKind {
@@ -184,7 +185,7 @@ function importKind(name: string): EntryKind {
   return kind;
 }
 
-/** Files named on `store ingest`: *.json as traces, *.zip as packs (or runpacks when they hold manifest.json). */
+/** Files named on `store ingest`: *.json as traces (captures when named capture_*), *.zip as packs (or runpacks when they hold manifest.json). */
 function collectInputs(path: string): StoreInput[] {
   let stat;
   try {
@@ -194,7 +195,7 @@ function collectInputs(path: string): StoreInput[] {
   }
   if (stat.isDirectory()) return readdirSync(path).sort().flatMap((name) => (name.endsWith('.json') || name.endsWith('.zip') ? collectInputs(join(path, name)) : []));
   const bytes = readFileSync(path);
-  if (path.endsWith('.json')) return [{ kind: 'trace', bytes }];
+  if (path.endsWith('.json')) return [{ kind: basename(path).startsWith('capture_') ? 'capture' : 'trace', bytes }];
   if (path.endsWith('.zip')) return [{ kind: openZip(bytes).get('pack_manifest.json') ? 'pack' : 'runpack', bytes }];
   throw new WardError(ERROR_CODES.USAGE, `unsupported file (expected .json or .zip): ${path}`);
 }

@@ -1,0 +1,136 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { link, open, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { JsonObject } from '../canon/json.js';
+import { ERROR_CODES, WardError } from '../errors.js';
+import type { SignedTrace } from '../trace/record.js';
+import { traceFileText } from '../trace/write.js';
+import { captureFileName, captureFileText } from './capture.js';
+import { decideGate, type GateRequest, type GateResultOutput, type GateRuntime } from './gate-run.js';
+
+/**
+ * Where long-running hosts (the MCP proxy, the daemon) put signed traces. `write` resolves only
+ * once the trace (and its capture) is durable, with where it went; a host must not answer a
+ * client before that (Ward decision 6). Implementations batch the expensive part (fsync) across
+ * concurrent decisions.
+ */
+export interface TraceSink {
+  write(trace: SignedTrace, capture?: JsonObject): Promise<string>;
+  /** Wait for writes in flight, then release resources. */
+  close(): Promise<void>;
+}
+
+/** One decision through a sink: decide synchronously, persist durably, then shape the output. */
+export async function runGateAsync(sink: TraceSink, rt: GateRuntime, req: GateRequest): Promise<GateResultOutput> {
+  const pending = decideGate(rt, req);
+  const location = await sink.write(pending.trace, pending.capture);
+  return pending.finish(location);
+}
+
+/**
+ * Traces as files in one directory, named as `gate eval` names them (`trace_<trace_id>.json`, then
+ * `trace_<trace_id>_<event_id>.json`; never overwritten). Each file is written and fsynced off the
+ * main thread under a temporary name and published with link(2); the directory fsync that makes the
+ * names durable is shared by every write that published while the previous one ran (group commit).
+ */
+export class FileTraceSink implements TraceSink {
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private dirSync: Promise<void> | undefined;
+  private dirSyncQueued: Promise<void> | undefined;
+
+  constructor(private readonly dir: string) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  }
+
+  write(trace: SignedTrace, capture?: JsonObject): Promise<string> {
+    const work = this.persist(trace, capture);
+    this.inFlight.add(work);
+    void work.then(
+      () => this.inFlight.delete(work),
+      () => this.inFlight.delete(work),
+    );
+    return work;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async persist(trace: SignedTrace, capture: JsonObject | undefined): Promise<string> {
+    const traceId = String(trace['trace_id'] ?? '');
+    const eventId = String(trace['event_id'] ?? '');
+    if (!/^[0-9a-f]{24}$/.test(traceId) || !/^[0-9a-f]{24}$/.test(eventId)) {
+      throw new WardError(ERROR_CODES.INTERNAL, 'trace sink: record has no valid trace_id/event_id');
+    }
+    const [path] = await Promise.all([
+      this.publish([`trace_${traceId}.json`, `trace_${traceId}_${eventId}.json`], traceFileText(trace)),
+      capture ? this.publish([captureFileName(capture)], captureFileText(capture)) : undefined,
+    ]);
+    await this.syncDirectory();
+    return path;
+  }
+
+  /** Write under a temporary name, fsync, then link to the first free name. */
+  private async publish(names: readonly string[], text: string): Promise<string> {
+    const temp = join(this.dir, `.${names[0]}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+    try {
+      const fh = await open(temp, 'wx', 0o600);
+      try {
+        await fh.writeFile(text);
+        await fh.datasync();
+      } finally {
+        await fh.close();
+      }
+      for (const name of withFallback(names)) {
+        try {
+          await link(temp, join(this.dir, name));
+          return join(this.dir, name);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        }
+      }
+      throw new Error('no free file name');
+    } catch (err) {
+      throw new WardError(ERROR_CODES.IO, `write trace in ${this.dir}: ${(err as Error).message}`, { cause: err });
+    } finally {
+      await unlink(temp).catch(() => undefined);
+    }
+  }
+
+  /**
+   * A directory fsync that starts after this call: if one is running, every caller arriving
+   * meanwhile shares the next one, so N concurrent publishes cost at most two fsyncs.
+   */
+  private syncDirectory(): Promise<void> {
+    if (!this.dirSync) {
+      this.dirSync = runDirSync(this.dir).finally(() => (this.dirSync = undefined));
+      return this.dirSync;
+    }
+    this.dirSyncQueued ??= this.dirSync.then(() => {
+      this.dirSyncQueued = undefined;
+      return this.syncDirectory();
+    });
+    return this.dirSyncQueued;
+  }
+}
+
+/** The given names, then the last one with random suffixes, endlessly (mirrors createUniqueFile). */
+function* withFallback(names: readonly string[]): Generator<string> {
+  yield* names;
+  const last = names[names.length - 1]!;
+  const dot = last.lastIndexOf('.');
+  for (;;) yield `${last.slice(0, dot)}_${randomBytes(4).toString('hex')}${last.slice(dot)}`;
+}
+
+/** fsync the directory off the main thread (best effort where directories cannot be synced, as syncDir). */
+async function runDirSync(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } catch {
+    // Some platforms cannot fsync directories; the file content is already durable.
+  } finally {
+    await fh.close();
+  }
+}
