@@ -42,3 +42,6 @@ export {
   evaluateApprovals,
   evaluateDelegations,
 } from './tokens/index.js';
+
+// The SDK: `new Ward({ policy })`, `ward.evaluate(intent)`, `guardTool`, intent builders.
+export * from './sdk/index.js';

@@ -1,0 +1,66 @@
+import { EXIT } from '../contract/exit-codes.js';
+import { ERROR_CODES, WardError } from '../errors.js';
+import type { Verdict } from '../policy/types.js';
+
+/** What a refused tool call carries: enough to explain it and to find its signed trace. */
+export interface BlockedDecision {
+  verdict: Exclude<Verdict, 'allow'>;
+  reasonCodes: readonly string[];
+  violations: readonly string[];
+  toolName: string;
+  traceId: string;
+  tracePath: string;
+  intentDigest: string;
+  policyDigest: string;
+}
+
+/**
+ * Thrown by a guarded tool when Ward did not allow the call (`block`, `require_approval` or
+ * `dry_run`): the tool did not run. `code` is `ERR_TOOL_BLOCKED`; `exitCode` is the gate's
+ * (3 for block, 4 for approval required, 0 for dry_run).
+ */
+export class WardBlockedError extends WardError {
+  readonly verdict: BlockedDecision['verdict'];
+  readonly reasonCodes: readonly string[];
+  readonly violations: readonly string[];
+  readonly toolName: string;
+  readonly traceId: string;
+  readonly tracePath: string;
+  readonly intentDigest: string;
+  readonly policyDigest: string;
+
+  constructor(decision: BlockedDecision) {
+    const reasons = decision.reasonCodes.length ? decision.reasonCodes.join(', ') : 'no reason codes';
+    super(ERROR_CODES.TOOL_BLOCKED, `ward: ${decision.toolName} not run (verdict ${decision.verdict}: ${reasons})`, {
+      exitCode: decision.verdict === 'block' ? EXIT.BLOCKED : decision.verdict === 'require_approval' ? EXIT.APPROVAL_REQUIRED : EXIT.OK,
+      hint: hintFor(decision),
+      details: {
+        verdict: decision.verdict,
+        reason_codes: [...decision.reasonCodes],
+        trace_id: decision.traceId,
+        intent_digest: decision.intentDigest,
+      },
+    });
+    this.name = 'WardBlockedError';
+    this.verdict = decision.verdict;
+    this.reasonCodes = decision.reasonCodes;
+    this.violations = decision.violations;
+    this.toolName = decision.toolName;
+    this.traceId = decision.traceId;
+    this.tracePath = decision.tracePath;
+    this.intentDigest = decision.intentDigest;
+    this.policyDigest = decision.policyDigest;
+  }
+}
+
+function hintFor(d: BlockedDecision): string {
+  if (d.verdict === 'require_approval') {
+    return `an approver can mint a token for intent ${d.intentDigest}: ward approve --help; the decision is in ${d.tracePath}`;
+  }
+  if (d.verdict === 'dry_run') return `the policy only allows a dry run (plan phase) of ${d.toolName}; see ${d.tracePath}`;
+  return `inspect the reason codes (docs/reason-codes.md) and the signed trace ${d.tracePath}`;
+}
+
+export function isWardBlockedError(value: unknown): value is WardBlockedError {
+  return value instanceof WardBlockedError;
+}

@@ -1,0 +1,206 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { GoTime } from '../canon/gotime.js';
+import { parseRFC3339 } from '../canon/gotime.js';
+import type { JsonObject } from '../canon/json.js';
+import { parseContextEnvelope, type ContextEnvelope } from '../context/index.js';
+import { EXIT, type ExitCode } from '../contract/exit-codes.js';
+import { ERROR_CODES, WardError } from '../errors.js';
+import { readPrivateKeyFile, resolveSigningKey, type SigningKey } from '../keys/index.js';
+import { loadPolicyFile, parsePolicyYaml } from '../policy/load.js';
+import type { LoadedPolicy, Verdict } from '../policy/types.js';
+import { runGate, type GateRequest, type GateRuntime } from '../runtime/gate-run.js';
+import type { TraceFormat } from '../trace/record.js';
+import { WardBlockedError } from './errors.js';
+import type { IntentRequest } from './intent.js';
+
+export interface WardOptions {
+  /** A policy file path, policy YAML text, or a policy already loaded with `parsePolicyYaml`/`loadPolicyFile`. */
+  policy: string | LoadedPolicy;
+  /** Ward's state directory (keys, traces, rate-limit counters). Default `$WARD_STATE_DIR` or `./.ward`. */
+  stateDir?: string;
+  /** The trace signing key, or a private key file (mode 0600). Default: Ward's persistent key in `<stateDir>/keys`. */
+  signingKey?: SigningKey | string;
+  /** Where signed traces are written. Default `<stateDir>/traces`. */
+  traceDir?: string;
+  /** Rate-limit and destructive-budget counters. Default `<stateDir>/gate_rate_limits.json`. */
+  rateLimitStatePath?: string;
+  /** Keep every evaluated intent and its decision in `ward.captured` (in memory), e.g. to build a run record. */
+  captureIntents?: boolean;
+  traceFormat?: TraceFormat;
+  /** Relative paths resolve against this directory. Default `process.cwd()`. */
+  cwd?: string;
+}
+
+export interface WardEvaluateOptions {
+  /** The evaluation clock (RFC 3339 text or a GoTime); the wall clock otherwise. */
+  evaluationTime?: string | GoTime;
+  /** A ContextSpec v1 envelope (JSON text or object) bound to the intent. */
+  contextEnvelope?: string | JsonObject;
+  /** Non-enforcing: report what would have happened; the verdict becomes allow. */
+  simulate?: boolean;
+  correlationId?: string;
+  /** Write the trace to this exact file instead of `traceDir`. */
+  traceOut?: string;
+}
+
+/** One decision, with its signed trace already written. */
+export interface WardDecision {
+  verdict: Verdict;
+  /** True only for `allow` (a `dry_run` is not permission to run). */
+  allowed: boolean;
+  reasonCodes: string[];
+  violations: string[];
+  /** Comma-joined names of the deciding rules ("" when the default verdict applied). */
+  matchedRule: string;
+  toolName: string;
+  traceId: string;
+  tracePath: string;
+  intentDigest: string;
+  policyDigest: string;
+  /** What `ward gate eval` would exit with. */
+  exitCode: ExitCode;
+  /** The exact `ward gate eval --json` object (without correlation_id). */
+  output: JsonObject;
+}
+
+export interface CapturedDecision {
+  intent: unknown;
+  decision: WardDecision;
+}
+
+/** A tool function: anything async (or sync) taking arguments. */
+export type ToolFunction<A extends unknown[], R> = (...args: A) => R | Promise<R>;
+/** Describes the call about to happen as an intent request. */
+export type DescribeIntent<A extends unknown[]> = (...args: A) => IntentRequest | JsonObject | Promise<IntentRequest | JsonObject>;
+
+/**
+ * Ward as a library: load a policy and a signing key once, then decide tool calls. Every decision
+ * goes through the same gate as `ward gate eval` (rate limits, approvals, simulate) and returns
+ * only after its signed trace is durably written.
+ */
+export class Ward {
+  readonly policy: LoadedPolicy;
+  readonly stateDir: string;
+  readonly traceDir: string;
+  /** Filled when `captureIntents` is on, in evaluation order. */
+  readonly captured: CapturedDecision[] = [];
+  readonly #runtime: GateRuntime;
+  readonly #capture: boolean;
+
+  constructor(options: WardOptions) {
+    if (!options || options.policy === undefined) {
+      throw new WardError(ERROR_CODES.USAGE, 'new Ward() needs a policy', {
+        hint: "new Ward({ policy: '.ward.yaml' }) — create one with: ward init",
+      });
+    }
+    const cwd = options.cwd ?? process.cwd();
+    this.policy = loadPolicy(options.policy, cwd);
+    this.stateDir = resolve(cwd, options.stateDir || process.env['WARD_STATE_DIR'] || '.ward');
+    this.traceDir = resolve(cwd, options.traceDir ?? resolve(this.stateDir, 'traces'));
+    const signingKey = signingKeyOf(options.signingKey, this.stateDir, cwd);
+    this.#runtime = {
+      policy: this.policy,
+      signingKey,
+      traceFormat: options.traceFormat ?? 'ward',
+      traceDir: this.traceDir,
+      rateLimitStatePath: resolve(cwd, options.rateLimitStatePath ?? resolve(this.stateDir, 'gate_rate_limits.json')),
+      profile: 'standard',
+    };
+    this.#capture = options.captureIntents === true;
+  }
+
+  /** Decide one intent (an `intent(...)` build or any intent request JSON object). */
+  async evaluate(intent: IntentRequest | JsonObject, options: WardEvaluateOptions = {}): Promise<WardDecision> {
+    const request: GateRequest = { intent };
+    if (options.evaluationTime !== undefined) {
+      request.evaluationTime = typeof options.evaluationTime === 'string' ? parseRFC3339(options.evaluationTime) : options.evaluationTime;
+    }
+    if (options.contextEnvelope !== undefined) request.contextEnvelope = envelopeOf(options.contextEnvelope);
+    if (options.simulate) request.simulate = true;
+    if (options.correlationId) request.correlationId = options.correlationId;
+    if (options.traceOut) request.traceOut = options.traceOut;
+    const r = runGate(this.#runtime, request);
+    const out = r.output;
+    const decision: WardDecision = {
+      verdict: out['verdict'] as Verdict,
+      allowed: out['verdict'] === 'allow',
+      reasonCodes: [...(out['reason_codes'] as string[])],
+      violations: [...(out['violations'] as string[])],
+      matchedRule: String(out['matched_rule'] ?? ''),
+      toolName: String(r.trace['tool_name'] ?? ''),
+      traceId: String(out['trace_id']),
+      tracePath: r.tracePath,
+      intentDigest: r.intentDigest,
+      policyDigest: this.policy.digest,
+      exitCode: r.exitCode,
+      output: out,
+    };
+    if (this.#capture) this.captured.push({ intent, decision });
+    return decision;
+  }
+
+  /** Wrap `fn` so it runs only when Ward allows the call `describeIntent` describes. */
+  guardTool<A extends unknown[], R>(fn: ToolFunction<A, R>, describeIntent: DescribeIntent<A>): (...args: A) => Promise<R> {
+    return guardTool(this, fn, describeIntent);
+  }
+}
+
+/**
+ * Wrap any tool function so it runs only on `allow`. Otherwise (block, require_approval, dry_run)
+ * it throws `WardBlockedError` and the function is never called. An intent Ward cannot evaluate
+ * throws its `WardError` and the function is not called either (fail closed).
+ */
+export function guardTool<A extends unknown[], R>(
+  ward: Ward,
+  fn: ToolFunction<A, R>,
+  describeIntent: DescribeIntent<A>,
+): (...args: A) => Promise<R> {
+  return async (...args: A): Promise<R> => {
+    const decision = await ward.evaluate(await describeIntent(...args));
+    if (decision.verdict !== 'allow') {
+      throw new WardBlockedError({
+        verdict: decision.verdict,
+        reasonCodes: decision.reasonCodes,
+        violations: decision.violations,
+        toolName: decision.toolName,
+        traceId: decision.traceId,
+        tracePath: decision.tracePath,
+        intentDigest: decision.intentDigest,
+        policyDigest: decision.policyDigest,
+      });
+    }
+    return fn(...args);
+  };
+}
+
+/** A string is YAML when it spans lines or is not an existing file but reads like a mapping. */
+function loadPolicy(policy: string | LoadedPolicy, cwd: string): LoadedPolicy {
+  if (typeof policy !== 'string') {
+    if (policy && typeof policy === 'object' && 'policy' in policy && 'digest' in policy) return policy;
+    throw new WardError(ERROR_CODES.USAGE, 'policy must be a file path, policy YAML text or a loaded policy', {
+      hint: "new Ward({ policy: '.ward.yaml' })",
+    });
+  }
+  const path = resolve(cwd, policy);
+  if (!policy.includes('\n') && (existsSync(path) || !/:\s|^\s*\{/.test(policy))) {
+    if (!existsSync(path)) {
+      throw new WardError(ERROR_CODES.IO, `policy file not found: ${path}`, {
+        exitCode: EXIT.INVALID_INPUT,
+        hint: 'create one with: ward init (or pass policy YAML text)',
+      });
+    }
+    return loadPolicyFile(path);
+  }
+  return parsePolicyYaml(policy);
+}
+
+function signingKeyOf(key: SigningKey | string | undefined, stateDir: string, cwd: string): SigningKey {
+  if (typeof key === 'string') return readPrivateKeyFile(resolve(cwd, key));
+  if (key) return key;
+  return resolveSigningKey({ mode: 'default', stateDir, env: process.env, cwd }).key;
+}
+
+function envelopeOf(value: string | JsonObject): ContextEnvelope {
+  return parseContextEnvelope(typeof value === 'string' ? value : JSON.stringify(value));
+}
