@@ -141,7 +141,7 @@ export class Ward {
   }
 
   /** Wrap `fn` so it runs only when Ward allows the call `describeIntent` describes. */
-  guardTool<A extends unknown[], R>(fn: ToolFunction<A, R>, describeIntent: DescribeIntent<A>): (...args: A) => Promise<R> {
+  guardTool<A extends unknown[], R>(fn: ToolFunction<A, R>, describeIntent: NoInfer<DescribeIntent<A>>): (...args: A) => Promise<R> {
     return guardTool(this, fn, describeIntent);
   }
 }
@@ -154,7 +154,7 @@ export class Ward {
 export function guardTool<A extends unknown[], R>(
   ward: Ward,
   fn: ToolFunction<A, R>,
-  describeIntent: DescribeIntent<A>,
+  describeIntent: NoInfer<DescribeIntent<A>>,
 ): (...args: A) => Promise<R> {
   return async (...args: A): Promise<R> => {
     const decision = await ward.evaluate(await describeIntent(...args));

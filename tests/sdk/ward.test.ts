@@ -172,7 +172,7 @@ describe('guardTool', () => {
 
   it('blocks: throws WardBlockedError with reason codes and trace id; the tool never runs', async () => {
     const ward = new Ward({ policy: SMALL_POLICY, stateDir: tempDir() });
-    const del = vi.fn(async () => 'deleted');
+    const del = vi.fn(async (_path: string) => 'deleted');
     const guarded = guardTool(ward, del, (path: string) =>
       intent.tool('fs.delete_file').args({ path }).target({ kind: 'path', value: path, operation: 'delete' }).context(ctx).build(),
     );
