@@ -60,4 +60,25 @@ describe('ward demo (npm start)', () => {
     expect(again.traces_verified).toBe(4);
     expect(ward(['trace', 'verify', '.ward/demo/traces'], { cwd }).code).toBe(0);
   });
+
+  it('records the session as a signed runpack and builds a pack that verify and inspect accept', () => {
+    const cwd = tempDir('ward-demo-');
+    const out = JSON.parse(ward(['demo', '--json'], { cwd }).stdout);
+    expect(out).toMatchObject({ runpack_verified: true, pack_verified: true, runpack_path: '.ward/demo/runpack_run_ward_demo.zip' });
+    expect(ward(['verify', out.runpack_path, '--require-signature'], { cwd }).code).toBe(0);
+    const inspect = ward(['pack', 'inspect', out.pack_path, '--json'], { cwd });
+    expect(inspect.code).toBe(0);
+    const tools = JSON.parse(inspect.stdout).inspect.run_lineage.intent_results.map((r: { tool_name: string }) => r.tool_name);
+    expect(tools).toEqual(out.steps.map((s: { tool_name: string }) => s.tool_name));
+  });
+
+  it('prints each stage in text mode, ending with what to try next', () => {
+    const cwd = tempDir('ward-demo-');
+    const r = ward(['demo'], { cwd });
+    expect(r.code).toBe(0);
+    const order = ['Decisions', 'delete-database', 'Evidence', 'traces    4 verified', 'runpack', 'pack ', 'Try next:', 'pack inspect'];
+    const positions = order.map((text) => r.stdout.indexOf(text));
+    expect(positions.every((p) => p >= 0), r.stdout).toBe(true);
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+  });
 });

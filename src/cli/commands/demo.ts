@@ -2,9 +2,12 @@ import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { basename, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { nowUTC } from '../../canon/gotime.js';
+import { formatRFC3339Nano, nowUTC } from '../../canon/gotime.js';
 import { parseJsonText, type JsonObject } from '../../canon/json.js';
 import { evaluate } from '../../gate/evaluate.js';
+import { buildRunPack, packVerified, verifyPack } from '../../pack/index.js';
+import { parseRunRecordInput, recordRunpack, runpackVerified, verifyRunpack } from '../../runpack/index.js';
+import { writeFileAtomic } from '../../state/atomic-file.js';
 import { intentDigest } from '../../intent/digest.js';
 import { resolveSigningKey } from '../../keys/index.js';
 import { loadPolicyFile } from '../../policy/load.js';
@@ -15,15 +18,20 @@ import { WARD_VERSION } from '../../version.js';
 import { stateDir, type CliContext } from '../context.js';
 import { goJsonLine } from '../output.js';
 import { approvalStep } from './gate-tokens.js';
+import { platformEnv } from './run.js';
 
 const SHIPPED = fileURLToPath(new URL('../../../', import.meta.url));
 const INTENTS = ['read-report', 'delete-database', 'write-config'] as const;
 
+const RUN_ID = 'run_ward_demo';
+
 interface DemoStep {
   step: string;
   tool_name: string;
+  args: JsonObject;
   verdict: string;
   reason_codes: string[];
+  trace_id: string;
   trace_path: string;
 }
 
@@ -69,21 +77,34 @@ function demo(ctx: CliContext, flags: { json?: boolean; stateDir?: string }): vo
     return rel === '' ? '.' : rel.startsWith('..') ? p : rel;
   };
   const steps: DemoStep[] = [];
-  const record = (step: string, r: ReturnType<typeof runGate>) =>
-    steps.push({
+  // Text output is written as each stage finishes, so a terminal shows the tour progressing.
+  const say = (line: string) => {
+    if (!flags.json) ctx.stdout(line + '\n');
+  };
+  say(`Ward demo: policy ${show(policyPath)} (${policy.digest.slice(0, 12)}…), signing key ${key.key.keyId.slice(0, 12)}…`);
+  say('');
+  say('Decisions');
+  const record = (step: string, intent: JsonObject, r: ReturnType<typeof runGate>) => {
+    const s: DemoStep = {
       step,
       tool_name: String(r.trace['tool_name']),
+      args: (intent['args'] as JsonObject | undefined) ?? {},
       verdict: String(r.output['verdict']),
       reason_codes: r.output['reason_codes'] as string[],
+      trace_id: String(r.output['trace_id']),
       trace_path: show(r.tracePath),
-    });
+    };
+    steps.push(s);
+    say(`  ${steps.length}. ${s.step.padEnd(28)} ${s.verdict.padEnd(17)} ${s.reason_codes.join(', ')}`);
+  };
 
   for (const name of INTENTS) {
-    record(name, runGate(rt, { intent: parseJsonText(readFileSync(join(dir, `${name}.json`), 'utf8')) }));
+    const intent = parseJsonText(readFileSync(join(dir, `${name}.json`), 'utf8')) as JsonObject;
+    record(name, intent, runGate(rt, { intent }));
   }
 
   // The write needs two distinct approvers: mint one token each, bound to the exact digests.
-  const writeIntent = parseJsonText(readFileSync(join(dir, 'write-config.json'), 'utf8'));
+  const writeIntent = parseJsonText(readFileSync(join(dir, 'write-config.json'), 'utf8')) as JsonObject;
   const prepared = evaluate(policy, writeIntent, { now: nowUTC() }).preparedIntent!;
   const tokenPaths = ['alice', 'bob'].map((approver) => {
     const token = mintApprovalToken({
@@ -105,33 +126,85 @@ function demo(ctx: CliContext, flags: { json?: boolean; stateDir?: string }): vo
     intent: writeIntent,
     approvals: approvalStep(ctx, { approvalTokenChain: tokenPaths.join(',') }, key.key, join(dir, 'audits')),
   });
-  record('write-config + 2 approvals', approved);
+  record('write-config + 2 approvals', writeIntent, approved);
 
+  say('');
+  say('Evidence');
   const verification = verifyTracePath(join(dir, 'traces'), [key.key]);
+  say(`  traces    ${verification.summary.verified} verified, ${verification.summary.failed} failed (${show(join(dir, 'traces'))})`);
+
+  // The session as a run: the runpack a CI regression starts from, and the portable pack built from it.
+  const runRecordPath = join(dir, 'run_record.json');
+  writeFileSync(runRecordPath, JSON.stringify(runRecordOf(steps), null, 2) + '\n');
+  const recorded = recordRunpack(parseRunRecordInput(readFileSync(runRecordPath, 'utf8')), {
+    captureMode: 'raw',
+    signingKey: key.key,
+    now: nowUTC(),
+    env: platformEnv(),
+  });
+  const runpackPath = join(dir, `runpack_${RUN_ID}.zip`);
+  writeFileAtomic(runpackPath, recorded.bytes);
+  const runpackOk = runpackVerified(verifyRunpack(readFileSync(runpackPath), { keys: [key.key], requireSignature: true }), true);
+  say(`  runpack   ${show(runpackPath)} ${runpackOk ? 'verified' : 'FAILED verification'} (manifest sha256:${recorded.manifest.manifest_digest.slice(0, 12)}…, signed)`);
+
+  const pack = buildRunPack(recorded.bytes, { producerVersion: WARD_VERSION, signingKey: key.key });
+  const packPath = join(dir, `pack_${RUN_ID}.zip`);
+  writeFileAtomic(packPath, pack.bytes);
+  const packOk = packVerified(verifyPack(readFileSync(packPath), { keys: [key.key], requireSignature: true }), true);
+  say(`  pack      ${show(packPath)} ${packOk ? 'verified' : 'FAILED verification'} (pack_id ${pack.manifest.pack_id.slice(0, 12)}…)`);
+
+  const ok = verification.summary.failed === 0 && runpackOk && packOk;
   const summary: JsonObject = {
-    ok: verification.summary.failed === 0,
+    ok,
     policy: show(policyPath),
     policy_digest: policy.digest,
     key_id: key.key.keyId,
     steps: steps as unknown as JsonObject[],
     traces_verified: verification.summary.verified,
     traces_failed: verification.summary.failed,
+    runpack_path: show(runpackPath),
+    runpack_verified: runpackOk,
+    manifest_digest: recorded.manifest.manifest_digest,
+    pack_path: show(packPath),
+    pack_id: pack.manifest.pack_id,
+    pack_verified: packOk,
     next_commands: [
       `${invocation(ctx)} gate eval --policy ${show(policyPath)} --intent ${show(join(dir, 'delete-database.json'))} --json`,
       `${invocation(ctx)} trace verify ${show(join(dir, 'traces'))}`,
+      `${invocation(ctx)} pack inspect ${show(packPath)}`,
       `${invocation(ctx)} policy validate ${show(join(SHIPPED, 'policies', 'baseline-mediumrisk.yaml'))}`,
     ],
   };
-  ctx.exitCode = verification.summary.failed === 0 ? 0 : 2;
+  ctx.exitCode = ok ? 0 : 2;
   if (flags.json) {
     ctx.stdout(goJsonLine(summary) + '\n');
     return;
   }
-  const lines = [`Ward demo: policy ${show(policyPath)} (${policy.digest.slice(0, 12)}…), signing key ${key.key.keyId.slice(0, 12)}…`, ''];
-  for (const [i, s] of steps.entries()) {
-    lines.push(`  ${i + 1}. ${s.step.padEnd(28)} ${s.verdict.padEnd(17)} ${s.reason_codes.join(', ')}`);
-  }
-  lines.push('', `  traces: ${verification.summary.verified} verified, ${verification.summary.failed} failed (${show(join(dir, 'traces'))})`, '', 'Try next:');
-  for (const c of summary['next_commands'] as string[]) lines.push(`  ${c}`);
-  ctx.stdout(lines.join('\n') + '\n');
+  say('');
+  say('Try next:');
+  for (const c of summary['next_commands'] as string[]) say(`  ${c}`);
+}
+
+/** The demo session as a `run_record.json`: one intent and one result per decision. */
+function runRecordOf(steps: readonly DemoStep[]): JsonObject {
+  const now = nowUTC();
+  const id = (i: number) => `intent_${i + 1}`;
+  return {
+    run: {
+      schema_id: 'gait.runpack.run',
+      schema_version: '1.0.0',
+      created_at: formatRFC3339Nano(now),
+      producer_version: WARD_VERSION,
+      run_id: RUN_ID,
+      env: platformEnv(),
+      timeline: steps.map((_, i) => ({ event: 'tool_call', ts: formatRFC3339Nano(now), ref: id(i) })),
+    },
+    intents: steps.map((s, i) => ({ intent_id: id(i), tool_name: s.tool_name, args: s.args })),
+    results: steps.map((s, i) => ({
+      intent_id: id(i),
+      status: s.verdict === 'allow' ? 'ok' : 'error',
+      result: { verdict: s.verdict, reason_codes: s.reason_codes, trace_id: s.trace_id },
+    })),
+    capture_mode: 'raw',
+  };
 }

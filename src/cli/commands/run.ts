@@ -116,7 +116,7 @@ async function loadEnvelope(ctx: CliContext, flags: RecordFlags, warnings: strin
 }
 
 /** The reference writes GOOS/GOARCH; Ward writes the same names for the platform it runs on. */
-function platformEnv(): { os: string; arch: string; runtime: string } {
+export function platformEnv(): { os: string; arch: string; runtime: string } {
   const os = process.platform === 'win32' ? 'windows' : process.platform;
   const arch = ({ x64: 'amd64', ia32: '386', arm64: 'arm64', arm: 'arm' } as Record<string, string>)[process.arch] ?? process.arch;
   return { os, arch, runtime: 'node' };
