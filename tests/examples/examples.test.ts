@@ -1,0 +1,54 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadKeyRing, verifyTracePath } from '../../src/index.js';
+import { REPO, tempDir } from '../cli/run.js';
+
+/** Every SDK example: a stubbed model asks for one allowed and one blocked call. */
+const EXAMPLES = ['openai-tools', 'anthropic-tool-use', 'vercel-ai-sdk', 'langchain'];
+
+function runExample(name: string, stateDir: string) {
+  const r = spawnSync(process.execPath, [join(REPO, 'examples', name, 'agent.mjs')], {
+    cwd: REPO,
+    encoding: 'utf8',
+    env: { ...process.env, WARD_STATE_DIR: stateDir },
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe.each(EXAMPLES)('examples/%s', (name) => {
+  it('runs offline: the read is allowed, the delete is blocked and its side effect never happens', () => {
+    const stateDir = tempDir('ward-example-state-');
+    const r = runExample(name, stateDir);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.split('\n');
+    expect(lines).toContain('read_file: allow -> "ship the release on friday\\n"');
+    expect(lines.find((l) => l.startsWith('delete_file: '))).toMatch(
+      /^delete_file: block \(destructive_apply_requires_approval, matched_rule_block_destructive\) trace [0-9a-f]+$/,
+    );
+    expect(lines).toContain('notes.txt still exists: true');
+    expect(lines).toContain(`signed traces: ${join(stateDir, 'traces')}`);
+  });
+
+  it('leaves one verifiable signed trace per decision', () => {
+    const stateDir = tempDir('ward-example-state-');
+    expect(runExample(name, stateDir).code).toBe(0);
+    const v = verifyTracePath(join(stateDir, 'traces'), loadKeyRing(stateDir));
+    expect(v.summary).toEqual({ total: 2, verified: 2, failed: 0 });
+    expect(v.results.map((x) => x.verdict).sort()).toEqual(['allow', 'block']);
+  });
+});
+
+describe('the framework shapes', () => {
+  it('each example feeds the refusal back to the model in that framework\'s own shape', () => {
+    const expected: Record<string, string> = {
+      'openai-tools': "assistant: I read the notes; deleting them was not allowed.",
+      'anthropic-tool-use': 'assistant: Read them; the delete was refused.',
+      'vercel-ai-sdk': 'tool results: 1, tool errors: 1',
+      langchain: 'tool messages: 2',
+    };
+    for (const name of EXAMPLES) {
+      expect(runExample(name, tempDir()).stdout.split('\n'), name).toContain(expected[name]);
+    }
+  });
+});
