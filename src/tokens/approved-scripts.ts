@@ -135,9 +135,7 @@ export function verifyApprovedScriptEntry(value: JsonValue, keys: readonly Verif
  * is fatal (high risk / oss-prod) or a warning that disables the fast path.
  */
 export function verifyApprovedScriptRegistry(registry: JsonValue, keys: readonly VerifyKey[], now: GoTime): ApprovedScriptEntry[] {
-  const list = Array.isArray(registry) ? registry : isJsonObject(registry) ? (registry['entries'] ?? []) : undefined;
-  if (!Array.isArray(list)) throw new TokenInvalidError('approved script registry must be {"entries":[...]} or an array');
-  return list.map((value, index) => {
+  return approvedScriptRegistryEntries(registry).map((value, index) => {
     try {
       return verifyApprovedScriptEntry(value, keys, now);
     } catch (err) {
@@ -147,6 +145,13 @@ export function verifyApprovedScriptRegistry(registry: JsonValue, keys: readonly
       throw err;
     }
   });
+}
+
+/** The raw entries of a registry file (`{"entries":[…]}` or a bare array). */
+export function approvedScriptRegistryEntries(registry: JsonValue): JsonValue[] {
+  const list = Array.isArray(registry) ? registry : isJsonObject(registry) ? (registry['entries'] ?? []) : undefined;
+  if (!Array.isArray(list)) throw new TokenInvalidError('approved script registry must be {"entries":[...]} or an array');
+  return [...list];
 }
 
 export type ApprovedScriptMatch =

@@ -70,3 +70,61 @@ describe('approved-script fast path (§3.6 step 1)', () => {
     expect(() => readdirSync(join(dir, '.ward', 'traces'))).toThrow();
   });
 });
+
+describe('ward approve-script and ward list-scripts', () => {
+  it('signs an entry the gate then honours, replaces it by pattern id, and lists it as valid', () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'p.yaml'), POLICY);
+    const key = v7PrivateKeyFile();
+    const approve = (pattern: string) =>
+      ward(
+        [
+          'approve-script', '--policy', 'p.yaml', '--intent', fixture('intents/v4-script.json'), '--pattern-id', pattern,
+          '--approver', 'lead@example.com', '--ttl', '1h', '--scope', 'risk:high,risk:medium,risk:low', '--registry', 'registry.json', '--key-mode', 'prod', '--private-key', key, '--json',
+        ],
+        { cwd: dir },
+      );
+    const first = approve('read-then-write');
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ ok: true, entries: 1, pattern_id: 'read-then-write' });
+    expect(approve('read-then-write').code).toBe(0);
+    expect(JSON.parse(approve('second').stdout).entries).toBe(2);
+
+    const gate = ward(
+      ['gate', 'eval', '--policy', 'p.yaml', '--intent', fixture('intents/v4-script.json'), '--approved-script-registry', 'registry.json',
+        '--approved-script-public-key', fixture('keys/v7_public.key'), '--json'],
+      { cwd: dir },
+    );
+    expect(gate.code, gate.stdout).toBe(0);
+    expect(JSON.parse(gate.stdout)).toMatchObject({ verdict: 'allow', pre_approved: true, reason_codes: ['approved_script_match'] });
+
+    const list = ward(['list-scripts', '--registry', 'registry.json', '--public-key', fixture('keys/v7_public.key'), '--json'], { cwd: dir });
+    expect(list.code).toBe(0);
+    expect(JSON.parse(list.stdout).entries.map((e: { pattern_id: string; status: string }) => [e.pattern_id, e.status])).toEqual([
+      ['read-then-write', 'valid'],
+      ['second', 'valid'],
+    ]);
+  });
+
+  it('list-scripts exits 2 when an entry does not verify with the given key', () => {
+    const dir = tempDir();
+    registry(dir, '*');
+    const other = ward(['keys', 'init', '--out-dir', join(dir, 'k'), '--json'], { cwd: dir });
+    expect(other.code, other.stderr).toBe(0);
+    const r = ward(['list-scripts', '--registry', 'registry.json', '--public-key', join(dir, 'k', 'ward_public.key')], { cwd: dir });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(/^invalid\s+read-then-write/);
+  });
+
+  it('refuses a single tool call: those are approved per call with ward approve', () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'p.yaml'), POLICY);
+    const r = ward(
+      ['approve-script', '--policy', 'p.yaml', '--intent', fixture('intents/v1-approval-valid.json'), '--pattern-id', 'x', '--approver', 'a',
+        '--ttl', '1h', '--scope', '*', '--registry', 'r.json', '--key-mode', 'dev'],
+      { cwd: dir },
+    );
+    expect(r.code).toBe(6);
+    expect(r.stderr).toMatch(/script intent/);
+  });
+});

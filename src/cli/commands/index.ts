@@ -24,6 +24,7 @@ export const COMMANDS: readonly CommandModule[] = [
   { names: ['keys'], load: () => import('./keys.js') },
   { names: ['trace'], load: () => import('./trace.js') },
   { names: ['approve'], load: () => import('./approve.js') },
+  { names: ['approve-script', 'list-scripts'], load: () => import('./approve-script.js') },
   { names: ['delegate'], load: () => import('./delegate.js') },
   { names: ['run'], load: () => import('./run.js') },
   { names: ['pack'], load: () => import('./pack.js') },
