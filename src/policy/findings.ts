@@ -1,0 +1,318 @@
+import { parse as parseYaml } from 'yaml';
+import { PROVENANCE_SOURCES, TARGET_KINDS } from '../contract/vocabulary.js';
+import type { NormalizedPolicy, PolicyMatch, PolicyRule } from './types.js';
+
+/**
+ * Static findings about a policy for `ward check`: things that are valid YAML and a valid policy
+ * but almost certainly not what the author meant. Every analysis is pure and sound: a finding is
+ * reported only when it holds for every possible intent (no false alarms; some cases go unseen).
+ */
+export type FindingKind = 'never_matches' | 'shadowed' | 'high_risk_allow_without_evidence' | 'empty_selector';
+
+export interface PolicyFinding {
+  kind: FindingKind;
+  rule: string;
+  message: string;
+  /** What to change. */
+  fix: string;
+  /** For `shadowed`: the rule that decides instead. */
+  shadowed_by?: string;
+}
+
+/** All findings: per rule in rule order, then empty selectors (only when `yamlText` is given). */
+export function policyFindings(policy: NormalizedPolicy, yamlText?: string): PolicyFinding[] {
+  const out: PolicyFinding[] = [];
+  policy.rules.forEach((rule, index) => {
+    const never = neverMatchReason(rule, policy);
+    if (never !== undefined) {
+      out.push({
+        kind: 'never_matches',
+        rule: rule.name,
+        message: `rule ${rule.name} can never match: ${never}`,
+        fix: `fix or remove rule ${rule.name}`,
+      });
+      return; // a rule that cannot match is neither shadowed nor a risk
+    }
+    const by = shadowingRule(policy, index);
+    if (by) {
+      const why =
+        by.priority < rule.priority
+          ? `higher-priority rule ${by.name} (priority ${by.priority} < ${rule.priority}) matches every call it matches, so it is never evaluated`
+          : `rule ${by.name} at the same priority matches every call it matches and always blocks, so it never changes a decision`;
+      out.push({
+        kind: 'shadowed',
+        rule: rule.name,
+        shadowed_by: by.name,
+        message: `rule ${rule.name} is shadowed: ${why}`,
+        fix: `give ${rule.name} a lower priority number than ${by.name}, narrow ${by.name}'s match, or remove ${rule.name}`,
+      });
+    }
+    const uncovered = highRiskClassesWithoutEvidence(rule, policy);
+    if (uncovered.length) {
+      out.push({
+        kind: 'high_risk_allow_without_evidence',
+        rule: rule.name,
+        message: `rule ${rule.name} allows ${uncovered.join('/')} risk calls without requiring evidence (context evidence, delegation, a declared agent or a broker credential)`,
+        fix: `set require_context_evidence: true on ${rule.name}, or make it effect: require_approval`,
+      });
+    }
+  });
+  if (yamlText !== undefined) out.push(...emptySelectorFindings(yamlText));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// never_matches
+
+/**
+ * Why no intent can ever select this rule, or undefined when some intent can. Covers selectors
+ * whose every value is outside what a normalized intent can carry, contradictory delegation
+ * selectors, and rules the policy's fail-closed checks always block before rules run.
+ */
+export function neverMatchReason(rule: PolicyRule, policy: NormalizedPolicy): string | undefined {
+  const m = rule.match;
+  const allOutside = (key: keyof PolicyMatch, values: readonly string[], allowed: ReadonlySet<string>, what: string) =>
+    values.length > 0 && values.every((v) => !allowed.has(v)) ? `match.${key} lists only ${what} (${values.join(', ')})` : undefined;
+  const reasons = [
+    allOutside('target_kinds', m.target_kinds, TARGET_KINDS, 'unknown target kinds'),
+    allOutside('destination_kinds', m.destination_kinds, TARGET_KINDS, 'unknown target kinds'),
+    allOutside('provenance_sources', m.provenance_sources, PROVENANCE_SOURCES, 'unknown provenance sources'),
+    m.workspace_prefixes.length > 0 && m.workspace_prefixes.every((p) => p.includes('\\'))
+      ? 'match.workspace_prefixes all contain "\\", but intent workspaces always use "/"'
+      : undefined,
+    m.max_delegation_depth === 0 && m.allowed_delegator_identities.length > 0
+      ? 'match.max_delegation_depth 0 allows no delegation links, but allowed_delegator_identities needs one'
+      : undefined,
+    failClosedPreempts(rule, policy),
+  ];
+  return reasons.find((r) => r !== undefined);
+}
+
+/**
+ * With fail-closed on for every risk class the rule matches, a target whose endpoint class is
+ * `other` always blocks (`fail_closed_endpoint_class_unknown`) before any rule is evaluated.
+ */
+function failClosedPreempts(rule: PolicyRule, policy: NormalizedPolicy): string | undefined {
+  const fc = policy.fail_closed;
+  const m = rule.match;
+  if (!fc.enabled || m.risk_classes.length === 0 || !m.risk_classes.every((c) => fc.risk_classes.includes(c))) return undefined;
+  if (m.endpoint_classes.length === 0 || !m.endpoint_classes.every((c) => c === 'other')) return undefined;
+  return `it matches only endpoint class "other" for risk classes ${m.risk_classes.join(', ')}, which fail_closed always blocks first`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// shadowed
+
+/** The rule that makes `rules[index]` irrelevant (rules sorted as the policy stores them), if any. */
+export function shadowingRule(policy: NormalizedPolicy, index: number): PolicyRule | undefined {
+  const rules = policy.rules;
+  const rule = rules[index]!;
+  for (let i = 0; i < rules.length; i++) {
+    if (i === index) continue;
+    const other = rules[i]!;
+    if (!matchCovers(other.match, rule.match) || neverMatchReason(other, policy) !== undefined) continue;
+    // The first matching rule fixes the tier: a covering rule with a smaller priority number
+    // always matches first, and the walk stops before this rule.
+    if (other.priority < rule.priority) return other;
+    // Same tier: only the most restrictive effect contributes. A rule that always ends in
+    // `block` leaves nothing to a rule that can never reach `block`.
+    if (other.priority === rule.priority && alwaysBlocks(other) && !canBlock(rule)) return other;
+  }
+  return undefined;
+}
+
+/** True when every intent that satisfies `inner` also satisfies `outer` (conservative). */
+export function matchCovers(outer: PolicyMatch, inner: PolicyMatch): boolean {
+  const subset = (a: readonly string[], b: readonly string[]) => b.length > 0 && b.every((v) => a.includes(v));
+  // Selectors of the form "the intent's value is in the list" (or "some target's value is").
+  const plain: (keyof PolicyMatch)[] = [
+    'tool_names',
+    'risk_classes',
+    'identities',
+    'endpoint_classes',
+    'discovery_methods',
+    'skill_publishers',
+    'skill_sources',
+    'data_classes',
+    'destination_operations',
+    'provenance_sources',
+    'context_tool_names',
+    'context_data_classes',
+    'context_endpoint_classes',
+    'context_autonomy_levels',
+  ];
+  for (const key of plain) {
+    const a = outer[key] as string[];
+    if (a.length && !subset(a, inner[key] as string[])) return false;
+  }
+  // target_kinds and destination_kinds test the same thing (some target's kind); likewise values.
+  const either = (a: readonly string[], b1: readonly string[], b2: readonly string[]) => a.length === 0 || subset(a, b1) || subset(a, b2);
+  if (!either(outer.target_kinds, inner.target_kinds, inner.destination_kinds)) return false;
+  if (!either(outer.destination_kinds, inner.destination_kinds, inner.target_kinds)) return false;
+  if (!either(outer.target_values, inner.target_values, inner.destination_values)) return false;
+  if (!either(outer.destination_values, inner.destination_values, inner.target_values)) return false;
+  if (outer.workspace_prefixes.length) {
+    if (!inner.workspace_prefixes.length) return false;
+    if (!inner.workspace_prefixes.every((p) => outer.workspace_prefixes.some((q) => p.startsWith(q)))) return false;
+  }
+  if (outer.tool_annotations) {
+    const a = outer.tool_annotations;
+    const b = inner.tool_annotations;
+    if (!b) return false;
+    for (const hint of ['read_only_hint', 'destructive_hint', 'idempotent_hint', 'open_world_hint'] as const) {
+      if (a[hint] !== undefined && a[hint] !== b[hint]) return false;
+    }
+  }
+  return delegationCovers(outer, inner);
+}
+
+function delegationConstrained(m: PolicyMatch): boolean {
+  return (
+    m.require_delegation ||
+    m.allowed_delegator_identities.length > 0 ||
+    m.allowed_delegate_identities.length > 0 ||
+    m.delegation_scopes.length > 0 ||
+    m.max_delegation_depth !== undefined
+  );
+}
+
+function delegationCovers(outer: PolicyMatch, inner: PolicyMatch): boolean {
+  if (!delegationConstrained(outer)) return true;
+  if (!delegationConstrained(inner)) return false; // inner also matches intents without delegation
+  const subset = (a: readonly string[], b: readonly string[]) => a.length === 0 || (b.length > 0 && b.every((v) => a.includes(v)));
+  if (outer.max_delegation_depth !== undefined) {
+    if (inner.max_delegation_depth === undefined || inner.max_delegation_depth > outer.max_delegation_depth) return false;
+  }
+  return (
+    subset(outer.allowed_delegator_identities, inner.allowed_delegator_identities) &&
+    subset(outer.allowed_delegate_identities, inner.allowed_delegate_identities) &&
+    subset(outer.delegation_scopes, inner.delegation_scopes)
+  );
+}
+
+/** A `block` rule stays `block`: per-rule steps only raise the effect, except a dataflow action that replaces it. */
+function alwaysBlocks(rule: PolicyRule): boolean {
+  return rule.effect === 'block' && (!rule.dataflow.enabled || rule.dataflow.action === 'block');
+}
+
+/** Can this rule's evaluation end in `block`? (Any per-rule constraint might; conservative.) */
+function canBlock(rule: PolicyRule): boolean {
+  return rule.effect === 'block' || hasConstraints(rule);
+}
+
+function hasConstraints(rule: PolicyRule): boolean {
+  return (
+    rule.dataflow.enabled ||
+    rule.endpoint.enabled ||
+    rule.freeze_window.enabled ||
+    rule.sandbox.enabled ||
+    hasEvidenceRequirement(rule) ||
+    rule.max_context_age_seconds > 0 ||
+    rule.denied_agent_ids.length > 0 ||
+    rule.required_agent_manifest_digest !== '' ||
+    rule.allowed_agent_manifest_publishers.length > 0 ||
+    rule.allowed_agent_manifest_sources.length > 0 ||
+    rule.required_agent_lifecycle_states.length > 0 ||
+    rule.require_agent_owner ||
+    rule.require_unexpired_agent ||
+    rule.block_standing_credentials ||
+    rule.allowed_credential_sources.length > 0 ||
+    rule.allowed_credential_issuers.length > 0 ||
+    rule.allowed_credential_access_types.length > 0 ||
+    rule.max_credential_ttl_seconds > 0 ||
+    rule.require_jit_credential
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// high_risk_allow_without_evidence
+
+const HIGH_RISK = ['critical', 'high'];
+
+/** Does the rule itself demand evidence beyond the intent's own claims? */
+function hasEvidenceRequirement(rule: PolicyRule): boolean {
+  return (
+    rule.require_context_evidence ||
+    rule.required_context_evidence_mode === 'required' ||
+    rule.require_broker_credential ||
+    rule.match.require_delegation ||
+    rule.require_declared_agent ||
+    rule.allowed_agent_ids.length > 0
+  );
+}
+
+/**
+ * The high/critical risk classes an `allow` rule names explicitly for which neither the rule nor
+ * the policy's fail-closed `required_fields` (context_evidence or delegation) demand evidence.
+ */
+export function highRiskClassesWithoutEvidence(rule: PolicyRule, policy: NormalizedPolicy): string[] {
+  if (rule.effect !== 'allow' || hasEvidenceRequirement(rule)) return [];
+  const fc = policy.fail_closed;
+  const policyDemands = (cls: string) =>
+    fc.enabled && fc.risk_classes.includes(cls) && fc.required_fields.some((f) => f === 'context_evidence' || f === 'delegation');
+  return rule.match.risk_classes.filter((c) => HIGH_RISK.includes(c) && !policyDemands(c));
+}
+
+// ---------------------------------------------------------------------------------------------
+// empty_selector (needs the YAML: normalization cannot tell `[]` from absent)
+
+const MATCH_LIST_KEYS = [
+  'tool_names',
+  'risk_classes',
+  'identities',
+  'workspace_prefixes',
+  'target_kinds',
+  'target_values',
+  'endpoint_class',
+  'endpoint_classes',
+  'discovery_method',
+  'skill_publishers',
+  'skill_sources',
+  'data_classes',
+  'destination_kinds',
+  'destination_values',
+  'destination_operations',
+  'provenance_sources',
+  'context_tool_names',
+  'context_data_classes',
+  'context_endpoint_classes',
+  'context_autonomy_levels',
+  'allowed_delegator_identities',
+  'allowed_delegate_identities',
+  'delegation_scopes',
+];
+
+/**
+ * A selector written as an empty list (or only blank strings) does not restrict anything: Ward,
+ * like the reference, treats it as absent, so the rule matches more than it appears to.
+ */
+export function emptySelectorFindings(yamlText: string): PolicyFinding[] {
+  let doc: unknown;
+  try {
+    doc = parseYaml(yamlText);
+  } catch {
+    return []; // the loader reports syntax errors
+  }
+  const rules = isRecord(doc) && Array.isArray(doc['rules']) ? doc['rules'] : [];
+  const out: PolicyFinding[] = [];
+  for (const raw of rules) {
+    if (!isRecord(raw) || !isRecord(raw['match'])) continue;
+    const name = String(raw['name'] ?? '').trim();
+    const match = raw['match'];
+    for (const key of MATCH_LIST_KEYS) {
+      const value = match[key];
+      if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || v.trim() !== '')) continue;
+      out.push({
+        kind: 'empty_selector',
+        rule: name,
+        message: `rule ${name}: match.${key} is empty, which does not restrict the rule (it matches any value)`,
+        fix: `list the values match.${key} should select, or delete the key`,
+      });
+    }
+  }
+  return out;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
