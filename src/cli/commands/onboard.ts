@@ -1,17 +1,453 @@
-import type { Command } from 'commander';
-import { ERROR_CODES, WardError } from '../../errors.js';
-import type { CliContext } from '../context.js';
+import { accessSync, constants, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Option, type Command } from 'commander';
+import { formatRFC3339Nano, nowUTC } from '../../canon/gotime.js';
+import { EXIT, type ExitCode } from '../../contract/exit-codes.js';
+import { ERROR_CODES, WardError, isWardError } from '../../errors.js';
+import { defaultKeyPaths, readPrivateKeyFile } from '../../keys/index.js';
+import { policyFindings, type PolicyFinding } from '../../policy/findings.js';
+import { loadPolicyFile, parsePolicyYaml } from '../../policy/load.js';
+import type { LoadedPolicy } from '../../policy/types.js';
+import { WARD_VERSION } from '../../version.js';
+import { stateDir, type CliContext } from '../context.js';
+import { goJsonLine } from '../output.js';
 
-/** Placeholder registration; replaced by the module's owner. */
-export function register(program: Command, _ctx: CliContext): void {
-  for (const name of ['init', 'check', 'doctor']) {
-    program
-      .command(name)
-      .description('set up and check a Ward project')
-      .allowUnknownOption()
-      .argument('[args...]')
-      .action(() => {
-        throw new WardError(ERROR_CODES.USAGE, `ward ${name} is not available in this build`);
-      });
+/** The package root (holds `policies/`, `dist/`, and in a checkout `src/`). */
+const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const POLICY_FILE = '.ward.yaml';
+export const TEMPLATES = ['baseline-lowrisk', 'baseline-mediumrisk', 'baseline-highrisk'] as const;
+export type Template = (typeof TEMPLATES)[number];
+const MIN_NODE = [20, 19] as const;
+
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command('init')
+    .description(`write ${POLICY_FILE} from a shipped baseline policy (default baseline-highrisk)`)
+    .addOption(new Option('--template <name>', 'baseline policy to start from').choices(TEMPLATES).default('baseline-highrisk'))
+    .option('--force', `replace an existing ${POLICY_FILE}`)
+    .option('--json', 'one line of JSON on stdout')
+    .action((flags: { template: Template; force?: boolean; json?: boolean }) => init(ctx, flags));
+
+  program
+    .command('check')
+    .description('validate a policy and report its contract, rules, default verdict and findings')
+    .option('--policy <file>', 'policy to check', POLICY_FILE)
+    .option('--json', 'one line of JSON on stdout')
+    .action((flags: { policy: string; json?: boolean }) => check(ctx, flags));
+
+  program
+    .command('doctor')
+    .description('check Node, the state directory, key permissions, the store and the build; print a fix for each problem')
+    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--json', 'one line of JSON on stdout (gait.doctor.result)')
+    .action(async (flags: { stateDir?: string; json?: boolean }) => {
+      const result = await runDoctor({ cwd: ctx.cwd, stateDir: stateDir(ctx, flags.stateDir), invocation: invocation(ctx) });
+      ctx.exitCode = doctorExitCode(result);
+      ctx.stdout(flags.json ? goJsonLine(result) + '\n' : renderDoctor(result));
+    });
+}
+
+/** How the user ran Ward, for the commands we suggest: `ward` on PATH, else `node <bin/ward.js>`. */
+function invocation(ctx: CliContext): string {
+  const script = ctx.argv[0] ?? 'ward';
+  if (basename(script) === 'ward') return 'ward';
+  const rel = relative(ctx.cwd, script);
+  return `node ${rel.startsWith('..') ? script : rel}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// init
+
+function init(ctx: CliContext, flags: { template: Template; force?: boolean; json?: boolean }): void {
+  const ward = invocation(ctx);
+  const path = resolve(ctx.cwd, POLICY_FILE);
+  const existed = existsSync(path);
+  if (existed && !flags.force) {
+    throw new WardError(ERROR_CODES.USAGE, `${POLICY_FILE} already exists in ${ctx.cwd}; not overwriting it`, {
+      hint: `check it with: ${ward} check — or replace it with: ${ward} init --template ${flags.template} --force`,
+    });
   }
+  const text = readFileSync(join(PACKAGE_ROOT, 'policies', `${flags.template}.yaml`), 'utf8');
+  const policy = parsePolicyYaml(text);
+  writeFileSync(path, text, { mode: 0o644 });
+  const next = [`${ward} check`, `${ward} doctor`, `${ward} gate eval --policy ${POLICY_FILE} --intent <intent.json>`];
+  if (flags.json) {
+    ctx.stdout(
+      goJsonLine({
+        ok: true,
+        policy_path: POLICY_FILE,
+        template: flags.template,
+        overwritten: existed,
+        default_verdict: policy.policy.default_verdict,
+        rule_count: policy.policy.rules.length,
+        policy_digest: policy.digest,
+        next_commands: next,
+      }) + '\n',
+    );
+    return;
+  }
+  ctx.stdout(
+    `${existed ? 'replaced' : 'wrote'} ${POLICY_FILE} from ${flags.template}: ${policy.policy.rules.length} rules, default verdict ${policy.policy.default_verdict}\n` +
+      `next:\n${next.map((c) => `  ${c}\n`).join('')}`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// check
+
+export interface GapWarning {
+  code: string;
+  message: string;
+  fix: string;
+}
+
+/** Policy-wide gaps (not tied to one rule). */
+export function gapWarnings(policy: LoadedPolicy): GapWarning[] {
+  const p = policy.policy;
+  const out: GapWarning[] = [];
+  if (p.default_verdict === 'allow') {
+    out.push({
+      code: 'default_allow',
+      message: 'calls that no rule matches are allowed (default_verdict: allow)',
+      fix: 'set default_verdict: block (or require_approval) and allow what you need with rules',
+    });
+  }
+  if (!p.fail_closed.enabled) {
+    out.push({
+      code: 'fail_closed_disabled',
+      message: 'fail_closed is off: high-risk calls without targets or provenance are evaluated like any other',
+      fix: 'add fail_closed: { enabled: true, required_fields: [targets, arg_provenance] }',
+    });
+  }
+  if (p.rules.length === 0) {
+    out.push({ code: 'no_rules', message: `the policy has no rules: every call gets ${p.default_verdict}`, fix: 'add rules (docs/policies.md)' });
+  }
+  return out;
+}
+
+function check(ctx: CliContext, flags: { policy: string; json?: boolean }): void {
+  const ward = invocation(ctx);
+  const path = resolve(ctx.cwd, flags.policy);
+  if (!existsSync(path)) {
+    throw new WardError(ERROR_CODES.USAGE, `no policy at ${path}`, {
+      hint: flags.policy === POLICY_FILE ? `create one with: ${ward} init` : `check the path, or create ${POLICY_FILE} with: ${ward} init`,
+    });
+  }
+  let policy: LoadedPolicy;
+  try {
+    policy = loadPolicyFile(path);
+  } catch (err) {
+    if (isWardError(err) && !err.hint) {
+      throw new WardError(err.code, err.message, {
+        exitCode: err.exitCode,
+        cause: err,
+        ...(err.details ? { details: err.details } : {}),
+        hint: `fix ${flags.policy} and run ${ward} check again (every key is described in docs/policies.md)`,
+      });
+    }
+    throw err;
+  }
+  const findings = policyFindings(policy.policy, readFileSync(path, 'utf8'));
+  const gaps = gapWarnings(policy);
+  const p = policy.policy;
+  const summary = `check: rules=${p.rules.length} default_verdict=${p.default_verdict} findings=${findings.length} gap_warnings=${gaps.length}`;
+  const next = [`${ward} gate eval --policy ${flags.policy} --intent <intent.json>`, `${ward} policy test --help`];
+  if (flags.json) {
+    ctx.stdout(
+      goJsonLine({
+        ok: true,
+        policy_path: flags.policy,
+        contract: { schema_id: p.schema_id, schema_version: p.schema_version, policy_digest: policy.digest },
+        default_verdict: p.default_verdict,
+        rule_count: p.rules.length,
+        findings,
+        gap_warnings: gaps,
+        next_commands: next,
+        summary,
+      }) + '\n',
+    );
+    return;
+  }
+  const lines = [
+    `policy: ${flags.policy}`,
+    `contract: ${p.schema_id} ${p.schema_version} (policy_digest ${policy.digest.slice(0, 16)}…)`,
+    `rules: ${p.rules.length}, default verdict: ${p.default_verdict}`,
+  ];
+  lines.push(findings.length ? `findings (${findings.length}):` : 'findings: none');
+  for (const f of findings) lines.push(...renderFinding(f));
+  if (gaps.length) {
+    lines.push(`gap warnings (${gaps.length}):`);
+    for (const g of gaps) lines.push(`  ${g.code}: ${g.message}`, `    fix: ${g.fix}`);
+  }
+  lines.push(summary, 'next:', ...next.map((c) => `  ${c}`));
+  ctx.stdout(lines.join('\n') + '\n');
+}
+
+function renderFinding(f: PolicyFinding): string[] {
+  return [`  ${f.kind}: ${f.message}`, `    fix: ${f.fix}`];
+}
+
+// ---------------------------------------------------------------------------------------------
+// doctor (cli.md §7.5; result gait.doctor.result 1.0.0)
+
+export type CheckStatus = 'pass' | 'warn' | 'fail';
+
+export interface DoctorCheck {
+  name: string;
+  scope: 'universal' | 'repo_checkout';
+  status: CheckStatus;
+  message: string;
+  fix_command?: string;
+  non_fixable?: boolean;
+}
+
+export interface DoctorResult {
+  schema_id: 'gait.doctor.result';
+  schema_version: '1.0.0';
+  created_at: string;
+  producer_version: string;
+  onboarding_mode: 'installed_binary' | 'repo_checkout';
+  status: CheckStatus;
+  non_fixable: boolean;
+  summary: string;
+  fix_commands: string[];
+  checks: DoctorCheck[];
+}
+
+export interface DoctorOptions {
+  cwd: string;
+  stateDir: string;
+  /** `ward` or `node bin/ward.js`, for fix commands. */
+  invocation?: string;
+  /** Default: this process's Node version. */
+  nodeVersion?: string;
+  /** Default: the package Ward runs from. */
+  packageRoot?: string;
+}
+
+export async function runDoctor(opts: DoctorOptions): Promise<DoctorResult> {
+  const ward = opts.invocation ?? 'ward';
+  const root = opts.packageRoot ?? PACKAGE_ROOT;
+  const checkout = existsSync(join(root, 'src')) && existsSync(join(root, 'tsconfig.json'));
+  const checks: DoctorCheck[] = [
+    nodeVersionCheck(opts.nodeVersion ?? process.versions.node),
+    stateDirCheck(opts.stateDir, ward),
+    keyCheck(opts.stateDir, ward),
+    await storeCheck(opts.stateDir, ward),
+    rateLimitLockCheck(opts.stateDir),
+    tempDirCheck(),
+    policyFileCheck(opts.cwd, ward),
+  ];
+  if (checkout) checks.push(buildCheck(root));
+  const failed = checks.filter((c) => c.status === 'fail').length;
+  const warned = checks.filter((c) => c.status === 'warn').length;
+  const nonFixable = checks.some((c) => c.non_fixable === true);
+  const status: CheckStatus = failed ? 'fail' : warned ? 'warn' : 'pass';
+  const mode = checkout ? 'repo_checkout' : 'installed_binary';
+  return {
+    schema_id: 'gait.doctor.result',
+    schema_version: '1.0.0',
+    created_at: formatRFC3339Nano(nowUTC()),
+    producer_version: WARD_VERSION,
+    onboarding_mode: mode,
+    status,
+    non_fixable: nonFixable,
+    summary: `doctor: onboarding_mode=${mode} status=${status} failed=${failed} warned=${warned} non_fixable=${nonFixable}`,
+    fix_commands: [...new Set(checks.flatMap((c) => (c.fix_command ? [c.fix_command] : [])))].sort(),
+    checks,
+  };
+}
+
+/** 7 when something needs more than a command Ward can suggest (cli.md §7.5); warn and fail are otherwise 0. */
+export function doctorExitCode(result: DoctorResult): ExitCode {
+  return result.non_fixable ? EXIT.DEPENDENCY_MISSING : EXIT.OK;
+}
+
+export function nodeVersionCheck(version: string): DoctorCheck {
+  const [major = 0, minor = 0] = version.replace(/^v/, '').split('.').map(Number);
+  const ok = major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1]);
+  const need = `${MIN_NODE[0]}.${MIN_NODE[1]}`;
+  if (ok) return { name: 'node_version', scope: 'universal', status: 'pass', message: `Node.js ${version} (needs ${need} or newer)` };
+  return {
+    name: 'node_version',
+    scope: 'universal',
+    status: 'fail',
+    message: `Node.js ${version} is too old: Ward needs ${need} or newer`,
+    fix_command: `install Node.js ${need} or newer (https://nodejs.org), then run npm ci`,
+    non_fixable: true,
+  };
+}
+
+function stateDirCheck(dir: string, ward: string): DoctorCheck {
+  const base = { name: 'state_dir', scope: 'universal' as const };
+  let st;
+  try {
+    st = statSync(dir);
+  } catch {
+    return { ...base, status: 'pass', message: `${dir} does not exist yet; Ward creates it on first use (or now: ${ward} keys init)` };
+  }
+  if (!st.isDirectory()) {
+    return { ...base, status: 'fail', message: `${dir} is not a directory`, fix_command: `mv ${dir} ${dir}.bak` };
+  }
+  try {
+    accessSync(dir, constants.R_OK | constants.W_OK | constants.X_OK);
+  } catch {
+    return { ...base, status: 'fail', message: `${dir} is not writable by this user`, fix_command: `chmod u+rwx ${dir}` };
+  }
+  if (process.platform !== 'win32' && (st.mode & 0o022) !== 0) {
+    const mode = (st.mode & 0o777).toString(8).padStart(4, '0');
+    return { ...base, status: 'warn', message: `${dir} is writable by group or others (mode ${mode})`, fix_command: `chmod go-w ${dir}` };
+  }
+  return { ...base, status: 'pass', message: `${dir} is writable` };
+}
+
+function keyCheck(dir: string, ward: string): DoctorCheck {
+  const base = { name: 'key_permissions', scope: 'universal' as const };
+  const paths = defaultKeyPaths(dir);
+  if (!existsSync(paths.privateKey)) {
+    return { ...base, status: 'pass', message: `no signing key yet; Ward creates ${paths.privateKey} (0600) on first use` };
+  }
+  try {
+    const key = readPrivateKeyFile(paths.privateKey);
+    return { ...base, status: 'pass', message: `${paths.privateKey} is private (0600), key_id ${key.keyId.slice(0, 16)}…` };
+  } catch (err) {
+    if (isWardError(err) && err.code === ERROR_CODES.KEY_PERMISSIONS) {
+      return { ...base, status: 'fail', message: err.message.replace(/; run: .*$/, ''), fix_command: `chmod 600 ${paths.privateKey}` };
+    }
+    return {
+      ...base,
+      status: 'fail',
+      message: `${paths.privateKey} is not a usable key: ${(err as Error).message}`,
+      fix_command: `mv ${paths.privateKey} ${paths.privateKey}.broken && ${ward} keys init`,
+    };
+  }
+}
+
+/**
+ * Open the store only when nobody owns it: a running owner (daemon, store command) is reported
+ * as "in use by pid N", never disturbed. A free store is opened, counted and closed.
+ */
+async function storeCheck(dir: string, ward: string): Promise<DoctorCheck> {
+  const base = { name: 'store', scope: 'universal' as const };
+  const { storePaths, openLevelStore } = await import('../../store/index.js');
+  const paths = storePaths(dir);
+  if (!existsSync(paths.db)) return { ...base, status: 'pass', message: 'no evidence store yet (created by ward store commands)' };
+  const holder = readLockHolder(paths.lock);
+  if (holder && holderRunning(holder.pid)) {
+    return { ...base, status: 'pass', message: `${paths.root} is in use by pid ${holder.pid}${holder.host ? ` on ${holder.host}` : ''}; not opened` };
+  }
+  try {
+    const store = await openLevelStore(dir);
+    try {
+      const n = await store.count();
+      return { ...base, status: 'pass', message: `${paths.root} opens cleanly (${n} entries)` };
+    } finally {
+      await store.close();
+    }
+  } catch (err) {
+    if (isWardError(err) && err.code === ERROR_CODES.STORE_LOCKED) {
+      const pid = /pid (\d+)/.exec(err.message)?.[1];
+      return { ...base, status: 'pass', message: `${paths.root} is in use${pid ? ` by pid ${pid}` : ''}; not opened` };
+    }
+    return {
+      ...base,
+      status: 'fail',
+      message: `${paths.root} does not open: ${(err as Error).message}`,
+      fix_command: `mv ${paths.root} ${paths.root}.broken && ${ward} store ingest`,
+    };
+  }
+}
+
+function readLockHolder(path: string): { pid: number; host: string } | undefined {
+  try {
+    const v = JSON.parse(readFileSync(path, 'utf8')) as { pid?: unknown; host?: unknown };
+    return typeof v.pid === 'number' ? { pid: v.pid, host: typeof v.host === 'string' ? v.host : '' } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function holderRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A rate-limit lock older than the 15 s staleness bound was left by a crashed process. */
+function rateLimitLockCheck(dir: string): DoctorCheck {
+  const base = { name: 'gate_rate_limit_lock', scope: 'universal' as const };
+  const lock = join(dir, 'gate_rate_limits.json.lock');
+  let age: number;
+  try {
+    age = (Date.now() - statSync(lock).mtimeMs) / 1000;
+  } catch {
+    return { ...base, status: 'pass', message: 'no rate-limit lock held' };
+  }
+  if (age > 15) {
+    return { ...base, status: 'warn', message: `${lock} is ${Math.round(age)}s old (stale; gate eval breaks it after 15s)`, fix_command: `rm ${lock}` };
+  }
+  return { ...base, status: 'pass', message: 'rate-limit lock held by a running decision' };
+}
+
+function tempDirCheck(): DoctorCheck {
+  const base = { name: 'temp_dir', scope: 'universal' as const };
+  try {
+    rmSync(mkdtempSync(join(tmpdir(), 'ward-doctor-')), { recursive: true, force: true });
+    return { ...base, status: 'pass', message: `${tmpdir()} is writable` };
+  } catch (err) {
+    return { ...base, status: 'fail', message: `${tmpdir()} is not writable: ${(err as Error).message}`, fix_command: 'export TMPDIR=<a writable directory>' };
+  }
+}
+
+function policyFileCheck(cwd: string, ward: string): DoctorCheck {
+  const base = { name: 'policy_file', scope: 'universal' as const };
+  const path = join(cwd, POLICY_FILE);
+  if (!existsSync(path)) return { ...base, status: 'warn', message: `no ${POLICY_FILE} in ${cwd}`, fix_command: `${ward} init` };
+  try {
+    const p = loadPolicyFile(path);
+    return { ...base, status: 'pass', message: `${POLICY_FILE} is valid (${p.policy.rules.length} rules, default ${p.policy.default_verdict})` };
+  } catch (err) {
+    return { ...base, status: 'fail', message: `${POLICY_FILE} is invalid: ${(err as Error).message}`, fix_command: `${ward} check` };
+  }
+}
+
+/** In a checkout, the CLI runs from dist/: it must exist and be newer than every source file. */
+export function buildCheck(root: string): DoctorCheck {
+  const base = { name: 'build', scope: 'repo_checkout' as const };
+  const entry = join(root, 'dist', 'index.js');
+  if (!existsSync(entry)) return { ...base, status: 'fail', message: 'dist/ is not built', fix_command: 'npm run build' };
+  const built = statSync(entry).mtimeMs;
+  const stale = newestSource(join(root, 'src'));
+  if (stale && stale.mtime > built) {
+    return { ...base, status: 'warn', message: `dist/ is older than ${relative(root, stale.path)}`, fix_command: 'npm run build' };
+  }
+  return { ...base, status: 'pass', message: 'dist/ is built and current' };
+}
+
+function newestSource(dir: string): { path: string; mtime: number } | undefined {
+  let best: { path: string; mtime: number } | undefined;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
+    const path = join(entry.parentPath, entry.name);
+    const mtime = statSync(path).mtimeMs;
+    if (!best || mtime > best.mtime) best = { path, mtime };
+  }
+  return best;
+}
+
+function renderDoctor(r: DoctorResult): string {
+  const mark: Record<CheckStatus, string> = { pass: 'ok  ', warn: 'warn', fail: 'FAIL' };
+  const width = Math.max(...r.checks.map((c) => c.name.length));
+  const lines = [`ward doctor (${r.onboarding_mode})`];
+  for (const c of r.checks) {
+    lines.push(`  ${mark[c.status]}  ${c.name.padEnd(width)}  ${c.message}`);
+    if (c.fix_command) lines.push(`        ${''.padEnd(width)}  fix: ${c.fix_command}${c.non_fixable ? ' (Ward cannot do this for you)' : ''}`);
+  }
+  lines.push(r.summary);
+  return lines.join('\n') + '\n';
 }
