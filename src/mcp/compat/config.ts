@@ -1,0 +1,114 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseContextEnvelope, type ContextEnvelope } from '../../context/index.js';
+import { ERROR_CODES, WardError, isWardError } from '../../errors.js';
+import { resolveSigningKey, type KeyMode } from '../../keys/index.js';
+import { loadPolicyFile } from '../../policy/load.js';
+import { normalizeAdapter } from './adapters.js';
+import { checkedLocalPath, type DecisionServiceConfig } from './evaluate.js';
+import type { Profile } from './intent.js';
+
+/** The flags `mcp proxy --call`, `mcp serve` and `hook claude-code` share. */
+export interface ServiceOptions {
+  policy?: string | undefined;
+  contextEnvelope?: string | undefined;
+  adapter?: string | undefined;
+  profile?: string | undefined;
+  jobRoot?: string | undefined;
+  killSwitchState?: string | undefined;
+  exportLogOut?: string | undefined;
+  exportOtelOut?: string | undefined;
+  keyMode?: string | undefined;
+  privateKey?: string | undefined;
+  privateKeyEnv?: string | undefined;
+  /** Resolved state directory. */
+  stateDir: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  serve: boolean;
+  allowClientArtifactPaths?: boolean | undefined;
+  traceDir?: string | undefined;
+  runpackDir?: string | undefined;
+  packDir?: string | undefined;
+}
+
+const KEY_MODES: readonly KeyMode[] = ['default', 'dev', 'prod'];
+
+/**
+ * Validate flags and load everything a decision needs once: the policy, the boundary context
+ * envelope (verified now: a bad envelope stops startup), and the signing key. §6.3 step 3's
+ * profile rules: oss-prod needs `--key-mode prod` and refuses `default_verdict: allow`.
+ */
+export function loadServiceConfig(opts: ServiceOptions): DecisionServiceConfig {
+  if (!opts.policy || opts.policy.trim() === '') {
+    throw new WardError(ERROR_CODES.USAGE, 'missing required --policy', { hint: 'pass --policy policy.yaml' });
+  }
+  const profile = (opts.profile ?? 'standard').trim().toLowerCase() || 'standard';
+  if (profile !== 'standard' && profile !== 'oss-prod') {
+    throw new WardError(ERROR_CODES.USAGE, `unsupported --profile ${profile}`, { hint: 'use --profile standard or --profile oss-prod' });
+  }
+  const keyMode = ((opts.keyMode ?? 'default').trim().toLowerCase() || 'default') as KeyMode;
+  if (!KEY_MODES.includes(keyMode)) {
+    throw new WardError(ERROR_CODES.USAGE, `unsupported --key-mode ${keyMode}`, { hint: 'use --key-mode default, dev or prod' });
+  }
+  if (profile === 'oss-prod' && keyMode !== 'prod') {
+    throw new WardError(ERROR_CODES.POLICY_PROFILE, 'oss-prod profile requires --key-mode prod', {
+      hint: 'add --key-mode prod --private-key KEY (or --private-key-env VAR)',
+    });
+  }
+  const defaultAdapter = normalizeAdapter(opts.adapter);
+  const policy = loadPolicyFile(resolve(opts.cwd, opts.policy));
+  if (profile === 'oss-prod' && policy.policy.default_verdict === 'allow') {
+    throw new WardError(ERROR_CODES.POLICY_PROFILE, 'oss-prod profile rejects policy default_verdict=allow', {
+      hint: 'use default_verdict: block or require_approval',
+    });
+  }
+  const envelope = opts.contextEnvelope ? loadEnvelope(opts.cwd, opts.contextEnvelope) : undefined;
+  const key = resolveSigningKey({
+    mode: keyMode,
+    privateKeyPath: opts.privateKey ? resolve(opts.cwd, opts.privateKey) : undefined,
+    privateKeyEnv: opts.privateKeyEnv,
+    stateDir: opts.stateDir,
+    env: opts.env,
+    cwd: opts.cwd,
+  });
+  return {
+    policy,
+    signingKey: key.key,
+    keyWarnings: key.warnings,
+    profile: profile as Profile,
+    defaultAdapter,
+    contextEnvelope: envelope,
+    allowClientArtifactPaths: opts.allowClientArtifactPaths === true,
+    serve: opts.serve,
+    killSwitchStatePath: opts.killSwitchState || undefined,
+    jobRoot: opts.jobRoot || resolve(opts.stateDir, 'jobs'),
+    exportLogOut: opts.exportLogOut || undefined,
+    exportOtelOut: opts.exportOtelOut || undefined,
+    cwd: opts.cwd,
+    stateDir: opts.stateDir,
+    traceDir: opts.traceDir || resolve(opts.stateDir, 'traces'),
+    runpackDir: opts.runpackDir || undefined,
+    packDir: opts.packDir || undefined,
+  };
+}
+
+/** §6.6: a local path (absolute, or relative without `..`), parsed strictly and verified. */
+export function loadEnvelope(cwd: string, path: string): ContextEnvelope {
+  checkedLocalPath(path, 'context envelope path');
+  let text: string;
+  try {
+    text = readFileSync(resolve(cwd, path), 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new WardError(ERROR_CODES.USAGE, `read context envelope ${path}: ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`, {
+      hint: 'check the path given for --context-envelope',
+    });
+  }
+  try {
+    return parseContextEnvelope(text);
+  } catch (err) {
+    if (isWardError(err)) throw err;
+    throw new WardError(ERROR_CODES.ENVELOPE_INVALID, (err as Error).message);
+  }
+}

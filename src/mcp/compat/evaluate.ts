@@ -1,0 +1,525 @@
+import { readFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { formatRFC3339Nano, nowUTC, parseRFC3339, toUTC, type GoTime } from '../../canon/gotime.js';
+import type { JsonObject, JsonValue } from '../../canon/json.js';
+import { isJsonObject } from '../../canon/json.js';
+import { uniqueSorted } from '../../canon/sort.js';
+import { parseContextEnvelope, type ContextEnvelope } from '../../context/index.js';
+import { EXIT, type ExitCode } from '../../contract/exit-codes.js';
+import { ERROR_CODES, WardError, isWardError } from '../../errors.js';
+import { evaluate, type GateOutcome } from '../../gate/evaluate.js';
+import { killSwitchDecisionJson, parseKillSwitchState } from '../../gate/kill-switch.js';
+import { argsDigest, intentDigest } from '../../intent/digest.js';
+import type { NormalizedIntent } from '../../intent/types.js';
+import type { SigningKey } from '../../keys/index.js';
+import type { LoadedPolicy, Verdict } from '../../policy/types.js';
+import { unevaluableIntent } from '../../runtime/unevaluable.js';
+import { writeFileAtomic, createUniqueFile } from '../../state/atomic-file.js';
+import { spoolBytes } from '../../store/index.js';
+import { buildTraceRecord, signTrace, type SignedTrace } from '../../trace/record.js';
+import { checkedTracePath, traceFileText } from '../../trace/write.js';
+import { WARD_VERSION } from '../../version.js';
+import { decodeToolCall, normalizeAdapter, type AdapterName } from './adapters.js';
+import { decisionPack, decisionRunpack, isStateChanging } from './artifacts.js';
+import { contextOsResultEnvelope } from './contextos.js';
+import { appendDecisionLog, appendOtelLog, type DecisionExport } from './exports.js';
+import { FALLBACK_CONTEXT_WARNING, toIntentRequest, validateAuthEvidence, type Profile } from './intent.js';
+import { checkEmergencyStop, recordBlockedDispatch } from './job-state.js';
+import { appendJsonLine } from './jsonl.js';
+import type { ToolCall } from './tool-call.js';
+import { applyMcpTrust, evaluateMcpTrust, mcpTrustDecisionJson, type McpTrustDecision } from './trust.js';
+
+/**
+ * The decision service: one payload in, one decision and its signed trace out
+ * (`mcp-decision-service.md` §6.3, shared by `mcp proxy --call`, `mcp serve`, the daemon's
+ * `/v1/evaluate*` routes and `ward hook claude-code`). Tools are never executed (`executed: false`).
+ */
+
+/** Built once: per invocation for the CLI, once per server start for `mcp serve`. */
+export interface DecisionServiceConfig {
+  policy: LoadedPolicy;
+  signingKey: SigningKey;
+  /** Warnings every decision repeats (e.g. the dev-key warning). */
+  keyWarnings: readonly string[];
+  profile: Profile;
+  defaultAdapter: AdapterName;
+  /** The verified boundary envelope (`--context-envelope`), bound to every call. */
+  contextEnvelope?: ContextEnvelope | undefined;
+  /** `mcp serve --allow-client-artifact-paths`: clients may name trace/runpack/pack/envelope paths. */
+  allowClientArtifactPaths: boolean;
+  /** `true` for `mcp serve` (client envelope paths are possible there); `false` for one-shot proxy. */
+  serve: boolean;
+  killSwitchStatePath?: string | undefined;
+  jobRoot: string;
+  exportLogOut?: string | undefined;
+  exportOtelOut?: string | undefined;
+  cwd: string;
+  /** Ward state directory: artifacts are also spooled there for the store. */
+  stateDir: string;
+  /** Directory for default-named traces (`trace_<run>_<ts>.json`). */
+  traceDir: string;
+  runpackDir?: string | undefined;
+  packDir?: string | undefined;
+  producerVersion?: string;
+}
+
+/** One call. Paths are resolved against `cwd` of the config. */
+export interface DecisionRequest {
+  payload: JsonValue;
+  adapter?: string | undefined;
+  /** `--run-id` / the serve request's `run_id`. */
+  runId?: string | undefined;
+  /** The serve request's `session_id` (overrides `call.context.session_id` for journaling). */
+  sessionId?: string | undefined;
+  traceOut?: string | undefined;
+  runpackOut?: string | undefined;
+  emitRunpack?: boolean | undefined;
+  packOut?: string | undefined;
+  emitPack?: boolean | undefined;
+}
+
+export interface DecisionResult {
+  /** The decision object (§6.4), fields in the reference's struct order, empty fields omitted. */
+  output: JsonObject;
+  exitCode: ExitCode;
+  trace: SignedTrace;
+  tracePath: string;
+  verdict: Verdict;
+  reasonCodes: string[];
+  call: ToolCall;
+  adapter: AdapterName;
+  runId: string;
+  sessionId: string;
+  intent: NormalizedIntent;
+  intentDigest: string;
+  policyDigest: string;
+  /** Runpack bytes when one was built (serve checkpoints reuse them). */
+  runpack?: Buffer;
+}
+
+export function evaluateDecision(cfg: DecisionServiceConfig, req: DecisionRequest): DecisionResult {
+  const started = performance.now();
+  const warnings: string[] = [...cfg.keyWarnings];
+
+  // 1. Decode by adapter.
+  const adapter = req.adapter !== undefined && req.adapter.trim() !== '' ? normalizeAdapter(req.adapter) : cfg.defaultAdapter;
+  const call = decodeToolCall(adapter, req.payload);
+
+  // 2. Context envelope binding.
+  const envelope = bindEnvelope(cfg, call);
+
+  // 3. Profile, OAuth evidence, kill switch.
+  validateAuthEvidence(call, cfg.profile);
+  const conversion = toIntentRequest(call, cfg.profile);
+  if (conversion.usedFallbackContext && cfg.profile === 'standard') warnings.push(FALLBACK_CONTEXT_WARNING);
+  const intentJson = conversion.intent;
+  const riskClass = String((intentJson['context'] as JsonObject)['risk_class']).trim().toLowerCase();
+  const now = nowUTC();
+  const killSwitch = loadKillSwitch(cfg, riskClass);
+
+  // 4. Evaluate, then MCP trust.
+  const evalStarted = performance.now();
+  const outcome: GateOutcome = evaluate(cfg.policy, intentJson, {
+    now,
+    contextNow: now,
+    ...(envelope ? { contextEnvelope: envelope } : {}),
+    ...(killSwitch ? { killSwitch } : {}),
+    producerVersion: cfg.producerVersion ?? WARD_VERSION,
+  });
+  const evalLatencyMs = performance.now() - evalStarted;
+  const subject = outcome.preparedIntent
+    ? { intent: outcome.preparedIntent, intentDigest: intentDigest(outcome.preparedIntent), argsDigest: argsDigest(outcome.preparedIntent) }
+    : unevaluableIntent(intentJson);
+  const intent = subject.intent;
+  if (outcome.intentError) warnings.push(`intent not evaluable: ${outcome.intentError.message}`);
+
+  let state = { verdict: outcome.verdict, reasonCodes: [...outcome.reasonCodes], violations: [...outcome.violations] };
+  let trust: McpTrustDecision | undefined;
+  const trustConfig = cfg.policy.policy.mcp_trust;
+  if (trustConfig.enabled) {
+    trust = evaluateMcpTrust({ config: trustConfig, server: call.server, riskClass: intent.context.risk_class || riskClass, now, cwd: cfg.cwd });
+    state = applyMcpTrust(state, trust, trustConfig.action);
+  }
+
+  // 5. Emergency stop.
+  const jobId = intent.context.job_id;
+  let emergencyStopped = false;
+  if (jobId) {
+    const stop = checkEmergencyStop(resolve(cfg.cwd, cfg.jobRoot), jobId);
+    if (stop.status === 'stopped') {
+      emergencyStopped = true;
+      state = {
+        verdict: 'block',
+        reasonCodes: uniqueSorted([...state.reasonCodes, 'emergency_stop_preempted']),
+        violations: uniqueSorted([...state.violations, 'emergency_stop_active']),
+      };
+    } else if (stop.status === 'unavailable') {
+      state = {
+        verdict: 'block',
+        reasonCodes: uniqueSorted([...state.reasonCodes, 'emergency_stop_state_unavailable']),
+        violations: uniqueSorted([...state.violations, 'emergency_stop_state_unavailable']),
+      };
+      warnings.push(`emergency stop state unavailable for job ${jobId}: ${stop.detail}`);
+    }
+  }
+
+  // 8 (needed by 6). Run id.
+  const runId = normalizeRunId(req.runId ?? '') || normalizeRunId(call.context.run_id) || `run_mcp_${subject.intentDigest.slice(0, 12)}`;
+  const sessionId = (req.sessionId ?? '').trim() || intent.context.session_id;
+
+  // 6. One signed trace, always.
+  const createdAt = toUTC(parseRFC3339(outcome.result.created_at));
+  const matchedRuleIds = uniqueSorted(outcome.matchedRule.split(','));
+  const unsigned = buildTraceRecord(
+    {
+      intent,
+      argsDigest: subject.argsDigest,
+      intentDigest: subject.intentDigest,
+      policyDigest: cfg.policy.digest,
+      policyId: cfg.policy.policy.schema_id,
+      policyVersion: cfg.policy.policy.schema_version,
+      verdict: state.verdict,
+      reasonCodes: state.reasonCodes,
+      violations: state.violations,
+      matchedRule: outcome.matchedRule,
+      createdAt,
+      observedAt: nowUTC(),
+      producerVersion: cfg.producerVersion ?? WARD_VERSION,
+      latencyMs: evalLatencyMs,
+      context: {
+        contextSetDigest: intent.context.context_set_digest,
+        contextEvidenceMode: intent.context.context_evidence_mode,
+        contextRefCount: intent.context.context_refs.length,
+        contextSource: outcome.contextSource,
+      },
+      ...(outcome.script
+        ? {
+            script: {
+              stepCount: outcome.script.stepCount,
+              scriptHash: outcome.script.scriptHash,
+              compositeRiskClass: outcome.script.compositeRiskClass,
+              stepVerdicts: outcome.script.stepVerdicts,
+            },
+          }
+        : {}),
+      ...(outcome.killSwitch ? { killSwitch: killSwitchDecisionJson(outcome.killSwitch) } : {}),
+      ...(trust ? { mcpTrust: mcpTrustDecisionJson(trust) } : {}),
+    },
+    'ward',
+  );
+  if (call.relationshipExtras && isJsonObject(unsigned['relationship'])) {
+    unsigned['relationship'] = { ...unsigned['relationship'], ...call.relationshipExtras };
+  }
+  const trace = signTrace(unsigned, cfg.signingKey);
+  const traceId = String(trace['trace_id']);
+  const tracePath = writeDecisionTrace(cfg, trace, req.traceOut, req.runId ?? '');
+
+  // 7. Kill-switch journal.
+  if (outcome.killSwitch?.status === 'active' && cfg.killSwitchStatePath) {
+    const journal = join(resolve(cfg.cwd, cfg.killSwitchStatePath, '..'), 'kill_switch_journal.jsonl');
+    try {
+      appendJsonLine(
+        journal,
+        JSON.stringify({
+          created_at: formatRFC3339Nano(nowUTC()),
+          trace_id: traceId,
+          tool_name: intent.tool_name,
+          verdict: state.verdict,
+          matched_entry_ids: [...outcome.killSwitch.matched_entry_ids],
+          reason_codes: [...outcome.killSwitch.reason_codes],
+        }),
+      );
+    } catch (err) {
+      warnings.push(`kill switch journal not written: ${(err as Error).message}`);
+    }
+  }
+  if (emergencyStopped) {
+    const w = recordBlockedDispatch(resolve(cfg.cwd, cfg.jobRoot), jobId, { at: now, toolName: intent.tool_name, traceId, reasonCode: 'emergency_stop_preempted' });
+    if (w) warnings.push(w);
+  }
+
+  // 9–10. Optional runpack and pack.
+  const runpackTarget = runpackPath(cfg, req, runId);
+  const packTarget = packPath(cfg, req, runId, intent);
+  let runpackBytes: Buffer | undefined;
+  let runpackOutPath = '';
+  let packOutPath = '';
+  let packId = '';
+  if (runpackTarget || packTarget) {
+    const recorded = decisionRunpack({
+      runId,
+      createdAt: formatRFC3339Nano(createdAt),
+      producerVersion: cfg.producerVersion ?? WARD_VERSION,
+      toolName: intent.tool_name,
+      argsDigest: subject.argsDigest,
+      args: intent.args,
+      verdict: state.verdict,
+      reasonCodes: state.reasonCodes,
+      violations: state.violations,
+      traceId,
+      envelope,
+      signingKey: cfg.signingKey,
+    });
+    runpackBytes = recorded.bytes;
+    if (runpackTarget) {
+      writeFileAtomic(runpackTarget, recorded.bytes);
+      runpackOutPath = runpackTarget;
+      spoolQuietly(cfg, 'runpack', recorded.bytes, warnings);
+    }
+    if (packTarget) {
+      const pack = decisionPack(recorded.bytes, cfg.producerVersion ?? WARD_VERSION, cfg.signingKey);
+      const path = packTarget === AUTO_PACK_NAME ? join(resolve(cfg.cwd, cfg.packDir!), `pack_${pack.packId}.zip`) : packTarget;
+      writeFileAtomic(path, pack.bytes);
+      packOutPath = path;
+      packId = pack.packId;
+      spoolQuietly(cfg, 'pack', pack.bytes, warnings);
+    }
+  }
+
+  const decisionLatencyMs = Math.floor(performance.now() - started);
+  const delegation = intent.delegation;
+  const exported: DecisionExport = {
+    createdAt,
+    producerVersion: cfg.producerVersion ?? WARD_VERSION,
+    runId,
+    sessionId,
+    traceId,
+    tracePath,
+    toolName: intent.tool_name,
+    verdict: state.verdict,
+    reasonCodes: state.reasonCodes,
+    policyDigest: cfg.policy.digest,
+    intentDigest: subject.intentDigest,
+    decisionLatencyMs,
+    delegationRef: delegation ? delegation.token_refs[0] ?? '' : '',
+    delegationDepth: delegation ? delegation.chain.length : 0,
+  };
+  // 11. Exports.
+  let logExport = '';
+  let otelExport = '';
+  if (cfg.exportLogOut) {
+    logExport = resolve(cfg.cwd, cfg.exportLogOut);
+    appendDecisionLog(logExport, exported);
+  }
+  if (cfg.exportOtelOut) {
+    otelExport = resolve(cfg.cwd, cfg.exportOtelOut);
+    appendOtelLog(otelExport, exported);
+  }
+
+  // 12. Exit code.
+  const exitCode: ExitCode = state.verdict === 'block' ? EXIT.BLOCKED : state.verdict === 'require_approval' ? EXIT.APPROVAL_REQUIRED : EXIT.OK;
+  const output = decisionOutput({
+    adapter,
+    runId,
+    jobId,
+    phase: intent.context.phase,
+    sessionId,
+    toolName: intent.tool_name,
+    state,
+    policy: cfg.policy,
+    matchedRuleIds,
+    intentDigest: subject.intentDigest,
+    decisionLatencyMs,
+    traceId,
+    tracePath,
+    runpackPath: runpackOutPath,
+    packPath: packOutPath,
+    packId,
+    logExport,
+    otelExport,
+    killSwitch: outcome.killSwitch ? killSwitchDecisionJson(outcome.killSwitch) : undefined,
+    mcpTrust: trust ? mcpTrustDecisionJson(trust) : undefined,
+    warnings,
+    relationship: isJsonObject(trace['relationship']) ? trace['relationship'] : undefined,
+    resultEnvelope: call.contextos ? contextOsResultEnvelope(call.contextos.toolCallId, state.verdict, state.reasonCodes, traceId) : undefined,
+  });
+  return {
+    output,
+    exitCode,
+    trace,
+    tracePath,
+    verdict: state.verdict,
+    reasonCodes: state.reasonCodes,
+    call,
+    adapter,
+    runId,
+    sessionId,
+    intent,
+    intentDigest: subject.intentDigest,
+    policyDigest: cfg.policy.digest,
+    ...(runpackBytes ? { runpack: runpackBytes } : {}),
+  };
+}
+
+interface OutputParts {
+  adapter: string;
+  runId: string;
+  jobId: string;
+  phase: string;
+  sessionId: string;
+  toolName: string;
+  state: { verdict: Verdict; reasonCodes: string[]; violations: string[] };
+  policy: LoadedPolicy;
+  matchedRuleIds: string[];
+  intentDigest: string;
+  decisionLatencyMs: number;
+  traceId: string;
+  tracePath: string;
+  runpackPath: string;
+  packPath: string;
+  packId: string;
+  logExport: string;
+  otelExport: string;
+  killSwitch: JsonObject | undefined;
+  mcpTrust: JsonObject | undefined;
+  warnings: string[];
+  relationship: JsonObject | undefined;
+  resultEnvelope: JsonObject | undefined;
+}
+
+/** §6.4 in the reference's struct order; Go omitempty drops empty fields (`ok`, `executed`, `verdict` stay). */
+function decisionOutput(p: OutputParts): JsonObject {
+  const out: JsonObject = { ok: true, executed: false };
+  const put = (key: string, value: JsonValue | undefined) => {
+    if (value === undefined || value === '' || value === 0 || value === false || value === null) return;
+    if (Array.isArray(value) && value.length === 0) return;
+    if (isJsonObject(value) && Object.keys(value).length === 0) return;
+    out[key] = value;
+  };
+  put('adapter', p.adapter);
+  put('run_id', p.runId);
+  put('job_id', p.jobId);
+  put('phase', p.phase);
+  put('session_id', p.sessionId);
+  put('tool_name', p.toolName);
+  out['verdict'] = p.state.verdict;
+  put('reason_codes', p.state.reasonCodes);
+  put('violations', p.state.violations);
+  put('policy_digest', p.policy.digest);
+  put('policy_id', p.policy.policy.schema_id);
+  put('policy_version', p.policy.policy.schema_version);
+  put('matched_rule_ids', p.matchedRuleIds);
+  put('intent_digest', p.intentDigest);
+  put('decision_latency_ms', p.decisionLatencyMs);
+  put('trace_id', p.traceId);
+  put('trace_path', p.tracePath);
+  put('runpack_path', p.runpackPath);
+  put('pack_path', p.packPath);
+  put('pack_id', p.packId);
+  put('log_export', p.logExport);
+  put('otel_export', p.otelExport);
+  put('kill_switch', p.killSwitch);
+  put('mcp_trust', p.mcpTrust);
+  put('warnings', p.warnings);
+  put('relationship', p.relationship);
+  put('result_envelope', p.resultEnvelope);
+  return out;
+}
+
+/** Step 2: the boundary envelope, or (serve with `--allow-client-artifact-paths` only) the call's own path. */
+function bindEnvelope(cfg: DecisionServiceConfig, call: ToolCall): ContextEnvelope | undefined {
+  const clientPath = call.context.context_envelope_path.trim();
+  if (clientPath === '') return cfg.contextEnvelope;
+  if (!cfg.serve || !cfg.allowClientArtifactPaths) {
+    throw new WardError(ERROR_CODES.USAGE, 'call.context.context_envelope_path is not supported; use --context-envelope at the boundary', {
+      hint: 'pass the envelope with --context-envelope when starting ward (it is verified once and bound to every call)',
+    });
+  }
+  if (cfg.contextEnvelope) {
+    throw new WardError(ERROR_CODES.USAGE, 'call.context.context_envelope_path is not supported when --context-envelope is configured', {
+      hint: 'drop call.context.context_envelope_path: the server binds its own envelope to every call',
+    });
+  }
+  const path = checkedLocalPath(clientPath, 'call.context.context_envelope_path');
+  let text: string;
+  try {
+    text = readFileSync(resolve(cfg.cwd, path), 'utf8');
+  } catch (err) {
+    throw new WardError(ERROR_CODES.USAGE, `read context envelope ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  return parseContextEnvelope(text);
+}
+
+/** Paths must be absolute or local-relative without `..` and not URLs (§6.6). */
+export function checkedLocalPath(path: string, what: string): string {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path)) throw new WardError(ERROR_CODES.USAGE, `${what} must be a local filesystem path`);
+  if (!isAbsolute(path) && path.split(/[\\/]+/).includes('..')) {
+    throw new WardError(ERROR_CODES.USAGE, `${what} must not traverse parent directories`);
+  }
+  return path;
+}
+
+/**
+ * Step 3: a kill-switch state that fails to load is fatal unless it is required (oss-prod, or a
+ * high/critical risk class); then the decision proceeds fail-closed (`kill_switch_state_unavailable`).
+ */
+function loadKillSwitch(cfg: DecisionServiceConfig, riskClass: string) {
+  if (!cfg.killSwitchStatePath) return undefined;
+  try {
+    return { state: parseKillSwitchState(readFileSync(resolve(cfg.cwd, cfg.killSwitchStatePath), 'utf8')) };
+  } catch (err) {
+    const required = cfg.profile === 'oss-prod' || riskClass === 'high' || riskClass === 'critical';
+    if (required) return { unavailable: true as const };
+    if (isWardError(err)) throw err;
+    throw new WardError(ERROR_CODES.KILL_SWITCH_INVALID, `read kill switch state ${cfg.killSwitchStatePath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+/** Step 8 normalization: `[^A-Za-z0-9_-]+` → `_`, trim `_`, prefix `run_`; "" stays "". */
+export function normalizeRunId(value: string): string {
+  const trimmed = value.trim();
+  if (trimmed === '') return '';
+  const cleaned = trimmed.replace(/[^A-Za-z0-9_-]+/g, '_').replace(/^_+|_+$/g, '');
+  if (cleaned === '') return '';
+  return cleaned.startsWith('run_') ? cleaned : `run_${cleaned}`;
+}
+
+/** `yyyymmddThhmmss.nnnnnnnnn` in UTC, as the reference names traces. */
+export function traceTimestamp(t: GoTime): string {
+  const d = new Date(t.sec * 1000);
+  const p = (n: number, w = 2) => String(n).padStart(w, '0');
+  return `${d.getUTCFullYear()}${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())}T${p(d.getUTCHours())}${p(d.getUTCMinutes())}${p(d.getUTCSeconds())}.${p(t.nsec, 9)}`;
+}
+
+/** Step 6 path: an explicit path is written there (replaced); otherwise a new `trace_<run>_<ts>.json`, never overwritten. */
+function writeDecisionTrace(cfg: DecisionServiceConfig, trace: SignedTrace, traceOut: string | undefined, runIdFlag: string): string {
+  const text = traceFileText(trace);
+  if (traceOut) {
+    const target = checkedTracePath(traceOut, cfg.cwd);
+    writeFileAtomic(target, text, 0o600);
+    return target;
+  }
+  const dir = resolve(cfg.cwd, cfg.traceDir);
+  const base = `trace_${normalizeRunId(runIdFlag)}_${traceTimestamp(toUTC(parseRFC3339(String(trace['observed_at']))))}`;
+  return createUniqueFile(dir, [`${base}.json`, `${base}_${String(trace['event_id'])}.json`], text, 0o600);
+}
+
+const AUTO_PACK_NAME = '\u0000auto';
+
+function runpackPath(cfg: DecisionServiceConfig, req: DecisionRequest, runId: string): string | undefined {
+  if (req.runpackOut) return resolve(cfg.cwd, checkedLocalPath(req.runpackOut, 'runpack output path'));
+  if (req.emitRunpack) {
+    if (!cfg.runpackDir) throw new WardError(ERROR_CODES.USAGE, 'emit_runpack requires --runpack-dir', { hint: 'start ward mcp serve with --runpack-dir DIR' });
+    return join(resolve(cfg.cwd, cfg.runpackDir), `runpack_${runId}.zip`);
+  }
+  return undefined;
+}
+
+function packPath(cfg: DecisionServiceConfig, req: DecisionRequest, _runId: string, intent: NormalizedIntent): string | undefined {
+  if (req.packOut) return resolve(cfg.cwd, checkedLocalPath(req.packOut, 'pack output path'));
+  if (req.emitPack) {
+    if (!cfg.packDir) throw new WardError(ERROR_CODES.USAGE, 'emit_pack requires --pack-dir', { hint: 'start ward mcp serve with --pack-dir DIR' });
+    return AUTO_PACK_NAME;
+  }
+  if (cfg.serve && cfg.packDir && isStateChanging(intent.tool_name, intent.targets.map((t) => t.operation))) return AUTO_PACK_NAME;
+  return undefined;
+}
+
+function spoolQuietly(cfg: DecisionServiceConfig, kind: 'runpack' | 'pack', bytes: Buffer, warnings: string[]): void {
+  try {
+    spoolBytes(cfg.stateDir, kind, bytes);
+  } catch (err) {
+    warnings.push(`${kind} not spooled for the store: ${(err as Error).message}`);
+  }
+}
