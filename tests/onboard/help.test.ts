@@ -1,0 +1,90 @@
+import { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { COMMANDS } from '../../src/cli/commands/index.js';
+import type { CliContext } from '../../src/cli/context.js';
+import { runCli } from '../../src/cli/program.js';
+import { tempDir, ward } from '../cli/run.js';
+
+function fakeContext(cwd: string): CliContext & { out: string; err: string } {
+  const ctx = {
+    argv: ['ward'],
+    cwd,
+    env: { ...process.env, WARD_STATE_DIR: '' },
+    out: '',
+    err: '',
+    stdout: (t: string) => void (ctx.out += t),
+    stderr: (t: string) => void (ctx.err += t),
+    readStdin: async () => '',
+    isTTY: false,
+    exitCode: 0 as CliContext['exitCode'],
+  };
+  return ctx;
+}
+
+/** Every command path in the tree, e.g. ['gate', 'eval'], found by registering every module. */
+async function commandPaths(): Promise<string[][]> {
+  const program = new Command('ward');
+  const ctx = fakeContext(tempDir());
+  for (const m of COMMANDS) (await m.load()).register(program, ctx);
+  const walk = (cmd: Command, prefix: string[]): string[][] =>
+    cmd.commands.flatMap((c) => {
+      const path = [...prefix, c.name()];
+      return [path, ...walk(c, path)];
+    });
+  return walk(program, []);
+}
+
+describe('ward with no arguments', () => {
+  it('prints an overview of the commands and where to start, exit 0', () => {
+    const r = ward([], { cwd: tempDir() });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Usage: ward');
+    expect(r.stdout).toContain('Start here:');
+    for (const name of ['demo', 'gate', 'init', 'check', 'doctor']) expect(r.stdout).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
+  });
+});
+
+describe('typos', () => {
+  it('an unknown command suggests the closest one (exit 6)', () => {
+    const r = ward(['doctr'], { cwd: tempDir() });
+    expect(r.code).toBe(6);
+    expect(r.stderr).toContain("unknown command 'doctr'");
+    expect(r.stderr).toContain('(Did you mean doctor?)');
+  });
+
+  it('an unknown subcommand suggests the closest one', () => {
+    const r = ward(['gate', 'evl'], { cwd: tempDir() });
+    expect(r.code).toBe(6);
+    expect(r.stderr).toContain('(Did you mean eval?)');
+  });
+
+  it('an unknown option suggests the closest one', () => {
+    const r = ward(['check', '--polcy', 'x'], { cwd: tempDir() });
+    expect(r.code).toBe(6);
+    expect(r.stderr).toContain('(Did you mean --policy?)');
+  });
+});
+
+describe('--help', () => {
+  it('every registered command answers --help with exit 0 and its own usage line', async () => {
+    const paths = await commandPaths();
+    expect(paths.length).toBeGreaterThan(20);
+    expect(paths).toContainEqual(['gate', 'eval']);
+    expect(paths).toContainEqual(['doctor']);
+    const cwd = tempDir();
+    for (const path of paths) {
+      const ctx = fakeContext(cwd);
+      const code = await runCli([...path, '--help'], ctx);
+      expect(code, `ward ${path.join(' ')} --help\n${ctx.err}`).toBe(0);
+      expect(ctx.out, path.join(' ')).toContain(`Usage: ward ${path.join(' ')}`);
+    }
+  });
+
+  it('works the same from the built CLI', () => {
+    for (const path of [['init'], ['check'], ['doctor'], ['gate', 'eval']]) {
+      const r = ward([...path, '--help'], { cwd: tempDir() });
+      expect(r.code, path.join(' ')).toBe(0);
+      expect(r.stdout).toContain(`Usage: ward ${path.join(' ')}`);
+    }
+  });
+});
