@@ -1,17 +1,301 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { ERROR_CODES, WardError } from '../../errors.js';
-import type { CliContext } from '../context.js';
+import { EXIT } from '../../contract/exit-codes.js';
+import { ERROR_CODES, isWardError, WardError } from '../../errors.js';
+import {
+  captureReceiptArtifact,
+  DEFAULT_RESULT_FILE,
+  initFixture,
+  isValidFixtureName,
+  readRegressConfig,
+  regressJunit,
+  renderRegressResult,
+  resolveConfigPath,
+  runpackOf,
+  runRegress,
+  topFailureReason,
+  type CandidateArtifact,
+  type InitResult,
+  type RegressResult,
+} from '../../regress/index.js';
+import { writeFileAtomic } from '../../state/atomic-file.js';
+import { locateArtifact } from '../../store/index.js';
+import { WARD_VERSION } from '../../version.js';
+import { stateDir, type CliContext } from '../context.js';
+import { correlationId, goJsonLine } from '../output.js';
+import { displayPath } from './run.js';
 
-/** Placeholder registration; replaced by the module's owner. */
-export function register(program: Command, _ctx: CliContext): void {
-  for (const name of ['regress']) {
-    program
-      .command(name)
-      .description('turn runs into CI regressions and replay recorded decisions under a new policy')
-      .allowUnknownOption()
-      .argument('[args...]')
-      .action(() => {
-        throw new WardError(ERROR_CODES.USAGE, `ward ${name} is not available in this build`);
+interface SourceFlags {
+  from: string;
+  name?: string;
+  checkpoint?: string;
+  config?: string;
+  stateDir?: string;
+  json?: boolean;
+}
+
+interface RunFlags {
+  config?: string;
+  output?: string;
+  junit?: string;
+  candidate?: string[];
+  allowNondeterministic?: boolean;
+  contextConformance?: boolean;
+  allowContextRuntimeDrift?: boolean;
+  stateDir?: string;
+  json?: boolean;
+}
+
+/** `ward regress init|add|run|bootstrap` (packs-regress.md §5) and `ward regress replay`. */
+export function register(program: Command, ctx: CliContext): void {
+  const regress = program
+    .command('regress')
+    .description('turn runs into deterministic CI regressions (exit 0 pass, 5 regression, 6 config) and replay recorded decisions under a new policy');
+
+  sourceOptions(
+    regress
+      .command('init')
+      .description('make a fixture from a runpack, run id, run pack or store id: fixtures/<name>/ and the regress config'),
+  ).action(async (flags: SourceFlags) => guarded(async () => {
+    const init = await initFrom(ctx, flags, false);
+    printInit(ctx, flags, init);
+  }));
+
+  sourceOptions(
+    regress
+      .command('add')
+      .description('like init; --from also accepts a gait.capture.receipt file naming a runpack'),
+  ).action(async (flags: SourceFlags) => guarded(async () => {
+    const init = await initFrom(ctx, flags, true);
+    printInit(ctx, flags, init);
+  }));
+
+  runOptions(regress.command('run').description('grade every fixture: exit 0 pass, 5 regression, 6 config or usage error')).action(
+    async (flags: RunFlags) => guarded(async () => {
+      const run = await runFromConfig(ctx, flags);
+      printRun(ctx, flags, run);
+    }),
+  );
+
+  runOptions(sourceOptions(regress.command('bootstrap').description('init, then run: a fixture and its first grading in one step'))).action(
+    async (flags: SourceFlags & RunFlags) => guarded(async () => {
+      const init = await initFrom(ctx, flags, true);
+      const run = await runFromConfig(ctx, flags);
+      printRun(ctx, flags, run, {
+        run_id: init.result.run_id,
+        fixture_name: init.result.fixture_name,
+        fixture_dir: init.result.fixture_dir,
+        runpack_path: init.result.runpack_path,
+        config_path: init.result.config_path,
       });
+    }),
+  );
+
+  registerReplay(regress, ctx);
+}
+
+function sourceOptions(cmd: Command): Command {
+  return cmd
+    .requiredOption('--from <source>', 'runpack path, run id (<state>/runpack_<id>.zip, then the store), run pack, or store id')
+    .option('--name <name>', 'fixture name (default: the run id, sanitized)')
+    .option('--checkpoint <n>', 'session chains only (not supported by Ward)')
+    .option('--config <file>', 'regress config to rewrite (default ward.yaml, or gait.yaml when only that exists)')
+    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--json', 'one line of JSON on stdout');
+}
+
+function runOptions(cmd: Command): Command {
+  const has = (name: string) => cmd.options.some((o) => o.long === name);
+  if (!has('--config')) cmd.option('--config <file>', 'regress config (default ward.yaml, or gait.yaml when only that exists)');
+  if (!has('--state-dir')) cmd.option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)');
+  if (!has('--json')) cmd.option('--json', 'one line of JSON on stdout');
+  return cmd
+    .option('--output <file>', `result JSON (default ${DEFAULT_RESULT_FILE})`)
+    .option('--junit <file>', 'also write JUnit XML')
+    .option(
+      '--candidate <ref...>',
+      'compare fixtures with this run instead of fixture.json candidate_runpack: a runpack, run pack, run id or store id; <fixture>=<ref> targets one fixture',
+    )
+    .option('--allow-nondeterministic', 'accepted for compatibility; every grader is deterministic')
+    .option('--context-conformance', 'enforce context conformance for every fixture (fails fixtures without context evidence)')
+    .option('--allow-context-runtime-drift', 'runtime-only context drift (same sources, retrieved at other times) passes');
+}
+
+/**
+ * Regress errors exit 6, except I/O, lock and timeout problems (1), as in the reference (§5.6).
+ * Verification failures of sources and candidates are configuration problems here, not exit 2.
+ */
+async function guarded(body: () => Promise<void>): Promise<void> {
+  try {
+    await body();
+  } catch (err) {
+    if (!isWardError(err)) throw err;
+    // The reference also maps messages mentioning a lock or timeout to 1; Ward's errors carry
+    // their category, so a YAML error about a "block" mapping stays a config error.
+    const exit = err.exitCode === EXIT.INTERNAL ? EXIT.INTERNAL : EXIT.INVALID_INPUT;
+    if (exit === err.exitCode) throw err;
+    throw new WardError(err.code, err.message, { exitCode: exit, cause: err, ...(err.hint ? { hint: err.hint } : {}), ...(err.details ? { details: err.details } : {}) });
   }
+}
+
+async function initFrom(ctx: CliContext, flags: SourceFlags, acceptReceipt: boolean): Promise<{ result: InitResult; source: string }> {
+  if (flags.checkpoint !== undefined || /session_chain[^/\\]*\.json$/.test(flags.from)) {
+    throw new WardError(ERROR_CODES.USAGE, 'session chains are not supported by Ward: record the run with ward run record and use its runpack');
+  }
+  let ref = flags.from;
+  if (acceptReceipt && ref.endsWith('.json') && existsSync(resolve(ctx.cwd, ref))) {
+    const receiptPath = resolve(ctx.cwd, ref);
+    const artifact = captureReceiptArtifact(readFileSync(receiptPath, 'utf8'), ref);
+    if (artifact === undefined) throw new WardError(ERROR_CODES.USAGE, `${ref} is not a gait.capture.receipt`);
+    // The receipt's path as written (relative to the working directory), else beside the receipt.
+    const candidates = [resolve(ctx.cwd, artifact), resolve(dirname(receiptPath), artifact)];
+    ref = candidates.find((p) => existsSync(p)) ?? artifact;
+  }
+  const located = await locateArtifact(ref, {
+    cwd: ctx.cwd,
+    stateDir: stateDir(ctx, flags.stateDir),
+    kinds: ['runpack', 'pack'],
+    fileName: (id) => `runpack_${id}.zip`,
+  });
+  const source = runpackOf(located.bytes);
+  const result = initFixture({
+    cwd: ctx.cwd,
+    runpackBytes: source.bytes,
+    sourceLabel: flags.from,
+    name: flags.name,
+    configPath: resolveConfigPath(ctx.cwd, flags.config),
+  });
+  return { result, source: displayPath(ctx.cwd, located.path) };
+}
+
+function printInit(ctx: CliContext, flags: SourceFlags, init: { result: InitResult; source: string }): void {
+  const r = init.result;
+  const next = nextRunCommand(r.config_path);
+  const output = {
+    ok: true,
+    run_id: r.run_id,
+    fixture_name: r.fixture_name,
+    fixture_dir: r.fixture_dir,
+    runpack_path: r.runpack_path,
+    config_path: r.config_path,
+    source: init.source,
+    next_commands: [next],
+  };
+  if (flags.json) ctx.stdout(goJsonLine({ ...output, correlation_id: correlationId(ctx.argv) }) + '\n');
+  else {
+    ctx.stdout(
+      [
+        `fixture ${r.fixture_name} (run ${r.run_id}) written to ${r.fixture_dir}/ from ${init.source}`,
+        `config ${r.config_path} rewritten`,
+        `expects tools: ${(r.meta.expected_tool_sequence ?? []).join(', ') || '-'}`,
+        `expects verdicts: ${(r.meta.expected_verdict_sequence ?? []).join(', ') || '-'}`,
+        ...(r.meta.expected_context_set_digest ? [`expects context: ${r.meta.expected_context_set_digest}`] : []),
+        `next: ${next}`,
+      ].join('\n') + '\n',
+    );
+  }
+  ctx.exitCode = EXIT.OK;
+}
+
+/** `ward regress run --json`, with `--config` when the config is not the default. */
+function nextRunCommand(configShown: string): string {
+  return configShown === 'ward.yaml' ? 'ward regress run --json' : `ward regress run --config ${configShown} --json`;
+}
+
+interface RunOutcome {
+  result: RegressResult;
+  output: string;
+  junit?: string;
+  configShown: string;
+}
+
+async function runFromConfig(ctx: CliContext, flags: RunFlags): Promise<RunOutcome> {
+  const configPath = resolveConfigPath(ctx.cwd, flags.config);
+  const configShown = shown(ctx.cwd, configPath);
+  const config = readRegressConfig(configPath, configShown);
+  const candidates = await locateCandidates(ctx, flags, config.fixtures.map((f) => f.name));
+  // Ward's layout: fixtures/ lives beside the config, so relative runpack paths resolve there
+  // (for a config in the working directory this is the reference's layout exactly).
+  const result = runRegress(config, {
+    cwd: dirname(configPath),
+    flags: { contextConformance: flags.contextConformance === true, allowContextRuntimeDrift: flags.allowContextRuntimeDrift === true },
+    candidates,
+    producerVersion: WARD_VERSION,
+  });
+  const output = flags.output ?? DEFAULT_RESULT_FILE;
+  writeFileAtomic(resolve(ctx.cwd, output), renderRegressResult(result), 0o600);
+  const outcome: RunOutcome = { result, output, configShown };
+  if (flags.junit) {
+    writeFileAtomic(resolve(ctx.cwd, flags.junit), regressJunit(result), 0o600);
+    outcome.junit = flags.junit;
+  }
+  return outcome;
+}
+
+/**
+ * `--candidate <ref>` applies to every fixture; `--candidate <fixture>=<ref>` to one (when the
+ * whole value is not itself an existing path). Each is located like any artifact; a candidate
+ * that cannot be found is a usage error (exit 6).
+ */
+async function locateCandidates(ctx: CliContext, flags: RunFlags, names: readonly string[]): Promise<Map<string, CandidateArtifact>> {
+  const out = new Map<string, CandidateArtifact>();
+  for (const value of flags.candidate ?? []) {
+    let key = '*';
+    let ref = value;
+    const eq = value.indexOf('=');
+    if (eq > 0 && !existsSync(resolve(ctx.cwd, value))) {
+      const name = value.slice(0, eq);
+      if (!isValidFixtureName(name) || !names.includes(name)) {
+        throw new WardError(ERROR_CODES.USAGE, `--candidate ${value}: no fixture named ${JSON.stringify(name)} (fixtures: ${names.join(', ')})`);
+      }
+      key = name;
+      ref = value.slice(eq + 1);
+    }
+    if (out.has(key)) throw new WardError(ERROR_CODES.USAGE, key === '*' ? 'give one --candidate for all fixtures, or <fixture>=<ref> for each' : `two --candidate values for fixture ${key}`);
+    const located = await locateArtifact(ref, {
+      cwd: ctx.cwd,
+      stateDir: stateDir(ctx, flags.stateDir),
+      kinds: ['runpack', 'pack'],
+      fileName: (id) => `runpack_${id}.zip`,
+    });
+    out.set(key, { display: located.path.startsWith('store:') ? located.path : shown(ctx.cwd, located.path), bytes: located.bytes });
+  }
+  return out;
+}
+
+function printRun(ctx: CliContext, flags: RunFlags, run: RunOutcome, extra: Record<string, string> = {}): void {
+  const { result } = run;
+  const failed = result.graders.filter((g) => g.status === 'fail');
+  const ok = result.status === 'pass';
+  const output = {
+    ok,
+    status: result.status,
+    fixture_set: result.fixture_set,
+    graders: result.graders.length,
+    failed: failed.length,
+    top_failure_reason: topFailureReason(result),
+    next_command: nextRunCommand(run.configShown),
+    artifact_paths: [run.output, ...(run.junit ? [run.junit] : [])],
+    output: run.output,
+    junit: run.junit,
+    ...extra,
+  };
+  if (flags.json) ctx.stdout(goJsonLine({ ...output, correlation_id: correlationId(ctx.argv) }) + '\n');
+  else {
+    const lines = [`regress ${result.status}: fixture set ${result.fixture_set}, ${result.graders.length} graders, ${failed.length} failed`];
+    for (const g of failed) lines.push(`  FAIL ${g.name}: ${g.reason_codes.join(', ') || 'failed'}`);
+    lines.push(`wrote ${output.artifact_paths.join(', ')}`);
+    ctx.stdout(lines.join('\n') + '\n');
+  }
+  ctx.exitCode = ok ? EXIT.OK : EXIT.REGRESS_FAILED;
+}
+
+function shown(cwd: string, path: string): string {
+  const rel = relative(cwd, path);
+  return rel.startsWith('..') || rel === '' ? path : rel.split('\\').join('/');
+}
+
+function registerReplay(_regress: Command, _ctx: CliContext): void {
+  // Added with the replay core.
 }
