@@ -1,17 +1,165 @@
-import type { Command } from 'commander';
+import { resolve } from 'node:path';
+import { Option, type Command } from 'commander';
+import { EXIT } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
-import type { CliContext } from '../context.js';
+import { loadVerifyKeys, resolveSigningKey, type KeyMode } from '../../keys/index.js';
+import type { TraceFormat } from '../../trace/record.js';
+import { stateDir, type CliContext } from '../context.js';
+import { goJsonLine } from '../output.js';
 
-/** Placeholder registration; replaced by the module's owner. */
-export function register(program: Command, _ctx: CliContext): void {
-  for (const name of ['serve']) {
-    program
-      .command(name)
-      .description('run the governance daemon (HTTP)')
-      .allowUnknownOption()
-      .argument('[args...]')
-      .action(() => {
-        throw new WardError(ERROR_CODES.USAGE, `ward ${name} is not available in this build`);
+interface ServeFlags {
+  policy: string;
+  listen: string;
+  stateDir?: string;
+  authTokenEnv?: string;
+  allowedHost?: string;
+  keyMode: KeyMode;
+  privateKey?: string;
+  privateKeyEnv?: string;
+  approvalPublicKey?: string;
+  approvalPublicKeyEnv?: string;
+  traceFormat: TraceFormat;
+  profile: 'standard' | 'oss-prod';
+  rateLimitState?: string;
+  maxBodyBytes: string;
+  maxQueue: string;
+  maxBatch: string;
+  headersTimeoutMs: string;
+  requestTimeoutMs: string;
+  keepAliveTimeoutMs: string;
+  shutdownTimeoutMs: string;
+  ingestIntervalMs: string;
+  watch: boolean;
+  captureIntents?: boolean;
+  traceDurability: boolean;
+  json?: boolean;
+}
+
+/** `ward serve`: the governance daemon (docs/daemon.md). */
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command('serve')
+    .description('run the governance daemon: decisions, traces and the pack store over HTTP (docs/daemon.md)')
+    .requiredOption('--policy <file>', 'policy YAML; reloaded on change and on SIGHUP (a bad policy keeps the old one)')
+    .option('--listen <addr>', 'host:port to listen on; non-loopback addresses require --auth-token-env', '127.0.0.1:7433')
+    .option('--state-dir <dir>', 'Ward state directory the daemon owns (default .ward or $WARD_STATE_DIR)')
+    .option('--auth-token-env <var>', 'environment variable holding the bearer token clients must send')
+    .option('--allowed-host <names>', 'comma-separated extra Host header names accepted (loopback accepts localhost, 127.0.0.1, [::1])')
+    .addOption(new Option('--key-mode <mode>', 'signing key: default (.ward/keys), dev (ephemeral) or prod (explicit key)').choices(['default', 'dev', 'prod']).default('default'))
+    .option('--private-key <file>', 'trace signing key file (base64, JWK or PEM)')
+    .option('--private-key-env <var>', 'environment variable holding the signing key')
+    .option('--approval-public-key <file>', 'key that verifies approval and delegation tokens (default: the signing key)')
+    .option('--approval-public-key-env <var>', 'the same, from an environment variable')
+    .addOption(new Option('--trace-format <format>', 'trace field set').choices(['ward', 'gait']).default('ward'))
+    .addOption(new Option('--profile <profile>', 'evaluation profile').choices(['standard', 'oss-prod']).default('standard'))
+    .option('--rate-limit-state <file>', 'rate-limit counters (default <state>/gate_rate_limits.json)')
+    .option('--max-body-bytes <n>', 'largest JSON request body', '1048576')
+    .option('--max-queue <n>', 'decisions waiting for their trace write, at most; beyond it requests get 429', '4096')
+    .option('--max-batch <n>', 'requests per /v1/gate/eval/batch call, at most', '256')
+    .option('--headers-timeout-ms <ms>', 'time allowed to send the request headers (slow clients are cut off)', '10000')
+    .option('--request-timeout-ms <ms>', 'time allowed to send the whole request', '30000')
+    .option('--keep-alive-timeout-ms <ms>', 'idle keep-alive connections are closed after this', '5000')
+    .option('--shutdown-timeout-ms <ms>', 'on SIGTERM, wait at most this long for in-flight requests', '10000')
+    .option('--ingest-interval-ms <ms>', 'ingest the spool and <state>/traces this often (0: only at start)', '5000')
+    .option('--capture-intents', 'store each decision\'s normalized intent and envelope beside its trace (for replay; off for privacy)')
+    .option('--no-watch', 'do not reload the policy when its file changes (SIGHUP still reloads)')
+    .option('--no-trace-durability', 'UNSAFE, benchmarks only: sign traces but do not store them')
+    .option('--json', 'print the start-up line as JSON')
+    .action(async (flags: ServeFlags) => {
+      await serve(ctx, flags);
+    });
+}
+
+async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
+  const { startDaemon } = await import('../../daemon/index.js');
+  const { host, port } = parseListen(flags.listen);
+  const state = stateDir(ctx, flags.stateDir);
+  let authToken: string | undefined;
+  if (flags.authTokenEnv) {
+    authToken = (ctx.env[flags.authTokenEnv] ?? '').trim();
+    if (authToken.length < 16) {
+      throw new WardError(ERROR_CODES.USAGE, `--auth-token-env ${flags.authTokenEnv}: the variable must hold a token of at least 16 characters`, {
+        hint: `e.g. export ${flags.authTokenEnv}=$(openssl rand -hex 32)`,
       });
+    }
   }
+  const key = resolveSigningKey({
+    mode: flags.keyMode,
+    privateKeyPath: flags.privateKey ? resolve(ctx.cwd, flags.privateKey) : undefined,
+    privateKeyEnv: flags.privateKeyEnv,
+    stateDir: state,
+    env: ctx.env,
+    cwd: ctx.cwd,
+  });
+  const tokenKeys =
+    flags.approvalPublicKey || flags.approvalPublicKeyEnv
+      ? loadVerifyKeys({ publicKeyPath: flags.approvalPublicKey, publicKeyEnv: flags.approvalPublicKeyEnv }, ctx.env, ctx.cwd)
+      : [key.key];
+  const durable = flags.traceDurability !== false;
+  const daemon = await startDaemon({
+    stateDir: state,
+    policyPath: resolve(ctx.cwd, flags.policy),
+    host,
+    port,
+    authToken,
+    allowedHosts: (flags.allowedHost ?? '').split(',').map((h) => h.trim()).filter(Boolean),
+    signingKey: key.key,
+    tokenVerifyKeys: tokenKeys,
+    keyWarnings: key.warnings,
+    traceFormat: flags.traceFormat,
+    profile: flags.profile,
+    ...(flags.rateLimitState ? { rateLimitStatePath: resolve(ctx.cwd, flags.rateLimitState) } : {}),
+    maxBodyBytes: count(flags.maxBodyBytes, '--max-body-bytes'),
+    maxBatchItems: count(flags.maxBatch, '--max-batch'),
+    queueCapacity: count(flags.maxQueue, '--max-queue'),
+    headersTimeoutMs: count(flags.headersTimeoutMs, '--headers-timeout-ms'),
+    requestTimeoutMs: count(flags.requestTimeoutMs, '--request-timeout-ms'),
+    keepAliveTimeoutMs: count(flags.keepAliveTimeoutMs, '--keep-alive-timeout-ms'),
+    shutdownTimeoutMs: count(flags.shutdownTimeoutMs, '--shutdown-timeout-ms'),
+    ingestIntervalMs: count(flags.ingestIntervalMs, '--ingest-interval-ms', 0),
+    watchPolicy: flags.watch !== false,
+    captureIntents: flags.captureIntents === true,
+    traceDurability: durable,
+    logWrite: (text) => ctx.stderr(text),
+  });
+  const digest = daemon.context.policies.current.digest;
+  const warnings = [...key.warnings, ...(durable ? [] : ['UNSAFE: --no-trace-durability: traces are signed and discarded; benchmarks only'])];
+  if (flags.json) {
+    ctx.stdout(goJsonLine({ ok: true, url: daemon.url, pid: process.pid, state_dir: state, policy_digest: digest, trace_durability: durable, auth: Boolean(authToken), warnings }) + '\n');
+  } else {
+    ctx.stdout(`ward serve: listening on ${daemon.url} (policy ${digest.slice(0, 12)}, state ${state})\n`);
+    for (const w of warnings) ctx.stdout(`warning: ${w}\n`);
+  }
+
+  await new Promise<void>((done) => {
+    const stop = () => {
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      process.off('SIGHUP', hup);
+      void daemon.close().then(done, (err: unknown) => {
+        ctx.stderr(`error: shutdown: ${(err as Error).message}\n`);
+        done();
+      });
+    };
+    const hup = () => void daemon.reload('sighup');
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+    process.on('SIGHUP', hup);
+  });
+  ctx.exitCode = EXIT.OK;
+}
+
+/** `host:port`, `[v6]:port`, `:port` (loopback) or a bare port. */
+export function parseListen(text: string): { host: string; port: number } {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(text.trim()) ?? /^()()(\d{1,5})$/.exec(text.trim());
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || !(port >= 0 && port <= 65535)) {
+    throw new WardError(ERROR_CODES.USAGE, `invalid --listen ${JSON.stringify(text)}`, { hint: 'use host:port, e.g. 127.0.0.1:7433 (port 0 picks a free port)' });
+  }
+  return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
+}
+
+function count(text: string, flag: string, min = 1): number {
+  if (!/^\d+$/.test(text.trim()) || Number(text) < min) throw new WardError(ERROR_CODES.USAGE, `${flag} must be an integer ≥ ${min}`);
+  return Number(text);
 }

@@ -1,0 +1,161 @@
+/**
+ * A small Prometheus registry (text exposition format 0.0.4): counters, gauges and histograms with
+ * fixed label sets. No dependency; the daemon exposes it at `GET /metrics`.
+ */
+
+type Labels = Readonly<Record<string, string>>;
+
+function labelKey(labels: Labels): string {
+  const names = Object.keys(labels).sort();
+  return names.map((n) => `${n}="${escapeLabel(labels[n]!)}"`).join(',');
+}
+
+function escapeLabel(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+}
+
+function braces(key: string, extra = ''): string {
+  const inner = [key, extra].filter((s) => s !== '').join(',');
+  return inner === '' ? '' : `{${inner}}`;
+}
+
+interface Metric {
+  render(): string;
+}
+
+export class Counter implements Metric {
+  private readonly values = new Map<string, number>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
+
+  inc(labels: Labels = {}, by = 1): void {
+    const key = labelKey(labels);
+    this.values.set(key, (this.values.get(key) ?? 0) + by);
+  }
+
+  get(labels: Labels = {}): number {
+    return this.values.get(labelKey(labels)) ?? 0;
+  }
+
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
+    if (this.values.size === 0) lines.push(`${this.name} 0`);
+    for (const [key, value] of this.values) lines.push(`${this.name}${braces(key)} ${value}`);
+    return lines.join('\n');
+  }
+}
+
+export class Gauge implements Metric {
+  private readonly values = new Map<string, () => number>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
+
+  /** The value is read when /metrics is rendered. */
+  track(read: () => number, labels: Labels = {}): void {
+    this.values.set(labelKey(labels), read);
+  }
+
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`];
+    for (const [key, read] of this.values) lines.push(`${this.name}${braces(key)} ${read()}`);
+    return lines.join('\n');
+  }
+}
+
+/** Cumulative-bucket histogram; observations in seconds. */
+export class Histogram implements Metric {
+  private readonly series = new Map<string, { counts: number[]; sum: number; count: number }>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly buckets: readonly number[],
+  ) {}
+
+  observe(seconds: number, labels: Labels = {}): void {
+    const key = labelKey(labels);
+    let s = this.series.get(key);
+    if (!s) {
+      s = { counts: new Array<number>(this.buckets.length).fill(0), sum: 0, count: 0 };
+      this.series.set(key, s);
+    }
+    for (let i = 0; i < this.buckets.length; i++) {
+      if (seconds <= this.buckets[i]!) {
+        s.counts[i]!++;
+        break;
+      }
+    }
+    s.sum += seconds;
+    s.count++;
+  }
+
+  count(labels: Labels = {}): number {
+    return this.series.get(labelKey(labels))?.count ?? 0;
+  }
+
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
+    const series = this.series.size === 0 ? new Map([['', { counts: this.buckets.map(() => 0), sum: 0, count: 0 }]]) : this.series;
+    for (const [key, s] of series) {
+      let cumulative = 0;
+      this.buckets.forEach((le, i) => {
+        cumulative += s.counts[i]!;
+        lines.push(`${this.name}_bucket${braces(key, `le="${le}"`)} ${cumulative}`);
+      });
+      lines.push(`${this.name}_bucket${braces(key, 'le="+Inf"')} ${s.count}`);
+      lines.push(`${this.name}_sum${braces(key)} ${s.sum}`);
+      lines.push(`${this.name}_count${braces(key)} ${s.count}`);
+    }
+    return lines.join('\n');
+  }
+}
+
+const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
+
+/** Everything the daemon counts. */
+export class DaemonMetrics {
+  readonly requests = new Counter('ward_http_requests_total', 'HTTP requests by route and status code');
+  readonly rejected = new Counter('ward_http_rejected_total', 'requests refused before reaching a handler, by reason (auth, host, body_too_large, overload, draining, ...)');
+  readonly decisions = new Counter('ward_decisions_total', 'gate decisions returned, by verdict');
+  readonly evalLatency = new Histogram('ward_eval_duration_seconds', 'time to decide (evaluate, post-process, sign), without the trace write', LATENCY_BUCKETS);
+  readonly requestLatency = new Histogram('ward_http_request_duration_seconds', 'time from request to response for POST /v1/gate/eval', LATENCY_BUCKETS);
+  readonly traceWriteLatency = new Histogram('ward_trace_write_duration_seconds', 'one group commit: journal append and fdatasync of a group of traces', LATENCY_BUCKETS);
+  readonly traceBatchSize = new Histogram('ward_trace_batch_size', 'traces per group commit', [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]);
+  readonly ingestLatency = new Histogram('ward_store_ingest_duration_seconds', 'one background ingestion of journaled records into the store (one synced batch)', LATENCY_BUCKETS);
+  readonly ingestBacklog = new Gauge('ward_store_ingest_backlog', 'records durable in the journal and not yet indexed in the store');
+  readonly traceWriteErrors = new Counter('ward_trace_write_errors_total', 'failed group commits (their requests got 503, nothing was returned as decided)');
+  readonly queueDepth = new Gauge('ward_trace_queue_depth', 'decisions waiting for their trace to be durable');
+  readonly queueCapacity = new Gauge('ward_trace_queue_capacity', 'decisions admitted at most before new ones get 503');
+  readonly inFlight = new Gauge('ward_http_in_flight', 'requests being handled');
+  readonly policyReloads = new Counter('ward_policy_reloads_total', 'policy reloads by result (ok, failed) and trigger (file, sighup, api)');
+  readonly policyReloadFailing = new Gauge('ward_policy_reload_failing', '1 when the last reload failed and the previous policy is still served');
+  readonly policyLoadedAt = new Gauge('ward_policy_loaded_timestamp_seconds', 'when the active policy was loaded');
+  readonly ready = new Gauge('ward_ready', '1 when policy, store and key are loaded and the daemon is not draining');
+
+  private readonly all: { render(): string }[] = [
+    this.requests,
+    this.rejected,
+    this.decisions,
+    this.evalLatency,
+    this.requestLatency,
+    this.traceWriteLatency,
+    this.traceBatchSize,
+    this.traceWriteErrors,
+    this.ingestLatency,
+    this.ingestBacklog,
+    this.queueDepth,
+    this.queueCapacity,
+    this.inFlight,
+    this.policyReloads,
+    this.policyReloadFailing,
+    this.policyLoadedAt,
+    this.ready,
+  ];
+
+  render(): string {
+    return this.all.map((m) => m.render()).join('\n') + '\n';
+  }
+}

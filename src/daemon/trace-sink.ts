@@ -1,0 +1,175 @@
+import { performance } from 'node:perf_hooks';
+import type { JsonObject } from '../canon/json.js';
+import { ERROR_CODES, WardError } from '../errors.js';
+import type { StoreInput } from '../store/types.js';
+import type { Journal } from './journal.js';
+import { traceFileText } from '../trace/write.js';
+import type { SignedTrace } from '../trace/record.js';
+import { captureFileText } from '../runtime/capture.js';
+import type { TraceSink } from '../runtime/trace-sink.js';
+import type { DaemonMetrics } from './metrics.js';
+
+/**
+ * Where the daemon's decisions become evidence. `write` resolves only once the trace is durable
+ * (its location), so a caller that answers after `write` never answers for a trace a crash could
+ * lose. The runtime's `TraceSink` plus admission control.
+ */
+export interface DaemonTraceSink extends TraceSink {
+  write(trace: SignedTrace, capture?: JsonObject): Promise<string>;
+  /**
+   * Admission control: reserve room for one decision before deciding it. False when the write
+   * path is behind (the queue is full): the request is refused (429) instead of piling up.
+   */
+  admit(): boolean;
+  /** Give back a reservation that will not be written (the request failed before its trace). */
+  release(): void;
+  readonly depth: number;
+  readonly capacity: number;
+  readonly durable: boolean;
+  /** Resolves once every trace written so far can be read from the store. */
+  caughtUp(): Promise<void>;
+  /** Write what is queued, then refuse new writes. */
+  close(): Promise<void>;
+}
+
+interface Pending {
+  inputs: StoreInput[];
+  location: string;
+  resolve: (location: string) => void;
+  reject: (err: Error) => void;
+}
+
+export interface GroupCommitOptions {
+  /** Decisions admitted but not yet durable, at most (default 4096). */
+  capacity?: number;
+  /** Records journaled but not yet indexed in the store, at most, before new decisions get 429 (default 200,000). */
+  maxIngestBacklog?: number;
+  /** Records per journal append, at most (default 1024). */
+  maxBatch?: number;
+  /** Test hook: wait this long before each commit (simulates a slow disk). */
+  commitDelayMs?: number;
+}
+
+/**
+ * Group commit into the daemon's journal. Traces that arrive while a commit is running wait for
+ * the next one; each commit is one append and one fdatasync for the whole group, so under load
+ * the groups grow by themselves and durability costs one fsync per group, not per decision. The
+ * journal then feeds the store (`Journal`), off the response path.
+ */
+export class GroupCommitSink implements DaemonTraceSink {
+  private queue: Pending[] = [];
+  private reserved = 0;
+  private committing = false;
+  private scheduled = false;
+  private closed = false;
+  readonly capacity: number;
+  readonly durable = true;
+  private readonly maxBatch: number;
+  private readonly maxBacklog: number;
+  private readonly commitDelayMs: number;
+
+  constructor(
+    private readonly journal: Journal,
+    private readonly metrics: DaemonMetrics,
+    options: GroupCommitOptions = {},
+  ) {
+    this.capacity = options.capacity ?? 4096;
+    this.maxBatch = options.maxBatch ?? 1024;
+    this.maxBacklog = options.maxIngestBacklog ?? 200_000;
+    this.commitDelayMs = options.commitDelayMs ?? 0;
+  }
+
+  get depth(): number {
+    return this.reserved;
+  }
+
+  admit(): boolean {
+    if (this.closed || this.reserved >= this.capacity || this.journal.pendingIngest >= this.maxBacklog || this.journal.ingestError) return false;
+    this.reserved++;
+    return true;
+  }
+
+  release(): void {
+    if (this.reserved > 0) this.reserved--;
+  }
+
+  write(trace: SignedTrace, capture?: JsonObject): Promise<string> {
+    if (this.closed) return Promise.reject(new WardError(ERROR_CODES.IO, 'trace sink is closed'));
+    const location = `store:trace/${String(trace['event_id'])}`;
+    const done = new Promise<string>((resolve, reject) => {
+      const inputs: StoreInput[] = [{ kind: 'trace', bytes: Buffer.from(traceFileText(trace)) }];
+      // A capture goes into the same group (the same fdatasync) as its trace.
+      if (capture) inputs.push({ kind: 'capture', bytes: Buffer.from(captureFileText(capture)) });
+      this.queue.push({ inputs, location, resolve, reject });
+    });
+    this.schedule();
+    return done;
+  }
+
+  /** Start a commit on the next turn of the event loop, so requests parsed in this turn join it. */
+  private schedule(): void {
+    if (this.committing || this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.commit();
+    });
+  }
+
+  private async commit(): Promise<void> {
+    if (this.committing || this.queue.length === 0) return;
+    this.committing = true;
+    const group = this.queue.length <= this.maxBatch ? this.queue : this.queue.slice(0, this.maxBatch);
+    this.queue = this.queue.length <= this.maxBatch ? [] : this.queue.slice(this.maxBatch);
+    const started = performance.now();
+    try {
+      if (this.commitDelayMs > 0) await new Promise((r) => setTimeout(r, this.commitDelayMs));
+      await this.journal.append(group.flatMap((p) => p.inputs));
+      this.metrics.traceWriteLatency.observe((performance.now() - started) / 1000);
+      this.metrics.traceBatchSize.observe(group.length);
+      for (const p of group) p.resolve(p.location);
+    } catch (err) {
+      this.metrics.traceWriteErrors.inc();
+      const error = new WardError(ERROR_CODES.IO, `trace write failed: ${(err as Error).message}`, { cause: err });
+      for (const p of group) p.reject(error);
+    } finally {
+      this.reserved = Math.max(0, this.reserved - group.length);
+      this.committing = false;
+    }
+    if (this.queue.length > 0) void this.commit();
+  }
+
+  /** Wait until every decision read so far is in the store (for queries: read-your-writes). */
+  async caughtUp(): Promise<void> {
+    while (this.queue.length > 0 || this.committing) await new Promise((r) => setTimeout(r, 1));
+    await this.journal.caughtUp();
+  }
+
+  async close(): Promise<void> {
+    while (this.queue.length > 0 || this.committing) {
+      if (!this.committing) await this.commit();
+      else await new Promise((r) => setTimeout(r, 1));
+    }
+    this.closed = true;
+    await this.journal.close();
+  }
+}
+
+/**
+ * UNSAFE, benchmarks only (`--no-trace-durability`): decisions are signed but their traces are
+ * discarded. Gives the baseline the durable path is measured against; never use it for real.
+ */
+export class DiscardingSink implements DaemonTraceSink {
+  readonly capacity = Number.POSITIVE_INFINITY;
+  readonly durable = false;
+  readonly depth = 0;
+  admit(): boolean {
+    return true;
+  }
+  release(): void {}
+  async caughtUp(): Promise<void> {}
+  write(trace: SignedTrace): Promise<string> {
+    return Promise.resolve(`discarded:${String(trace['event_id'])}`);
+  }
+  async close(): Promise<void> {}
+}
