@@ -77,6 +77,8 @@ export interface DecisionRequest {
   emitRunpack?: boolean | undefined;
   packOut?: string | undefined;
   emitPack?: boolean | undefined;
+  /** Adjust the decoded call before it becomes an intent (hook mode fills identity and workspace). */
+  enrichCall?: ((call: ToolCall) => void) | undefined;
 }
 
 export interface DecisionResult {
@@ -105,6 +107,7 @@ export function evaluateDecision(cfg: DecisionServiceConfig, req: DecisionReques
   // 1. Decode by adapter.
   const adapter = req.adapter !== undefined && req.adapter.trim() !== '' ? normalizeAdapter(req.adapter) : cfg.defaultAdapter;
   const call = decodeToolCall(adapter, req.payload);
+  req.enrichCall?.(call);
 
   // 2. Context envelope binding.
   const envelope = bindEnvelope(cfg, call);
@@ -280,7 +283,7 @@ export function evaluateDecision(cfg: DecisionServiceConfig, req: DecisionReques
   const decisionLatencyMs = Math.floor(performance.now() - started);
   const delegation = intent.delegation;
   const exported: DecisionExport = {
-    createdAt,
+    createdAt: parseRFC3339(String(trace['observed_at'])),
     producerVersion: cfg.producerVersion ?? WARD_VERSION,
     runId,
     sessionId,

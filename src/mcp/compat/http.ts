@@ -1,0 +1,308 @@
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { resolve } from 'node:path';
+import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../../canon/json.js';
+import { isWardError } from '../../errors.js';
+import { checkedLocalPath, evaluateDecision, type DecisionRequest, type DecisionResult, type DecisionServiceConfig } from './evaluate.js';
+import { appendSessionJournal, sweepRetention, type RetentionRule } from './session.js';
+
+/**
+ * The HTTP decision service (`mcp-decision-service.md` §6.5): `POST /v1/evaluate` (JSON),
+ * `/v1/evaluate/sse` (one `evaluate` event) and `/v1/evaluate/stream` (one NDJSON line). Used by
+ * `ward mcp serve` and mounted by the `ward serve` daemon via `createEvaluateHandler`.
+ */
+export const EVALUATE_ROUTES = ['/v1/evaluate', '/v1/evaluate/sse', '/v1/evaluate/stream'] as const;
+export const DEFAULT_MAX_REQUEST_BYTES = 1 << 20;
+
+export type HttpVerdictStatus = 'compat' | 'strict';
+
+export interface EvaluateHandlerOptions {
+  config: DecisionServiceConfig;
+  /** Default 1 MiB. */
+  maxRequestBytes?: number;
+  /** `compat` (default): every decision is 200. `strict`: block 403, require_approval/dry_run 409. */
+  httpVerdictStatus?: HttpVerdictStatus;
+  /** When set, requests need `Authorization: Bearer <token>` (constant-time compare). */
+  authToken?: string | undefined;
+  /** Session journals (`--session-dir`); journaling is on whenever a session id is known. */
+  sessionDir?: string | undefined;
+  /** Retention sweeps after each request. */
+  retention?: readonly RetentionRule[];
+}
+
+/** Returns true when it handled the request (an evaluate route), false for any other path. */
+export type EvaluateHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
+
+const REQUEST_KEYS = new Set([
+  'adapter',
+  'call',
+  'run_id',
+  'session_id',
+  'session_journal',
+  'checkpoint_interval',
+  'trace_path',
+  'runpack_out',
+  'emit_runpack',
+  'pack_out',
+  'emit_pack',
+]);
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Build the `/v1/evaluate*` handler. The daemon mounts it with
+ * `if (await evaluate(req, res)) return;` before its own routes.
+ */
+export function createEvaluateHandler(opts: EvaluateHandlerOptions): EvaluateHandler {
+  const maxBytes = opts.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
+  const strict = opts.httpVerdictStatus === 'strict';
+  const tokenDigest = opts.authToken ? sha256(opts.authToken) : undefined;
+  return async (req, res) => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    const route = EVALUATE_ROUTES.find((r) => r === path || r + '/' === path);
+    if (!route) return false;
+    try {
+      if (req.method !== 'POST') throw new HttpError(405, 'method not allowed', { allow: 'POST' });
+      if (tokenDigest) checkBearer(req.headers['authorization'], tokenDigest);
+      const contentType = req.headers['content-type'];
+      if (contentType !== undefined && contentType.split(';')[0]!.trim().toLowerCase() !== 'application/json') {
+        throw new HttpError(415, 'content type must be application/json');
+      }
+      const body = await readBody(req, maxBytes);
+      const request = parseRequest(body, opts);
+      let result: DecisionResult;
+      try {
+        result = evaluateDecision(opts.config, request.decision);
+      } catch (err) {
+        throw new HttpError(400, isWardError(err) || err instanceof Error ? (err as Error).message : String(err));
+      }
+      const warnings = sideEffects(opts, request, result);
+      const payload = responseJson(result, warnings);
+      const status = strict ? (result.verdict === 'block' ? 403 : result.verdict === 'require_approval' || result.verdict === 'dry_run' ? 409 : 200) : 200;
+      send(res, route, status, payload);
+    } catch (err) {
+      const e = err instanceof HttpError ? err : new HttpError(400, (err as Error).message ?? String(err));
+      // The client may still be sending an oversized body: answer, then close the connection.
+      if (e.status === 413) res.setHeader('connection', 'close');
+      sendJson(res, e.status, JSON.stringify({ ok: false, error: e.message }) + '\n', e.headers);
+    }
+    return true;
+  };
+}
+
+/** `/healthz` plus the evaluate routes: the whole `ward mcp serve` request listener. */
+export function createMcpServeListener(opts: EvaluateHandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const evaluate = createEvaluateHandler(opts);
+  return (req, res) => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    if (path === '/healthz') {
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        sendJson(res, 405, JSON.stringify({ ok: false, error: 'method not allowed' }) + '\n', { allow: 'GET' });
+        return;
+      }
+      sendJson(res, 200, JSON.stringify({ ok: true, service: 'gait.mcp.serve' }) + '\n');
+      return;
+    }
+    void evaluate(req, res).then((handled) => {
+      if (!handled) sendJson(res, 404, JSON.stringify({ ok: false, error: 'not found' }) + '\n');
+    });
+  };
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+function checkBearer(header: string | undefined, tokenDigest: Buffer): void {
+  const match = /^Bearer[ \t]+(.+)$/i.exec(header ?? '');
+  if (!match || match[1]!.trim() === '') throw new HttpError(401, 'missing bearer authorization', { 'www-authenticate': 'Bearer' });
+  // Compare fixed-length digests so neither content nor length leaks through timing.
+  if (!timingSafeEqual(sha256(match[1]!.trim()), tokenDigest)) {
+    throw new HttpError(401, 'invalid bearer authorization', { 'www-authenticate': 'Bearer' });
+  }
+}
+
+function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    req.resume();
+    return Promise.reject(new HttpError(413, `request body exceeds ${maxBytes} bytes`));
+  }
+  return new Promise((resolvePromise, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    req.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      size += chunk.length;
+      if (size > maxBytes) {
+        failed = true;
+        reject(new HttpError(413, `request body exceeds ${maxBytes} bytes`));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (!failed) resolvePromise(Buffer.concat(chunks));
+    });
+    req.on('error', (err) => {
+      if (!failed) {
+        failed = true;
+        reject(new HttpError(400, `read request body: ${err.message}`));
+      }
+    });
+  });
+}
+
+interface ParsedRequest {
+  decision: DecisionRequest;
+  sessionJournal: string | undefined;
+  checkpointInterval: number;
+}
+
+/** The request body (§6.5): one JSON object, unknown fields rejected, `call` a non-empty object. */
+function parseRequest(body: Buffer, opts: EvaluateHandlerOptions): ParsedRequest {
+  let value: JsonValue;
+  try {
+    value = parseJsonText(body.toString('utf8'));
+  } catch (err) {
+    throw new HttpError(400, `decode request: ${(err as Error).message}`);
+  }
+  if (!isJsonObject(value)) throw new HttpError(400, 'decode request: body must be a JSON object');
+  for (const key of Object.keys(value)) {
+    if (!REQUEST_KEYS.has(key)) throw new HttpError(400, `decode request: unknown field ${JSON.stringify(key)}`);
+  }
+  const str = (key: string): string => {
+    const v = value[key];
+    if (v === undefined || v === null) return '';
+    if (typeof v !== 'string') throw new HttpError(400, `decode request: ${key} must be a string`);
+    return v.trim();
+  };
+  const bool = (key: string): boolean => {
+    const v = value[key];
+    if (v === undefined || v === null) return false;
+    if (typeof v !== 'boolean') throw new HttpError(400, `decode request: ${key} must be a boolean`);
+    return v;
+  };
+  const call = value['call'];
+  if (!isJsonObject(call) || Object.keys(call).length === 0) throw new HttpError(400, 'call is required and must be a non-empty JSON object');
+  const cfg = opts.config;
+  const artifactPath = (key: string): string | undefined => {
+    const v = str(key);
+    if (v === '') return undefined;
+    if (!cfg.allowClientArtifactPaths) {
+      throw new HttpError(400, `${key} is not allowed; start ward mcp serve with --allow-client-artifact-paths`);
+    }
+    try {
+      return resolve(cfg.cwd, checkedLocalPath(v, key));
+    } catch (err) {
+      throw new HttpError(400, (err as Error).message);
+    }
+  };
+  const traceOut = artifactPath('trace_path');
+  const runpackOut = artifactPath('runpack_out');
+  const packOut = artifactPath('pack_out');
+  const sessionJournal = artifactPath('session_journal');
+  const emitRunpack = bool('emit_runpack');
+  const emitPack = bool('emit_pack');
+  if (emitPack && !cfg.packDir && !packOut) throw new HttpError(400, 'emit_pack requires --pack-dir');
+  if (emitRunpack && !cfg.runpackDir && !runpackOut) throw new HttpError(400, 'emit_runpack requires --runpack-dir');
+  const interval = value['checkpoint_interval'];
+  if (interval !== undefined && interval !== null && (typeof interval !== 'number' || !Number.isSafeInteger(interval) || interval < 0)) {
+    throw new HttpError(400, 'decode request: checkpoint_interval must be a non-negative integer');
+  }
+  const adapter = str('adapter');
+  return {
+    decision: {
+      payload: call as JsonObject,
+      ...(adapter ? { adapter } : {}),
+      runId: str('run_id') || undefined,
+      sessionId: str('session_id') || undefined,
+      traceOut,
+      runpackOut,
+      emitRunpack,
+      packOut,
+      emitPack,
+    },
+    sessionJournal,
+    checkpointInterval: typeof interval === 'number' ? interval : 0,
+  };
+}
+
+/** Session journaling and retention sweeps; their notes become warnings. Failures never undo a decision. */
+function sideEffects(opts: EvaluateHandlerOptions, request: ParsedRequest, result: DecisionResult): string[] {
+  const warnings: string[] = [];
+  if (result.sessionId && (opts.sessionDir || request.sessionJournal)) {
+    try {
+      const entry = appendSessionJournal(opts.sessionDir ?? '.', request.sessionJournal, result);
+      warnings.push(`session_journal=${entry.path} sequence=${entry.sequence}`);
+    } catch (err) {
+      warnings.push(`session journal not written: ${(err as Error).message}`);
+    }
+  }
+  for (const rule of opts.retention ?? []) {
+    const note = sweepRetention(rule);
+    if (note) warnings.push(note);
+  }
+  return warnings;
+}
+
+/** Fields the decision writes after `warnings` (struct order). */
+const AFTER_WARNINGS = new Set(['relationship', 'result_envelope']);
+
+/** The decision object in struct order plus `exit_code`; HTML is not escaped; trailing newline added by the sender. */
+function responseJson(result: DecisionResult, extraWarnings: string[]): string {
+  const existing = Array.isArray(result.output['warnings']) ? (result.output['warnings'] as JsonValue[]) : [];
+  const warnings = [...existing, ...extraWarnings];
+  const out: JsonObject = {};
+  let placed = false;
+  for (const [key, value] of Object.entries(result.output)) {
+    if (key === 'warnings') continue;
+    if (!placed && AFTER_WARNINGS.has(key)) {
+      if (warnings.length > 0) out['warnings'] = warnings;
+      placed = true;
+    }
+    out[key] = value;
+  }
+  if (!placed && warnings.length > 0) out['warnings'] = warnings;
+  out['exit_code'] = result.exitCode;
+  return JSON.stringify(out);
+}
+
+function send(res: ServerResponse, route: (typeof EVALUATE_ROUTES)[number], status: number, json: string): void {
+  if (route === '/v1/evaluate/sse') {
+    const body = `event: evaluate\ndata: ${json}\n\n`;
+    res.writeHead(status, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'content-length': Buffer.byteLength(body),
+    });
+    res.end(body);
+    return;
+  }
+  if (route === '/v1/evaluate/stream') {
+    const body = json + '\n';
+    res.writeHead(status, { 'content-type': 'application/x-ndjson', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+    return;
+  }
+  sendJson(res, status, json + '\n');
+}
+
+function sendJson(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
+  res.end(body);
+}
