@@ -3,7 +3,7 @@
 // and each result goes back as a `tool_result` block. With the real SDK, replace `model.create`
 // by `anthropic.messages.create`.
 import { WardBlockedError } from 'ward';
-import { describeFileCall, exampleWard, fileTools, lastDecision, makeWorkspace, stillExists } from '../shared/files.mjs';
+import { describeFileCall, exampleWard, fileTools, makeWorkspace, stillExists } from '../shared/files.mjs';
 
 const workspace = makeWorkspace();
 const ward = exampleWard();
@@ -52,7 +52,7 @@ for (;;) {
   for (const block of response.content.filter((b) => b.type === 'tool_use')) {
     try {
       const output = await tools[block.name](block.input);
-      console.log(`${block.name}: ${lastDecision(ward).verdict} -> ${JSON.stringify(output)}`);
+      console.log(`${block.name}: allow -> ${JSON.stringify(output)}`);
       results.push({ type: 'tool_result', tool_use_id: block.id, content: output });
     } catch (err) {
       if (!(err instanceof WardBlockedError)) throw err;

@@ -5,7 +5,7 @@
 // With real LangChain, wrap the function you pass to `tool(...)` with `ward.guardTool` the same way.
 import { z } from 'zod';
 import { WardBlockedError } from 'ward';
-import { describeFileCall, exampleWard, fileTools, lastDecision, makeWorkspace, stillExists } from '../shared/files.mjs';
+import { describeFileCall, exampleWard, fileTools, makeWorkspace, stillExists } from '../shared/files.mjs';
 
 /** The structured-tool shape: `invoke` validates against `schema`, then calls the function. */
 function tool(fn, { name, description, schema }) {
@@ -50,7 +50,7 @@ for (const call of ai.tool_calls) {
   let toolMessage;
   try {
     const content = await toolsByName[call.name].invoke(call.args);
-    console.log(`${call.name}: ${lastDecision(ward).verdict} -> ${JSON.stringify(content)}`);
+    console.log(`${call.name}: allow -> ${JSON.stringify(content)}`);
     toolMessage = { role: 'tool', tool_call_id: call.id, content };
   } catch (err) {
     if (!(err instanceof WardBlockedError)) throw err;

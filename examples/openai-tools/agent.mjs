@@ -2,7 +2,7 @@
 // chat.completions response shape (`choices[0].message.tool_calls`), so this runs offline; with
 // the real client, replace `model.create` by `openai.chat.completions.create`.
 import { WardBlockedError } from 'ward';
-import { describeFileCall, exampleWard, fileTools, lastDecision, makeWorkspace, stillExists } from '../shared/files.mjs';
+import { describeFileCall, exampleWard, fileTools, makeWorkspace, stillExists } from '../shared/files.mjs';
 
 const workspace = makeWorkspace();
 const ward = exampleWard();
@@ -50,7 +50,7 @@ for (;;) {
     let content;
     try {
       content = await tools[call.function.name](args);
-      console.log(`${call.function.name}: ${lastDecision(ward).verdict} -> ${JSON.stringify(content)}`);
+      console.log(`${call.function.name}: allow -> ${JSON.stringify(content)}`);
     } catch (err) {
       if (!(err instanceof WardBlockedError)) throw err;
       console.log(`${call.function.name}: ${err.verdict} (${err.reasonCodes.join(', ')}) trace ${err.traceId}`);

@@ -20,7 +20,7 @@ export function makeWorkspace() {
 export function exampleWard() {
   const stateDir = process.env.WARD_STATE_DIR || mkdtempSync(join(tmpdir(), 'ward-example-state-'));
   mkdirSync(stateDir, { recursive: true });
-  return new Ward({ policy: POLICY, stateDir, captureIntents: true });
+  return new Ward({ policy: POLICY, stateDir });
 }
 
 /** The unguarded tools: real side effects inside the workspace. */
@@ -45,11 +45,6 @@ export function describeFileCall(workspace, toolName, { path }) {
     .provenance('$.path', 'user')
     .context({ identity: 'agent.example', workspace, risk_class: 'medium' })
     .build();
-}
-
-/** The last decision Ward made (the examples turn `captureIntents` on). */
-export function lastDecision(ward) {
-  return ward.captured.at(-1).decision;
 }
 
 export function stillExists(workspace, path) {

@@ -5,7 +5,7 @@
 // pass `tools` to `generateText({ model, tools, ... })` unchanged: only `execute` is wrapped.
 import { z } from 'zod';
 import { WardBlockedError } from 'ward';
-import { describeFileCall, exampleWard, fileTools, lastDecision, makeWorkspace, stillExists } from '../shared/files.mjs';
+import { describeFileCall, exampleWard, fileTools, makeWorkspace, stillExists } from '../shared/files.mjs';
 
 const tool = (definition) => definition; // as in 'ai'
 
@@ -41,7 +41,7 @@ async function runTools(calls) {
     try {
       const output = await t.execute(input, { toolCallId: call.toolCallId, messages: [] });
       steps.push({ type: 'tool-result', toolCallId: call.toolCallId, toolName: call.toolName, output });
-      console.log(`${call.toolName}: ${lastDecision(ward).verdict} -> ${JSON.stringify(output)}`);
+      console.log(`${call.toolName}: allow -> ${JSON.stringify(output)}`);
     } catch (error) {
       if (!(error instanceof WardBlockedError)) throw error;
       steps.push({ type: 'tool-error', toolCallId: call.toolCallId, toolName: call.toolName, error });

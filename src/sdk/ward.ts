@@ -1,15 +1,18 @@
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { GoTime } from '../canon/gotime.js';
 import { parseRFC3339 } from '../canon/gotime.js';
 import type { JsonObject } from '../canon/json.js';
-import { parseContextEnvelope, type ContextEnvelope } from '../context/index.js';
+import { parseContextEnvelope } from '../context/index.js';
 import { EXIT, type ExitCode } from '../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { readPrivateKeyFile, resolveSigningKey, type SigningKey } from '../keys/index.js';
 import { loadPolicyFile, parsePolicyYaml } from '../policy/load.js';
 import type { LoadedPolicy, Verdict } from '../policy/types.js';
-import { runGate, type GateRequest, type GateRuntime } from '../runtime/gate-run.js';
+import { captureFileName, writeCapture } from '../runtime/capture.js';
+import { decideGate, type GateRequest, type GateResultOutput, type GateRuntime } from '../runtime/gate-run.js';
+import { FileTraceSink } from '../runtime/trace-sink.js';
+import { writeTrace } from '../trace/write.js';
 import type { TraceFormat } from '../trace/record.js';
 import { WardBlockedError } from './errors.js';
 import type { IntentRequest } from './intent.js';
@@ -25,7 +28,11 @@ export interface WardOptions {
   traceDir?: string;
   /** Rate-limit and destructive-budget counters. Default `<stateDir>/gate_rate_limits.json`. */
   rateLimitStatePath?: string;
-  /** Keep every evaluated intent and its decision in `ward.captured` (in memory), e.g. to build a run record. */
+  /**
+   * Write a decision capture (`ward.decision_capture`: the normalized intent and any envelope)
+   * next to each trace, so `ward regress replay` can re-run real traffic against a new policy.
+   * Off by default: captures contain tool arguments (docs/gate.md, "Decision captures").
+   */
   captureIntents?: boolean;
   traceFormat?: TraceFormat;
   /** Relative paths resolve against this directory. Default `process.cwd()`. */
@@ -62,11 +69,8 @@ export interface WardDecision {
   exitCode: ExitCode;
   /** The exact `ward gate eval --json` object (without correlation_id). */
   output: JsonObject;
-}
-
-export interface CapturedDecision {
-  intent: unknown;
-  decision: WardDecision;
+  /** The decision capture file, when `captureIntents` is on. */
+  capturePath?: string;
 }
 
 /** A tool function: anything async (or sync) taking arguments. */
@@ -83,10 +87,8 @@ export class Ward {
   readonly policy: LoadedPolicy;
   readonly stateDir: string;
   readonly traceDir: string;
-  /** Filled when `captureIntents` is on, in evaluation order. */
-  readonly captured: CapturedDecision[] = [];
   readonly #runtime: GateRuntime;
-  readonly #capture: boolean;
+  #sink: FileTraceSink | undefined;
 
   constructor(options: WardOptions) {
     if (!options || options.policy === undefined) {
@@ -106,8 +108,8 @@ export class Ward {
       traceDir: this.traceDir,
       rateLimitStatePath: resolve(cwd, options.rateLimitStatePath ?? resolve(this.stateDir, 'gate_rate_limits.json')),
       profile: 'standard',
+      captureIntents: options.captureIntents === true,
     };
-    this.#capture = options.captureIntents === true;
   }
 
   /** Decide one intent (an `intent(...)` build or any intent request JSON object). */
@@ -116,13 +118,26 @@ export class Ward {
     if (options.evaluationTime !== undefined) {
       request.evaluationTime = typeof options.evaluationTime === 'string' ? parseRFC3339(options.evaluationTime) : options.evaluationTime;
     }
-    if (options.contextEnvelope !== undefined) request.contextEnvelope = envelopeOf(options.contextEnvelope);
+    if (options.contextEnvelope !== undefined) {
+      const json = typeof options.contextEnvelope === 'string' ? parseEnvelopeJson(options.contextEnvelope) : options.contextEnvelope;
+      request.contextEnvelope = parseContextEnvelope(JSON.stringify(json));
+      request.contextEnvelopeJson = json;
+    }
     if (options.simulate) request.simulate = true;
     if (options.correlationId) request.correlationId = options.correlationId;
     if (options.traceOut) request.traceOut = options.traceOut;
-    const r = runGate(this.#runtime, request);
+    const pending = decideGate(this.#runtime, request);
+    let r: GateResultOutput;
+    if (options.traceOut) {
+      r = pending.finish(writeTrace(pending.trace, { dir: this.traceDir, path: options.traceOut }));
+      if (pending.capture) writeCapture(this.traceDir, pending.capture);
+    } else {
+      // Written and fsynced off the main thread; concurrent decisions share one directory sync.
+      this.#sink ??= new FileTraceSink(this.traceDir);
+      r = pending.finish(await this.#sink.write(pending.trace, pending.capture));
+    }
     const out = r.output;
-    const decision: WardDecision = {
+    return {
       verdict: out['verdict'] as Verdict,
       allowed: out['verdict'] === 'allow',
       reasonCodes: [...(out['reason_codes'] as string[])],
@@ -135,9 +150,13 @@ export class Ward {
       policyDigest: this.policy.digest,
       exitCode: r.exitCode,
       output: out,
+      ...(pending.capture ? { capturePath: join(this.traceDir, captureFileName(pending.capture)) } : {}),
     };
-    if (this.#capture) this.captured.push({ intent, decision });
-    return decision;
+  }
+
+  /** Wait for trace writes in flight (each `evaluate` already waits for its own). */
+  async close(): Promise<void> {
+    await this.#sink?.close();
   }
 
   /** Wrap `fn` so it runs only when Ward allows the call `describeIntent` describes. */
@@ -201,6 +220,8 @@ function signingKeyOf(key: SigningKey | string | undefined, stateDir: string, cw
   return resolveSigningKey({ mode: 'default', stateDir, env: process.env, cwd }).key;
 }
 
-function envelopeOf(value: string | JsonObject): ContextEnvelope {
-  return parseContextEnvelope(typeof value === 'string' ? value : JSON.stringify(value));
+/** Envelope JSON text to an object, as strictly as the envelope parser reads it. */
+function parseEnvelopeJson(text: string): JsonObject {
+  parseContextEnvelope(text); // size, duplicate keys, schema: the envelope's own errors first
+  return JSON.parse(text) as JsonObject;
 }

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import {
@@ -17,6 +17,7 @@ import {
   readPrivateKeyFile,
   verifyTraceFile,
 } from '../../src/index.js';
+import { parseDecisionCapture } from '../../src/runtime/capture.js';
 import { REPO, tempDir, v7PrivateKeyFile } from '../cli/run.js';
 
 const HIGH_RISK = join(REPO, 'policies', 'baseline-highrisk.yaml');
@@ -149,15 +150,42 @@ describe('Ward.evaluate', () => {
     expect(d.output['would_have_blocked']).toBe(true);
   });
 
-  it('captures intents and decisions in order when asked, and not otherwise', async () => {
+  it('captureIntents writes a decision capture beside each trace, and nothing otherwise', async () => {
     const ward = new Ward({ policy: SMALL_POLICY, stateDir: tempDir(), captureIntents: true });
-    await ward.evaluate(readIntent());
-    await ward.evaluate(writeIntent());
-    expect(ward.captured.map((c) => c.decision.verdict)).toEqual(['allow', 'require_approval']);
-    expect((ward.captured[1]!.intent as { tool_name: string }).tool_name).toBe('fs.write_file');
+    const d = await ward.evaluate(writeIntent('/workspace/c.txt'), { evaluationTime: '2026-03-01T00:00:00Z' });
+    expect(d.capturePath).toBeDefined();
+    const capture = parseDecisionCapture(readFileSync(d.capturePath!));
+    expect(capture.trace_id).toBe(d.traceId);
+    expect(capture.verdict).toBe('require_approval');
+    expect((capture.intent as { tool_name: string }).tool_name).toBe('fs.write_file');
     const quiet = new Ward({ policy: SMALL_POLICY, stateDir: tempDir() });
-    await quiet.evaluate(readIntent());
-    expect(quiet.captured).toEqual([]);
+    const q = await quiet.evaluate(readIntent());
+    expect(q.capturePath).toBeUndefined();
+    expect(readdirSync(quiet.traceDir).filter((f) => f.startsWith('capture_'))).toEqual([]);
+  });
+
+  it('concurrent decisions each get their own durable, verifiable trace', async () => {
+    const stateDir = tempDir();
+    const ward = new Ward({ policy: SMALL_POLICY, stateDir });
+    const decisions = await Promise.all(Array.from({ length: 20 }, (_, i) => ward.evaluate(readIntent(`/workspace/f${i}.txt`))));
+    await ward.close();
+    expect(new Set(decisions.map((d) => d.tracePath)).size).toBe(20);
+    const keys = loadKeyRing(stateDir);
+    for (const d of decisions) expect(verifyTraceFile(d.tracePath, keys).ok).toBe(true);
+  });
+
+  it('binds a context envelope given as JSON text or object', async () => {
+    const policy = readFileSync(join(REPO, 'examples', 'policies', 'context-required.yaml'), 'utf8');
+    const ward = new Ward({ policy, stateDir: tempDir() });
+    const envelopeText = readFileSync(join(REPO, 'fixtures', 'envelopes', 'v7-envelope.json'), 'utf8');
+    const req = JSON.parse(readFileSync(join(REPO, 'examples', 'intents', 'write-with-context.json'), 'utf8'));
+    const at = '2026-03-12T12:00:00Z';
+    expect((await ward.evaluate(req, { evaluationTime: at })).verdict).toBe('block');
+    expect((await ward.evaluate(req, { evaluationTime: at, contextEnvelope: envelopeText })).verdict).toBe('allow');
+    const fromObject = await ward.evaluate(req, { evaluationTime: at, contextEnvelope: JSON.parse(envelopeText) });
+    expect(fromObject.verdict).toBe('allow');
+    expect(fromObject.output['context_source']).toBe('context_envelope');
+    await expect(ward.evaluate(req, { contextEnvelope: '{"records": [' })).rejects.toMatchObject({ code: ERROR_CODES.ENVELOPE_INVALID });
   });
 });
 
