@@ -16,3 +16,4 @@ export { gradeExpectedExitCode, stubReplay, stubType } from './graders/expected-
 export { gradeTrajectory, toolSequence, verdictSequence } from './graders/trajectory.js';
 export { gradeDiff, changedFiles } from './graders/diff.js';
 export { gradeContextConformance, contextGraderEnabled } from './graders/context-conformance.js';
+export * from './replay/index.js';

@@ -45,6 +45,16 @@ export const REGRESS_REASON_CODES = {
   context_semantic_drift: { source: 'context_conformance', outcome: 'fail', meaning: 'the candidate used different context (sources, content, modes)' },
   context_runtime_drift_blocked: { source: 'context_conformance', outcome: 'fail', meaning: 'same context retrieved at other times, and runtime drift is not allowed' },
   context_conformance_pass: { source: 'context_conformance', outcome: 'pass', meaning: 'the candidate conforms (no drift, or allowed runtime-only drift)' },
+  // replay
+  policy_loosened: { source: 'replay', outcome: 'fail', meaning: 'a recorded block, require_approval or dry_run becomes allow under the candidate policy (exit 5)' },
+  policy_tightened: { source: 'replay', outcome: 'info', meaning: 'a recorded allow becomes block, require_approval or dry_run' },
+  verdict_changed: { source: 'replay', outcome: 'info', meaning: 'the verdict changed between two non-allow verdicts (e.g. block to require_approval)' },
+  reasons_changed: { source: 'replay', outcome: 'info', meaning: 'same verdict, different reason codes' },
+  replay_evaluation_error: { source: 'replay', outcome: 'info', meaning: 'the recorded intent could not be evaluated under a policy' },
+  not_replayable_no_capture: { source: 'replay', outcome: 'info', meaning: 'a trace without a decision capture: traces carry digests only' },
+  not_replayable_no_args: { source: 'replay', outcome: 'info', meaning: 'a runpack intent recorded in reference capture mode: only its args digest was kept' },
+  not_replayable_no_context: { source: 'replay', outcome: 'info', meaning: 'a runpack intent without gate context and no --intent-context given' },
+  not_replayable_invalid: { source: 'replay', outcome: 'info', meaning: 'a capture or trace that does not parse, or whose intent was not evaluable when recorded' },
 } as const satisfies Record<string, RegressReasonInfo>;
 
 export type RegressReasonCode = keyof typeof REGRESS_REASON_CODES;

@@ -20,21 +20,23 @@ describe('docs/regress.md', () => {
 
   it('every reason-code row names the outcome the registry gives', () => {
     for (const [code, info] of Object.entries(REGRESS_REASON_CODES)) {
-      const row = doc.split('\n').find((l) => l.startsWith(`| \`${code}\` |`))!;
+      const row = doc.slice(doc.indexOf('## Reason codes')).split('\n').find((l) => l.startsWith(`| \`${code}\` |`))!;
       expect(row.split('|')[3]!.trim(), code).toBe(info.outcome);
     }
   });
 
-  it('the example session runs literally, in order, with the exit codes it states', () => {
-    const cwd = tempDir('ward-regress-doc-');
-    for (const entry of ['bin', 'dist', 'policies', 'examples', 'fixtures', 'package.json', 'node_modules']) symlinkSync(join(REPO, entry), join(cwd, entry));
-    const block = /## A session that runs[\s\S]*?```sh\n([\s\S]*?)```/.exec(doc)![1]!;
-    const lines = block.split('\n').filter((l) => l.startsWith('node bin/ward.js'));
-    expect(lines.length).toBeGreaterThanOrEqual(5);
-    for (const line of lines) {
-      const exit = /#\s*exit (\d+)/.exec(line);
-      const r = spawnSync('sh', ['-c', line.replace(/\s+#.*$/, '')], { cwd, encoding: 'utf8', env: { ...process.env, WARD_STATE_DIR: '' } });
-      expect(r.status, `${line}\n${r.stdout}\n${r.stderr}`).toBe(exit ? Number(exit[1]) : 0);
-    }
-  });
+  for (const section of ['## A session that runs', '## Policy replay']) {
+    it(`the "${section.slice(3)}" example runs literally, in order, with the exit codes it states`, () => {
+      const cwd = tempDir('ward-regress-doc-');
+      for (const entry of ['bin', 'dist', 'policies', 'examples', 'fixtures', 'package.json', 'node_modules']) symlinkSync(join(REPO, entry), join(cwd, entry));
+      const block = new RegExp(`${section}[\\s\\S]*?\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(doc)![1]!;
+      const lines = block.split('\n').filter((l) => l.startsWith('node bin/ward.js'));
+      expect(lines.length).toBeGreaterThanOrEqual(5);
+      for (const line of lines) {
+        const exit = /#\s*exit (\d+)/.exec(line);
+        const r = spawnSync('sh', ['-c', line.replace(/\s+#.*$/, '')], { cwd, encoding: 'utf8', env: { ...process.env, WARD_STATE_DIR: '' } });
+        expect(r.status, `${line}\n${r.stdout}\n${r.stderr}`).toBe(exit ? Number(exit[1]) : 0);
+      }
+    });
+  }
 });

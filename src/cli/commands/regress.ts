@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { EXIT } from '../../contract/exit-codes.js';
@@ -18,7 +18,20 @@ import {
   type CandidateArtifact,
   type InitResult,
   type RegressResult,
+  recordFromCapture,
+  recordsFromRunpack,
+  recordsFromStore,
+  recordsFromTraceDir,
+  renderReplayJson,
+  renderReplayJunit,
+  renderReplayMarkdown,
+  replayPolicy,
+  type ReplayInput,
+  type ReplayReport,
 } from '../../regress/index.js';
+import { isJsonObject, parseRFC3339, type JsonObject } from '../../canon/index.js';
+import { loadPolicyFile } from '../../policy/load.js';
+import { parseJsonInput, readInputText } from '../input.js';
 import { writeFileAtomic } from '../../state/atomic-file.js';
 import { locateArtifact } from '../../store/index.js';
 import { WARD_VERSION } from '../../version.js';
@@ -296,6 +309,123 @@ function shown(cwd: string, path: string): string {
   return rel.startsWith('..') || rel === '' ? path : rel.split('\\').join('/');
 }
 
-function registerReplay(_regress: Command, _ctx: CliContext): void {
-  // Added with the replay core.
+interface ReplayFlags {
+  policy: string;
+  baselinePolicy?: string;
+  from: string;
+  since?: string;
+  until?: string;
+  tool?: string;
+  verdict?: string;
+  runId?: string;
+  limit?: string;
+  intentContext?: string;
+  allowLoosening?: boolean;
+  output?: string;
+  markdown?: string;
+  junit?: string;
+  stateDir?: string;
+  json?: boolean;
+}
+
+/** `ward regress replay`: recorded decisions re-evaluated under a candidate policy. */
+function registerReplay(regress: Command, ctx: CliContext): void {
+  regress
+    .command('replay')
+    .description('re-evaluate recorded decisions under a candidate policy: exit 0 nothing got looser, 5 something did, 6 usage')
+    .requiredOption('--policy <file>', 'the candidate policy')
+    .option('--baseline-policy <file>', 'compare with this policy evaluated the same way (default: the recorded decisions)')
+    .requiredOption('--from <source>', 'a traces directory (capture_*.json beside trace_*.json), a capture file, "store", or a runpack / run pack / run id / store id')
+    .option('--since <time>', '--from store: decisions at or after this RFC 3339 time')
+    .option('--until <time>', '--from store: decisions before this RFC 3339 time')
+    .option('--tool <name>', '--from store: only this tool')
+    .option('--verdict <verdict>', '--from store: only decisions recorded with this verdict')
+    .option('--run-id <id>', '--from store: only this run')
+    .option('--limit <n>', '--from store: at most this many captures')
+    .option('--intent-context <file>', 'runpacks: the gate context (identity, workspace, risk_class, ...) to evaluate their intents with')
+    .option('--allow-loosening', 'report decisions that get looser without failing (exit 0)')
+    .option('--output <file>', 'write the report JSON here')
+    .option('--markdown <file>', 'write a Markdown summary (for a pull-request comment)')
+    .option('--junit <file>', 'write JUnit XML (one testcase per tool)')
+    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--json', 'the report as one line of JSON on stdout')
+    .action(async (flags: ReplayFlags) =>
+      guarded(async () => {
+        const candidate = loadPolicyFile(resolve(ctx.cwd, flags.policy));
+        const baseline = flags.baselinePolicy ? loadPolicyFile(resolve(ctx.cwd, flags.baselinePolicy)) : undefined;
+        const input = await replayInput(ctx, flags);
+        const report = replayPolicy(input, { candidate, baseline, allowLoosening: flags.allowLoosening === true });
+        const written: string[] = [];
+        const write = (file: string | undefined, text: () => string) => {
+          if (!file) return;
+          writeFileAtomic(resolve(ctx.cwd, file), text(), 0o600);
+          written.push(file);
+        };
+        write(flags.output, () => renderReplayJson(report));
+        write(flags.markdown, () => renderReplayMarkdown(report));
+        write(flags.junit, () => renderReplayJunit(report));
+        const ok = report.status === 'pass';
+        if (flags.json) ctx.stdout(goJsonLine({ ok, ...report, correlation_id: correlationId(ctx.argv) }) + '\n');
+        else ctx.stdout(replayText(report, written));
+        ctx.exitCode = ok ? EXIT.OK : EXIT.REGRESS_FAILED;
+      }),
+    );
+}
+
+const STORE_FLAGS = ['since', 'until', 'tool', 'verdict', 'runId', 'limit'] as const;
+
+async function replayInput(ctx: CliContext, flags: ReplayFlags): Promise<ReplayInput> {
+  const storeFlags = STORE_FLAGS.filter((f) => flags[f] !== undefined);
+  if (flags.from === 'store') {
+    for (const key of ['since', 'until'] as const) if (flags[key] !== undefined) parseEvaluationTimeFlag(flags[key]!, `--${key}`);
+    const limit = flags.limit === undefined ? undefined : Number(flags.limit);
+    if (limit !== undefined && (!Number.isSafeInteger(limit) || limit <= 0)) throw new WardError(ERROR_CODES.USAGE, '--limit must be a positive integer');
+    return recordsFromStore(stateDir(ctx, flags.stateDir), { since: flags.since, until: flags.until, tool_name: flags.tool, verdict: flags.verdict, run_id: flags.runId, limit });
+  }
+  if (storeFlags.length > 0) {
+    throw new WardError(ERROR_CODES.USAGE, `--${storeFlags[0]!.replace('runId', 'run-id')} filters --from store only`, { hint: 'use --from store, or drop the filter' });
+  }
+  const path = resolve(ctx.cwd, flags.from);
+  if (existsSync(path) && statSync(path).isDirectory()) return recordsFromTraceDir(path);
+  if (flags.from.endsWith('.json') && existsSync(path)) {
+    const r = recordFromCapture(readFileSync(path), shown(ctx.cwd, path));
+    if ('reason_code' in r) throw new WardError(ERROR_CODES.USAGE, `${flags.from}: ${r.detail}`);
+    return { records: [r], not_replayable: [] };
+  }
+  const located = await locateArtifact(flags.from, {
+    cwd: ctx.cwd,
+    stateDir: stateDir(ctx, flags.stateDir),
+    kinds: ['runpack', 'pack'],
+    fileName: (id) => `runpack_${id}.zip`,
+  });
+  let intentContext: JsonObject | undefined;
+  if (flags.intentContext) {
+    const value = parseJsonInput(await readInputText(ctx, flags.intentContext, 'intent context'), 'parse intent context');
+    if (!isJsonObject(value)) throw new WardError(ERROR_CODES.USAGE, '--intent-context must be a JSON object (the intent request context)');
+    intentContext = value;
+  }
+  const source = located.path.startsWith('store:') ? located.path : shown(ctx.cwd, located.path);
+  return recordsFromRunpack(located.bytes, source, intentContext);
+}
+
+function parseEvaluationTimeFlag(text: string, flag: string): void {
+  try {
+    parseRFC3339(text);
+  } catch {
+    throw new WardError(ERROR_CODES.USAGE, `invalid ${flag}: ${text}`, { hint: 'use RFC 3339, e.g. 2026-03-12T12:00:00Z' });
+  }
+}
+
+function replayText(report: ReplayReport, written: readonly string[]): string {
+  const s = report.summary;
+  const lines = [
+    `policy replay ${report.status}: ${s.replayed} replayed, ${s.loosened} loosened, ${s.tightened} tightened, ${s.verdict_changed} other verdict changes, ${s.reasons_changed} reason changes, ${s.error} errors, ${s.not_replayable} not replayable`,
+  ];
+  for (const e of report.changes.filter((c) => c.change === 'policy_loosened').slice(0, 20)) {
+    lines.push(`  LOOSER ${e.tool_name} ${e.baseline.verdict} -> ${e.candidate.verdict} (rule ${e.candidate.matched_rule || '(default)'}) ${e.id}`);
+  }
+  if (s.loosened > 20) lines.push(`  ... ${s.loosened - 20} more`);
+  if (report.status === 'fail') lines.push('fail: decisions get looser under the candidate policy (pass --allow-loosening to accept)');
+  if (written.length > 0) lines.push(`wrote ${written.join(', ')}`);
+  return lines.join('\n') + '\n';
 }
