@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseJsonText, parseRFC3339, sha256Hex, type JsonObject } from '../../src/canon/index.js';
+import { parseContextEnvelope } from '../../src/context/index.js';
 import { evaluate } from '../../src/gate/evaluate.js';
 import { normalizedIntentJson } from '../../src/intent/digest.js';
 import { normalizeIntent } from '../../src/intent/normalize.js';
@@ -14,7 +15,6 @@ import {
   renderReplayJunit,
   renderReplayMarkdown,
   replayPolicy,
-  type ReplayInput,
   type ReplayReport,
 } from '../../src/regress/index.js';
 import { ward, workdir } from '../pack/cli.js';
@@ -46,7 +46,7 @@ let counter = 0;
 function capture(intentPath: string, policyPath: string, time: string, envelope?: string, recordedOverride?: Partial<JsonObject>): JsonObject {
   const raw = parseJsonText(readFileSync(intentPath, 'utf8'));
   const policy = loadPolicyFile(policyPath);
-  const outcome = evaluate(policy, raw, { now: parseRFC3339(time), ...(envelope ? { contextEnvelope: (awaitEnvelope(envelope)) } : {}) });
+  const outcome = evaluate(policy, raw, { now: parseRFC3339(time), ...(envelope ? { contextEnvelope: parseContextEnvelope(envelope) } : {}) });
   const id = sha256Hex(String(counter++)).slice(0, 24);
   return {
     schema_id: 'ward.decision_capture',
@@ -64,11 +64,6 @@ function capture(intentPath: string, policyPath: string, time: string, envelope?
     ...(envelope ? { context_envelope: JSON.parse(envelope) as JsonObject } : {}),
     ...recordedOverride,
   };
-}
-
-import { parseContextEnvelope } from '../../src/context/index.js';
-function awaitEnvelope(text: string) {
-  return parseContextEnvelope(text);
 }
 
 function traceDir(captures: JsonObject[], extraTraces: { event_id: string; tool_name: string }[] = []): string {
