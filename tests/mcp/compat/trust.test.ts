@@ -5,10 +5,16 @@ import { parseRFC3339 } from '../../../src/canon/gotime.js';
 import { applyMcpTrust, evaluateMcpTrust, parseTrustSnapshot } from '../../../src/mcp/compat/trust.js';
 import { loadPolicyFile } from '../../../src/policy/load.js';
 import type { McpTrustConfig } from '../../../src/policy/types.js';
-import { fixture, ward, tempDir } from '../../cli/run.js';
+import { REPO, ward, tempDir } from '../../cli/run.js';
+import { mkdirSync } from 'node:fs';
 import { callJson, compat } from './helpers.js';
 
-const FIXTURES = fixture('mcp-compat');
+const FIXTURES = REPO;
+const SNAPSHOT = 'fixtures/mcp-compat/trust_snapshot.json';
+function withSnapshot(dir: string): void {
+  mkdirSync(join(dir, 'fixtures', 'mcp-compat'), { recursive: true });
+  writeFileSync(join(dir, SNAPSHOT), readFileSync(compat('trust_snapshot.json')));
+}
 const NOW = parseRFC3339('2026-03-12T00:00:00Z');
 const config = (over: Partial<McpTrustConfig> = {}): McpTrustConfig => ({
   ...loadPolicyFile(compat('policy-trust.yaml')).policy.mcp_trust,
@@ -25,7 +31,7 @@ describe('MCP trust decisions (§6.7)', () => {
     expect(trust('nobody')).toMatchObject({ status: 'unknown', reason_codes: ['mcp_trust_server_unknown'], enforced: true });
     expect(trust(undefined)).toMatchObject({ status: 'missing', reason_codes: ['mcp_trust_identifier_missing'] });
     expect(trust('github', { snapshot: 'missing.json' })).toMatchObject({ status: 'missing', reason_codes: ['mcp_trust_snapshot_unavailable'] });
-    expect(trust('github', { snapshot: 'policy.yaml' })).toMatchObject({ status: 'invalid', reason_codes: ['mcp_trust_snapshot_invalid'] });
+    expect(trust('github', { snapshot: 'fixtures/mcp-compat/policy.yaml' })).toMatchObject({ status: 'invalid', reason_codes: ['mcp_trust_snapshot_invalid'] });
   });
 
   it('collects every failing check and takes the status from the first', () => {
@@ -62,7 +68,7 @@ describe('MCP trust decisions (§6.7)', () => {
 describe('mcp proxy --call with mcp_trust', () => {
   it('a trusted server is allowed and the trust decision is in the output and the signed trace', async () => {
     const dir = tempDir();
-    writeFileSync(join(dir, 'trust_snapshot.json'), readFileSync(compat('trust_snapshot.json')));
+    withSnapshot(dir);
     const r = await callJson({ call: compat('call-mcp-read.json'), policy: compat('policy-trust.yaml') }, { cwd: dir });
     expect(r.code).toBe(0);
     expect(r.json['reason_codes']).toEqual(['matched_rule_allow_reads', 'mcp_trust_verified']);
@@ -73,7 +79,7 @@ describe('mcp proxy --call with mcp_trust', () => {
 
   it('an unknown server is blocked with mcp_trust_policy, even when the call names no risk class', async () => {
     const dir = tempDir();
-    writeFileSync(join(dir, 'trust_snapshot.json'), readFileSync(compat('trust_snapshot.json')));
+    withSnapshot(dir);
     writeFileSync(join(dir, 'call.json'), JSON.stringify({ name: 'read_file', server: { server_id: 'nobody' } }));
     const r = await callJson({ call: 'call.json', policy: compat('policy-trust.yaml') }, { cwd: dir });
     expect([r.code, r.json['verdict'], r.json['violations']]).toEqual([3, 'block', ['mcp_trust_policy']]);
@@ -83,39 +89,39 @@ describe('mcp proxy --call with mcp_trust', () => {
 
 describe('ward mcp verify', () => {
   it('exit 0 for a trusted server, 3 for an untrusted one, with the reference output fields', () => {
-    const ok = ward(['mcp', 'verify', '--policy', 'policy-trust.yaml', '--server', 'server-github.json', '--json'], { cwd: FIXTURES });
+    const ok = ward(['mcp', 'verify', '--policy', compat('policy-trust.yaml'), '--server', compat('server-github.json'), '--json'], { cwd: FIXTURES });
     expect(ok.code).toBe(0);
     expect(JSON.parse(ok.stdout)).toMatchObject({
       ok: true,
       server_id: 'github',
       server_name: 'GitHub MCP',
       trust_model: 'local_snapshot',
-      snapshot_path: 'trust_snapshot.json',
+      snapshot_path: SNAPSHOT,
       verdict: 'allow',
       reason_codes: ['mcp_trust_verified'],
       violations: [],
       mcp_trust: { status: 'trusted' },
     });
-    const bad = ward(['mcp', 'verify', '--policy', 'policy-trust.yaml', '--server', 'server-sketchy.json', '--json'], { cwd: FIXTURES });
+    const bad = ward(['mcp', 'verify', '--policy', compat('policy-trust.yaml'), '--server', compat('server-sketchy.json'), '--json'], { cwd: FIXTURES });
     expect(bad.code).toBe(3);
     expect(JSON.parse(bad.stdout)).toMatchObject({ verdict: 'block', violations: ['mcp_trust_policy'] });
-    const unknown = ward(['mcp', 'verify', '--policy', 'policy-trust.yaml', '--server', 'server-unknown.json'], { cwd: FIXTURES });
+    const unknown = ward(['mcp', 'verify', '--policy', compat('policy-trust.yaml'), '--server', compat('server-unknown.json')], { cwd: FIXTURES });
     expect(unknown.code).toBe(3);
     expect(unknown.stdout).toMatch(/^mcp verify: server=nobody-knows verdict=block\ntrust: unknown/);
   });
 
   it('--risk-class outside the required classes is not enforced; require_approval action exits 4', () => {
-    const low = ward(['mcp', 'verify', '--policy', 'policy-trust.yaml', '--server', 'server-unknown.json', '--risk-class', 'low', '--json'], { cwd: FIXTURES });
+    const low = ward(['mcp', 'verify', '--policy', compat('policy-trust.yaml'), '--server', compat('server-unknown.json'), '--risk-class', 'low', '--json'], { cwd: FIXTURES });
     expect([low.code, JSON.parse(low.stdout).verdict]).toEqual([0, 'allow']);
     const dir = tempDir();
-    writeFileSync(join(dir, 'trust_snapshot.json'), readFileSync(compat('trust_snapshot.json')));
+    withSnapshot(dir);
     writeFileSync(join(dir, 'p.yaml'), readFileSync(compat('policy-trust.yaml'), 'utf8').replace('action: block', 'action: require_approval'));
     const ask = ward(['mcp', 'verify', '--policy', 'p.yaml', '--server', compat('server-unknown.json'), '--json'], { cwd: dir });
     expect([ask.code, JSON.parse(ask.stdout).verdict]).toEqual([4, 'require_approval']);
   });
 
   it('no mcp_trust block: allow; a server without identity: exit 6', () => {
-    const none = ward(['mcp', 'verify', '--policy', 'policy.yaml', '--server', 'server-unknown.json', '--json'], { cwd: FIXTURES });
+    const none = ward(['mcp', 'verify', '--policy', compat('policy.yaml'), '--server', compat('server-unknown.json'), '--json'], { cwd: FIXTURES });
     expect([none.code, JSON.parse(none.stdout).verdict]).toEqual([0, 'allow']);
     const dir = tempDir();
     writeFileSync(join(dir, 's.json'), '{"publisher":"acme"}');
