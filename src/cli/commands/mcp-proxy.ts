@@ -1,15 +1,280 @@
-import type { Command } from 'commander';
-import { ERROR_CODES, WardError } from '../../errors.js';
+import { resolve } from 'node:path';
+import { Command, Option } from 'commander';
+import { parseGoDuration } from '../../canon/duration.js';
+import { parseJsonText, type JsonObject } from '../../canon/json.js';
+import { parseContextEnvelope } from '../../context/index.js';
+import { EXIT } from '../../contract/exit-codes.js';
+import { ERROR_CODES, WardError, isWardError } from '../../errors.js';
+import { loadVerifyKeys, resolveSigningKey, type KeyMode } from '../../keys/index.js';
+import { loadPolicyFile } from '../../policy/load.js';
+import { checkProfile } from '../../policy/profile.js';
+import { FileTraceSink } from '../../runtime/trace-sink.js';
 import type { CliContext } from '../context.js';
+import { stateDir } from '../context.js';
+import { readInputText } from '../input.js';
 
-/** `ward mcp proxy`. Placeholder; replaced by the module's owner. */
-export function registerProxy(mcp: Command, _ctx: CliContext): void {
+/** Options shared with the reference one-shot mode (`--call`, mcp-decision-service.md §6.4). */
+interface CallModeFlags {
+  call?: string;
+  adapter?: string;
+  profile?: 'standard' | 'oss-prod';
+  jobRoot?: string;
+  killSwitchState?: string;
+  traceOut?: string;
+  runId?: string;
+  runpackOut?: string;
+  packOut?: string;
+  exportLogOut?: string;
+  exportOtelOut?: string;
+  keyMode?: KeyMode;
+  privateKey?: string;
+  privateKeyEnv?: string;
+  json?: boolean;
+}
+
+interface ProxyFlags extends CallModeFlags {
+  policy?: string;
+  contextEnvelope?: string;
+  stateDir?: string;
+  upstreamUrl?: string;
+  upstreamHeader: string[];
+  listen?: string;
+  listenPath: string;
+  authTokenEnv?: string;
+  toolPrefix: string;
+  targetsMap?: string;
+  argSource: string;
+  identity?: string;
+  workspace?: string;
+  riskClass: string;
+  denyAs: 'result' | 'error';
+  approvalDir?: string;
+  approvalPublicKey?: string;
+  approvalPublicKeyEnv?: string;
+  callTimeout: string;
+  pinTools?: boolean;
+  hideBlockedTools?: boolean;
+  captureIntents?: boolean;
+  runCapture: boolean;
+  maxMessageBytes: string;
+  logFile?: string;
+  verbose?: boolean;
+}
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+/** `ward mcp proxy`: the MCP protocol proxy (mcp.md), and the reference one-shot `--call` mode. */
+export function registerProxy(mcp: Command, ctx: CliContext): void {
   mcp
     .command('proxy')
-    .description('enforce policy on MCP tools/call traffic')
-    .allowUnknownOption()
-    .argument('[args...]')
-    .action(() => {
-      throw new WardError(ERROR_CODES.USAGE, 'ward mcp proxy is not available in this build');
+    .description('put Ward in front of an MCP server: every tools/call is decided, traced, and only allowed calls reach the server')
+    .usage('--policy <file> [options] -- <server command> [args...]')
+    .argument('[command...]', 'the MCP server to start (after --); or, reference style, <policy> <call>')
+    .option('--policy <file>', 'policy YAML; reloaded when it changes (a bad edit keeps the old policy)')
+    .option('--context-envelope <file>', 'context envelope verified at startup and bound to every call')
+    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--upstream-url <url>', 'proxy to a Streamable HTTP MCP server instead of starting one')
+    .option('--upstream-header <name:value>', 'HTTP header for the upstream server (repeatable)', collect, [])
+    .option('--listen <host:port>', 'serve Streamable HTTP to clients instead of stdio (non-loopback needs --auth-token-env)')
+    .option('--listen-path <path>', 'MCP endpoint path with --listen', '/mcp')
+    .option('--auth-token-env <var>', 'environment variable holding the bearer token clients must send (--listen)')
+    .option('--tool-prefix <prefix>', 'prefix for intent tool names (e.g. fs. gives fs.read_file)', '')
+    .option('--targets-map <file>', 'JSON file mapping argument names to targets (extends the defaults)')
+    .option('--arg-source <source>', 'provenance of the model\'s arguments: user, tool_output, external, system', 'tool_output')
+    .option('--identity <id>', 'intent identity (default mcp-client:<clientInfo.name>)')
+    .option('--workspace <path>', 'intent workspace (default the working directory)')
+    .option('--risk-class <class>', 'intent risk class', 'high')
+    .addOption(new Option('--deny-as <form>', 'denied calls: an isError tool result, or JSON-RPC error -32001').choices(['result', 'error']).default('result'))
+    .option('--approval-dir <dir>', 'approval tokens for require_approval calls (default <state>/approvals)')
+    .option('--approval-public-key <file>', 'approval verify key (default: the signing key)')
+    .option('--approval-public-key-env <var>', 'approval verify key from the environment')
+    .option('--call-timeout <duration>', 'Go duration a forwarded request may take before the client gets an error (0: none)', '0')
+    .option('--pin-tools', 'pin tool definitions on first tools/list; block tools whose definition changes')
+    .option('--hide-blocked-tools', 'drop tools from tools/list that the policy blocks whatever the arguments')
+    .option('--capture-intents', 'keep each normalized intent beside its trace (for ward regress replay); may hold sensitive arguments')
+    .option('--no-run-capture', 'do not capture sessions as runs in the store')
+    .option('--max-message-bytes <n>', 'largest JSON-RPC message accepted on stdio', String(64 * 1024 * 1024))
+    .option('--log-file <file>', 'also write diagnostics here as JSON lines (stdout carries protocol only)')
+    .option('--verbose', 'more diagnostics on stderr')
+    // The reference one-shot mode (implemented in src/mcp/compat).
+    .option('--call <file|->', 'one-shot: decide one tool-call payload and print the decision (reference mode)')
+    .option('--adapter <name>', 'one-shot payload format: mcp, openai, anthropic, claude_code, langchain, contextos')
+    .addOption(new Option('--profile <profile>', 'evaluation profile').choices(['standard', 'oss-prod']))
+    .option('--job-root <dir>', 'one-shot: job state root')
+    .option('--kill-switch-state <file>', 'kill-switch state JSON (reloaded when it changes)')
+    .option('--trace-out <file>', 'one-shot: write the signed trace here')
+    .option('--run-id <id>', 'one-shot: run id')
+    .option('--runpack-out <file>', 'one-shot: also write a runpack')
+    .option('--pack-out <file>', 'one-shot: also write a pack')
+    .option('--export-log-out <file>', 'one-shot: append a JSONL decision log')
+    .option('--export-otel-out <file>', 'one-shot: append an OpenTelemetry-style JSONL record')
+    .addOption(new Option('--key-mode <mode>', 'signing key: default (.ward/keys), dev (ephemeral) or prod (explicit key)').choices(['default', 'dev', 'prod']))
+    .option('--private-key <file>', 'trace signing key file')
+    .option('--private-key-env <var>', 'environment variable holding the signing key')
+    .option('--json', 'one-shot: one line of JSON')
+    .action(async (command: string[], flags: ProxyFlags) => {
+      const explicitServer = ctx.argv.includes('--');
+      if (!explicitServer && !flags.upstreamUrl) {
+        // Reference positional form: `ward mcp proxy <policy> <call>`.
+        const rest = [...command];
+        if (!flags.policy && rest.length && /\.ya?ml$/i.test(rest[0]!)) flags.policy = rest.shift();
+        if (!flags.call && rest.length === 1) flags.call = rest.shift();
+      }
+      if (flags.call) {
+        const { runMcpCall } = await import('../../mcp/compat/call-command.js');
+        return runMcpCall(ctx, flags);
+      }
+      await runProxy(ctx, flags, command);
     });
+}
+
+async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): Promise<void> {
+  const usage = (message: string) =>
+    new WardError(ERROR_CODES.USAGE, message, {
+      hint: 'ward mcp proxy --policy policy.yaml -- <server command> [args...]   (or --upstream-url URL)',
+    });
+  if (!flags.policy) throw usage('--policy is required');
+  if (flags.upstreamUrl && command.length) throw usage('give either --upstream-url or a server command after --, not both');
+  if (!flags.upstreamUrl && command.length === 0) throw usage('no MCP server: give its command after -- or --upstream-url');
+  const profile = flags.profile ?? 'standard';
+  const keyMode = flags.keyMode ?? 'default';
+  if (profile === 'oss-prod' && (keyMode !== 'prod' || (!flags.privateKey && !flags.privateKeyEnv))) {
+    throw new WardError(ERROR_CODES.POLICY_PROFILE, 'oss-prod profile requires --key-mode prod and --private-key or --private-key-env');
+  }
+  const { ProxyRuntime, runStdio, runListen, isLoopback, ProxyLog, loadTargetsMap, DEFAULT_TARGET_MAPPING } = await import('../../mcp/proxy/index.js');
+  const { checkArgSource } = await import('../../mcp/proxy/intent.js');
+
+  const state = stateDir(ctx, flags.stateDir);
+  const policyPath = resolve(ctx.cwd, flags.policy);
+  const policy = loadPolicyFile(policyPath);
+  checkProfile(policy.policy, profile);
+  const envelope = flags.contextEnvelope ? await loadEnvelope(ctx, flags.contextEnvelope) : undefined;
+  const key = resolveSigningKey({
+    mode: keyMode,
+    privateKeyPath: flags.privateKey ? resolve(ctx.cwd, flags.privateKey) : undefined,
+    privateKeyEnv: flags.privateKeyEnv,
+    stateDir: state,
+    env: ctx.env,
+    cwd: ctx.cwd,
+  });
+  const approvalKeys =
+    flags.approvalPublicKey || flags.approvalPublicKeyEnv
+      ? loadVerifyKeys({ publicKeyPath: flags.approvalPublicKey, publicKeyEnv: flags.approvalPublicKeyEnv }, ctx.env, ctx.cwd)
+      : [key.key];
+  const callTimeoutMs = durationMs(flags.callTimeout, '--call-timeout');
+  const maxMessageBytes = Number(flags.maxMessageBytes);
+  if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1024) throw usage('--max-message-bytes must be an integer >= 1024');
+
+  let listen: { host: string; port: number; path: string; authToken?: string; maxRequestBytes: number } | undefined;
+  if (flags.listen) {
+    const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(flags.listen);
+    if (!m) throw usage('--listen must be host:port (e.g. 127.0.0.1:8788)');
+    const host = m[1]!.replace(/^\[|\]$/g, '');
+    listen = { host, port: Number(m[2]), path: flags.listenPath, maxRequestBytes: Math.min(maxMessageBytes, 16 * 1024 * 1024) };
+    if (flags.authTokenEnv) {
+      const token = ctx.env[flags.authTokenEnv];
+      if (!token) throw usage(`--auth-token-env ${flags.authTokenEnv}: the variable is empty or unset`);
+      listen.authToken = token;
+    } else if (!isLoopback(host)) {
+      throw usage(`--listen ${flags.listen} is not loopback: clients must authenticate; set --auth-token-env VAR`);
+    }
+  }
+  const upstreamHeaders: Record<string, string> = {};
+  for (const h of flags.upstreamHeader) {
+    const i = h.indexOf(':');
+    if (i <= 0) throw usage(`--upstream-header ${h}: expected name:value`);
+    upstreamHeaders[h.slice(0, i).trim()] = h.slice(i + 1).trim();
+  }
+
+  const log = new ProxyLog(ctx.stderr, flags.logFile ? resolve(ctx.cwd, flags.logFile) : undefined, Boolean(flags.verbose));
+  for (const w of key.warnings) log.warn(w);
+  const traceDir = resolve(state, 'traces');
+  const rt = new ProxyRuntime({
+    cwd: ctx.cwd,
+    env: ctx.env,
+    stateDir: state,
+    policyPath,
+    runtime: {
+      policy,
+      signingKey: key.key,
+      traceFormat: 'ward',
+      traceDir,
+      rateLimitStatePath: resolve(state, 'gate_rate_limits.json'),
+      profile,
+      captureIntents: Boolean(flags.captureIntents),
+    },
+    sink: new FileTraceSink(traceDir),
+    signingKey: key.key,
+    envelope,
+    mapping: {
+      toolPrefix: flags.toolPrefix,
+      targets: flags.targetsMap ? loadTargetsMap(resolve(ctx.cwd, flags.targetsMap)) : DEFAULT_TARGET_MAPPING,
+      argSource: checkArgSource(flags.argSource),
+      ...(flags.identity ? { identity: flags.identity } : {}),
+      workspace: flags.workspace ?? ctx.cwd,
+      riskClass: flags.riskClass,
+    },
+    approvalDir: resolve(ctx.cwd, flags.approvalDir ?? resolve(state, 'approvals')),
+    approvalKeys,
+    killSwitchPath: flags.killSwitchState ? resolve(ctx.cwd, flags.killSwitchState) : undefined,
+    denyAs: flags.denyAs,
+    callTimeoutMs,
+    pinTools: Boolean(flags.pinTools),
+    hideBlockedTools: Boolean(flags.hideBlockedTools),
+    maxMessageBytes,
+    captureRuns: flags.runCapture,
+    upstream: flags.upstreamUrl ? { url: flags.upstreamUrl, headers: upstreamHeaders } : { command: command[0]!, args: command.slice(1) },
+    log,
+  });
+  log.debug('policy loaded', { policy_digest: policy.digest });
+
+  if (listen) {
+    const { stop } = await runListen(rt, listen);
+    await new Promise<void>((done) => {
+      const onSignal = () => {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+        void stop().then(done);
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+    });
+    await log.close();
+    ctx.exitCode = EXIT.OK;
+    return;
+  }
+  const code = await runStdio(rt, process.stdin, process.stdout);
+  await log.close();
+  process.stdin.destroy();
+  ctx.exitCode = code === 0 ? EXIT.OK : EXIT.INTERNAL;
+}
+
+function durationMs(text: string, flag: string): number {
+  if (/^\d+$/.test(text.trim())) {
+    if (text.trim() === '0') return 0;
+    throw new WardError(ERROR_CODES.USAGE, `${flag} ${text}: give a unit, e.g. 30s or 500ms`);
+  }
+  try {
+    const ns = parseGoDuration(text.trim());
+    if (ns < 0n) throw new Error('negative');
+    return Number(ns / 1_000_000n);
+  } catch {
+    throw new WardError(ERROR_CODES.USAGE, `${flag} ${text}: not a duration (e.g. 30s, 2m, 500ms)`);
+  }
+}
+
+/** Verified once at startup; a bad envelope stops the proxy before any call is accepted. */
+async function loadEnvelope(ctx: CliContext, path: string) {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
+    throw new WardError(ERROR_CODES.USAGE, 'context envelope path must be a local filesystem path');
+  }
+  try {
+    const text = await readInputText(ctx, path, 'context envelope');
+    return { envelope: parseContextEnvelope(text), json: parseJsonText(text) as JsonObject };
+  } catch (err) {
+    if (isWardError(err)) throw err;
+    throw new WardError(ERROR_CODES.ENVELOPE_INVALID, `context envelope ${path}: ${(err as Error).message}`, {
+      hint: 'fix or regenerate the envelope; the proxy does not start without a valid one',
+    });
+  }
 }

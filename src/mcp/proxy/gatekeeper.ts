@@ -1,0 +1,244 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { nowUTC, parseRFC3339, formatRFC3339Nano, type GoTime } from '../../canon/gotime.js';
+import type { JsonObject } from '../../canon/json.js';
+import type { ContextEnvelope } from '../../context/index.js';
+import { evaluate } from '../../gate/evaluate.js';
+import type { KillSwitchState } from '../../gate/kill-switch.js';
+import { verdictRank } from '../../gate/verdict.js';
+import { argsDigest as argsDigestOf, intentDigest as intentDigestOf } from '../../intent/digest.js';
+import type { VerifyKey } from '../../keys/index.js';
+import type { ApprovalStep, GateRequest, GateRuntime, TokenContext } from '../../runtime/gate-run.js';
+import { decideGate } from '../../runtime/gate-run.js';
+import type { TraceSink } from '../../runtime/trace-sink.js';
+import { approvalOpCount, approvalTargetCount, requiredApprovalScope } from '../../tokens/approval.js';
+import { evaluateApprovals, type ParsedToken } from '../../tokens/rollup.js';
+import { buildTraceRecord, signTrace, type SignedTrace } from '../../trace/record.js';
+import { WARD_VERSION } from '../../version.js';
+import { intentForCall, type CallInput, type MappingOptions } from './intent.js';
+
+/** What the session needs to know about one decided `tools/call`. */
+export interface CallDecision {
+  verdict: string;
+  reasonCodes: string[];
+  violations: string[];
+  matchedRule: string;
+  traceId: string;
+  intentDigest: string;
+  policyDigest: string;
+  /** The intent's tool name (with `--tool-prefix`). */
+  toolName: string;
+  argsDigest: string;
+  /** Scopes an approval token must hold (for the `ward approve` command in the reply). */
+  approvalScope: string[];
+  /** Resolves when the signed trace is durable (its location); rejects if it could not be written. */
+  durable: Promise<string>;
+}
+
+export interface GatekeeperOptions {
+  runtime: GateRuntime;
+  sink: TraceSink;
+  mapping: MappingOptions;
+  envelope?: { envelope: ContextEnvelope; json: JsonObject } | undefined;
+  /** `--approval-dir`: approval tokens dropped here are used for calls that need approval. */
+  approvalDir: string;
+  /** Keys approval tokens must verify with (default: the signing key). */
+  approvalKeys: readonly VerifyKey[];
+  /** Current kill-switch state, read per call (reloaded by the host when the file changes). */
+  killSwitch?: () => { state: KillSwitchState } | { unavailable: true } | undefined;
+}
+
+/**
+ * Decides `tools/call`s: maps the call to an intent, evaluates it (synchronously), signs the trace
+ * and hands it to the trace sink. The trace write proceeds in parallel with whatever the caller does
+ * next; `durable` says when it is done.
+ */
+export class Gatekeeper {
+  constructor(private readonly opts: GatekeeperOptions) {}
+
+  get runtime(): GateRuntime {
+    return this.opts.runtime;
+  }
+
+  get mapping(): MappingOptions {
+    return this.opts.mapping;
+  }
+
+  decide(call: CallInput, correlationId: string): CallDecision {
+    const now = nowUTC();
+    const intent = this.pickIntent(call, now);
+    let scope: string[] | undefined;
+    const req: GateRequest = {
+      intent,
+      evaluationTime: now,
+      correlationId,
+      approvals: (t) => {
+        scope = requiredApprovalScope(t.intent);
+        return this.approvalStep(t);
+      },
+    };
+    if (this.opts.envelope) {
+      req.contextEnvelope = this.opts.envelope.envelope;
+      if (this.opts.runtime.captureIntents) req.contextEnvelopeJson = this.opts.envelope.json;
+    }
+    const ks = this.opts.killSwitch?.();
+    if (ks) req.killSwitch = ks;
+    const pending = decideGate(this.opts.runtime, req);
+    return this.decisionOf(pending.trace, pending.capture, intent, scope);
+  }
+
+  /**
+   * A call to a tool whose definition changed since it was pinned: blocked before policy with
+   * `mcp_tool_definition_changed`, and traced like any other decision.
+   */
+  blockChangedTool(call: CallInput, correlationId: string): CallDecision {
+    const now = nowUTC();
+    const intent = intentForCall(call, this.opts.mapping, false);
+    const rt = this.opts.runtime;
+    const outcome = evaluate(rt.policy, intent, {
+      now,
+      contextNow: now,
+      ...(this.opts.envelope ? { contextEnvelope: this.opts.envelope.envelope } : {}),
+    });
+    const prepared = outcome.preparedIntent;
+    if (!prepared) return this.decide(call, correlationId); // not evaluable: the policy path blocks and traces it
+    const codes = ['mcp_tool_definition_changed'];
+    const trace = signTrace(
+      buildTraceRecord(
+        {
+          intent: prepared,
+          argsDigest: argsDigestOf(prepared),
+          intentDigest: intentDigestOf(prepared),
+          policyDigest: rt.policy.digest,
+          policyId: rt.policy.policy.schema_id,
+          policyVersion: rt.policy.policy.schema_version,
+          verdict: 'block',
+          reasonCodes: codes,
+          violations: codes,
+          matchedRule: '',
+          createdAt: parseRFC3339(outcome.result.created_at),
+          observedAt: nowUTC(),
+          producerVersion: rt.producerVersion ?? WARD_VERSION,
+          correlationId,
+          context: {
+            contextSetDigest: prepared.context.context_set_digest,
+            contextEvidenceMode: prepared.context.context_evidence_mode,
+            contextRefCount: prepared.context.context_refs.length,
+            contextSource: outcome.contextSource,
+          },
+        },
+        rt.traceFormat,
+      ),
+      rt.signingKey,
+    );
+    return this.decisionOf(trace, undefined, intent, requiredApprovalScope(prepared));
+  }
+
+  /**
+   * Annotations are untrusted server claims: evaluate the call with and without them and keep the
+   * variant with the stricter verdict, so a claim can tighten a decision but never loosen it.
+   */
+  private pickIntent(call: CallInput, now: GoTime): JsonObject {
+    const plain = intentForCall(call, this.opts.mapping, false);
+    if (!call.hints) return plain;
+    const hinted = intentForCall(call, this.opts.mapping, true);
+    const options = {
+      now,
+      contextNow: now,
+      ...(this.opts.envelope ? { contextEnvelope: this.opts.envelope.envelope } : {}),
+    };
+    try {
+      const a = evaluate(this.opts.runtime.policy, plain, options).verdict;
+      const b = evaluate(this.opts.runtime.policy, hinted, options).verdict;
+      return verdictRank(a) > verdictRank(b) ? plain : hinted;
+    } catch {
+      return plain; // not evaluable either way: decideGate reports it
+    }
+  }
+
+  private decisionOf(trace: SignedTrace, capture: JsonObject | undefined, intent: JsonObject, scope: string[] | undefined): CallDecision {
+    const durable = this.opts.sink.write(trace, capture);
+    durable.catch(() => undefined); // observed by the session; never an unhandled rejection
+    return {
+      verdict: String(trace['verdict']),
+      reasonCodes: (trace['reason_codes'] as string[] | undefined) ?? [],
+      violations: (trace['violations'] as string[] | undefined) ?? [],
+      matchedRule: String(trace['matched_rule'] ?? ''),
+      traceId: String(trace['trace_id']),
+      intentDigest: String(trace['intent_digest']),
+      policyDigest: String(trace['policy_digest']),
+      toolName: String(trace['tool_name'] ?? intent['tool_name']),
+      argsDigest: String(trace['args_digest'] ?? ''),
+      approvalScope: scope ?? [`tool:${String(trace['tool_name'] ?? intent['tool_name'])}`],
+      durable,
+    };
+  }
+
+  /**
+   * Approval tokens from `--approval-dir` whose intent digest is this call's: the next identical
+   * call after `ward approve ... --out <dir>/...` is allowed (and traced with approval_granted).
+   */
+  private approvalStep(t: TokenContext): ApprovalStep {
+    const required = Math.max(t.outcome.minApprovals, 1);
+    const tokens = this.tokensFor(t.intentDigest);
+    if (tokens.length === 0) {
+      return {
+        granted: false,
+        reasonCodes: ['approval_token_missing'],
+        violations: ['approval_not_granted'],
+        requiredApprovals: required,
+        validApprovals: 0,
+        approvalRef: '',
+      };
+    }
+    const r = evaluateApprovals({
+      tokens,
+      verifyKeys: this.opts.approvalKeys,
+      intentDigest: t.intentDigest,
+      policyDigest: t.policyDigest,
+      delegationDigest: t.intent.delegation ? t.delegationDigest : undefined,
+      requiredScope: requiredApprovalScope(t.intent),
+      targetCount: approvalTargetCount(t.intent),
+      opCount: approvalOpCount(t.intent),
+      requiredApprovals: required,
+      requireDistinct: t.outcome.requireDistinctApprovers,
+      now: t.wallNow,
+    });
+    return {
+      granted: r.granted,
+      reasonCodes: r.reasonCodes.filter((c) => c !== 'approval_granted'),
+      violations: r.violations,
+      requiredApprovals: r.requiredApprovals,
+      validApprovals: r.validCount,
+      approvalRef: r.validTokenIds.join(','),
+    };
+  }
+
+  private tokensFor(intentDigest: string): ParsedToken[] {
+    let names: string[];
+    try {
+      names = readdirSync(this.opts.approvalDir);
+    } catch {
+      return [];
+    }
+    const out: ParsedToken[] = [];
+    for (const name of names.sort()) {
+      if (!name.endsWith('.json')) continue;
+      const path = join(this.opts.approvalDir, name);
+      let value: unknown;
+      try {
+        value = JSON.parse(readFileSync(path, 'utf8'));
+      } catch {
+        continue;
+      }
+      if (typeof value === 'object' && value !== null && (value as Record<string, unknown>)['intent_digest'] === intentDigest) {
+        out.push({ source: path, value: value as JsonObject });
+      }
+    }
+    return out;
+  }
+}
+
+export function rfc3339Now(): string {
+  return formatRFC3339Nano(nowUTC());
+}

@@ -1,0 +1,318 @@
+import { randomBytes, randomUUID, createHash, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Readable, Writable } from 'node:stream';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { localhostHostValidation, localhostOriginValidation, NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import { Agent, fetch as undiciFetch } from 'undici';
+import type { JsonObject } from '../../canon/json.js';
+import type { ContextEnvelope } from '../../context/index.js';
+import { parseKillSwitchState, type KillSwitchState } from '../../gate/kill-switch.js';
+import type { SigningKey, VerifyKey } from '../../keys/index.js';
+import { loadPolicyFile } from '../../policy/load.js';
+import { checkProfile } from '../../policy/profile.js';
+import type { GateRuntime } from '../../runtime/gate-run.js';
+import type { TraceSink } from '../../runtime/trace-sink.js';
+import { Gatekeeper } from './gatekeeper.js';
+import type { MappingOptions } from './intent.js';
+import type { ProxyLog } from './log.js';
+import { ChildServerPeer, StreamPeer, type Peer } from './peer.js';
+import type { DenyAs } from './replies.js';
+import { RunCapture } from './run-capture.js';
+import { SdkPeer } from './sdk-peer.js';
+import { ProxySession } from './session.js';
+import { watchFile } from './watch.js';
+
+export type Upstream = { command: string; args: string[] } | { url: string; headers: Record<string, string> };
+
+export interface ListenOptions {
+  host: string;
+  port: number;
+  path: string;
+  /** Bearer token clients must present (required off loopback). */
+  authToken?: string | undefined;
+  /** Largest request body accepted from a client. */
+  maxRequestBytes: number;
+}
+
+export interface ProxyConfig {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  stateDir: string;
+  policyPath: string;
+  runtime: GateRuntime;
+  sink: TraceSink;
+  signingKey: SigningKey;
+  envelope?: { envelope: ContextEnvelope; json: JsonObject } | undefined;
+  mapping: MappingOptions;
+  approvalDir: string;
+  approvalKeys: readonly VerifyKey[];
+  killSwitchPath?: string | undefined;
+  denyAs: DenyAs;
+  callTimeoutMs: number;
+  pinTools: boolean;
+  hideBlockedTools: boolean;
+  maxMessageBytes: number;
+  /** Capture each session as a run (runpack spooled for the store). */
+  captureRuns: boolean;
+  upstream: Upstream;
+  log: ProxyLog;
+}
+
+/** Shared by every session: the gatekeeper, with policy and kill-switch hot reload. */
+export class ProxyRuntime {
+  readonly gate: Gatekeeper;
+  private readonly stops: (() => void)[] = [];
+  private killSwitch: { state: KillSwitchState } | { unavailable: true } | undefined;
+
+  constructor(readonly cfg: ProxyConfig) {
+    if (cfg.killSwitchPath) this.killSwitch = this.readKillSwitch();
+    this.gate = new Gatekeeper({
+      runtime: cfg.runtime,
+      sink: cfg.sink,
+      mapping: cfg.mapping,
+      envelope: cfg.envelope,
+      approvalDir: cfg.approvalDir,
+      approvalKeys: cfg.approvalKeys,
+      killSwitch: () => this.killSwitch,
+    });
+    this.stops.push(watchFile(cfg.policyPath, () => this.reloadPolicy()));
+    if (cfg.killSwitchPath) this.stops.push(watchFile(cfg.killSwitchPath, () => (this.killSwitch = this.readKillSwitch())));
+  }
+
+  /** Validate the edited policy first; a bad edit keeps the policy in force and says why. */
+  reloadPolicy(): void {
+    const rt = this.cfg.runtime;
+    try {
+      const next = loadPolicyFile(this.cfg.policyPath);
+      checkProfile(next.policy, rt.profile);
+      if (next.digest === rt.policy.digest) return;
+      rt.policy = next;
+      this.cfg.log.info('policy reloaded', { policy_digest: next.digest });
+    } catch (err) {
+      this.cfg.log.error('policy reload failed; keeping the previous policy', {
+        policy_digest: rt.policy.digest,
+        error: (err as Error).message,
+      });
+    }
+  }
+
+  private readKillSwitch(): { state: KillSwitchState } | { unavailable: true } {
+    try {
+      return { state: parseKillSwitchState(readFileSync(this.cfg.killSwitchPath!, 'utf8')) };
+    } catch (err) {
+      this.cfg.log.error('kill-switch state unreadable; every call is blocked until it is fixed', { error: (err as Error).message });
+      return { unavailable: true };
+    }
+  }
+
+  /** The server side of one session. */
+  upstreamPeer(): Peer {
+    const up = this.cfg.upstream;
+    if ('command' in up) {
+      return new ChildServerPeer({ command: up.command, args: up.args, cwd: this.cfg.cwd, env: this.cfg.env, maxMessageBytes: this.cfg.maxMessageBytes });
+    }
+    const transport = new StreamableHTTPClientTransport(new URL(up.url), {
+      requestInit: { headers: up.headers },
+      fetch: upstreamFetch as never,
+    });
+    return new SdkPeer(transport as never, (err) => this.cfg.log.warn('upstream transport error', { error: err.message }));
+  }
+
+  newSession(client: Peer, server: Peer, sessionId: string, routeRelated: boolean): { session: ProxySession; capture: RunCapture | undefined } {
+    const runId = `mcp_${sessionId.replace(/[^A-Za-z0-9]/g, '').slice(0, 32)}`;
+    const capture = this.cfg.captureRuns ? new RunCapture(runId) : undefined;
+    const session = new ProxySession({
+      client,
+      server,
+      gate: this.gate,
+      log: this.cfg.log,
+      sessionId,
+      runId,
+      denyAs: this.cfg.denyAs,
+      approvalDir: this.cfg.approvalDir,
+      callTimeoutMs: this.cfg.callTimeoutMs,
+      pinTools: this.cfg.pinTools,
+      hideBlockedTools: this.cfg.hideBlockedTools,
+      routeRelated,
+      capture,
+    });
+    return { session, capture };
+  }
+
+  /** After a session: its run goes to the store's spool (written durably). */
+  finishSession(capture: RunCapture | undefined): void {
+    if (!capture || capture.size === 0) return;
+    try {
+      const path = capture.spool(this.cfg.stateDir, this.cfg.signingKey, this.cfg.envelope?.envelope);
+      this.cfg.log.info('session captured as a run', { run_id: capture.runId, calls: capture.size, spool: path });
+    } catch (err) {
+      this.cfg.log.error('could not capture the session as a run', { run_id: capture.runId, error: (err as Error).message });
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const stop of this.stops) stop();
+    await this.cfg.sink.close();
+  }
+}
+
+/** Upstream HTTP with Nagle off on every connection Ward opens. */
+const agent = new Agent({ connect: { noDelay: true }, keepAliveTimeout: 30_000 });
+const upstreamFetch = (input: string | URL, init?: Record<string, unknown>) => undiciFetch(input, { ...init, dispatcher: agent } as never);
+
+/** stdio toward the client: one session for the life of the process. Resolves with the exit code. */
+export async function runStdio(rt: ProxyRuntime, input: Readable, output: Writable): Promise<number> {
+  const log = rt.cfg.log;
+  const server = rt.upstreamPeer();
+  const client = new StreamPeer(input, output, rt.cfg.maxMessageBytes);
+  const sessionId = `mcp_${randomBytes(12).toString('hex')}`;
+  const { session, capture } = rt.newSession(client, server, sessionId, false);
+  try {
+    await session.start();
+  } catch (err) {
+    log.error('could not start the MCP server', { error: (err as Error).message });
+    await rt.close();
+    return 1;
+  }
+  if (server instanceof ChildServerPeer) log.debug('MCP server started', { pid: server.pid });
+  const end = await session.done;
+  rt.finishSession(capture);
+  await rt.close();
+  if (end.error) {
+    log.error(`session ended: ${end.error.message}`);
+    return 1;
+  }
+  return 0;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+export function isLoopback(host: string): boolean {
+  return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+interface HttpSession {
+  transport: NodeStreamableHTTPServerTransport;
+  session: ProxySession;
+}
+
+/**
+ * Streamable HTTP toward clients (`--listen`): one proxy session — and one upstream connection or
+ * server process — per MCP session. Host and Origin are checked on loopback (DNS rebinding), a
+ * bearer token is required off loopback.
+ */
+export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListening?: (url: string) => void): Promise<{ server: Server; stop: () => Promise<void> }> {
+  const log = rt.cfg.log;
+  const sessions = new Map<string, HttpSession>();
+  const loopback = isLoopback(listen.host);
+  const hostOk = loopback ? localhostHostValidation() : undefined;
+  const originOk = loopback ? localhostOriginValidation() : undefined;
+
+  const reject = (res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+    res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname !== listen.path) return reject(res, 404, `not found: the MCP endpoint is ${listen.path}`);
+    if (hostOk && !hostOk(req, res)) return;
+    if (originOk && !originOk(req, res)) return;
+    if (listen.authToken !== undefined) {
+      const auth = req.headers['authorization'] ?? '';
+      const m = /^Bearer (.+)$/.exec(auth);
+      if (!m || !sameSecret(m[1]!, listen.authToken)) {
+        return reject(res, 401, m ? 'invalid bearer authorization' : 'missing bearer authorization', { 'WWW-Authenticate': 'Bearer' });
+      }
+    }
+    const sid = req.headers['mcp-session-id'];
+    if (typeof sid === 'string') {
+      const s = sessions.get(sid);
+      if (!s) return reject(res, 404, 'Session not found');
+      return s.transport.handleRequest(req, res);
+    }
+    if (req.method !== 'POST') return reject(res, 400, 'Bad Request: Mcp-Session-Id header is required');
+    // A new session starts with initialize; read it first so no server is started for anything else.
+    let body: unknown;
+    try {
+      body = JSON.parse(await readBody(req, listen.maxRequestBytes));
+    } catch (err) {
+      const tooLarge = (err as Error).message === 'too large';
+      return reject(res, tooLarge ? 413 : 400, tooLarge ? 'request body too large' : 'Parse error: Invalid JSON');
+    }
+    const isInit = (m: unknown) => typeof m === 'object' && m !== null && (m as Record<string, unknown>)['method'] === 'initialize';
+    if (!(Array.isArray(body) ? body.some(isInit) : isInit(body))) return reject(res, 400, 'Bad Request: Server not initialized');
+
+    const sessionId = randomUUID();
+    const transport = new NodeStreamableHTTPServerTransport({
+      sessionIdGenerator: () => sessionId,
+      onsessioninitialized: (id) => void sessions.set(id, entry),
+      maxRequestBodySize: listen.maxRequestBytes,
+    });
+    const client = new SdkPeer(transport as never, (err) => log.debug('client transport error', { error: err.message }));
+    const { session, capture } = rt.newSession(client, rt.upstreamPeer(), sessionId, true);
+    const entry: HttpSession = { transport, session };
+    void session.done.then((end) => {
+      sessions.delete(sessionId);
+      if (end.error) log.warn(`session ${sessionId} ended: ${end.error.message}`);
+      rt.finishSession(capture);
+    });
+    try {
+      await session.start();
+    } catch (err) {
+      log.error('could not start the MCP server for a new session', { error: (err as Error).message });
+      return reject(res, 502, `MCP server unavailable: ${(err as Error).message}`);
+    }
+    await transport.handleRequest(req, res, body);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: Error) => {
+      log.error('HTTP request failed', { error: err.message });
+      if (!res.headersSent) reject(res, 500, 'internal error');
+      else res.end();
+    });
+  });
+  server.on('connection', (socket) => socket.setNoDelay(true));
+  await new Promise<void>((resolve, rejectListen) => {
+    server.once('error', rejectListen);
+    server.listen(listen.port, listen.host, () => resolve());
+  });
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : listen.port;
+  const shown = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
+  const where = `http://${shown}:${port}${listen.path}`;
+  log.info(`listening on ${where}`);
+  onListening?.(where);
+  const stop = async () => {
+    await Promise.all([...sessions.values()].map((s) => s.session.end(undefined, undefined)));
+    await new Promise<void>((r) => server.close(() => r()));
+    server.closeAllConnections?.();
+    await rt.close();
+  };
+  return { server, stop };
+}
+
+function readBody(req: IncomingMessage, max: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > max) {
+        reject(new Error('too large'));
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}

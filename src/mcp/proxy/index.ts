@@ -1,0 +1,12 @@
+// The MCP proxy (mcp.md): Ward between a real MCP client and server, enforcing the gate on tools/call.
+export { ProxySession, type SessionOptions, type SessionEnd } from './session.js';
+export { Gatekeeper, type CallDecision, type GatekeeperOptions } from './gatekeeper.js';
+export { intentForCall, operationFromToolName, loadTargetsMap, DEFAULT_TARGET_MAPPING, hintsOf, type MappingOptions, type CallInput, type TargetMapping } from './intent.js';
+export { verdictReply, approveCommand, wardObject, type DenyAs } from './replies.js';
+export { ToolPins, alwaysBlocked, definitionDigest } from './tools.js';
+export { RunCapture } from './run-capture.js';
+export { ProxyRuntime, runStdio, runListen, isLoopback, type ProxyConfig, type ListenOptions, type Upstream } from './host.js';
+export { ProxyLog } from './log.js';
+export { LineReader } from './framing.js';
+export { StreamPeer, ChildServerPeer, type Peer, type Inbound } from './peer.js';
+export { SdkPeer } from './sdk-peer.js';

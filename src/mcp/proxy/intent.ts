@@ -1,0 +1,239 @@
+import { readFileSync } from 'node:fs';
+import type { JsonObject } from '../../canon/json.js';
+import { isJsonObject } from '../../canon/json.js';
+import { PROVENANCE_SOURCES, TARGET_KINDS, ENDPOINT_CLASSES } from '../../contract/vocabulary.js';
+import { ERROR_CODES, WardError } from '../../errors.js';
+
+/** How one argument becomes a target. */
+export interface TargetRule {
+  kind: string;
+  /** Overrides the operation inferred from the tool name. */
+  operation?: string;
+  endpoint_class?: string;
+  sensitivity?: string;
+}
+
+/** Argument name → target rule; `null` turns a default off. */
+export type TargetsMap = ReadonlyMap<string, TargetRule | null>;
+
+export interface TargetMapping {
+  args: TargetsMap;
+  /** Per-tool overrides, keyed by the MCP tool name (without prefix). */
+  tools: ReadonlyMap<string, TargetsMap>;
+}
+
+/** mcp.md defaults: path-like, URL-like, host and command arguments. */
+export const DEFAULT_TARGET_ARGS: TargetsMap = new Map<string, TargetRule>([
+  ['path', { kind: 'path' }],
+  ['paths', { kind: 'path' }],
+  ['file_path', { kind: 'path' }],
+  ['filepath', { kind: 'path' }],
+  ['file', { kind: 'path' }],
+  ['source', { kind: 'path' }],
+  ['destination', { kind: 'path' }],
+  ['url', { kind: 'url' }],
+  ['uri', { kind: 'url' }],
+  ['host', { kind: 'host' }],
+  ['command', { kind: 'other', operation: 'exec' }],
+  ['cmd', { kind: 'other', operation: 'exec' }],
+  ['script', { kind: 'other', operation: 'exec' }],
+]);
+
+export const DEFAULT_TARGET_MAPPING: TargetMapping = { args: DEFAULT_TARGET_ARGS, tools: new Map() };
+
+/**
+ * A `--targets-map` file extends the defaults:
+ * `{"args": {"repo_dir": {"kind": "path"}, "file": null}, "tools": {"run_sql": {"query": {"kind": "other", "operation": "exec"}}}}`.
+ */
+export function loadTargetsMap(path: string): TargetMapping {
+  let root: unknown;
+  try {
+    root = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new WardError(ERROR_CODES.USAGE, `--targets-map ${path}: ${(err as Error).message}`, {
+      hint: 'the file is JSON: {"args": {"<argument>": {"kind": "path"}}, "tools": {"<tool>": {"<argument>": {...}}}}',
+    });
+  }
+  if (!isJsonObject(root)) throw new WardError(ERROR_CODES.USAGE, `--targets-map ${path}: expected a JSON object`);
+  for (const key of Object.keys(root)) {
+    if (key !== 'args' && key !== 'tools') throw new WardError(ERROR_CODES.USAGE, `--targets-map ${path}: unknown key ${key} (use args, tools)`);
+  }
+  const args = new Map(DEFAULT_TARGET_ARGS);
+  for (const [name, rule] of Object.entries(objectAt(root, 'args', path))) args.set(name, parseRule(rule, `args.${name}`, path));
+  const tools = new Map<string, TargetsMap>();
+  for (const [tool, rules] of Object.entries(objectAt(root, 'tools', path))) {
+    if (!isJsonObject(rules)) throw new WardError(ERROR_CODES.USAGE, `--targets-map ${path}: tools.${tool} must be an object`);
+    const m = new Map<string, TargetRule | null>();
+    for (const [name, rule] of Object.entries(rules)) m.set(name, parseRule(rule, `tools.${tool}.${name}`, path));
+    tools.set(tool, m);
+  }
+  return { args, tools };
+}
+
+function objectAt(root: JsonObject, key: string, path: string): JsonObject {
+  const v = root[key];
+  if (v === undefined) return {};
+  if (!isJsonObject(v)) throw new WardError(ERROR_CODES.USAGE, `--targets-map ${path}: ${key} must be an object`);
+  return v;
+}
+
+function parseRule(v: unknown, where: string, path: string): TargetRule | null {
+  if (v === null) return null;
+  const bad = (why: string) => new WardError(ERROR_CODES.USAGE, `--targets-map ${path}: ${where}: ${why}`);
+  if (!isJsonObject(v)) throw bad('expected an object or null');
+  const rule: TargetRule = { kind: String(v['kind'] ?? '') };
+  if (!TARGET_KINDS.has(rule.kind)) throw bad(`kind must be one of ${[...TARGET_KINDS].join(', ')}`);
+  for (const key of Object.keys(v)) {
+    if (!['kind', 'operation', 'endpoint_class', 'sensitivity'].includes(key)) throw bad(`unknown key ${key}`);
+  }
+  if (typeof v['operation'] === 'string') rule.operation = v['operation'];
+  if (typeof v['sensitivity'] === 'string') rule.sensitivity = v['sensitivity'];
+  if (typeof v['endpoint_class'] === 'string') {
+    if (!ENDPOINT_CLASSES.has(v['endpoint_class'])) throw bad(`endpoint_class must be one of ${[...ENDPOINT_CLASSES].join(', ')}`);
+    rule.endpoint_class = v['endpoint_class'];
+  }
+  return rule;
+}
+
+/** MCP tool annotations (`tools/list`), as the server claims them. */
+export interface ToolHints {
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+export function hintsOf(annotations: unknown): ToolHints | undefined {
+  if (!isJsonObject(annotations)) return undefined;
+  const out: ToolHints = {};
+  for (const key of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const) {
+    if (typeof annotations[key] === 'boolean') out[key] = annotations[key];
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+export interface MappingOptions {
+  toolPrefix: string;
+  targets: TargetMapping;
+  /** `--arg-source`: where the model's arguments are taken to come from. */
+  argSource: string;
+  /** `--identity`; default `mcp-client:<clientInfo.name>`. */
+  identity?: string;
+  workspace: string;
+  riskClass: string;
+}
+
+export interface CallInput {
+  /** The MCP tool name, as called. */
+  name: string;
+  arguments: JsonObject;
+  sessionId: string;
+  runId: string;
+  clientName: string;
+  /** The server's annotations for this tool, when a `tools/list` reported them. */
+  hints?: ToolHints | undefined;
+  /** `params._meta` (W3C trace context is taken from it). */
+  meta?: Record<string, unknown> | undefined;
+  createdAt: string;
+}
+
+export function checkArgSource(source: string): string {
+  if (!PROVENANCE_SOURCES.has(source)) {
+    throw new WardError(ERROR_CODES.USAGE, `--arg-source must be one of ${[...PROVENANCE_SOURCES].join(', ')}`);
+  }
+  return source;
+}
+
+/**
+ * The operation a tool name makes obvious (mcp.md): `read_*`, `list_*`, `get_*` read; `write_*`,
+ * `edit_*`, `create_*`, `move_*` write; `delete_*`, `remove_*` delete. Anything else: none.
+ */
+export function operationFromToolName(name: string): string {
+  const base = name.toLowerCase();
+  const verb = /^([a-z]+)(?:[_\-.]|$)/.exec(base)?.[1] ?? '';
+  switch (verb) {
+    case 'read':
+    case 'list':
+    case 'get':
+      return 'read';
+    case 'write':
+    case 'edit':
+    case 'create':
+    case 'move':
+      return 'write';
+    case 'delete':
+    case 'remove':
+      return 'delete';
+    default:
+      return '';
+  }
+}
+
+/**
+ * The intent request for one `tools/call` (mcp.md "From tools/call to an intent"). With `withHints`
+ * the server's annotations are copied into the targets; the caller evaluates both variants and keeps
+ * the stricter, so an annotation can never loosen a decision.
+ */
+export function intentForCall(call: CallInput, opts: MappingOptions, withHints: boolean): JsonObject {
+  const toolName = opts.toolPrefix + call.name;
+  const operation = operationFromToolName(call.name);
+  const rules = opts.targets.tools.get(call.name);
+  const hints = withHints ? call.hints : undefined;
+  const targets: JsonObject[] = [];
+  const provenance: JsonObject[] = [];
+  for (const [key, value] of Object.entries(call.arguments)) {
+    provenance.push({ arg_path: `$.${key}`, source: opts.argSource });
+    const rule = rules?.has(key) ? rules.get(key) : opts.targets.args.get(key);
+    if (!rule) continue;
+    const values = typeof value === 'string' ? [value] : Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+    for (const v of values) {
+      if (v.trim() === '') continue;
+      targets.push(target(rule, v, rule.operation ?? operation, hints));
+    }
+  }
+  if (hints?.destructiveHint && targets.length === 0) {
+    // A destructive tool without a recognizable target still gets one, so destructive rules see it.
+    targets.push(target({ kind: 'other' }, call.name, operation, hints));
+  }
+  const context: JsonObject = {
+    identity: opts.identity ?? `mcp-client:${call.clientName || 'unknown'}`,
+    workspace: opts.workspace,
+    risk_class: opts.riskClass,
+    session_id: call.sessionId,
+    run_id: call.runId,
+  };
+  const tp = call.meta?.['traceparent'];
+  if (typeof tp === 'string') {
+    context['traceparent'] = tp;
+    const ts = call.meta?.['tracestate'];
+    if (typeof ts === 'string') context['tracestate'] = ts;
+  }
+  return {
+    schema_id: 'gait.gate.intent_request',
+    schema_version: '1.0.0',
+    created_at: call.createdAt,
+    producer_version: 'ward-mcp-proxy',
+    tool_name: toolName,
+    args: call.arguments,
+    targets,
+    arg_provenance: provenance,
+    context,
+  };
+}
+
+function target(rule: TargetRule, value: string, operation: string, hints: ToolHints | undefined): JsonObject {
+  const t: JsonObject = { kind: rule.kind, value, discovery_method: 'mcp' };
+  if (operation) t['operation'] = operation;
+  if (rule.endpoint_class) t['endpoint_class'] = rule.endpoint_class;
+  if (rule.sensitivity) t['sensitivity'] = rule.sensitivity;
+  if (hints) {
+    if (hints.readOnlyHint) t['read_only_hint'] = true;
+    if (hints.destructiveHint) {
+      t['destructive_hint'] = true;
+      t['destructive'] = true;
+    }
+    if (hints.idempotentHint) t['idempotent_hint'] = true;
+    if (hints.openWorldHint) t['open_world_hint'] = true;
+  }
+  return t;
+}

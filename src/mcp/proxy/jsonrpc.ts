@@ -1,0 +1,74 @@
+/**
+ * The few JSON-RPC 2.0 shapes the proxy looks at. Messages are otherwise opaque: the proxy forwards
+ * the bytes it received, so ids, `_meta` and unknown members pass through untouched.
+ */
+export type JsonRpcId = string | number;
+
+export interface JsonRpcMessage {
+  jsonrpc: '2.0';
+  id?: JsonRpcId | null;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: unknown;
+  error?: { code: number; message: string; data?: unknown };
+  [key: string]: unknown;
+}
+
+export type MessageKind = 'request' | 'notification' | 'response';
+
+/** JSON-RPC and MCP error codes the proxy emits. */
+export const RPC = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  INTERNAL_ERROR: -32603,
+  /** Ward's policy denial with `--deny-as error` (mcp.md). */
+  DENIED: -32001,
+  /** The upstream server went away or did not answer in time. */
+  UPSTREAM_UNAVAILABLE: -32002,
+  UPSTREAM_TIMEOUT: -32003,
+} as const;
+
+/**
+ * Classify a parsed value; undefined when it is not a JSON-RPC 2.0 message. Only the envelope is
+ * checked (the proxy must not reject what a newer protocol revision adds inside it).
+ */
+export function messageKind(m: unknown): MessageKind | undefined {
+  if (typeof m !== 'object' || m === null || Array.isArray(m)) return undefined;
+  const o = m as JsonRpcMessage;
+  if (o.jsonrpc !== '2.0') return undefined;
+  if (typeof o.method === 'string') {
+    if (o.params !== undefined && (typeof o.params !== 'object' || o.params === null)) return undefined;
+    if (o.id === undefined) return 'notification';
+    return isId(o.id) ? 'request' : undefined;
+  }
+  if ('result' in o || (typeof o.error === 'object' && o.error !== null)) {
+    return isId(o.id) || o.id === null || (o.id === undefined && 'error' in o) ? 'response' : undefined;
+  }
+  return undefined;
+}
+
+export function isId(v: unknown): v is JsonRpcId {
+  return typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v));
+}
+
+/** A best-effort id from something that failed validation (for the error reply), else null. */
+export function salvageId(m: unknown): JsonRpcId | null {
+  if (typeof m !== 'object' || m === null) return null;
+  const id = (m as Record<string, unknown>)['id'];
+  return isId(id) ? id : null;
+}
+
+export function errorResponse(id: JsonRpcId | null, code: number, message: string, data?: unknown): JsonRpcMessage {
+  const error: JsonRpcMessage['error'] = { code, message };
+  if (data !== undefined) error.data = data;
+  return { jsonrpc: '2.0', id, error };
+}
+
+export function resultResponse(id: JsonRpcId, result: unknown): JsonRpcMessage {
+  return { jsonrpc: '2.0', id, result };
+}
+
+/** Map key for ids: 1 and "1" are different requests. */
+export function idKey(id: JsonRpcId): string {
+  return typeof id === 'number' ? `n${id}` : `s${id}`;
+}

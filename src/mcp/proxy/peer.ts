@@ -1,0 +1,211 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import { LineReader } from './framing.js';
+import { messageKind, salvageId, type JsonRpcId, type JsonRpcMessage, type MessageKind } from './jsonrpc.js';
+
+export interface Inbound {
+  msg: JsonRpcMessage;
+  kind: MessageKind;
+  /** The bytes received (stdio), forwarded unchanged when the message is not rewritten. */
+  raw?: Buffer;
+}
+
+/**
+ * One side of the proxy: the MCP client or the MCP server. A peer frames and unframes messages
+ * and nothing else; routing and policy live in the session.
+ */
+export interface Peer {
+  /** Send one message. `raw` is the exact encoding to write when the transport is byte-oriented. */
+  send(msg: JsonRpcMessage, raw?: Buffer, relatedRequestId?: JsonRpcId): Promise<void>;
+  onmessage?: (m: Inbound) => void;
+  /** Input that is not a JSON-RPC 2.0 message: `id` when one could be salvaged. */
+  onmalformed?: (reason: string, id: JsonRpcId | null) => void;
+  /** The peer is gone; `error` says why when it was not an orderly end. */
+  onclose?: (error?: Error) => void;
+  /** The negotiated protocol version, for transports that must echo it (Streamable HTTP client). */
+  setProtocolVersion?(version: string): void;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const NL = Buffer.from('\n');
+
+/** Parse one received line into an inbound message, or report why it is not one. */
+export function decodeLine(line: Buffer, peer: Pick<Peer, 'onmessage' | 'onmalformed'>): void {
+  let msg: unknown;
+  try {
+    msg = JSON.parse(line.toString('utf8'));
+  } catch {
+    peer.onmalformed?.('not JSON', null);
+    return;
+  }
+  const kind = messageKind(msg);
+  if (!kind) {
+    peer.onmalformed?.('not a JSON-RPC 2.0 message', salvageId(msg));
+    return;
+  }
+  peer.onmessage?.({ msg: msg as JsonRpcMessage, kind, raw: line });
+}
+
+/** Write one framed message; small ones in a single write (one syscall, one wake-up of the reader). */
+export function writeFramed(out: Writable, msg: JsonRpcMessage, raw: Buffer | undefined): boolean {
+  const body = raw ?? Buffer.from(JSON.stringify(msg), 'utf8');
+  if (body.length < 65536) return out.write(Buffer.concat([body, NL], body.length + 1));
+  out.cork();
+  out.write(body);
+  const ok = out.write(NL);
+  process.nextTick(() => out.uncork());
+  return ok;
+}
+
+/** Newline-delimited JSON over a readable/writable pair (the proxy's own stdin/stdout). */
+export class StreamPeer implements Peer {
+  onmessage?: (m: Inbound) => void;
+  onmalformed?: (reason: string, id: JsonRpcId | null) => void;
+  onclose?: (error?: Error) => void;
+  private readonly reader: LineReader;
+  private closed = false;
+
+  constructor(
+    private readonly input: Readable,
+    private readonly output: Writable,
+    maxMessageBytes: number,
+  ) {
+    this.reader = new LineReader(
+      maxMessageBytes,
+      (line) => decodeLine(line, this),
+      (bytes) => this.onmalformed?.(`message of ${bytes} bytes exceeds the ${maxMessageBytes}-byte limit`, null),
+    );
+  }
+
+  async start(): Promise<void> {
+    this.input.on('data', this.ondata);
+    this.input.once('end', this.onend);
+    this.input.once('close', this.onend);
+    this.input.on('error', this.onerror);
+    this.output.on('error', this.onerror);
+  }
+
+  send(msg: JsonRpcMessage, raw?: Buffer): Promise<void> {
+    if (this.closed || this.output.destroyed) return Promise.reject(new Error('client stream closed'));
+    writeFramed(this.output, msg, raw);
+    return Promise.resolve();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.input.off('data', this.ondata);
+    this.input.pause();
+  }
+
+  private readonly ondata = (chunk: Buffer) => this.reader.push(chunk);
+  private readonly onend = () => this.finish();
+  private readonly onerror = (err: Error) => this.finish(err);
+
+  private finish(error?: Error): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.input.off('data', this.ondata);
+    this.onclose?.(error);
+  }
+}
+
+export interface ChildServerOptions {
+  command: string;
+  args: readonly string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  maxMessageBytes: number;
+  /** Where the server's stderr goes (inherited by default: it is the user's diagnostics). */
+  stderr?: 'inherit' | 'ignore' | 'pipe';
+}
+
+/**
+ * The MCP server as a child process over stdio. It starts with the proxy and ends with it; the
+ * child gets the proxy's whole environment (the client configured it for the server).
+ */
+export class ChildServerPeer implements Peer {
+  onmessage?: (m: Inbound) => void;
+  onmalformed?: (reason: string, id: JsonRpcId | null) => void;
+  onclose?: (error?: Error) => void;
+  child: ChildProcess | undefined;
+  exitCode: number | null = null;
+  exitSignal: NodeJS.Signals | null = null;
+  private closing = false;
+  private ended = false;
+  private readonly reader: LineReader;
+
+  constructor(private readonly opts: ChildServerOptions) {
+    this.reader = new LineReader(
+      opts.maxMessageBytes,
+      (line) => decodeLine(line, this),
+      (bytes) => this.onmalformed?.(`message of ${bytes} bytes exceeds the ${opts.maxMessageBytes}-byte limit`, null),
+    );
+  }
+
+  start(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(this.opts.command, [...this.opts.args], {
+        cwd: this.opts.cwd,
+        env: this.opts.env,
+        stdio: ['pipe', 'pipe', this.opts.stderr ?? 'inherit'],
+        shell: false,
+      });
+      this.child = child;
+      child.once('error', (err) => {
+        if (!this.ended) reject(err);
+        this.end(err);
+      });
+      child.once('spawn', () => resolve());
+      child.stdout!.on('data', (chunk: Buffer) => this.reader.push(chunk));
+      child.stdin!.on('error', () => undefined); // EPIPE after a crash is reported by 'exit'
+      child.once('exit', (code, signal) => {
+        this.exitCode = code;
+        this.exitSignal = signal;
+      });
+      child.once('close', (code, signal) => {
+        this.exitCode ??= code;
+        this.exitSignal ??= signal;
+        this.end(
+          this.closing
+            ? undefined
+            : new Error(`MCP server exited ${signal ? `on signal ${signal}` : `with status ${String(code)}`}`),
+        );
+      });
+      // Nagle is irrelevant for pipes; sockets are handled where they are opened.
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  send(msg: JsonRpcMessage, raw?: Buffer): Promise<void> {
+    const stdin = this.child?.stdin;
+    if (!stdin || stdin.destroyed || this.ended) return Promise.reject(new Error('MCP server is not running'));
+    writeFramed(stdin, msg, raw);
+    return Promise.resolve();
+  }
+
+  /** End stdin, then SIGTERM after 2 s and SIGKILL after 4 s (the MCP stdio shutdown sequence). */
+  async close(): Promise<void> {
+    const child = this.child;
+    if (!child || this.ended) return;
+    this.closing = true;
+    const closed = new Promise<void>((r) => child.once('close', () => r()));
+    child.stdin?.end();
+    const wait = (ms: number) => Promise.race([closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+    if (await wait(2000)) return;
+    child.kill('SIGTERM');
+    if (await wait(2000)) return;
+    child.kill('SIGKILL');
+    await closed;
+  }
+
+  private end(error?: Error): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.onclose?.(error);
+  }
+}

@@ -1,0 +1,100 @@
+import { arch, platform } from 'node:os';
+import { formatRFC3339Nano, nowUTC } from '../../canon/gotime.js';
+import { digestJcs } from '../../canon/digest.js';
+import type { ContextEnvelope } from '../../context/index.js';
+import type { SigningKey } from '../../keys/index.js';
+import { parseRunRecordInput, recordRunpack } from '../../runpack/index.js';
+import { spoolBytes } from '../../store/spool.js';
+import { WARD_VERSION } from '../../version.js';
+
+interface CallEntry {
+  intentId: string;
+  toolName: string;
+  argsDigest: string;
+  at: string;
+  traceId: string;
+  verdict: string;
+  status?: string;
+  resultDigest?: string;
+}
+
+/**
+ * One MCP session captured as a run (mcp.md): each `tools/call` is an intent (args digest), each
+ * reply a result (digest of the CallToolResult, or of the reply Ward sent instead), in reference
+ * capture mode (digests only). At the end of the session the signed runpack is spooled for the store,
+ * so `pack build`, `pack diff` and `regress` work on proxied traffic.
+ */
+export class RunCapture {
+  private readonly calls: CallEntry[] = [];
+  private readonly byId = new Map<string, CallEntry>();
+  private seq = 0;
+  readonly createdAt = formatRFC3339Nano(nowUTC());
+
+  constructor(readonly runId: string) {}
+
+  /** Record a decided call; returns its intent id. */
+  call(toolName: string, argsDigest: string, traceId: string, verdict: string): string {
+    const intentId = `intent_${String(++this.seq).padStart(6, '0')}`;
+    const e: CallEntry = { intentId, toolName, argsDigest, at: formatRFC3339Nano(nowUTC()), traceId, verdict };
+    this.calls.push(e);
+    this.byId.set(intentId, e);
+    return intentId;
+  }
+
+  /** Record the reply the client got. `payload` is the result or error object; digested here. */
+  result(intentId: string, status: string, payload: unknown): void {
+    const e = this.byId.get(intentId);
+    if (!e || e.status) return;
+    e.status = status;
+    try {
+      e.resultDigest = digestJcs(payload ?? null);
+    } catch {
+      e.resultDigest = digestJcs({ undigestable: true });
+    }
+  }
+
+  get size(): number {
+    return this.calls.length;
+  }
+
+  /** Build the signed runpack, or undefined when the session made no calls. */
+  build(signingKey: SigningKey, envelope: ContextEnvelope | undefined): Buffer | undefined {
+    if (this.calls.length === 0) return undefined;
+    const lost = digestJcs({ status: 'no_reply' });
+    const record = {
+      run: {
+        run_id: this.runId,
+        created_at: this.createdAt,
+        producer_version: WARD_VERSION,
+        env: { os: platform(), arch: arch(), runtime: `node ${process.versions.node}` },
+        timeline: [
+          { event: 'run_started', ts: this.createdAt },
+          ...this.calls.map((c) => ({ event: 'tool_call', ts: c.at, ref: c.intentId })),
+        ],
+      },
+      intents: this.calls.map((c) => ({ intent_id: c.intentId, tool_name: c.toolName, args_digest: c.argsDigest, created_at: c.at })),
+      results: this.calls.map((c) => ({
+        intent_id: c.intentId,
+        status: c.status ?? 'no_reply',
+        result_digest: c.resultDigest ?? lost,
+        created_at: c.at,
+      })),
+      refs: {},
+      capture_mode: 'reference',
+    };
+    const input = parseRunRecordInput(JSON.stringify(record));
+    const recorded = recordRunpack(input, {
+      now: nowUTC(),
+      env: { os: platform(), arch: arch(), runtime: 'node' },
+      signingKey,
+      ...(envelope ? { envelope } : {}),
+    });
+    return recorded.bytes;
+  }
+
+  /** Spool the runpack for the store; returns the spool path (undefined when there was nothing). */
+  spool(stateDir: string, signingKey: SigningKey, envelope: ContextEnvelope | undefined): string | undefined {
+    const bytes = this.build(signingKey, envelope);
+    return bytes ? spoolBytes(stateDir, 'runpack', bytes) : undefined;
+  }
+}

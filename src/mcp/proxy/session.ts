@@ -1,0 +1,351 @@
+import { isJsonObject, type JsonObject } from '../../canon/json.js';
+import { formatRFC3339Nano, nowUTC } from '../../canon/gotime.js';
+import type { CallDecision, Gatekeeper } from './gatekeeper.js';
+import { hintsOf, type ToolHints } from './intent.js';
+import { errorResponse, idKey, RPC, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
+import type { ProxyLog } from './log.js';
+import type { Inbound, Peer } from './peer.js';
+import { verdictReply, type DenyAs } from './replies.js';
+import type { RunCapture } from './run-capture.js';
+import { alwaysBlocked, ToolPins } from './tools.js';
+
+export interface SessionOptions {
+  client: Peer;
+  server: Peer;
+  gate: Gatekeeper;
+  log: ProxyLog;
+  sessionId: string;
+  runId: string;
+  denyAs: DenyAs;
+  approvalDir: string;
+  /** Milliseconds a forwarded request may take before the client gets an error (0: no limit). */
+  callTimeoutMs: number;
+  pinTools: boolean;
+  hideBlockedTools: boolean;
+  /** Streamable HTTP toward the client: server-initiated messages must name the request they belong to. */
+  routeRelated: boolean;
+  capture?: RunCapture | undefined;
+}
+
+interface Pending {
+  id: JsonRpcId;
+  method: string;
+  timer?: NodeJS.Timeout | undefined;
+  progressToken?: string | number | undefined;
+  call?: { decision: CallDecision; intentId: string | undefined } | undefined;
+}
+
+export interface SessionEnd {
+  /** Why the session ended abnormally (the server died, a transport failed); undefined when orderly. */
+  error?: Error | undefined;
+}
+
+/**
+ * One MCP session through Ward: raw JSON-RPC messages are forwarded both ways unchanged, except
+ * `tools/call` (decided by the gate; only allowed calls reach the server) and, for pinning and
+ * hiding, `tools/list` results.
+ */
+export class ProxySession {
+  readonly done: Promise<SessionEnd>;
+  private resolveDone!: (end: SessionEnd) => void;
+  private readonly pending = new Map<string, Pending>();
+  private readonly abandoned = new Set<string>();
+  private readonly progress = new Map<string | number, JsonRpcId>();
+  private readonly hints = new Map<string, ToolHints>();
+  private readonly pins = new ToolPins();
+  private clientName = '';
+  private ended = false;
+  private serverGone: Error | undefined;
+
+  constructor(private readonly o: SessionOptions) {
+    this.done = new Promise((r) => (this.resolveDone = r));
+    o.client.onmessage = (m) => this.fromClient(m);
+    o.server.onmessage = (m) => this.fromServer(m);
+    o.client.onmalformed = (reason, id) => this.malformedFromClient(reason, id);
+    o.server.onmalformed = (reason, id) => this.malformedFromServer(reason, id);
+    o.client.onclose = (error) => void this.end(error, 'client');
+    o.server.onclose = (error) => this.serverClosed(error);
+  }
+
+  get id(): string {
+    return this.o.sessionId;
+  }
+
+  /** Start the server side first (so early client messages have somewhere to go), then the client side. */
+  async start(): Promise<void> {
+    await this.o.server.start();
+    await this.o.client.start();
+  }
+
+  // ---- client → server ------------------------------------------------------------------------
+
+  private fromClient(m: Inbound): void {
+    const msg = m.msg;
+    if (m.kind === 'request') {
+      const id = msg.id as JsonRpcId;
+      if (msg.method === 'tools/call') return this.handleCall(msg, id, m.raw);
+      if (msg.method === 'initialize') {
+        const info = msg.params?.['clientInfo'];
+        if (isJsonObject(info) && typeof info['name'] === 'string') this.clientName = info['name'];
+      }
+      this.forward({ id, method: msg.method! }, msg, m.raw);
+      return;
+    }
+    if (m.kind === 'notification' && msg.method === 'notifications/cancelled') {
+      const rid = msg.params?.['requestId'];
+      if (typeof rid === 'string' || typeof rid === 'number') {
+        const p = this.pending.get(idKey(rid));
+        if (p) {
+          this.settle(p);
+          if (p.call?.intentId) this.o.capture?.result(p.call.intentId, 'cancelled', msg.params ?? null);
+        }
+      }
+    }
+    // Notifications and responses to server-initiated requests pass through as they are.
+    this.toServer(msg, m.raw);
+  }
+
+  private forward(p: Pending, msg: JsonRpcMessage, raw: Buffer | undefined): void {
+    if (this.serverGone) {
+      this.replyError(p.id, RPC.UPSTREAM_UNAVAILABLE, `MCP server is not available: ${this.serverGone.message}`);
+      return;
+    }
+    const key = idKey(p.id);
+    const meta = msg.params?.['_meta'];
+    if (isJsonObject(meta)) {
+      const token = meta['progressToken'];
+      if (typeof token === 'string' || typeof token === 'number') {
+        p.progressToken = token;
+        this.progress.set(token, p.id);
+      }
+    }
+    if (this.o.callTimeoutMs > 0) {
+      p.timer = setTimeout(() => this.timedOut(key), this.o.callTimeoutMs);
+      p.timer.unref?.();
+    }
+    this.pending.set(key, p);
+    this.o.server.send(msg, raw).catch((err: Error) => {
+      if (!this.pending.has(key)) return;
+      this.settle(p);
+      this.replyError(p.id, RPC.UPSTREAM_UNAVAILABLE, `MCP server unreachable: ${err.message}`);
+    });
+  }
+
+  private handleCall(msg: JsonRpcMessage, id: JsonRpcId, raw: Buffer | undefined): void {
+    const params = msg.params ?? {};
+    const name = params['name'];
+    const args = params['arguments'] ?? {};
+    if (typeof name !== 'string' || name === '' || !isJsonObject(args)) {
+      this.replyError(id, -32602, 'tools/call needs params.name (a string) and params.arguments (an object)');
+      return;
+    }
+    const meta = params['_meta'];
+    const call = {
+      name,
+      arguments: args,
+      sessionId: this.o.sessionId,
+      runId: this.o.runId,
+      clientName: this.clientName,
+      hints: this.hints.get(name),
+      meta: isJsonObject(meta) ? meta : undefined,
+      createdAt: formatRFC3339Nano(nowUTC()),
+    };
+    const correlation = `${this.o.sessionId}:${String(id)}`;
+    let decision: CallDecision;
+    try {
+      decision = this.o.pinTools && this.pins.isChanged(name) ? this.o.gate.blockChangedTool(call, correlation) : this.o.gate.decide(call, correlation);
+    } catch (err) {
+      // Fail closed: a call Ward cannot evaluate is not forwarded.
+      this.o.log.warn('tools/call not evaluable; not forwarded', { tool: name, error: (err as Error).message });
+      this.replyError(id, -32602, `Ward could not evaluate this call: ${(err as Error).message}`);
+      return;
+    }
+    const intentId = this.o.capture?.call(decision.toolName, decision.argsDigest, decision.traceId, decision.verdict);
+    if (decision.verdict === 'allow') {
+      this.forward({ id, method: 'tools/call', call: { decision, intentId } }, msg, raw);
+      return;
+    }
+    const reply = verdictReply(id, decision, this.o.denyAs, this.o.approvalDir);
+    this.o.log.info(`${decision.verdict}: ${name}`, { reasons: decision.reasonCodes.join(','), trace_id: decision.traceId });
+    decision.durable.then(
+      () => {
+        if (intentId) this.o.capture?.result(intentId, decision.verdict, reply.result ?? reply.error);
+        this.toClient(reply);
+      },
+      (err: Error) => this.traceFailed(id, err, intentId),
+    );
+  }
+
+  // ---- server → client ------------------------------------------------------------------------
+
+  private fromServer(m: Inbound): void {
+    const msg = m.msg;
+    if (m.kind !== 'response') {
+      this.toClient(msg, m.raw, this.relatedFor(msg));
+      return;
+    }
+    const id = msg.id;
+    if (id === null || id === undefined) {
+      this.o.log.warn('MCP server sent an error without an id', { error: msg.error });
+      return;
+    }
+    const key = idKey(id);
+    const p = this.pending.get(key);
+    if (!p) {
+      if (this.abandoned.delete(key)) this.o.log.warn('late response dropped (the client already got an error)', { id });
+      else this.toClient(msg, m.raw);
+      return;
+    }
+    this.settle(p);
+    if (p.method === 'initialize' && isJsonObject(msg.result)) {
+      const v = msg.result['protocolVersion'];
+      if (typeof v === 'string') this.o.server.setProtocolVersion?.(v);
+    }
+    if (p.method === 'tools/list' && isJsonObject(msg.result)) {
+      const rewritten = this.toolsList(msg as JsonRpcMessage & { result: JsonObject });
+      if (rewritten) return this.toClient(rewritten);
+    }
+    const call = p.call;
+    if (!call) return this.toClient(msg, m.raw);
+    // Never answer before the decision's trace is durable (Ward decision 6).
+    call.decision.durable.then(
+      () => {
+        this.toClient(msg, m.raw);
+        if (call.intentId) {
+          const intentId = call.intentId;
+          const failed = msg.error !== undefined || (isJsonObject(msg.result) && msg.result['isError'] === true);
+          setImmediate(() => this.o.capture?.result(intentId, failed ? 'error' : 'ok', msg.result ?? msg.error));
+        }
+      },
+      (err: Error) => this.traceFailed(id, err, call.intentId),
+    );
+  }
+
+  /** Learn annotations; pin and hide tools. Returns a rewritten message, or undefined to forward the original. */
+  private toolsList(msg: JsonRpcMessage & { result: JsonObject }): JsonRpcMessage | undefined {
+    const tools = msg.result['tools'];
+    if (!Array.isArray(tools)) return undefined;
+    for (const t of tools) {
+      if (!isJsonObject(t) || typeof t['name'] !== 'string') continue;
+      const h = hintsOf(t['annotations']);
+      if (h) this.hints.set(t['name'], h);
+      else this.hints.delete(t['name']);
+      if (this.o.pinTools && this.pins.observe(t) && !this.pinWarned.has(t['name'])) {
+        this.pinWarned.add(t['name']);
+        this.o.log.warn('tool definition changed since it was pinned; calls to it are blocked', { tool: t['name'] });
+      }
+    }
+    if (!this.o.hideBlockedTools) return undefined;
+    const policy = this.o.gate.runtime.policy.policy;
+    const prefix = this.o.gate.mapping.toolPrefix;
+    const kept = tools.filter((t) => !(isJsonObject(t) && typeof t['name'] === 'string' && alwaysBlocked(policy, (prefix + t['name']).toLowerCase())));
+    if (kept.length === tools.length) return undefined;
+    return { ...msg, result: { ...msg.result, tools: kept } };
+  }
+
+  private readonly pinWarned = new Set<string>();
+
+  /** Streamable HTTP: progress goes with the request that asked for it; anything else with the latest open request. */
+  private relatedFor(msg: JsonRpcMessage): JsonRpcId | undefined {
+    if (!this.o.routeRelated) return undefined;
+    if (msg.method === 'notifications/progress') {
+      const token = msg.params?.['progressToken'];
+      if (typeof token === 'string' || typeof token === 'number') {
+        const id = this.progress.get(token);
+        if (id !== undefined) return id;
+      }
+    }
+    let last: JsonRpcId | undefined;
+    for (const p of this.pending.values()) last = p.id;
+    return last;
+  }
+
+  // ---- faults -------------------------------------------------------------------------------
+
+  private timedOut(key: string): void {
+    const p = this.pending.get(key);
+    if (!p) return;
+    this.settle(p);
+    this.abandoned.add(key);
+    this.o.log.warn('MCP server did not answer in time', { method: p.method, id: p.id, timeout_ms: this.o.callTimeoutMs });
+    this.toServer({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: p.id, reason: 'ward: call timeout' } });
+    const message = `MCP server did not answer ${p.method} within ${this.o.callTimeoutMs} ms`;
+    if (p.call?.intentId) this.o.capture?.result(p.call.intentId, 'timeout', { message });
+    this.replyError(p.id, RPC.UPSTREAM_TIMEOUT, message);
+  }
+
+  private malformedFromClient(reason: string, id: JsonRpcId | null): void {
+    this.o.log.warn(`malformed message from the client: ${reason}`);
+    const code = reason === 'not JSON' ? RPC.PARSE_ERROR : RPC.INVALID_REQUEST;
+    this.toClient(errorResponse(id, code, code === RPC.PARSE_ERROR ? 'Parse error' : `Invalid Request: ${reason}`));
+  }
+
+  private malformedFromServer(reason: string, id: JsonRpcId | null): void {
+    this.o.log.warn(`malformed message from the MCP server: ${reason}`);
+    if (id === null) return;
+    const p = this.pending.get(idKey(id));
+    if (!p) return;
+    this.settle(p);
+    this.replyError(p.id, RPC.INTERNAL_ERROR, `MCP server sent a malformed response: ${reason}`);
+  }
+
+  private traceFailed(id: JsonRpcId, err: Error, intentId: string | undefined): void {
+    this.o.log.error('decision trace could not be written; reply withheld', { error: err.message });
+    if (intentId) this.o.capture?.result(intentId, 'trace_failed', { message: err.message });
+    this.replyError(id, RPC.INTERNAL_ERROR, `Ward could not persist the decision trace: ${err.message}`);
+  }
+
+  private serverClosed(error: Error | undefined): void {
+    this.serverGone = error ?? new Error('MCP server closed the connection');
+    const why = this.serverGone.message;
+    if (this.pending.size) this.o.log.error(`MCP server ended with ${this.pending.size} request(s) in flight: ${why}`);
+    for (const p of [...this.pending.values()]) {
+      this.settle(p);
+      if (p.call?.intentId) this.o.capture?.result(p.call.intentId, 'server_exited', { message: why });
+      this.replyError(p.id, RPC.UPSTREAM_UNAVAILABLE, `MCP server exited before answering: ${why}`);
+    }
+    void this.end(error ?? undefined, 'server');
+  }
+
+  // ---- plumbing -----------------------------------------------------------------------------
+
+  private settle(p: Pending): void {
+    if (p.timer) clearTimeout(p.timer);
+    this.pending.delete(idKey(p.id));
+    if (p.progressToken !== undefined) this.progress.delete(p.progressToken);
+  }
+
+  private replyError(id: JsonRpcId, code: number, message: string): void {
+    this.toClient(errorResponse(id, code, message));
+  }
+
+  private toClient(msg: JsonRpcMessage, raw?: Buffer, related?: JsonRpcId): void {
+    this.o.client.send(msg, raw, related).catch((err: Error) => {
+      if (related !== undefined) {
+        // The request's stream is gone; try the session's standalone stream.
+        this.o.client.send(msg, raw).catch(() => undefined);
+        return;
+      }
+      this.o.log.debug('could not deliver to the client', { error: err.message });
+    });
+  }
+
+  private toServer(msg: JsonRpcMessage, raw?: Buffer): void {
+    if (this.serverGone) return;
+    this.o.server.send(msg, raw).catch((err: Error) => this.o.log.debug('could not deliver to the MCP server', { error: err.message }));
+  }
+
+  /** End the session: the other side is closed too. Idempotent. */
+  async end(error?: Error, from?: 'client' | 'server'): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    for (const p of this.pending.values()) if (p.timer) clearTimeout(p.timer);
+    // Give replies already queued (errors for pending calls) a chance to reach the client.
+    await new Promise((r) => setImmediate(r));
+    const closing: Promise<void>[] = [];
+    if (from !== 'server') closing.push(this.o.server.close().catch(() => undefined));
+    if (from !== 'client') closing.push(this.o.client.close().catch(() => undefined));
+    await Promise.all(closing);
+    this.resolveDone({ error: from === 'server' ? error ?? undefined : error });
+  }
+}
