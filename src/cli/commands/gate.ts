@@ -18,6 +18,7 @@ import { checkProfile } from '../../policy/profile.js';
 import { runGate, type GateRequest } from '../../runtime/gate-run.js';
 import type { TraceFormat } from '../../trace/record.js';
 import { stateDir, type CliContext } from '../context.js';
+import { daemonUrl, gateEvalOverDaemon, printDaemonJson } from '../daemon-client.js';
 import { parseEvaluationTime, parseJsonInput, readInputText } from '../input.js';
 import { correlationId, goJsonLine, omitEmpty } from '../output.js';
 import { approvalSources, approvalStep, delegationStep, verifyKeysFor, type TokenFlags } from './gate-tokens.js';
@@ -45,6 +46,7 @@ interface GateEvalFlags extends TokenFlags {
   approvedScriptRegistry?: string;
   approvedScriptPublicKey?: string;
   approvedScriptPublicKeyEnv?: string;
+  daemon?: string;
 }
 
 export function register(program: Command, ctx: CliContext): void {
@@ -74,6 +76,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--kill-switch-state <file>', 'kill-switch state JSON (gait.gate.kill_switch_state)')
     .option('--wrkr-inventory <file>', 'Wrkr tool inventory for context enrichment')
     .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--daemon <url>', 'ask a running ward serve (default $WARD_DAEMON_URL); its policy and key decide')
     .option('--approved-script-registry <file>', 'signed approved-script registry: a matching script skips policy evaluation')
     .option('--approved-script-public-key <file>', 'registry verify key (default: the approval verify key)')
     .option('--approved-script-public-key-env <var>', 'registry verify key from the environment')
@@ -112,6 +115,8 @@ async function gateEval(ctx: CliContext, flags: GateEvalFlags): Promise<void> {
     ctx.exitCode = EXIT.OK;
     return;
   }
+  const daemon = daemonUrl(ctx, flags.daemon);
+  if (daemon) return gateEvalWithDaemon(ctx, daemon, flags);
   if (!flags.policy || !flags.intent) {
     throw new WardError(ERROR_CODES.USAGE, 'both --policy and --intent are required', {
       hint: 'ward gate eval --policy policy.yaml --intent intent.json [--json]',
@@ -275,6 +280,23 @@ async function loadEnvelope(ctx: CliContext, path: string): Promise<{ envelope: 
     if (isWardError(err)) throw err;
     throw new WardError(ERROR_CODES.ENVELOPE_INVALID, (err as Error).message);
   }
+}
+
+/** `--daemon`: the daemon decides with its policy and key; flags that configure a local decision are refused. */
+async function gateEvalWithDaemon(ctx: CliContext, daemon: string, flags: GateEvalFlags): Promise<void> {
+  if (!flags.intent) throw new WardError(ERROR_CODES.USAGE, '--intent is required', { hint: 'ward gate eval --daemon URL --intent intent.json [--json]' });
+  const local = (['traceOut', 'rateLimitState', 'killSwitchState', 'wrkrInventory', 'approvedScriptRegistry', 'privateKey', 'privateKeyEnv', 'approvalAuditOut', 'delegationAuditOut'] as const).filter((k) => flags[k]);
+  if (local.length > 0) {
+    const flag = `--${local[0]!.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+    throw new WardError(ERROR_CODES.USAGE, `${flag} is not available with --daemon: the daemon's configuration decides`, { hint: 'drop the flag, or evaluate locally without --daemon / WARD_DAEMON_URL' });
+  }
+  const reply = await gateEvalOverDaemon(ctx, daemon, { ...flags, intent: flags.intent });
+  if (flags.policy && reply.json['policy_digest'] && loadPolicyFile(resolve(ctx.cwd, flags.policy)).digest !== reply.json['policy_digest']) {
+    ctx.stderr(`warning: the daemon decided with policy ${String(reply.json['policy_digest']).slice(0, 12)}, not ${flags.policy}\n`);
+  }
+  ctx.exitCode = reply.exitCode;
+  if (flags.json) printDaemonJson(ctx, reply.json);
+  else ctx.stdout(renderText(reply.json));
 }
 
 function renderText(out: Record<string, unknown>): string {
