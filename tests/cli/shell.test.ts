@@ -72,11 +72,21 @@ describe('ward demo (npm start)', () => {
     expect(tools).toEqual(out.steps.map((s: { tool_name: string }) => s.tool_name));
   });
 
+  it('bootstraps a regress fixture from the run that a later regress run passes', () => {
+    const cwd = tempDir('ward-demo-');
+    const out = JSON.parse(ward(['demo', '--json'], { cwd }).stdout);
+    expect(out).toMatchObject({ regress_status: 'pass', regress_config: '.ward/demo/regress/ward.yaml' });
+    expect(out.regress_graders).toBeGreaterThanOrEqual(4);
+    const run = ward(['regress', 'run', '--config', out.regress_config, '--json'], { cwd });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout).status).toBe('pass');
+  });
+
   it('prints each stage in text mode, ending with what to try next', () => {
     const cwd = tempDir('ward-demo-');
     const r = ward(['demo'], { cwd });
     expect(r.code).toBe(0);
-    const order = ['Decisions', 'delete-database', 'Evidence', 'traces    4 verified', 'runpack', 'pack ', 'Try next:', 'pack inspect'];
+    const order = ['Decisions', 'delete-database', 'Evidence', 'traces    4 verified', 'runpack', 'pack ', 'regress   fixture demo: pass', 'Try next:', 'regress run'];
     const positions = order.map((text) => r.stdout.indexOf(text));
     expect(positions.every((p) => p >= 0), r.stdout).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);

@@ -6,6 +6,7 @@ import { formatRFC3339Nano, nowUTC } from '../../canon/gotime.js';
 import { parseJsonText, type JsonObject } from '../../canon/json.js';
 import { evaluate } from '../../gate/evaluate.js';
 import { buildRunPack, packVerified, verifyPack } from '../../pack/index.js';
+import { initFixture, readRegressConfig, regressJunit, renderRegressResult, runRegress } from '../../regress/index.js';
 import { parseRunRecordInput, recordRunpack, runpackVerified, verifyRunpack } from '../../runpack/index.js';
 import { writeFileAtomic } from '../../state/atomic-file.js';
 import { intentDigest } from '../../intent/digest.js';
@@ -153,7 +154,22 @@ function demo(ctx: CliContext, flags: { json?: boolean; stateDir?: string }): vo
   const packOk = packVerified(verifyPack(readFileSync(packPath), { keys: [key.key], requireSignature: true }), true);
   say(`  pack      ${show(packPath)} ${packOk ? 'verified' : 'FAILED verification'} (pack_id ${pack.manifest.pack_id.slice(0, 12)}…)`);
 
-  const ok = verification.summary.failed === 0 && runpackOk && packOk;
+  // The run becomes a CI regression: a fixture beside its config, graded against itself.
+  const regressDir = join(dir, 'regress');
+  rmSync(regressDir, { recursive: true, force: true });
+  const configPath = join(regressDir, 'ward.yaml');
+  const fixture = initFixture({ cwd: ctx.cwd, runpackBytes: recorded.bytes, sourceLabel: show(runpackPath), name: 'demo', configPath });
+  const regress = runRegress(readRegressConfig(configPath, show(configPath)), {
+    cwd: regressDir,
+    flags: { contextConformance: false, allowContextRuntimeDrift: false },
+    producerVersion: WARD_VERSION,
+  });
+  writeFileAtomic(join(regressDir, 'regress_result.json'), renderRegressResult(regress));
+  writeFileAtomic(join(regressDir, 'junit.xml'), regressJunit(regress));
+  const regressOk = regress.status === 'pass';
+  say(`  regress   fixture ${fixture.fixture_name}: ${regress.status} (${regress.graders.length} graders; ${show(join(regressDir, 'regress_result.json'))})`);
+
+  const ok = verification.summary.failed === 0 && runpackOk && packOk && regressOk;
   const summary: JsonObject = {
     ok,
     policy: show(policyPath),
@@ -168,10 +184,14 @@ function demo(ctx: CliContext, flags: { json?: boolean; stateDir?: string }): vo
     pack_path: show(packPath),
     pack_id: pack.manifest.pack_id,
     pack_verified: packOk,
+    regress_config: show(configPath),
+    regress_status: regress.status,
+    regress_graders: regress.graders.length,
     next_commands: [
       `${invocation(ctx)} gate eval --policy ${show(policyPath)} --intent ${show(join(dir, 'delete-database.json'))} --json`,
       `${invocation(ctx)} trace verify ${show(join(dir, 'traces'))}`,
       `${invocation(ctx)} pack inspect ${show(packPath)}`,
+      `${invocation(ctx)} regress run --config ${show(configPath)}`,
       `${invocation(ctx)} policy validate ${show(join(SHIPPED, 'policies', 'baseline-mediumrisk.yaml'))}`,
     ],
   };
