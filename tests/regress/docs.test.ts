@@ -37,6 +37,6 @@ describe('docs/regress.md', () => {
         const r = spawnSync('sh', ['-c', line.replace(/\s+#.*$/, '')], { cwd, encoding: 'utf8', env: { ...process.env, WARD_STATE_DIR: '' } });
         expect(r.status, `${line}\n${r.stdout}\n${r.stderr}`).toBe(exit ? Number(exit[1]) : 0);
       }
-    });
+    }, 120_000);
   }
 });
