@@ -18,6 +18,7 @@ import {
 } from '../../store/index.js';
 import { openZip, writeDeterministicZip } from '../../zip/index.js';
 import { stateDir, type CliContext } from '../context.js';
+import { daemonUrl, storeListOverDaemon, storeShowOverDaemon } from '../daemon-client.js';
 import { print } from './pack.js';
 
 interface StoreFlags {
@@ -47,7 +48,14 @@ export function register(program: Command, ctx: CliContext): void {
 
   withFilters(withCommon(store.command('list').description('list stored entries, newest first (the spool is ingested first)')))
     .option('--limit <n>', 'at most this many entries', '50')
-    .action(async (flags: ListFlags) => {
+    .option('--daemon <url>', 'ask a running ward serve instead of opening the store (default $WARD_DAEMON_URL)')
+    .action(async (flags: ListFlags & { daemon?: string }) => {
+      const daemon = daemonUrl(ctx, flags.daemon);
+      if (daemon) {
+        const entries = (await storeListOverDaemon(ctx, daemon, flags)) as unknown as StoreEntry[];
+        print(ctx, flags.json, { ok: true, count: entries.length, entries }, entries.map(entryLine).join('\n') || 'no entries');
+        return;
+      }
       await withStore(ctx, flags, async (s) => {
         const entries = await s.list(filterOf(flags));
         print(ctx, flags.json, { ok: true, count: entries.length, entries }, entries.map(entryLine).join('\n') || 'no entries');
@@ -56,7 +64,14 @@ export function register(program: Command, ctx: CliContext): void {
 
   withCommon(store.command('show').description('show one entry: the trace, or the pack or runpack summary').argument('<id>', 'id, unique id prefix, trace id or run id'))
     .addOption(new Option('--kind <kind>', 'only this kind').choices([...ENTRY_KINDS]))
-    .action(async (id: string, flags: StoreFlags & { kind?: EntryKind }) => {
+    .option('--daemon <url>', 'ask a running ward serve instead of opening the store (default $WARD_DAEMON_URL)')
+    .action(async (id: string, flags: StoreFlags & { kind?: EntryKind; daemon?: string }) => {
+      const daemon = daemonUrl(ctx, flags.daemon);
+      if (daemon) {
+        const shown = await storeShowOverDaemon(ctx, daemon, id, flags.kind);
+        print(ctx, flags.json, shown, `${String((shown['entry'] as StoreEntry).kind)} ${String((shown['entry'] as StoreEntry).id)}\n${JSON.stringify(shown['trace'] ?? shown['inspect'], null, 2)}`);
+        return;
+      }
       await withStore(ctx, flags, async (s) => {
         const found = await s.resolve(id, flags.kind);
         if (found.length === 0) throw new WardError(ERROR_CODES.STORE_NOT_FOUND, `not in the store: ${id}`);
