@@ -19,6 +19,7 @@ import { locateArtifact, spoolBytes, type EntryKind } from '../../store/index.js
 import { WARD_VERSION } from '../../version.js';
 import { openZip } from '../../zip/index.js';
 import { stateDir, type CliContext } from '../context.js';
+import { daemonUrl, isLocalArtifact, packDiffOverDaemon, packInspectOverDaemon } from '../daemon-client.js';
 import { correlationId, goJsonLine } from '../output.js';
 import { addSigningKeyOptions, addVerifyKeyOptions, signingKeyFromFlags, verifyKeysFromFlags, type SigningKeyFlags, type VerifyKeyFlags } from './keys.js';
 import { displayPath } from './run.js';
@@ -119,7 +120,15 @@ export function register(program: Command, ctx: CliContext): void {
     .argument('<pack>', 'pack path or store id')
     .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
     .option('--json', 'one line of JSON on stdout')
-    .action(async (ref: string, flags: ReadFlags) => {
+    .option('--daemon <url>', 'read store ids from a running ward serve (default $WARD_DAEMON_URL)')
+    .action(async (ref: string, flags: ReadFlags & { daemon?: string }) => {
+      const daemon = daemonUrl(ctx, flags.daemon);
+      if (daemon && !isLocalArtifact(ctx, ref)) {
+        const reply = await packInspectOverDaemon(ctx, daemon, ref);
+        const inspect = reply.json['inspect'] as { pack_id?: string; pack_type?: string };
+        print(ctx, flags.json, reply.json, `pack inspect ok: ${String(inspect.pack_id)} (${String(inspect.pack_type)})`);
+        return;
+      }
       const source = await locateArtifact(ref, { cwd: ctx.cwd, stateDir: stateDir(ctx, flags.stateDir), kinds: PACK_KINDS });
       const result = inspectPack(source.bytes);
       const output = { ok: true, operation: 'inspect', path: displayPath(ctx.cwd, source.path), pack_id: result.pack_id, pack_type: result.pack_type, source_ref: result.source_ref, inspect: result, ...PACK_SCHEMA };
@@ -137,7 +146,16 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--output <file>', 'also write the diff JSON here')
     .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
     .option('--json', 'one line of JSON on stdout')
-    .action(async (leftRef: string, rightRef: string, flags: ReadFlags & { output?: string }) => {
+    .option('--daemon <url>', 'read store ids from a running ward serve (default $WARD_DAEMON_URL)')
+    .action(async (leftRef: string, rightRef: string, flags: ReadFlags & { output?: string; daemon?: string }) => {
+      const daemon = daemonUrl(ctx, flags.daemon);
+      if (daemon && !isLocalArtifact(ctx, leftRef) && !isLocalArtifact(ctx, rightRef)) {
+        const reply = await packDiffOverDaemon(ctx, daemon, leftRef, rightRef, flags.output);
+        const summary = ((reply.json['diff'] as { result: { summary: { changed: boolean; context_drift_classification: string } } }).result).summary;
+        print(ctx, flags.json, { ...reply.json, path: flags.output }, `pack diff: ${summary.changed ? 'changed' : 'unchanged'} (context drift: ${summary.context_drift_classification})`);
+        ctx.exitCode = reply.exitCode;
+        return;
+      }
       const state = stateDir(ctx, flags.stateDir);
       const left = await locateArtifact(leftRef, { cwd: ctx.cwd, stateDir: state, kinds: PACK_KINDS });
       const right = await locateArtifact(rightRef, { cwd: ctx.cwd, stateDir: state, kinds: PACK_KINDS });
