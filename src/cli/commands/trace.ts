@@ -10,6 +10,7 @@ import { parseStrictJson } from '../../canon/strict-json.js';
 import { verifyTracePath, type TraceFileVerification } from '../../trace/verify-file.js';
 import { verifyTraceRecord, verifyTraceText } from '../../trace/verify.js';
 import { stateDir, type CliContext } from '../context.js';
+import { daemonUrl, traceVerifyOverDaemon } from '../daemon-client.js';
 import { readInputText } from '../input.js';
 import { correlationId, goJsonLine } from '../output.js';
 import { addSigningKeyOptions, addVerifyKeyOptions, signingKeyFromFlags, verifyKeysFromFlags, type SigningKeyFlags, type VerifyKeyFlags } from './keys.js';
@@ -38,7 +39,27 @@ export function register(program: Command, ctx: CliContext): void {
       .argument('<path>', 'trace file, directory or -'),
   )
     .option('--json', 'one line of JSON on stdout')
-    .action(async (path: string, flags: VerifyFlags) => {
+    .option('--daemon <url>', "verify with a running ward serve's key set (default $WARD_DAEMON_URL)")
+    .action(async (path: string, flags: VerifyFlags & { daemon?: string }) => {
+      const daemon = daemonUrl(ctx, flags.daemon);
+      if (daemon && !flags.publicKey && !flags.publicKeyEnv && !flags.jwks && !flags.privateKey && !flags.privateKeyEnv) {
+        const { single, results, dir } = await traceVerifyOverDaemon(ctx, daemon, path);
+        if (single) {
+          printSingle(ctx, flags, results[0] as unknown as TraceFileVerification);
+          return;
+        }
+        const failed = results.filter((r) => r['ok'] !== true).length;
+        const summary = { total: results.length, verified: results.length - failed, failed };
+        const ok = summary.total > 0 && failed === 0;
+        const error = summary.total === 0 ? `no trace files found in ${dir}` : undefined;
+        if (flags.json) ctx.stdout(goJsonLine({ ok, correlation_id: correlationId(ctx.argv), path: dir, results, summary, error }) + '\n');
+        else {
+          for (const r of results) ctx.stdout(resultLine(r as unknown as TraceFileVerification) + '\n');
+          ctx.stdout((error ?? `${summary.verified}/${summary.total} verified, ${summary.failed} failed`) + '\n');
+        }
+        ctx.exitCode = ok ? EXIT.OK : EXIT.VERIFY_FAILED;
+        return;
+      }
       const keys = verifyKeysFromFlags(ctx, flags);
       if (path === '-') {
         const result = { path: '-', ...verifyTraceText(await readInputText(ctx, '-', 'trace'), keys) };
