@@ -23,9 +23,9 @@ export interface Exchange {
   errorCode?: string;
 }
 
-type Handler = (ctx: DaemonContext, ex: Exchange, params: Record<string, string>) => Promise<void>;
+export type Handler = (ctx: DaemonContext, ex: Exchange, params: Record<string, string>) => Promise<void>;
 
-interface Route {
+export interface Route {
   name: string;
   /** Literal segments, or `:name` for a parameter. */
   segments: readonly string[];
@@ -279,17 +279,13 @@ export const ROUTES: readonly Route[] = [
   { name: 'metrics', segments: ['metrics'], methods: { GET: metrics } },
 ];
 
-/** Extra routes mounted at start (e.g. the MCP decision service). */
-export function mountRoute(route: Route): void {
-  (ROUTES as Route[]).unshift(route);
-}
 
 /**
  * Match the request path. Every segment is percent-decoded and checked first: `.`/`..`, slashes,
  * backslashes and NUL are refused (400) before any route sees them, so no parameter can name a
  * path outside the store. Literal routes win over parameter routes.
  */
-export function matchRoute(req: IncomingMessage): { route?: Route; params: Record<string, string> } {
+export function matchRoute(req: IncomingMessage, routes: readonly Route[] = ROUTES): { route?: Route; params: Record<string, string> } {
   const raw = (req.url ?? '/').split('?', 1)[0]!;
   if (!raw.startsWith('/')) throw badRequest('request target must be an absolute path');
   const parts = raw.slice(1).split('/');
@@ -305,7 +301,7 @@ export function matchRoute(req: IncomingMessage): { route?: Route; params: Recor
     return s;
   });
   let best: { route: Route; params: Record<string, string>; literal: number } | undefined;
-  for (const route of ROUTES) {
+  for (const route of routes) {
     if (route.segments.length !== segments.length) continue;
     const params: Record<string, string> = {};
     let literal = 0;

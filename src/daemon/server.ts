@@ -15,7 +15,7 @@ import { errorResponse, HttpError, sendJson } from './http.js';
 import { JsonLog } from './log.js';
 import { DaemonMetrics } from './metrics.js';
 import { PolicyHolder, type ReloadTrigger } from './policy-holder.js';
-import { matchRoute, type Exchange } from './routes.js';
+import { matchRoute, ROUTES, type Exchange, type Handler, type Route } from './routes.js';
 import { DiscardingSink, GroupCommitSink, type DaemonTraceSink } from './trace-sink.js';
 import { Journal, journalDir, recoverJournal } from './journal.js';
 
@@ -180,6 +180,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       : undefined;
   ingestTimer?.unref();
 
+  // The daemon's routes plus the reference decision service (`/v1/evaluate*`).
+  const routes = [...ROUTES, ...(await decisionServiceRoutes(opts, policies, options.maxBodyBytes))];
+
   const auth = opts.authToken ? new BearerAuth(opts.authToken) : undefined;
   const hostGuard = isLoopbackHost(opts.host) ? new HostGuard(opts.allowedHosts) : opts.allowedHosts?.length ? new HostGuard(opts.allowedHosts) : undefined;
   let inFlight = 0;
@@ -194,7 +197,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     res.setHeader('x-request-id', ex.id);
     if (state.draining) res.setHeader('connection', 'close');
     try {
-      const match = matchRoute(req);
+      const match = matchRoute(req, routes);
       ex.route = match.route?.name ?? 'unmatched';
       hostGuard?.check(req);
       if (auth && !match.route?.public) auth.check(req);
@@ -308,6 +311,37 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   };
   log.log({ level: 'info', msg: 'listening', url, policy_digest: policies.current.digest, trace_durability: durable, auth: Boolean(auth) });
   return { url, server, context: ctx, close, reload: (trigger) => policies.reload(trigger) };
+}
+
+/**
+ * The reference `mcp serve` decision service (`/v1/evaluate`, `/sse`, `/stream`), from the MCP
+ * compat module, behind the daemon's own auth, Host guard, logging and metrics. It follows the
+ * daemon's policy reloads; its traces are files in `<state>/traces`, ingested like any `gate eval`.
+ */
+async function decisionServiceRoutes(opts: DaemonOptions, policies: PolicyHolder, maxBodyBytes: number): Promise<Route[]> {
+  const { createEvaluateHandler, EVALUATE_ROUTES } = await import('../mcp/compat/http.js');
+  const config = {
+    policy: policies.current,
+    signingKey: opts.signingKey,
+    keyWarnings: opts.keyWarnings ?? [],
+    profile: opts.profile ?? 'standard',
+    defaultAdapter: 'mcp' as const,
+    allowClientArtifactPaths: false,
+    serve: true,
+    jobRoot: join(opts.stateDir, 'jobs'),
+    cwd: process.cwd(),
+    stateDir: opts.stateDir,
+    traceDir: join(opts.stateDir, 'traces'),
+  };
+  policies.onReload((result) => {
+    if (result.ok) config.policy = policies.current;
+  });
+  const evaluate = createEvaluateHandler({ config, maxRequestBytes: maxBodyBytes });
+  const handler: Handler = async (_ctx, ex) => {
+    await evaluate(ex.req, ex.res);
+    ex.status = ex.res.statusCode;
+  };
+  return EVALUATE_ROUTES.map((path) => ({ name: path.slice(1).replaceAll('/', '.'), segments: path.slice(1).split('/'), methods: { POST: handler } }));
 }
 
 function delay(ms: number): Promise<void> {

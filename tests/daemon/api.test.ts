@@ -105,6 +105,21 @@ function intentFromFile(name: 'read-report'): unknown {
   return JSON.parse(readFileSync(intentFile(name), 'utf8'));
 }
 
+describe('the reference decision service (mounted from the MCP compat module)', () => {
+  it('POST /v1/evaluate, /sse and /stream decide a tool call; other methods are 405', async () => {
+    const body = { call: JSON.parse(readFileSync(fixture('mcp-compat/call-mcp-read.json'), 'utf8')) };
+    const r = await call(daemon.url, '/v1/evaluate', { body });
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ ok: true, verdict: 'allow', tool_name: 'read_file', exit_code: 0 });
+    const sse = await call(daemon.url, '/v1/evaluate/sse', { body });
+    expect(sse.text).toMatch(/^event: evaluate\ndata: /);
+    const stream = await call(daemon.url, '/v1/evaluate/stream', { body });
+    expect(JSON.parse(stream.text.trim()).verdict).toBe('allow');
+    expect((await call(daemon.url, '/v1/evaluate')).status).toBe(405);
+    expect((await call(daemon.url, '/v1/evaluate', { raw: 'x', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
+  });
+});
+
 describe('traces', () => {
   it('lists with filters and cursor pagination, newest first, without repeats', async () => {
     for (let i = 0; i < 5; i++) await call(daemon.url, '/v1/gate/eval', { body: evalBody('read-report') });
