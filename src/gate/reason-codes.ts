@@ -132,6 +132,7 @@ export const REASON_CODES: Readonly<Record<string, ReasonCodeInfo>> = {
   mcp_trust_registry_unverified: r('', 'rule', 'MCP trust: require_registry and the registry signature/pin is unverified (mcp_trust.action when enforced)'),
   mcp_trust_stale: r('', 'rule', 'MCP trust: snapshot entry older than mcp_trust.max_age (mcp_trust.action when enforced)'),
   mcp_trust_below_threshold: r('', 'rule', 'MCP trust: score below mcp_trust.min_score (mcp_trust.action when enforced)'),
+  mcp_tool_definition_changed: r('mcp_tool_definition_changed', 'block', 'MCP proxy with --pin-tools: the tool definition changed since it was pinned in this session; the call is not forwarded'),
   emergency_stop_preempted: r('emergency_stop_active', 'block', 'the call names a job (context.job_id) that is emergency-stopped'),
   emergency_stop_state_unavailable: r('emergency_stop_state_unavailable', 'block', 'the call names a job whose state cannot be read at --job-root'),
 };
