@@ -59,6 +59,7 @@ interface ProxyFlags extends CallModeFlags {
   maxMessageBytes: string;
   logFile?: string;
   verbose?: boolean;
+  traceSink: 'journal' | 'file';
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -93,6 +94,11 @@ export function registerProxy(mcp: Command, ctx: CliContext): void {
     .option('--hide-blocked-tools', 'drop tools from tools/list that the policy blocks whatever the arguments')
     .option('--capture-intents', 'keep each normalized intent beside its trace (for ward regress replay); may hold sensitive arguments')
     .option('--no-run-capture', 'do not capture sessions as runs in the store')
+    .addOption(
+      new Option('--trace-sink <kind>', 'journal: traces durably queued in a journal (group-committed fdatasync), then written as files; file: one fsynced file per trace')
+        .choices(['journal', 'file'])
+        .default('journal'),
+    )
     .option('--max-message-bytes <n>', 'largest JSON-RPC message accepted on stdio', String(64 * 1024 * 1024))
     .option('--log-file <file>', 'also write diagnostics here as JSON lines (stdout carries protocol only)')
     .option('--verbose', 'more diagnostics on stderr')
@@ -143,6 +149,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
   }
   const { ProxyRuntime, runStdio, runListen, isLoopback, ProxyLog, loadTargetsMap, DEFAULT_TARGET_MAPPING } = await import('../../mcp/proxy/index.js');
   const { checkArgSource } = await import('../../mcp/proxy/intent.js');
+  const { JournalTraceSink } = await import('../../mcp/proxy/journal-sink.js');
 
   const state = stateDir(ctx, flags.stateDir);
   const policyPath = resolve(ctx.cwd, flags.policy);
@@ -203,7 +210,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
       profile,
       captureIntents: Boolean(flags.captureIntents),
     },
-    sink: new FileTraceSink(traceDir),
+    sink: flags.traceSink === 'file' ? new FileTraceSink(traceDir) : new JournalTraceSink(traceDir, resolve(state, 'mcp-journal')),
     signingKey: key.key,
     envelope,
     mapping: {

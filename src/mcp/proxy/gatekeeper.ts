@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { nowUTC, parseRFC3339, formatRFC3339Nano, type GoTime } from '../../canon/gotime.js';
 import type { JsonObject } from '../../canon/json.js';
 import type { ContextEnvelope } from '../../context/index.js';
-import { evaluate } from '../../gate/evaluate.js';
+import { evaluate, type EvaluateOptions, type GateOutcome } from '../../gate/evaluate.js';
 import type { KillSwitchState } from '../../gate/kill-switch.js';
 import { verdictRank } from '../../gate/verdict.js';
 import { argsDigest as argsDigestOf, intentDigest as intentDigestOf } from '../../intent/digest.js';
@@ -64,9 +64,19 @@ export class Gatekeeper {
     return this.opts.mapping;
   }
 
-  decide(call: CallInput, correlationId: string): CallDecision {
+  /**
+   * Decide one call. When the policy plainly allows it — an `allow` that no later step can change
+   * (no rate limit, destructive budget, delegation or broker requirement) — `early` is called right
+   * after evaluation, before the trace is signed, so the host can forward the call while Ward signs.
+   * The full decision that follows uses the same intent and the same clock, so it is the same
+   * decision; the host still checks the verdict before returning the server's result.
+   */
+  decide(call: CallInput, correlationId: string, early?: () => void): CallDecision {
     const now = nowUTC();
-    const intent = this.pickIntent(call, now);
+    const { intent, outcome } = this.pickIntent(call, now);
+    if (early && outcome && outcome.verdict === 'allow' && !outcome.rateLimit && !outcome.destructiveBudget && !outcome.requireDelegation && !outcome.requireBrokerCredential) {
+      early();
+    }
     let scope: string[] | undefined;
     const req: GateRequest = {
       intent,
@@ -138,21 +148,23 @@ export class Gatekeeper {
    * Annotations are untrusted server claims: evaluate the call with and without them and keep the
    * variant with the stricter verdict, so a claim can tighten a decision but never loosen it.
    */
-  private pickIntent(call: CallInput, now: GoTime): JsonObject {
-    const plain = intentForCall(call, this.opts.mapping, false);
-    if (!call.hints) return plain;
-    const hinted = intentForCall(call, this.opts.mapping, true);
-    const options = {
+  private pickIntent(call: CallInput, now: GoTime): { intent: JsonObject; outcome: GateOutcome | undefined } {
+    const options: EvaluateOptions = {
       now,
       contextNow: now,
       ...(this.opts.envelope ? { contextEnvelope: this.opts.envelope.envelope } : {}),
     };
+    const ks = this.opts.killSwitch?.();
+    if (ks) options.killSwitch = ks;
+    const plain = intentForCall(call, this.opts.mapping, false);
     try {
-      const a = evaluate(this.opts.runtime.policy, plain, options).verdict;
-      const b = evaluate(this.opts.runtime.policy, hinted, options).verdict;
-      return verdictRank(a) > verdictRank(b) ? plain : hinted;
+      const a = evaluate(this.opts.runtime.policy, plain, options);
+      if (!call.hints) return { intent: plain, outcome: a };
+      const hinted = intentForCall(call, this.opts.mapping, true);
+      const b = evaluate(this.opts.runtime.policy, hinted, options);
+      return verdictRank(a.verdict) > verdictRank(b.verdict) ? { intent: plain, outcome: a } : { intent: hinted, outcome: b };
     } catch {
-      return plain; // not evaluable either way: decideGate reports it
+      return { intent: plain, outcome: undefined }; // not evaluable: decideGate reports it (or blocks it)
     }
   }
 

@@ -10,3 +10,4 @@ export { ProxyLog } from './log.js';
 export { LineReader } from './framing.js';
 export { StreamPeer, ChildServerPeer, type Peer, type Inbound } from './peer.js';
 export { SdkPeer } from './sdk-peer.js';
+export { JournalTraceSink, recoverJournals } from './journal-sink.js';

@@ -32,7 +32,7 @@ interface Pending {
   method: string;
   timer?: NodeJS.Timeout | undefined;
   progressToken?: string | number | undefined;
-  call?: { decision: CallDecision; intentId: string | undefined } | undefined;
+  call?: { decision: CallDecision; intentId: string | undefined; override?: JsonRpcMessage } | undefined;
 }
 
 export interface SessionEnd {
@@ -152,15 +152,34 @@ export class ProxySession {
     };
     const correlation = `${this.o.sessionId}:${String(id)}`;
     let decision: CallDecision;
+    // A plainly allowed call is forwarded as soon as it is evaluated; the trace is signed meanwhile.
+    let early: Pending | undefined;
+    const forwardEarly = () => {
+      early = { id, method: 'tools/call' };
+      this.forward(early, msg, raw);
+    };
     try {
-      decision = this.o.pinTools && this.pins.isChanged(name) ? this.o.gate.blockChangedTool(call, correlation) : this.o.gate.decide(call, correlation);
+      decision =
+        this.o.pinTools && this.pins.isChanged(name)
+          ? this.o.gate.blockChangedTool(call, correlation)
+          : this.o.gate.decide(call, correlation, forwardEarly);
     } catch (err) {
       // Fail closed: a call Ward cannot evaluate is not forwarded.
       this.o.log.warn('tools/call not evaluable; not forwarded', { tool: name, error: (err as Error).message });
       this.replyError(id, -32602, `Ward could not evaluate this call: ${(err as Error).message}`);
+      if (early) this.withhold(early);
       return;
     }
     const intentId = this.o.capture?.call(decision.toolName, decision.argsDigest, decision.traceId, decision.verdict);
+    if (early) {
+      early.call = { decision, intentId };
+      if (decision.verdict !== 'allow') {
+        // Cannot happen (same intent, same clock); if it ever does, the server's result is withheld.
+        this.o.log.error('decision changed after evaluation; the server result is withheld', { tool: name, verdict: decision.verdict });
+        early.call.override = verdictReply(id, decision, this.o.denyAs, this.o.approvalDir);
+      }
+      return;
+    }
     if (decision.verdict === 'allow') {
       this.forward({ id, method: 'tools/call', call: { decision, intentId } }, msg, raw);
       return;
@@ -210,6 +229,7 @@ export class ProxySession {
     // Never answer before the decision's trace is durable (Ward decision 6).
     call.decision.durable.then(
       () => {
+        if (call.override) return this.toClient(call.override);
         this.toClient(msg, m.raw);
         if (call.intentId) {
           const intentId = call.intentId;
@@ -313,6 +333,15 @@ export class ProxySession {
     if (p.timer) clearTimeout(p.timer);
     this.pending.delete(idKey(p.id));
     if (p.progressToken !== undefined) this.progress.delete(p.progressToken);
+  }
+
+  /** A forwarded call whose result must not reach the client. */
+  private withhold(p: Pending): void {
+    const key = idKey(p.id);
+    if (this.pending.get(key) === p) {
+      this.settle(p);
+      this.abandoned.add(key);
+    }
   }
 
   private replyError(id: JsonRpcId, code: number, message: string): void {

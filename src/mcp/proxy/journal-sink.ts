@@ -1,0 +1,286 @@
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { JsonObject } from '../../canon/json.js';
+import { ERROR_CODES, WardError } from '../../errors.js';
+import { captureFileName, captureFileText } from '../../runtime/capture.js';
+import type { TraceSink } from '../../runtime/trace-sink.js';
+import { traceFileText } from '../../trace/write.js';
+import type { SignedTrace } from '../../trace/record.js';
+
+interface Entry {
+  /** File name in the trace directory → its text. */
+  files: [string, string][];
+}
+
+interface Waiter {
+  line: Buffer;
+  location: string;
+  entry: Entry;
+  resolve: (location: string) => void;
+  reject: (err: Error) => void;
+}
+
+/** Rotate the journal once it holds this much; the old one is retired after its files are synced. */
+const ROTATE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * A durably queued trace sink for hot paths (the MCP proxy). `write` appends the signed trace to an
+ * append-only journal and resolves once the journal is fdatasynced — one sequential write and one
+ * fdatasync shared by every trace that arrived meanwhile (group commit), instead of a file create,
+ * fsync, link and directory fsync per trace. The trace files (`trace_<trace_id>_<event_id>.json`,
+ * named as `gate eval`'s fallback names them) are then written in the background; a journal is
+ * deleted only after its files and the directory are fsynced (at rotation and on close).
+ * A journal left by a process that died is replayed by the next sink on the same state directory,
+ * so every acknowledged trace ends up as a file.
+ */
+export class JournalTraceSink implements TraceSink {
+  private fh: FileHandle | undefined;
+  private opening: Promise<FileHandle> | undefined;
+  private journalPath = '';
+  private journalBytes = 0;
+  private queue: Waiter[] = [];
+  private flushing: Promise<void> | undefined;
+  /** Entries of the current journal, for the checkpoint that retires it. */
+  private entries: Entry[] = [];
+  private readonly materializing = new Set<Promise<void>>();
+  private readonly retiring = new Set<Promise<void>>();
+  private closed = false;
+
+  constructor(
+    private readonly traceDir: string,
+    private readonly journalDir: string,
+  ) {
+    mkdirSync(traceDir, { recursive: true, mode: 0o700 });
+    mkdirSync(journalDir, { recursive: true, mode: 0o700 });
+    recoverJournals(traceDir, journalDir);
+  }
+
+  write(trace: SignedTrace, capture?: JsonObject): Promise<string> {
+    if (this.closed) return Promise.reject(new WardError(ERROR_CODES.IO, 'trace sink is closed'));
+    const traceId = String(trace['trace_id'] ?? '');
+    const eventId = String(trace['event_id'] ?? '');
+    if (!/^[0-9a-f]{24}$/.test(traceId) || !/^[0-9a-f]{24}$/.test(eventId)) {
+      return Promise.reject(new WardError(ERROR_CODES.INTERNAL, 'trace sink: record has no valid trace_id/event_id'));
+    }
+    const name = `trace_${traceId}_${eventId}.json`;
+    const files: [string, string][] = [[name, traceFileText(trace)]];
+    if (capture) files.push([captureFileName(capture), captureFileText(capture)]);
+    const entry: Entry = { files };
+    const line = Buffer.from(JSON.stringify(files) + '\n');
+    return new Promise((resolve, reject) => {
+      this.queue.push({ line, location: join(this.traceDir, name), entry, resolve, reject });
+      this.flushing ??= this.flush();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.flushing) await this.flushing;
+    this.materializeNow();
+    await Promise.allSettled([...this.materializing]);
+    if (this.fh) await this.retire(this.fh, this.journalPath, this.entries);
+    this.fh = undefined;
+    await Promise.allSettled([...this.retiring]);
+  }
+
+  /** Group commit: everything queued goes out in one write and one fdatasync. */
+  private async flush(): Promise<void> {
+    while (this.queue.length) {
+      const batch = this.queue;
+      this.queue = [];
+      try {
+        const fh = await this.journal();
+        const bytes = batch.length === 1 ? batch[0]!.line : Buffer.concat(batch.map((w) => w.line));
+        await fh.write(bytes);
+        await fh.datasync();
+        this.journalBytes += bytes.length;
+        for (const w of batch) {
+          this.entries.push(w.entry);
+          w.resolve(w.location);
+        }
+        this.materialize(batch.map((w) => w.entry));
+        if (this.journalBytes >= ROTATE_BYTES) this.rotate();
+      } catch (err) {
+        const e = new WardError(ERROR_CODES.IO, `trace journal ${this.journalPath}: ${(err as Error).message}`, { cause: err });
+        for (const w of batch) w.reject(e);
+      }
+    }
+    this.flushing = undefined;
+  }
+
+  private journal(): Promise<FileHandle> {
+    if (this.fh) return Promise.resolve(this.fh);
+    this.opening ??= (async () => {
+      this.journalPath = join(this.journalDir, `journal_${process.pid}_${randomBytes(6).toString('hex')}.jsonl`);
+      const fh = await open(this.journalPath, 'wx', 0o600);
+      syncDir(this.journalDir);
+      this.fh = fh;
+      this.opening = undefined;
+      return fh;
+    })();
+    return this.opening;
+  }
+
+  /**
+   * Write trace files in the background (they are already durable in the journal), batched on a
+   * short timer so file creation does not compete with the journal's fdatasync call by call.
+   */
+  private materialize(entries: Entry[]): void {
+    this.toMaterialize.push(...entries);
+    if (this.materializeTimer || this.closed) {
+      if (this.closed) this.materializeNow();
+      return;
+    }
+    this.materializeTimer = setTimeout(() => this.materializeNow(), 200);
+    this.materializeTimer.unref();
+  }
+
+  private toMaterialize: Entry[] = [];
+  private materializeTimer: NodeJS.Timeout | undefined;
+
+  private materializeNow(): void {
+    if (this.materializeTimer) clearTimeout(this.materializeTimer);
+    this.materializeTimer = undefined;
+    const entries = this.toMaterialize;
+    this.toMaterialize = [];
+    if (entries.length === 0) return;
+    const work = (async () => {
+      for (const e of entries) {
+        for (const [name, text] of e.files) {
+          try {
+            await writeNew(join(this.traceDir, name), text);
+          } catch {
+            // Retried from the journal at checkpoint.
+          }
+        }
+      }
+    })();
+    this.materializing.add(work);
+    void work.finally(() => this.materializing.delete(work));
+  }
+
+  private rotate(): void {
+    const fh = this.fh!;
+    const path = this.journalPath;
+    const entries = this.entries;
+    this.fh = undefined;
+    this.entries = [];
+    this.journalBytes = 0;
+    this.materializeNow();
+    const pending = [...this.materializing];
+    const work = Promise.allSettled(pending).then(() => this.retire(fh, path, entries));
+    this.retiring.add(work);
+    void work.finally(() => this.retiring.delete(work));
+  }
+
+  /** Checkpoint: every file of the journal exists and is fsynced, the directory too; then drop the journal. */
+  private async retire(fh: FileHandle, path: string, entries: Entry[]): Promise<void> {
+    await fh.close().catch(() => undefined);
+    await Promise.all(entries.flatMap((e) => e.files.map(([name, text]) => ensureSynced(join(this.traceDir, name), text))));
+    syncDir(this.traceDir);
+    unlinkSync(path);
+    syncDir(this.journalDir);
+  }
+}
+
+async function writeNew(path: string, text: string): Promise<void> {
+  const fh = await open(path, 'wx', 0o600);
+  try {
+    await fh.writeFile(text);
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The file exists with exactly `text`, durably. */
+async function ensureSynced(path: string, text: string): Promise<void> {
+  let fh: FileHandle;
+  try {
+    fh = await open(path, 'r+');
+  } catch {
+    fh = await open(path, 'wx', 0o600);
+  }
+  try {
+    const have = await fh.readFile('utf8');
+    if (have !== text) {
+      await fh.truncate(0);
+      await fh.write(text, 0);
+    }
+    await fh.datasync();
+  } finally {
+    await fh.close();
+  }
+}
+
+function syncDir(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(dir, 'r');
+    fsyncSync(fd);
+  } catch {
+    // Directories cannot be synced everywhere; file contents are durable already.
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+function alive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Replay journals whose writer is gone: write (and fsync) any trace file that is missing or torn,
+ * then delete the journal. A torn last line was never acknowledged and is ignored.
+ */
+export function recoverJournals(traceDir: string, journalDir: string): number {
+  let names: string[];
+  try {
+    names = readdirSync(journalDir);
+  } catch {
+    return 0;
+  }
+  let recovered = 0;
+  for (const name of names) {
+    const m = /^journal_(\d+)_[0-9a-f]+\.jsonl$/.exec(name);
+    if (!m || alive(Number(m[1]))) continue;
+    const path = join(journalDir, name);
+    const lines = readFileSync(path, 'utf8').split('\n');
+    for (const line of lines) {
+      let files: unknown;
+      try {
+        files = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      if (!Array.isArray(files)) continue;
+      for (const f of files) {
+        if (!Array.isArray(f) || typeof f[0] !== 'string' || typeof f[1] !== 'string' || !/^[a-z]+_[0-9a-f_]+\.json$/.test(f[0])) continue;
+        const target = join(traceDir, f[0]);
+        let have: string | undefined;
+        try {
+          have = readFileSync(target, 'utf8');
+        } catch {
+          have = undefined;
+        }
+        if (have === f[1]) continue;
+        writeFileSync(target, f[1], { mode: 0o600 });
+        const fd = openSync(target, 'r+');
+        fsyncSync(fd);
+        closeSync(fd);
+        recovered++;
+      }
+    }
+    syncDir(traceDir);
+    unlinkSync(path);
+  }
+  syncDir(journalDir);
+  return recovered;
+}
