@@ -250,7 +250,14 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
     ctx.exitCode = EXIT.OK;
     return;
   }
-  const code = await runStdio(rt, process.stdin, process.stdout);
+  // SIGINT/SIGTERM end the session in order: the server is stopped, traces are flushed, the run spooled.
+  const stopping = new AbortController();
+  const onSignal = () => stopping.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const code = await runStdio(rt, process.stdin, process.stdout, stopping.signal);
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
   await log.close();
   process.stdin.destroy();
   ctx.exitCode = code === 0 ? EXIT.OK : EXIT.INTERNAL;

@@ -162,7 +162,7 @@ const agent = new Agent({ connect: { noDelay: true }, keepAliveTimeout: 30_000 }
 const upstreamFetch = (input: string | URL, init?: Record<string, unknown>) => undiciFetch(input, { ...init, dispatcher: agent } as never);
 
 /** stdio toward the client: one session for the life of the process. Resolves with the exit code. */
-export async function runStdio(rt: ProxyRuntime, input: Readable, output: Writable): Promise<number> {
+export async function runStdio(rt: ProxyRuntime, input: Readable, output: Writable, signal?: AbortSignal): Promise<number> {
   const log = rt.cfg.log;
   const server = rt.upstreamPeer();
   const client = new StreamPeer(input, output, rt.cfg.maxMessageBytes);
@@ -176,6 +176,7 @@ export async function runStdio(rt: ProxyRuntime, input: Readable, output: Writab
     return 1;
   }
   if (server instanceof ChildServerPeer) log.debug('MCP server started', { pid: server.pid });
+  signal?.addEventListener('abort', () => void session.end(undefined, undefined), { once: true });
   const end = await session.done;
   rt.finishSession(capture);
   await rt.close();
