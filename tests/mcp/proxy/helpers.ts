@@ -45,6 +45,7 @@ export async function connect(server: string[], opts: { cwd: string; ward?: stri
     cwd: opts.cwd,
     env: { ...(process.env as Record<string, string>), WARD_STATE_DIR: '', ...opts.env },
     stderr: 'pipe',
+    maxBufferSize: 64 * 1024 * 1024, // the SDK default (10 MB) is below a 10 MB tool result's message
   });
   let err = '';
   transport.stderr?.on('data', (d: Buffer) => (err += d.toString()));
