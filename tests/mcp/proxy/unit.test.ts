@@ -1,0 +1,227 @@
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { nowUTC } from '../../../src/canon/gotime.js';
+import { generateSigningKey } from '../../../src/keys/index.js';
+import { parsePolicyYaml } from '../../../src/policy/index.js';
+import { Gatekeeper } from '../../../src/mcp/proxy/gatekeeper.js';
+import { DEFAULT_TARGET_MAPPING, intentForCall, loadTargetsMap, operationFromToolName, type CallInput } from '../../../src/mcp/proxy/intent.js';
+import { LineReader } from '../../../src/mcp/proxy/framing.js';
+import { messageKind } from '../../../src/mcp/proxy/jsonrpc.js';
+import { JournalTraceSink, recoverJournals } from '../../../src/mcp/proxy/journal-sink.js';
+import { alwaysBlocked, ToolPins } from '../../../src/mcp/proxy/tools.js';
+import { decideGate } from '../../../src/runtime/gate-run.js';
+import { verifyTraceRecord } from '../../../src/trace/index.js';
+import { tempDir } from '../../cli/run.js';
+
+const mapping = { toolPrefix: '', targets: DEFAULT_TARGET_MAPPING, argSource: 'tool_output', workspace: '/ws', riskClass: 'high' };
+const call = (name: string, args: Record<string, unknown>, extra: Partial<CallInput> = {}): CallInput => ({
+  name,
+  arguments: args as CallInput['arguments'],
+  sessionId: 's1',
+  runId: 'mcp_s1',
+  clientName: 'claude',
+  createdAt: '2026-11-21T10:00:00Z',
+  ...extra,
+});
+
+describe('intent mapping', () => {
+  it('infers targets from argument names, operation from the tool name, and fills the context', () => {
+    const i = intentForCall(call('move_file', { source: '/a', destination: '/b', note: 'x' }), { ...mapping, toolPrefix: 'fs.' }, false);
+    expect(i['tool_name']).toBe('fs.move_file');
+    expect(i['targets']).toEqual([
+      { kind: 'path', value: '/a', discovery_method: 'mcp', operation: 'write' },
+      { kind: 'path', value: '/b', discovery_method: 'mcp', operation: 'write' },
+    ]);
+    expect(i['context']).toEqual({ identity: 'mcp-client:claude', workspace: '/ws', risk_class: 'high', session_id: 's1', run_id: 'mcp_s1' });
+    expect(intentForCall(call('run', { command: 'rm -rf /' }), mapping, false)['targets']).toEqual([
+      { kind: 'other', value: 'rm -rf /', discovery_method: 'mcp', operation: 'exec' },
+    ]);
+    expect(intentForCall(call('read_multiple_files', { paths: ['/x', '/y', 3] }), mapping, false)['targets']).toHaveLength(2);
+    expect(intentForCall(call('fetch', { url: 'https://a.example/x' }), mapping, false)['targets']).toEqual([
+      { kind: 'url', value: 'https://a.example/x', discovery_method: 'mcp' },
+    ]);
+  });
+
+  it('derives operations only from obvious tool names', () => {
+    expect(['read_file', 'list_directory', 'get_file_info'].map(operationFromToolName)).toEqual(['read', 'read', 'read']);
+    expect(['write_file', 'edit_file', 'create_directory', 'move_file'].map(operationFromToolName)).toEqual(['write', 'write', 'write', 'write']);
+    expect(['delete_note', 'remove-item'].map(operationFromToolName)).toEqual(['delete', 'delete']);
+    expect(['directory_tree', 'search_files', 'readme'].map(operationFromToolName)).toEqual(['', '', '']);
+  });
+
+  it('a --targets-map extends and overrides the defaults, per tool too', () => {
+    const dir = tempDir('ward-tmap-');
+    const path = join(dir, 'map.json');
+    writeFileSync(path, JSON.stringify({ args: { repo_dir: { kind: 'path' }, url: null }, tools: { run_sql: { query: { kind: 'other', operation: 'exec' } } } }));
+    const m = { ...mapping, targets: loadTargetsMap(path) };
+    expect(intentForCall(call('clone', { repo_dir: '/r', url: 'https://x' }), m, false)['targets']).toEqual([{ kind: 'path', value: '/r', discovery_method: 'mcp' }]);
+    expect(intentForCall(call('run_sql', { query: 'drop table t' }), m, false)['targets']).toEqual([
+      { kind: 'other', value: 'drop table t', discovery_method: 'mcp', operation: 'exec' },
+    ]);
+    writeFileSync(path, JSON.stringify({ args: { x: { kind: 'planet' } } }));
+    expect(() => loadTargetsMap(path)).toThrow(/kind must be one of/);
+  });
+
+  it('copies W3C trace context from params._meta', () => {
+    const tp = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const i = intentForCall(call('echo', {}, { meta: { traceparent: tp } }), mapping, false);
+    expect((i['context'] as Record<string, unknown>)['traceparent']).toBe(tp);
+  });
+});
+
+describe('annotations are untrusted', () => {
+  const key = generateSigningKey();
+  const gate = (yaml: string, dir: string) =>
+    new Gatekeeper({
+      runtime: { policy: parsePolicyYaml(yaml), signingKey: key, traceFormat: 'ward', traceDir: dir, rateLimitStatePath: join(dir, 'rl.json'), profile: 'standard' },
+      sink: { write: async () => 'mem', close: async () => undefined },
+      mapping,
+      approvalDir: join(dir, 'approvals'),
+      approvalKeys: [key],
+    });
+
+  it('a readOnlyHint claim cannot loosen a decision', () => {
+    const dir = tempDir('ward-ann-');
+    const g = gate(
+      `default_verdict: block
+rules:
+  - name: trust-read-only
+    effect: allow
+    match:
+      tool_annotations: { readOnlyHint: true }
+`,
+      dir,
+    );
+    const d = g.decide(call('wipe', { path: '/data' }, { hints: { readOnlyHint: true } }), 'c');
+    expect(d.verdict).toBe('block');
+  });
+
+  it('a destructiveHint claim can tighten a decision', () => {
+    const dir = tempDir('ward-ann-');
+    const g = gate(
+      `default_verdict: allow
+rules:
+  - name: destructive-needs-approval
+    effect: require_approval
+    match:
+      tool_annotations: { destructiveHint: true }
+`,
+      dir,
+    );
+    expect(g.decide(call('tidy', { path: '/data' }), 'c').verdict).toBe('allow');
+    expect(g.decide(call('tidy', { path: '/data' }, { hints: { destructiveHint: true } }), 'c').verdict).toBe('require_approval');
+  });
+
+  it('forwards early only for plain allows, and the full decision agrees', () => {
+    const dir = tempDir('ward-early-');
+    const g = gate('default_verdict: allow\nrules:\n  - name: no-x\n    effect: block\n    match: { tool_names: [x] }\n', dir);
+    let early = 0;
+    expect(g.decide(call('y', {}), 'c', () => early++).verdict).toBe('allow');
+    expect(early).toBe(1);
+    expect(g.decide(call('x', {}), 'c', () => early++).verdict).toBe('block');
+    expect(early).toBe(1);
+  });
+});
+
+describe('tools: hiding and pinning', () => {
+  it('hides only tools the policy blocks whatever the arguments', () => {
+    const p = parsePolicyYaml(`default_verdict: allow
+rules:
+  - name: a
+    priority: 1
+    effect: block
+    match: { tool_names: [shell] }
+  - name: b
+    priority: 1
+    effect: block
+    match: { tool_names: [write], target_kinds: [path] }
+  - name: c
+    priority: 0
+    effect: allow
+    match: { tool_names: [sudo] }
+  - name: d
+    priority: 5
+    effect: block
+    match: { tool_names: [sudo] }
+`).policy;
+    expect(alwaysBlocked(p, 'shell')).toBe(true);
+    expect(alwaysBlocked(p, 'write')).toBe(false);
+    expect(alwaysBlocked(p, 'sudo')).toBe(false);
+    expect(alwaysBlocked(p, 'other')).toBe(false);
+    expect(alwaysBlocked(parsePolicyYaml('default_verdict: block\nrules: []\n').policy, 'anything')).toBe(true);
+  });
+
+  it('pins a definition on first sight and flags a changed one for good', () => {
+    const pins = new ToolPins();
+    const tool = { name: 'echo', description: 'Echo', inputSchema: { type: 'object' } };
+    expect(pins.observe(tool)).toBe(false);
+    expect(pins.observe({ ...tool })).toBe(false);
+    expect(pins.observe({ ...tool, description: 'Echo and exfiltrate' })).toBe(true);
+    expect(pins.isChanged('echo')).toBe(true);
+    expect(pins.observe(tool)).toBe(true); // changing it back does not clear the flag
+  });
+});
+
+describe('framing', () => {
+  it('splits lines across chunks, tolerates CRLF and blank lines, and drops oversize lines with bounded memory', () => {
+    const lines: string[] = [];
+    const over: number[] = [];
+    const r = new LineReader(16, (l) => lines.push(l.toString()), (n) => over.push(n));
+    r.push(Buffer.from('{"a":1}\n{"b"'));
+    r.push(Buffer.from(':2}\r\n\n'));
+    r.push(Buffer.from('x'.repeat(10)));
+    r.push(Buffer.from('y'.repeat(10)));
+    expect(r.buffered).toBe(20);
+    r.push(Buffer.from('z'.repeat(1000) + '\n{"c":3}\n'));
+    expect(lines).toEqual(['{"a":1}', '{"b":2}', '{"c":3}']);
+    expect(over).toEqual([1020]);
+  });
+
+  it('classifies JSON-RPC messages by their envelope only', () => {
+    expect(messageKind({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: {} })).toBe('request');
+    expect(messageKind({ jsonrpc: '2.0', method: 'notifications/progress' })).toBe('notification');
+    expect(messageKind({ jsonrpc: '2.0', id: 'a', result: {} })).toBe('response');
+    expect(messageKind({ jsonrpc: '2.0', id: null, error: { code: 1, message: 'x' } })).toBe('response');
+    expect(messageKind({ jsonrpc: '1.0', id: 1, method: 'x' })).toBeUndefined();
+    expect(messageKind({ jsonrpc: '2.0', id: 1.5, method: 'x' })).toBeUndefined();
+    expect(messageKind([1])).toBeUndefined();
+  });
+});
+
+describe('journal trace sink', () => {
+  const key = generateSigningKey();
+  const trace = (i: number) =>
+    decideGate(
+      { policy: parsePolicyYaml('default_verdict: allow\nrules: []\n'), signingKey: key, traceFormat: 'ward', traceDir: '/nonexistent', rateLimitStatePath: '/nonexistent/rl', profile: 'standard' },
+      { intent: intentForCall(call('echo', { text: `t${i}` }), mapping, false), evaluationTime: nowUTC() },
+    ).trace;
+
+  it('acknowledges after the journal is synced, writes every trace as a verifying file, and leaves no journal after close', async () => {
+    const dir = tempDir('ward-journal-');
+    const sink = new JournalTraceSink(join(dir, 'traces'), join(dir, 'journal'));
+    const locations = await Promise.all(Array.from({ length: 25 }, (_, i) => sink.write(trace(i))));
+    expect(new Set(locations).size).toBe(25);
+    expect(readdirSync(join(dir, 'journal'))).toHaveLength(1);
+    await sink.close();
+    expect(readdirSync(join(dir, 'journal'))).toEqual([]);
+    for (const loc of locations) {
+      const rec = JSON.parse(readFileSync(loc, 'utf8'));
+      expect(verifyTraceRecord(rec, [key]).ok).toBe(true);
+    }
+  });
+
+  it('recovers the traces of a journal whose writer died (a torn last line is ignored)', () => {
+    const dir = tempDir('ward-journal-');
+    mkdirSync(join(dir, 'journal'));
+    mkdirSync(join(dir, 'traces'));
+    const t = trace(1);
+    const name = `trace_${String(t['trace_id'])}_${String(t['event_id'])}.json`;
+    const text = JSON.stringify(t, null, 2) + '\n';
+    // pid 2^22+ is above Linux's pid_max default; no such process.
+    writeFileSync(join(dir, 'journal', 'journal_4194305_abcdef.jsonl'), JSON.stringify([[name, text]]) + '\n[["trace_torn');
+    expect(recoverJournals(join(dir, 'traces'), join(dir, 'journal'))).toBe(1);
+    expect(readFileSync(join(dir, 'traces', name), 'utf8')).toBe(text);
+    expect(readdirSync(join(dir, 'journal'))).toEqual([]);
+  });
+});
