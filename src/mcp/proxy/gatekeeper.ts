@@ -8,6 +8,7 @@ import type { KillSwitchState } from '../../gate/kill-switch.js';
 import { verdictRank } from '../../gate/verdict.js';
 import { argsDigest as argsDigestOf, intentDigest as intentDigestOf } from '../../intent/digest.js';
 import type { VerifyKey } from '../../keys/index.js';
+import type { NormalizedPolicy } from '../../policy/types.js';
 import type { ApprovalStep, GateRequest, GateRuntime, TokenContext } from '../../runtime/gate-run.js';
 import { decideGate } from '../../runtime/gate-run.js';
 import type { TraceSink } from '../../runtime/trace-sink.js';
@@ -156,12 +157,23 @@ export class Gatekeeper {
     };
     const ks = this.opts.killSwitch?.();
     if (ks) options.killSwitch = ks;
+    const policy = this.opts.runtime.policy;
+    // Hints that no rule can see (only annotation selectors read them; destructiveHint also marks
+    // targets destructive) cannot change the verdict: one evaluation of the annotated intent will do.
+    if (call.hints && !call.hints.destructiveHint && !readsAnnotations(policy.policy)) {
+      const hinted = intentForCall(call, this.opts.mapping, true);
+      try {
+        return { intent: hinted, outcome: evaluate(policy, hinted, options) };
+      } catch {
+        return { intent: hinted, outcome: undefined };
+      }
+    }
     const plain = intentForCall(call, this.opts.mapping, false);
     try {
-      const a = evaluate(this.opts.runtime.policy, plain, options);
+      const a = evaluate(policy, plain, options);
       if (!call.hints) return { intent: plain, outcome: a };
       const hinted = intentForCall(call, this.opts.mapping, true);
-      const b = evaluate(this.opts.runtime.policy, hinted, options);
+      const b = evaluate(policy, hinted, options);
       return verdictRank(a.verdict) > verdictRank(b.verdict) ? { intent: plain, outcome: a } : { intent: hinted, outcome: b };
     } catch {
       return { intent: plain, outcome: undefined }; // not evaluable: decideGate reports it (or blocks it)
@@ -253,4 +265,16 @@ export class Gatekeeper {
 
 export function rfc3339Now(): string {
   return formatRFC3339Nano(nowUTC());
+}
+
+const annotationReaders = new WeakMap<NormalizedPolicy, boolean>();
+
+/** Does any rule select on tool annotations? (Cached per loaded policy.) */
+function readsAnnotations(policy: NormalizedPolicy): boolean {
+  let v = annotationReaders.get(policy);
+  if (v === undefined) {
+    v = policy.rules.some((r) => r.match.tool_annotations !== undefined);
+    annotationReaders.set(policy, v);
+  }
+  return v;
 }
