@@ -18,11 +18,11 @@ export async function readInputText(ctx: CliContext, path: string, what: string)
 }
 
 /** Parse JSON text; `prefix` names the artifact in the error (`parse intent json: …`). */
-export function parseJsonInput(text: string, prefix: string, code: ErrorCode = ERROR_CODES.USAGE): JsonValue {
+export function parseJsonInput(text: string, prefix: string, code: ErrorCode = ERROR_CODES.USAGE, options: { hint?: string } = {}): JsonValue {
   try {
     return parseJsonText(text);
   } catch (err) {
-    throw new WardError(code, `${prefix}: ${(err as Error).message}`);
+    throw new WardError(code, `${prefix}: ${(err as Error).message}`, options);
   }
 }
 

@@ -1,4 +1,5 @@
 import type { JsonObject } from '../canon/json.js';
+import { oneOfHint } from '../canon/suggest.js';
 import { compareUtf8, goLower, goTrim } from '../canon/sort.js';
 import type { Target } from './types.js';
 import { readBool, readString } from './fields.js';
@@ -29,9 +30,9 @@ export function normalizeTarget(raw: JsonObject, toolName: string, path: string)
   const openWorldHint = readBool(raw, 'open_world_hint', path);
 
   if (kind === '' || value === '') throw invalidIntent('targets require kind and value');
-  if (!TARGET_KINDS.has(kind)) throw invalidIntent(`unsupported target kind: ${kind}`);
+  if (!TARGET_KINDS.has(kind)) throw invalidIntent(`unsupported target kind: ${kind}`, oneOfHint(kind, TARGET_KINDS));
   if (endpointClass === '') endpointClass = inferEndpointClass(kind, operation, toolName);
-  else if (!ENDPOINT_CLASSES.has(endpointClass)) throw invalidIntent(`unsupported endpoint class: ${endpointClass}`);
+  else if (!ENDPOINT_CLASSES.has(endpointClass)) throw invalidIntent(`unsupported endpoint class: ${endpointClass}`, oneOfHint(endpointClass, ENDPOINT_CLASSES));
   if (endpointDomain === '') endpointDomain = inferEndpointDomain(kind, value);
   if (discovery === '') discovery = 'unknown';
   if (!DISCOVERY_METHODS.has(discovery)) throw invalidIntent(`unsupported discovery method: ${discovery}`);

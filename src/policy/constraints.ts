@@ -1,4 +1,5 @@
 import { goLower, goTrim, uniqueSorted, uniqueSortedLower } from '../canon/index.js';
+import { oneOfHint } from '../canon/suggest.js';
 import { isEnvAssignment } from '../intent/secrets.js';
 import { goCleanPath } from '../canon/gopath.js';
 import { goQuote } from './go-quote.js';
@@ -195,7 +196,7 @@ export function normalizeEndpoint(raw: RawRule['endpoint'], rule: string): Endpo
   };
   if (!enabled) return config;
   for (const cls of egress) {
-    if (!ENDPOINT_CLASSES.has(cls)) throw invalidPolicy(`unsupported endpoint.egress_class ${goQuote(cls)} for ${rule}`);
+    if (!ENDPOINT_CLASSES.has(cls)) throw invalidPolicy(`unsupported endpoint.egress_class ${goQuote(cls)} for ${rule}`, oneOfHint(cls, ENDPOINT_CLASSES));
     if (!cls.startsWith('net.')) throw invalidPolicy(`endpoint.egress_class must be network class for ${rule}`);
   }
   config.action = restrictingAction(raw.action, 'block', (q) => `unsupported endpoint.action ${q} for ${rule}`);

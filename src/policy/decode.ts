@@ -1,4 +1,5 @@
 import { Alias, isMap, isScalar, isSeq, type Node, type Pair } from 'yaml';
+import { closestMatch } from '../canon/suggest.js';
 import { goQuote } from './go-quote.js';
 import { formatPos, policyParseError } from './invalid.js';
 import { POLICY_SPEC, zeroValue, type FieldSpec, type ObjectSpec, type RawPolicy } from './schema.js';
@@ -76,7 +77,7 @@ class Decoder {
     const entries = this.entries(pairs, new Set());
     for (const { key, keyNode, value, merged } of entries.values()) {
       const field = spec.fields[key];
-      if (field === undefined) this.fail(keyNode, `unknown field ${goQuote(key)}`);
+      if (field === undefined) this.fail(keyNode, `unknown field ${goQuote(key)}`, unknownFieldHint(key, Object.keys(spec.fields), path));
       out[key] = this.decode(value, field, path === '' ? key : `${path}.${key}`, viaAlias || merged);
     }
     return out;
@@ -120,9 +121,15 @@ class Decoder {
     this.fail(node as Node, `${label(path)} must be ${expected}, got ${describe(node)}`);
   }
 
-  private fail(node: Node | null | undefined, message: string): never {
-    throw policyParseError(`${formatPos(nodePos(this.source, node))} ${message}`);
+  private fail(node: Node | null | undefined, message: string, hint?: string): never {
+    throw policyParseError(`${formatPos(nodePos(this.source, node))} ${message}`, hint);
   }
+}
+
+function unknownFieldHint(key: string, known: readonly string[], path: string): string {
+  const near = closestMatch(key, known);
+  const where = path === '' ? 'at the top level' : `in ${path}`;
+  return near ? `did you mean ${goQuote(near)}?` : `fields ${where}: ${known.join(', ')}`;
 }
 
 interface Entry {

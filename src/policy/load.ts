@@ -29,6 +29,7 @@ export function loadPolicyFile(path: string): LoadedPolicy {
     const reason = err instanceof Error ? err.message : String(err);
     throw new WardError(ERROR_CODES.IO, `read policy file ${path}: ${reason}`, {
       exitCode: EXIT.INVALID_INPUT,
+      hint: 'check the path; start a policy with `ward init` (writes .ward.yaml) or use one of the shipped policies/baseline-*.yaml',
       cause: err,
     });
   }

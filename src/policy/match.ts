@@ -1,4 +1,5 @@
 import { goLower, goTrim, uniqueSorted, uniqueSortedLower } from '../canon/index.js';
+import { oneOfHint } from '../canon/suggest.js';
 import { goQuote } from './go-quote.js';
 import { invalidPolicy } from './invalid.js';
 import type { RawMatch } from './schema.js';
@@ -10,14 +11,14 @@ export function normalizeMatch(raw: RawMatch, ruleName: string): PolicyMatch {
   const endpointClasses = uniqueSortedLower([...raw.endpoint_class, ...raw.endpoint_classes]);
   for (const cls of endpointClasses) {
     if (!ENDPOINT_CLASSES.has(cls)) {
-      throw invalidPolicy(`unsupported match endpoint_class ${goQuote(cls)} for ${ruleName}`);
+      throw invalidPolicy(`unsupported match endpoint_class ${goQuote(cls)} for ${ruleName}`, oneOfHint(cls, ENDPOINT_CLASSES));
     }
   }
   // Spelled like intents spell them (`Dynamic-MCP` → `dynamic_mcp`), so both sides compare equal.
   const discoveryMethods = uniqueSorted(raw.discovery_method.map((m) => goLower(goTrim(m)).replace(/[- ]/g, '_')));
   for (const method of discoveryMethods) {
     if (!DISCOVERY_METHODS.has(method)) {
-      throw invalidPolicy(`unsupported match discovery_method ${goQuote(method)} for ${ruleName}`);
+      throw invalidPolicy(`unsupported match discovery_method ${goQuote(method)} for ${ruleName}`, oneOfHint(method, DISCOVERY_METHODS));
     }
   }
   if (raw.max_delegation_depth !== undefined && raw.max_delegation_depth < 0) {

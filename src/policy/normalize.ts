@@ -1,4 +1,5 @@
 import { compareUtf8, goLower, goTrim, uniqueSortedLower } from '../canon/index.js';
+import { oneOfHint } from '../canon/suggest.js';
 import { invalidPolicy } from './invalid.js';
 import { normalizeMcpTrust } from './mcp-trust.js';
 import { normalizeRule } from './rule.js';
@@ -59,7 +60,7 @@ function normalizeDefaultVerdict(raw: RawPolicy): Verdict {
     throw invalidPolicy('default_action must match default_verdict when both are set');
   }
   const chosen = verdict || alias || 'require_approval';
-  if (!RULE_EFFECTS.has(chosen)) throw invalidPolicy(`invalid default_verdict: ${chosen}`);
+  if (!RULE_EFFECTS.has(chosen)) throw invalidPolicy(`invalid default_verdict: ${chosen}`, oneOfHint(chosen, RULE_EFFECTS));
   return chosen as Verdict;
 }
 

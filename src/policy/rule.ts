@@ -1,4 +1,5 @@
 import { goLower, goTrim, isSha256Hex, uniqueSorted, uniqueSortedLower } from '../canon/index.js';
+import { oneOfHint } from '../canon/suggest.js';
 import {
   enumList,
   normalizeDataflow,
@@ -95,6 +96,6 @@ function ruleEffect(raw: RawRule, name: string): Verdict {
   }
   const chosen = effect || action;
   if (chosen === '') throw invalidPolicy(`rule effect is required for ${name}`);
-  if (!RULE_EFFECTS.has(chosen)) throw invalidPolicy(`invalid rule effect ${goQuote(chosen)} for ${name}`);
+  if (!RULE_EFFECTS.has(chosen)) throw invalidPolicy(`invalid rule effect ${goQuote(chosen)} for ${name}`, oneOfHint(chosen, RULE_EFFECTS));
   return chosen as Verdict;
 }

@@ -54,7 +54,7 @@ describe('ward policy validate', () => {
       error: 'parse policy yaml: [7:7] unknown field "bogus_key"',
       error_code: 'invalid_input',
       error_category: 'invalid_input',
-      hint: 'check command usage and input schema',
+      hint: expect.stringMatching(/^fields in rules\[0\]\.match: .*tool_names/),
       retryable: false,
     });
   });

@@ -16,6 +16,9 @@ import { readApprovedScriptRegistry } from '../../tokens/files.js';
 import { loadPolicyFile } from '../../policy/load.js';
 import { checkProfile } from '../../policy/profile.js';
 import { runGate, type GateRequest } from '../../runtime/gate-run.js';
+import { delegationDigest } from '../../intent/digest.js';
+import type { NormalizedIntent } from '../../intent/types.js';
+import { requiredApprovalScope } from '../../tokens/approval.js';
 import type { TraceFormat } from '../../trace/record.js';
 import { stateDir, type CliContext } from '../context.js';
 import { daemonUrl, gateEvalOverDaemon, printDaemonJson } from '../daemon-client.js';
@@ -136,7 +139,9 @@ async function gateEval(ctx: CliContext, flags: GateEvalFlags): Promise<void> {
   }
   const policy = loadPolicyFile(resolve(ctx.cwd, flags.policy));
   checkProfile(policy.policy, flags.profile);
-  const intent = parseJsonInput(await readInputText(ctx, flags.intent, 'intent'), 'parse intent json', ERROR_CODES.INTENT_PARSE);
+  const intent = parseJsonInput(await readInputText(ctx, flags.intent, 'intent'), 'parse intent json', ERROR_CODES.INTENT_PARSE, {
+    hint: `${flags.intent} must hold one JSON intent request (gait.gate.intent_request); see docs/intents.md`,
+  });
   const highRisk = flags.profile === 'oss-prod' || ['high', 'critical'].includes(rawRiskClass(intent));
 
   const state = stateDir(ctx, flags.stateDir);
@@ -217,7 +222,18 @@ async function gateEval(ctx: CliContext, flags: GateEvalFlags): Promise<void> {
     ctx.stdout(goJsonLine({ ...omitEmpty(result.output), correlation_id: cid }) + '\n');
     return;
   }
-  ctx.stdout(renderText(result.output));
+  ctx.stdout(renderText(result.output) + approvalNextStep(result.output, result.outcome.preparedIntent));
+}
+
+/** On require_approval, the exact `ward approve` command that would unblock this intent. */
+function approvalNextStep(out: Record<string, unknown>, intent: NormalizedIntent | undefined): string {
+  if (out['verdict'] !== 'require_approval' || !intent) return '';
+  const binding = intent.delegation ? ` --delegation-binding-digest ${delegationDigest(intent.delegation)}` : '';
+  return (
+    'next: each approver mints a token, then re-run with --approval-token <file> (or --approval-token-chain a.json,b.json):\n' +
+    `  ward approve --intent-digest ${String(out['intent_digest'])} --policy-digest ${String(out['policy_digest'])}${binding}` +
+    ` --scope ${requiredApprovalScope(intent).join(',')} --ttl 1h --approver <you@example.com> --reason-code <ticket>\n`
+  );
 }
 
 /**

@@ -139,12 +139,13 @@ function check(ctx: CliContext, flags: { policy: string; json?: boolean }): void
   try {
     policy = loadPolicyFile(path);
   } catch (err) {
-    if (isWardError(err) && !err.hint) {
+    if (isWardError(err)) {
+      const fix = `fix ${flags.policy} and run ${ward} check again (every key is described in docs/policies.md)`;
       throw new WardError(err.code, err.message, {
         exitCode: err.exitCode,
         cause: err,
         ...(err.details ? { details: err.details } : {}),
-        hint: `fix ${flags.policy} and run ${ward} check again (every key is described in docs/policies.md)`,
+        hint: err.hint ? `${err.hint}; ${fix}` : fix,
       });
     }
     throw err;
