@@ -92,7 +92,7 @@ export function verifyKeysFromFlags(ctx: CliContext, flags: VerifyKeyFlags): Ver
   const ring = loadKeyRing(dir);
   if (ring.length === 0) {
     throw new WardError(ERROR_CODES.KEY_MISSING, `public key not configured: no key flag given and no keys in ${defaultKeyPaths(dir).dir}`, {
-      hint: 'pass --public-key, --public-key-env or --jwks, or run ward keys init',
+      hint: "pass the signer's key with --public-key, --public-key-env or --jwks, or the signer's --state-dir",
     });
   }
   return ring;

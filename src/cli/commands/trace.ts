@@ -8,7 +8,8 @@ import { writeFileAtomic } from '../../state/atomic-file.js';
 import { exportDsse, exportJws } from '../../trace/export.js';
 import { parseStrictJson } from '../../canon/strict-json.js';
 import { verifyTracePath, type TraceFileVerification } from '../../trace/verify-file.js';
-import { verifyTraceRecord, verifyTraceText } from '../../trace/verify.js';
+import { verifyTraceRecord, verifyTraceText, type TraceVerification } from '../../trace/verify.js';
+import type { VerifyKey } from '../../keys/index.js';
 import { stateDir, type CliContext } from '../context.js';
 import { daemonUrl, traceVerifyOverDaemon } from '../daemon-client.js';
 import { readInputText } from '../input.js';
@@ -64,12 +65,14 @@ export function register(program: Command, ctx: CliContext): void {
       if (path === '-') {
         const result = { path: '-', ...verifyTraceText(await readInputText(ctx, '-', 'trace'), keys) };
         printSingle(ctx, flags, result);
+        hintForeignKeys(ctx, flags, [result], keys);
         return;
       }
       const full = resolve(ctx.cwd, path);
       const { results, summary } = verifyTracePath(full, keys);
       if (results.length === 1 && results[0]!.path === full) {
         printSingle(ctx, flags, { ...results[0]!, path });
+        hintForeignKeys(ctx, flags, results, keys);
         return;
       }
       const ok = summary.total > 0 && summary.failed === 0;
@@ -79,6 +82,7 @@ export function register(program: Command, ctx: CliContext): void {
       } else {
         for (const result of results) ctx.stdout(resultLine(result) + '\n');
         ctx.stdout((error ?? `${summary.verified}/${summary.total} verified, ${summary.failed} failed`) + '\n');
+        hintForeignKeys(ctx, flags, results, keys);
       }
       ctx.exitCode = ok ? EXIT.OK : EXIT.VERIFY_FAILED;
     });
@@ -128,6 +132,20 @@ export function register(program: Command, ctx: CliContext): void {
       }
       ctx.exitCode = EXIT.OK;
     });
+}
+
+/**
+ * Traces signed by a key the verifier does not have fail with `key id mismatch`; say whose key
+ * signed them and how to pass it (a new local key can never verify someone else's traces).
+ */
+function hintForeignKeys(ctx: CliContext, flags: VerifyFlags, results: readonly TraceVerification[], keys: readonly VerifyKey[]): void {
+  if (flags.json) return;
+  const foreign = [...new Set(results.filter((r) => !r.ok && /key id mismatch/.test(r.error ?? '')).map((r) => r.key_id))];
+  if (foreign.length === 0) return;
+  ctx.stderr(
+    `hint: signed by key ${foreign.join(', ')}; this verify used ${keys.map((k) => k.keyId).join(', ')}. ` +
+      'Verify with the signer\'s public key: --public-key <file>, --jwks <file>, or --state-dir <the signer\'s state directory>\n',
+  );
 }
 
 function printSingle(ctx: CliContext, flags: VerifyFlags, result: TraceFileVerification): void {
