@@ -167,4 +167,15 @@ describe('ward mcp proxy: faults', () => {
     expect(open.code).toBe(6);
     expect(open.stderr).toContain('--auth-token-env');
   });
+
+  it('--call (and the reference positional form) is the one-shot decision mode', () => {
+    const cwd = tempDir('ward-mcp-call-');
+    writePolicy(cwd);
+    writeFileSync(join(cwd, 'call.json'), JSON.stringify({ name: 'write_note', arguments: { path: '/tmp/x', text: 'y' } }));
+    for (const args of [['--policy', 'policy.yaml', '--call', 'call.json'], ['policy.yaml', 'call.json']]) {
+      const r = ward(['mcp', 'proxy', ...args, '--json'], { cwd });
+      expect(r.code).toBe(3);
+      expect(JSON.parse(r.stdout)).toEqual(expect.objectContaining({ ok: true, verdict: 'block', tool_name: 'write_note' }));
+    }
+  });
 });
