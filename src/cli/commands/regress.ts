@@ -354,6 +354,13 @@ function registerReplay(regress: Command, ctx: CliContext): void {
         const candidate = loadPolicyFile(resolve(ctx.cwd, flags.policy));
         const baseline = flags.baselinePolicy ? loadPolicyFile(resolve(ctx.cwd, flags.baselinePolicy)) : undefined;
         const input = await replayInput(ctx, flags);
+        // Replaying nothing proves nothing: a CI job pointed at the wrong place must not pass.
+        if (input.records.length === 0) {
+          const skipped = input.not_replayable;
+          throw new WardError(ERROR_CODES.USAGE, `no replayable decisions in ${flags.from}${skipped.length ? ` (${skipped.length} not replayable: ${skipped[0]!.detail})` : ''}`, {
+            hint: 'record decisions with ward gate eval --capture-intents (or capture_intents in the proxy, daemon or SDK), then replay their traces directory or --from store',
+          });
+        }
         const report = replayPolicy(input, { candidate, baseline, allowLoosening: flags.allowLoosening === true });
         const written: string[] = [];
         const write = (file: string | undefined, text: () => string) => {
@@ -422,9 +429,11 @@ function replayText(report: ReplayReport, written: readonly string[]): string {
     `policy replay ${report.status}: ${s.replayed} replayed, ${s.loosened} loosened, ${s.tightened} tightened, ${s.verdict_changed} other verdict changes, ${s.reasons_changed} reason changes, ${s.error} errors, ${s.not_replayable} not replayable`,
   ];
   for (const e of report.changes.filter((c) => c.change === 'policy_loosened').slice(0, 20)) {
-    lines.push(`  LOOSER ${e.tool_name} ${e.baseline.verdict} -> ${e.candidate.verdict} (rule ${e.candidate.matched_rule || '(default)'}) ${e.id}`);
+    lines.push(`  LOOSER ${e.tool_name} ${e.baseline.verdict} -> ${e.candidate.verdict} (rule ${e.candidate.matched_rule || '(default)'}) ${e.source}`);
   }
   if (s.loosened > 20) lines.push(`  ... ${s.loosened - 20} more`);
+  for (const n of report.not_replayable.slice(0, 10)) lines.push(`  SKIPPED ${n.tool_name || '?'} ${n.source}: ${n.detail}`);
+  if (report.not_replayable.length > 10) lines.push(`  ... ${report.not_replayable.length - 10} more not replayable (see --json)`);
   if (report.status === 'fail') lines.push('fail: decisions get looser under the candidate policy (pass --allow-loosening to accept)');
   if (written.length > 0) lines.push(`wrote ${written.join(', ')}`);
   return lines.join('\n') + '\n';
