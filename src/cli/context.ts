@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { basename, relative, resolve } from 'node:path';
 import type { ExitCode } from '../contract/exit-codes.js';
 
 /** What a command needs from its process, injectable so commands can run in-process in tests. */
@@ -21,4 +21,12 @@ export interface CliContext {
  */
 export function stateDir(ctx: CliContext, flag?: string): string {
   return resolve(ctx.cwd, flag || ctx.env['WARD_STATE_DIR'] || '.ward');
+}
+
+/** How the user ran Ward, for the commands we suggest: `ward` when on PATH, else `node <path to bin/ward.js>`. */
+export function wardInvocation(ctx: CliContext): string {
+  const script = ctx.argv[0] ?? 'ward';
+  if (basename(script) === 'ward') return 'ward';
+  const rel = relative(ctx.cwd, script);
+  return `node ${rel.startsWith('..') ? script : rel}`;
 }

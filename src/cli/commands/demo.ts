@@ -1,5 +1,5 @@
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, join, relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { formatRFC3339Nano, nowUTC } from '../../canon/gotime.js';
@@ -16,7 +16,7 @@ import { runGate, type GateRuntime } from '../../runtime/gate-run.js';
 import { mintApprovalToken, requiredApprovalScope } from '../../tokens/approval.js';
 import { verifyTracePath } from '../../trace/verify-file.js';
 import { WARD_VERSION } from '../../version.js';
-import { stateDir, type CliContext } from '../context.js';
+import { stateDir, wardInvocation, type CliContext } from '../context.js';
 import { goJsonLine } from '../output.js';
 import { approvalStep } from './gate-tokens.js';
 import { platformEnv } from './run.js';
@@ -43,14 +43,6 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--json', 'print the summary as one line of JSON')
     .option('--state-dir <dir>', 'Ward state directory (the demo writes under <state>/demo)')
     .action((flags: { json?: boolean; stateDir?: string }) => demo(ctx, flags));
-}
-
-/** How the user ran Ward: `ward` when installed on PATH, else `node <path to bin/ward.js>`. */
-function invocation(ctx: CliContext): string {
-  const script = ctx.argv[0] ?? 'ward';
-  if (basename(script) === 'ward') return 'ward';
-  const rel = relative(ctx.cwd, script);
-  return `node ${rel.startsWith('..') ? script : rel}`;
 }
 
 function demo(ctx: CliContext, flags: { json?: boolean; stateDir?: string }): void {
@@ -188,11 +180,11 @@ function demo(ctx: CliContext, flags: { json?: boolean; stateDir?: string }): vo
     regress_status: regress.status,
     regress_graders: regress.graders.length,
     next_commands: [
-      `${invocation(ctx)} gate eval --policy ${show(policyPath)} --intent ${show(join(dir, 'delete-database.json'))} --json`,
-      `${invocation(ctx)} trace verify ${show(join(dir, 'traces'))}`,
-      `${invocation(ctx)} pack inspect ${show(packPath)}`,
-      `${invocation(ctx)} regress run --config ${show(configPath)}`,
-      `${invocation(ctx)} policy validate ${show(join(SHIPPED, 'policies', 'baseline-mediumrisk.yaml'))}`,
+      `${wardInvocation(ctx)} gate eval --policy ${show(policyPath)} --intent ${show(join(dir, 'delete-database.json'))} --json`,
+      `${wardInvocation(ctx)} trace verify ${show(join(dir, 'traces'))}`,
+      `${wardInvocation(ctx)} pack inspect ${show(packPath)}`,
+      `${wardInvocation(ctx)} regress run --config ${show(configPath)}`,
+      `${wardInvocation(ctx)} policy validate ${show(join(SHIPPED, 'policies', 'baseline-mediumrisk.yaml'))}`,
     ],
   };
   ctx.exitCode = ok ? 0 : 2;

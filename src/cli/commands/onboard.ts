@@ -1,6 +1,6 @@
 import { accessSync, constants, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join, relative, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Option, type Command } from 'commander';
 import { formatRFC3339Nano, nowUTC } from '../../canon/gotime.js';
@@ -11,7 +11,7 @@ import { policyFindings, type PolicyFinding } from '../../policy/findings.js';
 import { loadPolicyFile, parsePolicyYaml } from '../../policy/load.js';
 import type { LoadedPolicy } from '../../policy/types.js';
 import { WARD_VERSION } from '../../version.js';
-import { stateDir, type CliContext } from '../context.js';
+import { stateDir, wardInvocation, type CliContext } from '../context.js';
 import { goJsonLine } from '../output.js';
 
 /** The package root (holds `policies/`, `dist/`, and in a checkout `src/`). */
@@ -43,25 +43,17 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
     .option('--json', 'one line of JSON on stdout (gait.doctor.result)')
     .action(async (flags: { stateDir?: string; json?: boolean }) => {
-      const result = await runDoctor({ cwd: ctx.cwd, stateDir: stateDir(ctx, flags.stateDir), invocation: invocation(ctx) });
+      const result = await runDoctor({ cwd: ctx.cwd, stateDir: stateDir(ctx, flags.stateDir), invocation: wardInvocation(ctx) });
       ctx.exitCode = doctorExitCode(result);
       ctx.stdout(flags.json ? goJsonLine(result) + '\n' : renderDoctor(result));
     });
-}
-
-/** How the user ran Ward, for the commands we suggest: `ward` on PATH, else `node <bin/ward.js>`. */
-function invocation(ctx: CliContext): string {
-  const script = ctx.argv[0] ?? 'ward';
-  if (basename(script) === 'ward') return 'ward';
-  const rel = relative(ctx.cwd, script);
-  return `node ${rel.startsWith('..') ? script : rel}`;
 }
 
 // ---------------------------------------------------------------------------------------------
 // init
 
 function init(ctx: CliContext, flags: { template: Template; force?: boolean; json?: boolean }): void {
-  const ward = invocation(ctx);
+  const ward = wardInvocation(ctx);
   const path = resolve(ctx.cwd, POLICY_FILE);
   const existed = existsSync(path);
   if (existed && !flags.force) {
@@ -128,7 +120,7 @@ export function gapWarnings(policy: LoadedPolicy): GapWarning[] {
 }
 
 function check(ctx: CliContext, flags: { policy: string; json?: boolean }): void {
-  const ward = invocation(ctx);
+  const ward = wardInvocation(ctx);
   const path = resolve(ctx.cwd, flags.policy);
   if (!existsSync(path)) {
     throw new WardError(ERROR_CODES.USAGE, `no policy at ${path}`, {
