@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import { parseGoDuration } from '../../canon/duration.js';
 import { parseJsonText, type JsonObject } from '../../canon/json.js';
 import { parseContextEnvelope } from '../../context/index.js';
-import { EXIT } from '../../contract/exit-codes.js';
+import { EXIT, type ExitCode } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError, isWardError } from '../../errors.js';
 import { loadVerifyKeys, resolveSigningKey, type KeyMode } from '../../keys/index.js';
 import { loadPolicyFile } from '../../policy/load.js';
@@ -260,7 +260,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
   process.off('SIGTERM', onSignal);
   await log.close();
   process.stdin.destroy();
-  ctx.exitCode = code === 0 ? EXIT.OK : EXIT.INTERNAL;
+  ctx.exitCode = code as ExitCode;
 }
 
 function durationMs(text: string, flag: string): number {

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID, createHash, timingSafeEqual } from 'node:crypto';
+import { EXIT, type ExitCode } from '../../contract/exit-codes.js';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
@@ -161,8 +162,8 @@ export class ProxyRuntime {
 const agent = new Agent({ connect: { noDelay: true }, keepAliveTimeout: 30_000 });
 const upstreamFetch = (input: string | URL, init?: Record<string, unknown>) => undiciFetch(input, { ...init, dispatcher: agent } as never);
 
-/** stdio toward the client: one session for the life of the process. Resolves with the exit code. */
-export async function runStdio(rt: ProxyRuntime, input: Readable, output: Writable, signal?: AbortSignal): Promise<number> {
+/** stdio toward the client: one session for the life of the process. Resolves with the exit code (0, 1, or 7 when the server command does not exist). */
+export async function runStdio(rt: ProxyRuntime, input: Readable, output: Writable, signal?: AbortSignal): Promise<ExitCode> {
   const log = rt.cfg.log;
   const server = rt.upstreamPeer();
   const client = new StreamPeer(input, output, rt.cfg.maxMessageBytes);
@@ -171,9 +172,13 @@ export async function runStdio(rt: ProxyRuntime, input: Readable, output: Writab
   try {
     await session.start();
   } catch (err) {
-    log.error('could not start the MCP server', { error: (err as Error).message });
+    const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
+    log.error('could not start the MCP server', {
+      error: (err as Error).message,
+      ...(missing ? { hint: 'the server command was not found: check its spelling, or that it is installed and on PATH (try running it directly)' } : {}),
+    });
     await rt.close();
-    return 1;
+    return missing ? EXIT.DEPENDENCY_MISSING : EXIT.INTERNAL;
   }
   if (server instanceof ChildServerPeer) log.debug('MCP server started', { pid: server.pid });
   signal?.addEventListener('abort', () => void session.end(undefined, undefined), { once: true });
@@ -182,9 +187,9 @@ export async function runStdio(rt: ProxyRuntime, input: Readable, output: Writab
   await rt.close();
   if (end.error) {
     log.error(`session ended: ${end.error.message}`);
-    return 1;
+    return EXIT.INTERNAL;
   }
-  return 0;
+  return EXIT.OK;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);

@@ -168,6 +168,18 @@ describe('ward mcp proxy: faults', () => {
     expect(open.stderr).toContain('--auth-token-env');
   });
 
+  it('a server command that does not exist exits 7 (missing dependency) and says to check PATH', () => {
+    const cwd = tempDir('ward-mcp-missing-');
+    writePolicy(cwd);
+    const r = ward(['mcp', 'proxy', '--policy', 'policy.yaml', '--', 'no-such-mcp-server-xyz'], {
+      cwd,
+      input: '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n',
+    });
+    expect(r.code).toBe(7);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('on PATH');
+  });
+
   it('--call (and the reference positional form) is the one-shot decision mode', () => {
     const cwd = tempDir('ward-mcp-call-');
     writePolicy(cwd);
