@@ -80,3 +80,12 @@ describe('ward delegate', () => {
     expect(JSON.parse(bad.stdout).error_code).toBe('delegation_token_delegate_mismatch');
   });
 });
+
+describe('ward approve usage', () => {
+  it('names every missing option at once, with a complete example', () => {
+    const r = ward(['approve', '--ttl', '1h'], { cwd: tempDir() });
+    expect(r.code).toBe(6);
+    expect(r.stderr).toContain('missing required options: --intent-digest, --policy-digest, --scope, --approver, --reason-code');
+    expect(r.stderr).toMatch(/hint: for example: ward approve --intent-digest/);
+  });
+});

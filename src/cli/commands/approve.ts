@@ -30,19 +30,21 @@ export function register(program: Command, ctx: CliContext): void {
     program
       .command('approve')
       .description('mint a signed approval token bound to an intent digest and a policy digest')
-      .requiredOption('--intent-digest <sha256>', 'the intent_digest gate eval reported')
-      .requiredOption('--policy-digest <sha256>', 'the policy_digest gate eval reported')
+      .option('--intent-digest <sha256>', 'the intent_digest gate eval reported')
+      .option('--policy-digest <sha256>', 'the policy_digest gate eval reported')
       .option('--delegation-binding-digest <sha256>', 'required when the intent carries delegation')
-      .requiredOption('--ttl <duration>', 'lifetime as a Go duration, e.g. 30m or 1h')
-      .requiredOption('--scope <csv>', 'comma-separated scopes, e.g. tool:tool.write,phase:apply,destructive:apply')
-      .requiredOption('--approver <identity>', 'who approves')
-      .requiredOption('--reason-code <code>', 'why')
+      .option('--ttl <duration>', 'lifetime as a Go duration, e.g. 30m or 1h')
+      .option('--scope <csv>', 'comma-separated scopes, e.g. tool:tool.write,phase:apply,destructive:apply')
+      .option('--approver <identity>', 'who approves')
+      .option('--reason-code <code>', 'why')
       .option('--max-targets <n>', 'most targets the approval covers (0 = no limit)')
       .option('--max-ops <n>', 'most operations the approval covers (0 = no limit)')
       .option('--out <file>', 'token file (default approval_<token_id>.json)'),
   )
     .option('--json', 'one line of JSON on stdout')
+    .addHelpText('after', `\nExample (gate eval prints this command, digests filled in, when a call needs approval):\n  ${APPROVE_EXAMPLE}\n`)
     .action((flags: ApproveFlags) => {
+      requireAll(flags);
       const signing = signingKeyFromFlags(ctx, flags);
       const token = mintOrUsage(() =>
         mintApprovalToken({
@@ -62,6 +64,21 @@ export function register(program: Command, ctx: CliContext): void {
       );
       printMinted(ctx, flags, token, 'approval', signing.warnings);
     });
+}
+
+const APPROVE_EXAMPLE =
+  'ward approve --intent-digest <sha256> --policy-digest <sha256> --scope tool:fs.write_file --ttl 1h --approver you@example.com --reason-code CHG-123';
+
+const REQUIRED: readonly (keyof ApproveFlags)[] = ['intentDigest', 'policyDigest', 'ttl', 'scope', 'approver', 'reasonCode'];
+
+/** Every missing option at once, with a complete example, rather than one per attempt. */
+function requireAll(flags: ApproveFlags): void {
+  const missing = REQUIRED.filter((key) => flags[key] === undefined || flags[key] === '');
+  if (missing.length === 0) return;
+  const names = missing.map((key) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+  throw new WardError(ERROR_CODES.USAGE, `missing required option${names.length > 1 ? 's' : ''}: ${names.join(', ')}`, {
+    hint: `for example: ${APPROVE_EXAMPLE}`,
+  });
 }
 
 /** Mint-time validation failures are usage errors (exit 6). */
