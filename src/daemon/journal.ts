@@ -112,6 +112,8 @@ interface Segment {
   fh: FileHandle;
   size: number;
   capacity: number;
+  /** fdatasyncs in flight (a segment is closed only after they finish). */
+  syncs: Set<Promise<void>>;
   /** Records appended to this segment and not yet stored. */
   unstored: number;
   closed: boolean;
@@ -155,10 +157,12 @@ export class Journal {
       return this.current;
     }
     if (this.current) {
-      this.current.closed = true;
-      this.retired.push(this.current);
-      await this.current.fh.close();
+      const old = this.current;
       this.current = undefined;
+      old.closed = true;
+      this.retired.push(old);
+      await Promise.allSettled([...old.syncs]);
+      await old.fh.close();
       this.dropStoredSegments();
     }
     const next = this.prepared ?? this.create(limit);
@@ -183,24 +187,43 @@ export class Journal {
     for (let at = 0; at < capacity; at += zeros.length) await fh.write(zeros, 0, Math.min(zeros.length, capacity - at), at);
     await fh.sync();
     syncDir(this.dir); // the new name must survive a crash before any record in it is acknowledged
-    return { seq, path, fh, size: 0, capacity, unstored: 0, closed: false };
+    return { seq, path, fh, size: 0, capacity, syncs: new Set(), unstored: 0, closed: false };
   }
 
   /** Append a group with one write and one fdatasync; resolves once the group is durable. */
   async append(inputs: readonly StoreInput[]): Promise<void> {
+    await (await this.write(inputs)).synced;
+  }
+
+  /**
+   * Write a group (writes are serialized by the caller: one at a time) and start its fdatasync.
+   * Resolves when the bytes are written, with a promise for their durability. Because a group's
+   * fdatasync starts only after every earlier group's write completed, it also covers them: an
+   * acknowledged group never sits behind a hole. Several fdatasyncs may be in flight, so the next
+   * group is written while the disk is still syncing the previous one.
+   */
+  async write(inputs: readonly StoreInput[]): Promise<{ synced: Promise<void> }> {
     const buffer = Buffer.concat(inputs.map(encodeRecord));
     const seg = await this.segment(buffer.length);
+    const at = seg.size;
+    seg.size += buffer.length;
     let written = 0;
     while (written < buffer.length) {
-      const { bytesWritten } = await seg.fh.write(buffer, written, buffer.length - written, seg.size + written);
+      const { bytesWritten } = await seg.fh.write(buffer, written, buffer.length - written, at + written);
       written += bytesWritten;
     }
-    await seg.fh.datasync();
-    seg.size += buffer.length;
-    seg.unstored += inputs.length;
-    this.appended += inputs.length;
-    for (const input of inputs) this.backlog.push({ input, segment: seg });
-    this.kick();
+    const synced = seg.fh.datasync().then(() => {
+      seg.unstored += inputs.length;
+      this.appended += inputs.length;
+      for (const input of inputs) this.backlog.push({ input, segment: seg });
+      this.kick();
+    });
+    seg.syncs.add(synced);
+    void synced.then(
+      () => seg.syncs.delete(synced),
+      () => seg.syncs.delete(synced),
+    );
+    return { synced };
   }
 
   /** Resolves once everything appended before the call is in the store (read-your-writes). */
@@ -285,6 +308,7 @@ export class Journal {
 
   /** Store the whole backlog, close and delete the segments (clean shutdown leaves no journal). */
   async close(): Promise<void> {
+    if (this.current) await Promise.allSettled([...this.current.syncs]);
     while (this.ingesting || (this.backlog.length > 0 && !this.ingestError)) {
       if (this.ingesting) await this.ingesting;
       else this.kick(true);

@@ -67,6 +67,8 @@ export class GroupCommitSink implements DaemonTraceSink {
   private readonly maxBatch: number;
   private readonly maxBacklog: number;
   private readonly commitDelayMs: number;
+  private readonly maxSyncs = 4;
+  private readonly syncing = new Set<Promise<void>>();
 
   constructor(
     private readonly journal: Journal,
@@ -116,32 +118,55 @@ export class GroupCommitSink implements DaemonTraceSink {
     });
   }
 
+  /**
+   * Write the queued group to the journal; its fdatasync runs while the next group is written
+   * (at most `maxSyncs` in flight). Each group is answered when its own fdatasync completes.
+   */
   private async commit(): Promise<void> {
     if (this.committing || this.queue.length === 0) return;
     this.committing = true;
     const group = this.queue.length <= this.maxBatch ? this.queue : this.queue.slice(0, this.maxBatch);
     this.queue = this.queue.length <= this.maxBatch ? [] : this.queue.slice(this.maxBatch);
     const started = performance.now();
-    try {
-      if (this.commitDelayMs > 0) await new Promise((r) => setTimeout(r, this.commitDelayMs));
-      await this.journal.append(group.flatMap((p) => p.inputs));
-      this.metrics.traceWriteLatency.observe((performance.now() - started) / 1000);
-      this.metrics.traceBatchSize.observe(group.length);
-      for (const p of group) p.resolve(p.location);
-    } catch (err) {
+    const fail = (err: unknown) => {
       this.metrics.traceWriteErrors.inc();
       const error = new WardError(ERROR_CODES.IO, `trace write failed: ${(err as Error).message}`, { cause: err });
       for (const p of group) p.reject(error);
-    } finally {
+    };
+    const done = () => {
       this.reserved = Math.max(0, this.reserved - group.length);
+    };
+    try {
+      if (this.commitDelayMs > 0) await new Promise((r) => setTimeout(r, this.commitDelayMs));
+      const { synced } = await this.journal.write(group.flatMap((p) => p.inputs));
+      const tracked = synced.then(
+        () => {
+          this.metrics.traceWriteLatency.observe((performance.now() - started) / 1000);
+          this.metrics.traceBatchSize.observe(group.length);
+          for (const p of group) p.resolve(p.location);
+          done();
+        },
+        (err: unknown) => {
+          fail(err);
+          done();
+        },
+      );
+      this.syncing.add(tracked);
+      void tracked.then(() => this.syncing.delete(tracked));
+      if (this.syncing.size >= this.maxSyncs) await Promise.race(this.syncing);
+    } catch (err) {
+      fail(err);
+      done();
+    } finally {
       this.committing = false;
     }
-    if (this.queue.length > 0) void this.commit();
+    if (this.queue.length > 0) this.schedule();
   }
 
   /** Wait until every decision read so far is in the store (for queries: read-your-writes). */
   async caughtUp(): Promise<void> {
     while (this.queue.length > 0 || this.committing) await new Promise((r) => setTimeout(r, 1));
+    await Promise.all([...this.syncing]);
     await this.journal.caughtUp();
   }
 
@@ -150,6 +175,7 @@ export class GroupCommitSink implements DaemonTraceSink {
       if (!this.committing) await this.commit();
       else await new Promise((r) => setTimeout(r, 1));
     }
+    await Promise.all([...this.syncing]);
     this.closed = true;
     await this.journal.close();
   }
