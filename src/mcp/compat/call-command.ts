@@ -3,7 +3,7 @@ import { ERROR_CODES, WardError } from '../../errors.js';
 import { stateDir, type CliContext } from '../../cli/context.js';
 import { parseJsonInput, readInputText } from '../../cli/input.js';
 import { correlationId, goJsonLine } from '../../cli/output.js';
-import { loadServiceConfig } from './config.js';
+import { loadServiceConfig, sharedServiceFlags } from './config.js';
 import { evaluateDecision, type DecisionResult } from './evaluate.js';
 
 /**
@@ -44,17 +44,7 @@ export async function runMcpCall(ctx: CliContext, flags: McpCallFlags): Promise<
     });
   }
   const cfg = loadServiceConfig({
-    policy: flags.policy,
-    contextEnvelope: flags.contextEnvelope,
-    adapter: flags.adapter,
-    profile: flags.profile,
-    jobRoot: flags.jobRoot,
-    killSwitchState: flags.killSwitchState,
-    exportLogOut: flags.exportLogOut,
-    exportOtelOut: flags.exportOtelOut,
-    keyMode: flags.keyMode,
-    privateKey: flags.privateKey,
-    privateKeyEnv: flags.privateKeyEnv,
+    ...sharedServiceFlags(flags),
     stateDir: stateDir(ctx, flags.stateDir),
     cwd: ctx.cwd,
     env: ctx.env,

@@ -39,6 +39,30 @@ const KEY_MODES: readonly KeyMode[] = ['default', 'dev', 'prod'];
  * envelope (verified now: a bad envelope stops startup), and the signing key. §6.3 step 3's
  * profile rules: oss-prod needs `--key-mode prod` and refuses `default_verdict: allow`.
  */
+/** The command-line flags every decision-service command shares, named as commander names them. */
+const SHARED_FLAGS = [
+  'policy',
+  'contextEnvelope',
+  'adapter',
+  'profile',
+  'jobRoot',
+  'killSwitchState',
+  'exportLogOut',
+  'exportOtelOut',
+  'keyMode',
+  'privateKey',
+  'privateKeyEnv',
+] as const;
+
+export type SharedServiceFlags = Partial<Pick<ServiceOptions, (typeof SHARED_FLAGS)[number]>>;
+
+/** The shared flags out of a command's parsed flags (`mcp proxy --call`, `mcp serve`, `hook claude-code`). */
+export function sharedServiceFlags(flags: SharedServiceFlags): SharedServiceFlags {
+  const out: SharedServiceFlags = {};
+  for (const key of SHARED_FLAGS) if (flags[key] !== undefined) out[key] = flags[key];
+  return out;
+}
+
 export function loadServiceConfig(opts: ServiceOptions): DecisionServiceConfig {
   if (!opts.policy || opts.policy.trim() === '') {
     throw new WardError(ERROR_CODES.USAGE, 'missing required --policy', { hint: 'pass --policy policy.yaml' });

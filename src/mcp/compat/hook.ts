@@ -1,7 +1,7 @@
 import { isJsonObject, parseJsonText, type JsonValue } from '../../canon/json.js';
 import { EXIT } from '../../contract/exit-codes.js';
 import { stateDir, type CliContext } from '../../cli/context.js';
-import { loadServiceConfig } from './config.js';
+import { loadServiceConfig, sharedServiceFlags } from './config.js';
 import { evaluateDecision, type DecisionResult } from './evaluate.js';
 
 /** `ward hook claude-code` flags. */
@@ -92,17 +92,8 @@ async function decideHook(ctx: CliContext, flags: ClaudeCodeHookFlags): Promise<
   if (event !== '' && event !== 'PreToolUse') return fail(`unsupported hook event ${JSON.stringify(event)}: register ward for PreToolUse`);
   try {
     const cfg = loadServiceConfig({
-      policy: flags.policy,
-      contextEnvelope: flags.contextEnvelope,
+      ...sharedServiceFlags(flags),
       adapter: 'claude_code',
-      profile: flags.profile,
-      jobRoot: flags.jobRoot,
-      killSwitchState: flags.killSwitchState,
-      exportLogOut: flags.exportLogOut,
-      exportOtelOut: flags.exportOtelOut,
-      keyMode: flags.keyMode,
-      privateKey: flags.privateKey,
-      privateKeyEnv: flags.privateKeyEnv,
       stateDir: stateDir(ctx, flags.stateDir),
       cwd: ctx.cwd,
       env: ctx.env,

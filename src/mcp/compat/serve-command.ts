@@ -5,7 +5,7 @@ import { EXIT } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { stateDir, type CliContext } from '../../cli/context.js';
 import { goJsonLine } from '../../cli/output.js';
-import { loadServiceConfig } from './config.js';
+import { loadServiceConfig, sharedServiceFlags } from './config.js';
 import { createMcpServeListener, DEFAULT_MAX_REQUEST_BYTES, type HttpVerdictStatus } from './http.js';
 import { parseMaxAge, type RetentionRule } from './session.js';
 
@@ -105,17 +105,7 @@ export async function startMcpServe(ctx: CliContext, flags: McpServeFlags): Prom
 
   const state = stateDir(ctx, flags.stateDir);
   const cfg = loadServiceConfig({
-    policy: flags.policy,
-    contextEnvelope: flags.contextEnvelope,
-    adapter: flags.adapter,
-    profile: flags.profile,
-    jobRoot: flags.jobRoot,
-    killSwitchState: flags.killSwitchState,
-    exportLogOut: flags.exportLogOut,
-    exportOtelOut: flags.exportOtelOut,
-    keyMode: flags.keyMode,
-    privateKey: flags.privateKey,
-    privateKeyEnv: flags.privateKeyEnv,
+    ...sharedServiceFlags(flags),
     stateDir: state,
     cwd: ctx.cwd,
     env: ctx.env,
