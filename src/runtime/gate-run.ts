@@ -27,7 +27,7 @@ import type { NormalizedIntent } from '../intent/types.js';
 import type { SigningKey } from '../keys/index.js';
 import type { LoadedPolicy } from '../policy/types.js';
 import { consumeRateLimit, type RateLimitUse } from '../state/rate-limit.js';
-import { buildTraceRecord, signTrace, type SignedTrace, type TraceFormat } from '../trace/record.js';
+import { buildTraceRecord, signTrace, type SignedTrace, type TraceFormat, type TraceInput } from '../trace/record.js';
 import { writeTrace } from '../trace/write.js';
 import { WARD_VERSION } from '../version.js';
 import { buildDecisionCapture, writeCapture } from './capture.js';
@@ -232,22 +232,7 @@ export function decideGate(rt: GateRuntime, req: GateRequest): PendingDecision {
       producerVersion: rt.producerVersion ?? WARD_VERSION,
       ...(req.correlationId ? { correlationId: req.correlationId } : {}),
       latencyMs,
-      context: {
-        contextSetDigest: intent.context.context_set_digest,
-        contextEvidenceMode: intent.context.context_evidence_mode,
-        contextRefCount: intent.context.context_refs.length,
-        contextSource: outcome.contextSource,
-      },
-      ...(outcome.script
-        ? {
-            script: {
-              stepCount: outcome.script.stepCount,
-              scriptHash: outcome.script.scriptHash,
-              compositeRiskClass: outcome.script.compositeRiskClass,
-              stepVerdicts: outcome.script.stepVerdicts,
-            },
-          }
-        : {}),
+      ...outcomeTraceFields(intent, outcome),
       ...(fastPath
         ? {
             approvedScript: {
@@ -335,6 +320,28 @@ export function decideGate(rt: GateRuntime, req: GateRequest): PendingDecision {
     return { output: out, exitCode, trace, tracePath, outcome, intentDigest: subject.intentDigest };
   };
   return { trace, ...(capture ? { capture } : {}), exitCode, finish };
+}
+
+/** The trace fields every host derives the same way from an evaluated intent: context evidence and script summary. */
+export function outcomeTraceFields(intent: NormalizedIntent, outcome: GateOutcome): Pick<TraceInput, 'context' | 'script'> {
+  return {
+    context: {
+      contextSetDigest: intent.context.context_set_digest,
+      contextEvidenceMode: intent.context.context_evidence_mode,
+      contextRefCount: intent.context.context_refs.length,
+      contextSource: outcome.contextSource,
+    },
+    ...(outcome.script
+      ? {
+          script: {
+            stepCount: outcome.script.stepCount,
+            scriptHash: outcome.script.scriptHash,
+            compositeRiskClass: outcome.script.compositeRiskClass,
+            stepVerdicts: outcome.script.stepVerdicts,
+          },
+        }
+      : {}),
+  };
 }
 
 /** The registry match; `intent` is the normalized intent whenever it normalized, so it is not normalized twice. */

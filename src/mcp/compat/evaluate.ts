@@ -15,6 +15,7 @@ import type { NormalizedIntent } from '../../intent/types.js';
 import type { SigningKey } from '../../keys/index.js';
 import type { LoadedPolicy, Verdict } from '../../policy/types.js';
 import { unevaluableIntent } from '../../runtime/unevaluable.js';
+import { outcomeTraceFields } from '../../runtime/gate-run.js';
 import { writeFileAtomic, createUniqueFile } from '../../state/atomic-file.js';
 import { spoolBytes } from '../../store/index.js';
 import { buildTraceRecord, signTrace, type SignedTrace } from '../../trace/record.js';
@@ -190,22 +191,7 @@ export function evaluateDecision(cfg: DecisionServiceConfig, req: DecisionReques
       observedAt: nowUTC(),
       producerVersion: cfg.producerVersion ?? WARD_VERSION,
       latencyMs: evalLatencyMs,
-      context: {
-        contextSetDigest: intent.context.context_set_digest,
-        contextEvidenceMode: intent.context.context_evidence_mode,
-        contextRefCount: intent.context.context_refs.length,
-        contextSource: outcome.contextSource,
-      },
-      ...(outcome.script
-        ? {
-            script: {
-              stepCount: outcome.script.stepCount,
-              scriptHash: outcome.script.scriptHash,
-              compositeRiskClass: outcome.script.compositeRiskClass,
-              stepVerdicts: outcome.script.stepVerdicts,
-            },
-          }
-        : {}),
+      ...outcomeTraceFields(intent, outcome),
       ...(outcome.killSwitch ? { killSwitch: killSwitchDecisionJson(outcome.killSwitch) } : {}),
       ...(trust ? { mcpTrust: mcpTrustDecisionJson(trust) } : {}),
     },
