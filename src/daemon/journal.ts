@@ -242,7 +242,7 @@ export class Journal {
    */
   private kick(now = false): void {
     if (this.ingesting || this.backlog.length === 0) return;
-    const chunk = this.options.ingestChunk ?? 1024;
+    const chunk = this.options.ingestChunk ?? 256;
     if (!now && this.backlog.length < chunk) {
       if (!this.timer) {
         this.timer = setTimeout(() => {
@@ -265,7 +265,7 @@ export class Journal {
 
   /** Store the backlog in chunks (each one synced batch), oldest first. */
   private async ingest(): Promise<void> {
-    const chunk = this.options.ingestChunk ?? 1024;
+    const chunk = this.options.ingestChunk ?? 256;
     while (this.backlog.length > 0) {
       // Let the requests already waiting run first: ingestion is background work.
       await new Promise((r) => setImmediate(r));

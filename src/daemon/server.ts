@@ -18,6 +18,7 @@ import { PolicyHolder, type ReloadTrigger } from './policy-holder.js';
 import { matchRoute, ROUTES, type Exchange, type Handler, type Route } from './routes.js';
 import { DiscardingSink, GroupCommitSink, type DaemonTraceSink } from './trace-sink.js';
 import { Journal, journalDir, recoverJournal } from './journal.js';
+import { openStoreThread } from './store-thread.js';
 
 export interface DaemonOptions {
   stateDir: string;
@@ -52,6 +53,8 @@ export interface DaemonOptions {
   captureIntents?: boolean;
   /** Where JSON log lines go (default stderr). */
   logWrite?: (text: string) => void;
+  /** Own the store on a worker thread, so indexing never stalls requests (`ward serve` does). */
+  storeThread?: boolean;
   /** Test hook: delay each group commit. */
   commitDelayMs?: number;
 }
@@ -108,7 +111,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const lock = acquireDaemonLock(opts.stateDir);
   let store: EvidenceStore;
   try {
-    store = await openLevelStore(opts.stateDir);
+    store = opts.storeThread ? await openStoreThread(opts.stateDir) : await openLevelStore(opts.stateDir);
   } catch (err) {
     lock.release();
     throw err;
@@ -125,7 +128,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     throw err;
   }
   if (recovered.segments > 0) log.log({ level: 'info', msg: 'journal recovered', ...recovered });
-  const journal = new Journal(journalDir(opts.stateDir), store, { onIngest: (_n, seconds) => metrics.ingestLatency.observe(seconds) });
+  const journal = new Journal(journalDir(opts.stateDir), store, {
+    // On its own thread the store takes large batches (few fsyncs competing with the journal's);
+    // on the event loop, small ones (each batch's indexing blocks requests while it runs).
+    ingestChunk: opts.storeThread ? 4096 : 256,
+    ingestDelayMs: opts.storeThread ? 1000 : 100,
+    onIngest: (_n, seconds) => metrics.ingestLatency.observe(seconds) });
   const sink: DaemonTraceSink = durable
     ? new GroupCommitSink(journal, metrics, { capacity: options.queueCapacity, ...(opts.commitDelayMs ? { commitDelayMs: opts.commitDelayMs } : {}) })
     : new DiscardingSink();

@@ -121,6 +121,7 @@ async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
     captureIntents: flags.captureIntents === true,
     traceDurability: durable,
     logWrite: (text) => ctx.stderr(text),
+    storeThread: true,
   });
   const digest = daemon.context.policies.current.digest;
   const warnings = [...key.warnings, ...(durable ? [] : ['UNSAFE: --no-trace-durability: traces are signed and discarded; benchmarks only'])];

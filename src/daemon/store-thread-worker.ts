@@ -1,0 +1,55 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { isWardError } from '../errors.js';
+import { openLevelStore } from '../store/level.js';
+import type { EvidenceStore, StoreInput } from '../store/types.js';
+import type { SerializedError, WorkerMessage } from './store-thread.js';
+
+/** The worker side of `openStoreThread`: owns the LevelDB store and answers forwarded calls. */
+const port = parentPort!;
+const send = (msg: WorkerMessage) => port.postMessage(msg);
+
+function serialize(err: unknown): SerializedError {
+  if (isWardError(err)) return { message: err.message, code: err.code, exitCode: err.exitCode, ...(err.hint ? { hint: err.hint } : {}) };
+  return { message: err instanceof Error ? err.message : String(err) };
+}
+
+let store: EvidenceStore;
+try {
+  store = await openLevelStore((workerData as { stateDir: string }).stateDir);
+  send({ type: 'ready' });
+} catch (err) {
+  send({ type: 'error', error: serialize(err) });
+  process.exit(0);
+}
+
+port.on('message', (msg: { id: number; method: string; args: unknown[] }) => {
+  void (async () => {
+    try {
+      let value: unknown;
+      switch (msg.method) {
+        case 'put':
+          // Buffers arrive as Uint8Arrays; the store hashes and stores them as bytes.
+          value = await store.put((msg.args[0] as { kind: StoreInput['kind']; bytes: Uint8Array }[]).map((i) => ({ kind: i.kind, bytes: Buffer.from(i.bytes.buffer, i.bytes.byteOffset, i.bytes.byteLength) })));
+          break;
+        case 'read':
+          value = await store.read(msg.args[0] as Parameters<EvidenceStore['read']>[0]);
+          break;
+        case 'close':
+          await store.close();
+          value = undefined;
+          break;
+        default: {
+          const fn = (store as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[msg.method];
+          if (typeof fn !== 'function' || !['get', 'list', 'resolve', 'ingest', 'gc', 'count'].includes(msg.method)) throw new Error(`unknown store method ${msg.method}`);
+          if (msg.method === 'gc') {
+            const policy = msg.args[0] as { now: Date };
+            value = await store.gc({ ...(msg.args[0] as object), now: new Date(policy.now) } as Parameters<EvidenceStore['gc']>[0]);
+          } else value = await fn.apply(store, msg.args);
+        }
+      }
+      send({ type: 'reply', id: msg.id, ok: true, value });
+    } catch (err) {
+      send({ type: 'reply', id: msg.id, ok: false, error: serialize(err) });
+    }
+  })();
+});
