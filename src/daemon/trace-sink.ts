@@ -42,7 +42,7 @@ interface Pending {
 export interface GroupCommitOptions {
   /** Decisions admitted but not yet durable, at most (default 4096). */
   capacity?: number;
-  /** Records journaled but not yet indexed in the store, at most, before new decisions get 429 (default 200,000). */
+  /** Records journaled but not yet indexed in the store, at most, before new decisions get 429 (default 50,000; they are held in memory until indexed). */
   maxIngestBacklog?: number;
   /** Records per journal append, at most (default 1024). */
   maxBatch?: number;
@@ -77,7 +77,7 @@ export class GroupCommitSink implements DaemonTraceSink {
   ) {
     this.capacity = options.capacity ?? 4096;
     this.maxBatch = options.maxBatch ?? 1024;
-    this.maxBacklog = options.maxIngestBacklog ?? 200_000;
+    this.maxBacklog = options.maxIngestBacklog ?? 50_000;
     this.commitDelayMs = options.commitDelayMs ?? 0;
   }
 
