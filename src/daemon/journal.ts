@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { constants, mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -10,20 +10,23 @@ import type { EvidenceStore, StoreInput } from '../store/types.js';
  * The daemon's write-ahead journal: the durable home of a trace between its decision and its
  * indexing in the store.
  *
- * A group of records is appended with one write and made durable with one fdatasync; only then are
+ * A group of records is appended with one synchronized write (O_DSYNC); only then are
  * the decisions of that group answered. The store ingests the journal in the background (large
  * synced batches, idempotent by content digest), and a segment is deleted once everything in it is
  * stored. After a crash, `recoverJournal` stores whatever the segments hold before the daemon
  * serves again, so an answered decision always ends up in the store.
  *
  * Segments are preallocated (zero-filled, fsynced) before use, so an append overwrites allocated
- * blocks and its fdatasync does not wait for a file-size change to be journaled by the file system.
+ * blocks and its sync does not wait for a file-size change to be journaled by the file system;
+ * records are written through an O_DSYNC descriptor (one syscall writes and syncs a group).
  *
  * Record framing: u32 LE payload length, u32 LE crc32 of the payload, one kind byte, the payload.
  * A torn tail (a crash during an append that was therefore never acknowledged) fails its length or
  * checksum test and is dropped with everything after it.
  */
 const HEADER = 9;
+/** Synchronized-data writes (Linux, macOS); elsewhere each group is followed by an fdatasync. */
+const O_DSYNC: number | undefined = (constants as { O_DSYNC?: number }).O_DSYNC;
 const KINDS: StoreInput['kind'][] = ['trace', 'capture', 'runpack', 'pack'];
 const SEGMENT = /^seg_(\d{16})\.log$/;
 
@@ -136,6 +139,10 @@ export class Journal {
   ingestError: Error | undefined;
   private timer: NodeJS.Timeout | undefined;
   private prepared: Promise<Segment> | undefined;
+  /** Durability of the last group written: each group waits for its predecessor's. */
+  private lastSynced: Promise<unknown> = Promise.resolve();
+  /** The first failed write: the journal takes no more groups. */
+  writeError: Error | undefined;
 
   constructor(
     private readonly dir: string,
@@ -182,11 +189,17 @@ export class Journal {
     const seq = Math.max(this.nextSeq, ...segments(this.dir).map((s) => s.seq + 1));
     this.nextSeq = seq + 1;
     const path = join(this.dir, `seg_${String(seq).padStart(16, '0')}.log`);
-    const fh = await open(path, 'wx', 0o600);
-    const zeros = Buffer.alloc(Math.min(capacity, 1024 * 1024));
-    for (let at = 0; at < capacity; at += zeros.length) await fh.write(zeros, 0, Math.min(zeros.length, capacity - at), at);
-    await fh.sync();
+    const init = await open(path, 'wx', 0o600);
+    try {
+      const zeros = Buffer.alloc(Math.min(capacity, 1024 * 1024));
+      for (let at = 0; at < capacity; at += zeros.length) await init.write(zeros, 0, Math.min(zeros.length, capacity - at), at);
+      await init.sync();
+    } finally {
+      await init.close();
+    }
     syncDir(this.dir); // the new name must survive a crash before any record in it is acknowledged
+    // Records are written with O_DSYNC where available: one syscall writes and syncs a group.
+    const fh = await open(path, O_DSYNC ? constants.O_RDWR | O_DSYNC : 'r+');
     return { seq, path, fh, size: 0, capacity, syncs: new Set(), unstored: 0, closed: false };
   }
 
@@ -196,28 +209,39 @@ export class Journal {
   }
 
   /**
-   * Write a group (writes are serialized by the caller: one at a time) and start its fdatasync.
-   * Resolves when the bytes are written, with a promise for their durability. Because a group's
-   * fdatasync starts only after every earlier group's write completed, it also covers them: an
-   * acknowledged group never sits behind a hole. Several fdatasyncs may be in flight, so the next
-   * group is written while the disk is still syncing the previous one.
+   * Start writing a group durably (O_DSYNC, else write + fdatasync) and return at once with a
+   * promise for its durability. Several groups may be in flight; a group is reported durable only
+   * when it *and every earlier group* are, so the acknowledged records are always a contiguous
+   * prefix of the journal (recovery stops at the first hole). A failed write fails every later
+   * group too, and the journal refuses new work.
    */
   async write(inputs: readonly StoreInput[]): Promise<{ synced: Promise<void> }> {
+    if (this.writeError) throw this.writeError;
     const buffer = Buffer.concat(inputs.map(encodeRecord));
     const seg = await this.segment(buffer.length);
     const at = seg.size;
     seg.size += buffer.length;
-    let written = 0;
-    while (written < buffer.length) {
-      const { bytesWritten } = await seg.fh.write(buffer, written, buffer.length - written, at + written);
-      written += bytesWritten;
-    }
-    const synced = seg.fh.datasync().then(() => {
-      seg.unstored += inputs.length;
-      this.appended += inputs.length;
-      for (const input of inputs) this.backlog.push({ input, segment: seg });
-      this.kick();
-    });
+    const own = (async () => {
+      let written = 0;
+      while (written < buffer.length) {
+        const { bytesWritten } = await seg.fh.write(buffer, written, buffer.length - written, at + written);
+        written += bytesWritten;
+      }
+      if (!O_DSYNC) await seg.fh.datasync();
+    })();
+    const synced = Promise.all([this.lastSynced, own]).then(
+      () => {
+        seg.unstored += inputs.length;
+        this.appended += inputs.length;
+        for (const input of inputs) this.backlog.push({ input, segment: seg });
+        this.kick();
+      },
+      (err: unknown) => {
+        this.writeError ??= err as Error;
+        throw err;
+      },
+    );
+    this.lastSynced = synced;
     seg.syncs.add(synced);
     void synced.then(
       () => seg.syncs.delete(synced),

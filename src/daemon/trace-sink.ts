@@ -51,8 +51,8 @@ export interface GroupCommitOptions {
 }
 
 /**
- * Group commit into the daemon's journal. Traces that arrive while a commit is running wait for
- * the next one; each commit is one append and one fdatasync for the whole group, so under load
+ * Group commit into the daemon's journal. Traces that arrive while commits are in flight wait for
+ * the next one; each commit is one synchronized write for the whole group, so under load
  * the groups grow by themselves and durability costs one fsync per group, not per decision. The
  * journal then feeds the store (`Journal`), off the response path.
  */
@@ -86,7 +86,7 @@ export class GroupCommitSink implements DaemonTraceSink {
   }
 
   admit(): boolean {
-    if (this.closed || this.reserved >= this.capacity || this.journal.pendingIngest >= this.maxBacklog || this.journal.ingestError) return false;
+    if (this.closed || this.reserved >= this.capacity || this.journal.pendingIngest >= this.maxBacklog || this.journal.ingestError || this.journal.writeError) return false;
     this.reserved++;
     return true;
   }
@@ -119,8 +119,9 @@ export class GroupCommitSink implements DaemonTraceSink {
   }
 
   /**
-   * Write the queued group to the journal; its fdatasync runs while the next group is written
-   * (at most `maxSyncs` in flight). Each group is answered when its own fdatasync completes.
+   * Write the queued group to the journal (a synchronized write); the next group may start while
+   * it is on its way to the disk (at most `maxSyncs` in flight). Each group is answered when it and
+   * every earlier group are durable.
    */
   private async commit(): Promise<void> {
     if (this.committing || this.queue.length === 0) return;
