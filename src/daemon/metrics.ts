@@ -122,7 +122,7 @@ export class DaemonMetrics {
   readonly decisions = new Counter('ward_decisions_total', 'gate decisions returned, by verdict');
   readonly evalLatency = new Histogram('ward_eval_duration_seconds', 'time to decide (evaluate, post-process, sign), without the trace write', LATENCY_BUCKETS);
   readonly requestLatency = new Histogram('ward_http_request_duration_seconds', 'time from request to response for POST /v1/gate/eval', LATENCY_BUCKETS);
-  readonly traceWriteLatency = new Histogram('ward_trace_write_duration_seconds', 'one group commit: journal append and fdatasync of a group of traces', LATENCY_BUCKETS);
+  readonly traceWriteLatency = new Histogram('ward_trace_write_duration_seconds', 'one group commit: the synchronized journal write of a group of traces (until it and every earlier group are durable)', LATENCY_BUCKETS);
   readonly traceBatchSize = new Histogram('ward_trace_batch_size', 'traces per group commit', [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]);
   readonly ingestLatency = new Histogram('ward_store_ingest_duration_seconds', 'one background ingestion of journaled records into the store (one synced batch)', LATENCY_BUCKETS);
   readonly ingestBacklog = new Gauge('ward_store_ingest_backlog', 'records durable in the journal and not yet indexed in the store');
