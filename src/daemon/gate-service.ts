@@ -1,18 +1,14 @@
 import { performance } from 'node:perf_hooks';
-import { nowUTC } from '../canon/gotime.js';
 import type { JsonObject } from '../canon/json.js';
 import type { ExitCode } from '../contract/exit-codes.js';
 import { explainOutcome } from '../gate/explain.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
 import type { LoadedPolicy } from '../policy/types.js';
-import { decideGate, type ApprovalStep, type DelegationStep, type GateRequest, type GateRuntime, type TokenContext } from '../runtime/gate-run.js';
-import { approvalOpCount, approvalTargetCount, requiredApprovalScope } from '../tokens/approval.js';
-import { buildApprovalAuditRecord, buildDelegationAuditRecord, type AuditContext } from '../tokens/audit.js';
-import { writeAuditRecord } from '../tokens/files.js';
-import { evaluateApprovals, evaluateDelegations, type ParsedToken } from '../tokens/rollup.js';
-import type { SignedTrace, TraceFormat } from '../trace/record.js';
+import { decideGate, type GateRequest, type GateRuntime } from '../runtime/gate-run.js';
+import { approvalStep, delegationStep } from '../runtime/token-steps.js';
+import type { ParsedToken } from '../tokens/rollup.js';
+import type { TraceFormat } from '../trace/record.js';
 import { omitEmpty } from '../cli/output.js';
-import { WARD_VERSION } from '../version.js';
 import type { EvalBody } from './gate-body.js';
 import type { DaemonMetrics } from './metrics.js';
 import type { PolicyHolder } from './policy-holder.js';
@@ -81,8 +77,13 @@ export class GateService {
     if (body.evaluationTime) request.evaluationTime = body.evaluationTime;
     if (body.contextEnvelope) request.contextEnvelope = body.contextEnvelope;
     if (body.contextEnvelopeJson) request.contextEnvelopeJson = body.contextEnvelopeJson;
-    request.approvals = this.approvalStep(body.approvalTokens ?? []);
-    request.delegations = this.delegationStep(body.delegationTokens ?? []);
+    const tokenStep = (tokens: readonly ParsedToken[]) => ({
+      tokens: () => tokens,
+      verifyKeys: this.options.tokenVerifyKeys,
+      audit: { dir: this.options.auditDir },
+    });
+    request.approvals = approvalStep(tokenStep(body.approvalTokens ?? []));
+    request.delegations = delegationStep(tokenStep(body.delegationTokens ?? []));
     const started = performance.now();
     let pending;
     try {
@@ -106,74 +107,5 @@ export class GateService {
       return { json: { ...explained, correlation_id: correlationId }, exitCode: result.exitCode, verdict };
     }
     return { json: { ...(omitEmpty(result.output) as JsonObject), correlation_id: correlationId }, exitCode: result.exitCode, verdict };
-  }
-
-  private auditWriter(record: (ctx: AuditContext) => JsonObject) {
-    return (trace: SignedTrace): string =>
-      writeAuditRecord(
-        record({
-          traceId: String(trace['trace_id']),
-          toolName: String(trace['tool_name']),
-          intentDigest: String(trace['intent_digest']),
-          policyDigest: String(trace['policy_digest']),
-          relationship: trace['relationship'] as JsonObject,
-          createdAt: nowUTC(),
-          producerVersion: WARD_VERSION,
-        }),
-        { dir: this.options.auditDir, eventId: String(trace['event_id']) },
-      );
-  }
-
-  private approvalStep(tokens: readonly ParsedToken[]) {
-    return (t: TokenContext): ApprovalStep => {
-      const required = Math.max(t.outcome.minApprovals, 1);
-      if (tokens.length === 0) {
-        return { granted: false, reasonCodes: ['approval_token_missing'], violations: ['approval_not_granted'], requiredApprovals: required, validApprovals: 0, approvalRef: '' };
-      }
-      const r = evaluateApprovals({
-        tokens,
-        verifyKeys: this.options.tokenVerifyKeys,
-        intentDigest: t.intentDigest,
-        policyDigest: t.policyDigest,
-        delegationDigest: t.intent.delegation ? t.delegationDigest : undefined,
-        requiredScope: requiredApprovalScope(t.intent),
-        targetCount: approvalTargetCount(t.intent),
-        opCount: approvalOpCount(t.intent),
-        requiredApprovals: required,
-        requireDistinct: t.outcome.requireDistinctApprovers,
-        now: t.wallNow,
-      });
-      return {
-        granted: r.granted,
-        reasonCodes: r.reasonCodes.filter((c) => c !== 'approval_granted'),
-        violations: r.violations,
-        requiredApprovals: r.requiredApprovals,
-        validApprovals: r.validCount,
-        approvalRef: r.validTokenIds.join(','),
-        writeAudit: this.auditWriter((a) => buildApprovalAuditRecord(a, r)),
-      };
-    };
-  }
-
-  private delegationStep(tokens: readonly ParsedToken[]) {
-    return (t: TokenContext): DelegationStep => {
-      if (tokens.length === 0) return { granted: false, reasonCodes: ['delegation_token_missing'], validDelegations: 0, delegationRef: '' };
-      const r = evaluateDelegations({
-        tokens,
-        intent: t.intent,
-        verifyKeys: this.options.tokenVerifyKeys,
-        intentDigest: t.intentDigest,
-        policyDigest: t.policyDigest,
-        requiredScopes: t.outcome.delegationScopes,
-        now: t.wallNow,
-      });
-      return {
-        granted: r.granted,
-        reasonCodes: r.reasonCodes.filter((c) => c !== 'delegation_granted'),
-        validDelegations: r.validCount,
-        delegationRef: r.validTokenIds.join(','),
-        writeAudit: this.auditWriter((a) => buildDelegationAuditRecord(a, r)),
-      };
-    };
   }
 }

@@ -9,11 +9,12 @@ import { verdictRank } from '../../gate/verdict.js';
 import { argsDigest as argsDigestOf, intentDigest as intentDigestOf } from '../../intent/digest.js';
 import type { VerifyKey } from '../../keys/index.js';
 import type { NormalizedPolicy } from '../../policy/types.js';
-import type { ApprovalStep, GateRequest, GateRuntime, TokenContext } from '../../runtime/gate-run.js';
+import type { GateRequest, GateRuntime } from '../../runtime/gate-run.js';
 import { decideGate } from '../../runtime/gate-run.js';
+import { approvalStep } from '../../runtime/token-steps.js';
 import type { TraceSink } from '../../runtime/trace-sink.js';
-import { approvalOpCount, approvalTargetCount, requiredApprovalScope } from '../../tokens/approval.js';
-import { evaluateApprovals, type ParsedToken } from '../../tokens/rollup.js';
+import { requiredApprovalScope } from '../../tokens/approval.js';
+import type { ParsedToken } from '../../tokens/rollup.js';
 import { buildTraceRecord, signTrace, type SignedTrace } from '../../trace/record.js';
 import { WARD_VERSION } from '../../version.js';
 import { intentForCall, type CallInput, type MappingOptions } from './intent.js';
@@ -85,7 +86,7 @@ export class Gatekeeper {
       correlationId,
       approvals: (t) => {
         scope = requiredApprovalScope(t.intent);
-        return this.approvalStep(t);
+        return approvalStep({ tokens: () => this.tokensFor(t.intentDigest), verifyKeys: this.opts.approvalKeys })(t);
       },
     };
     if (this.opts.envelope) {
@@ -202,42 +203,6 @@ export class Gatekeeper {
    * Approval tokens from `--approval-dir` whose intent digest is this call's: the next identical
    * call after `ward approve ... --out <dir>/...` is allowed (and traced with approval_granted).
    */
-  private approvalStep(t: TokenContext): ApprovalStep {
-    const required = Math.max(t.outcome.minApprovals, 1);
-    const tokens = this.tokensFor(t.intentDigest);
-    if (tokens.length === 0) {
-      return {
-        granted: false,
-        reasonCodes: ['approval_token_missing'],
-        violations: ['approval_not_granted'],
-        requiredApprovals: required,
-        validApprovals: 0,
-        approvalRef: '',
-      };
-    }
-    const r = evaluateApprovals({
-      tokens,
-      verifyKeys: this.opts.approvalKeys,
-      intentDigest: t.intentDigest,
-      policyDigest: t.policyDigest,
-      delegationDigest: t.intent.delegation ? t.delegationDigest : undefined,
-      requiredScope: requiredApprovalScope(t.intent),
-      targetCount: approvalTargetCount(t.intent),
-      opCount: approvalOpCount(t.intent),
-      requiredApprovals: required,
-      requireDistinct: t.outcome.requireDistinctApprovers,
-      now: t.wallNow,
-    });
-    return {
-      granted: r.granted,
-      reasonCodes: r.reasonCodes.filter((c) => c !== 'approval_granted'),
-      violations: r.violations,
-      requiredApprovals: r.requiredApprovals,
-      validApprovals: r.validCount,
-      approvalRef: r.validTokenIds.join(','),
-    };
-  }
-
   private tokensFor(intentDigest: string): ParsedToken[] {
     let names: string[];
     try {

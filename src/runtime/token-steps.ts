@@ -1,0 +1,114 @@
+import { nowUTC } from '../canon/gotime.js';
+import type { JsonObject } from '../canon/json.js';
+import type { VerifyKey } from '../keys/index.js';
+import { approvalOpCount, approvalTargetCount, requiredApprovalScope } from '../tokens/approval.js';
+import { buildApprovalAuditRecord, buildDelegationAuditRecord, type AuditContext } from '../tokens/audit.js';
+import { writeAuditRecord } from '../tokens/files.js';
+import { evaluateApprovals, evaluateDelegations, type ParsedToken } from '../tokens/rollup.js';
+import type { SignedTrace } from '../trace/record.js';
+import { WARD_VERSION } from '../version.js';
+import type { ApprovalStep, DelegationStep, TokenContext } from './gate-run.js';
+
+/**
+ * The approval and delegation steps of a decision (§3.6 steps 7–8), shared by every host: the
+ * CLI reads tokens from flags, the daemon from the request body, the MCP proxy from its approval
+ * directory. Each host supplies the tokens, the keys that verify them, and (optionally) where the
+ * audit record goes.
+ */
+export interface TokenStepOptions {
+  /** Read lazily: only decisions that need the step pay for it. */
+  tokens: () => readonly ParsedToken[];
+  verifyKeys: readonly VerifyKey[] | (() => readonly VerifyKey[]);
+  /** Writes the audit record after the trace; omitted when the host keeps no audit files. */
+  audit?: AuditDestination;
+}
+
+export interface AuditDestination {
+  dir: string;
+  /** An exact path (`--approval-audit-out`); the default name otherwise. */
+  path?: string | undefined;
+  cwd?: string;
+}
+
+export function approvalStep(options: TokenStepOptions): (t: TokenContext) => ApprovalStep {
+  return (t) => {
+    const tokens = options.tokens();
+    const required = Math.max(t.outcome.minApprovals, 1);
+    if (tokens.length === 0) {
+      return {
+        granted: false,
+        reasonCodes: ['approval_token_missing'],
+        violations: ['approval_not_granted'],
+        requiredApprovals: required,
+        validApprovals: 0,
+        approvalRef: '',
+      };
+    }
+    const r = evaluateApprovals({
+      tokens,
+      verifyKeys: keysOf(options),
+      intentDigest: t.intentDigest,
+      policyDigest: t.policyDigest,
+      delegationDigest: t.intent.delegation ? t.delegationDigest : undefined,
+      requiredScope: requiredApprovalScope(t.intent),
+      targetCount: approvalTargetCount(t.intent),
+      opCount: approvalOpCount(t.intent),
+      requiredApprovals: required,
+      requireDistinct: t.outcome.requireDistinctApprovers,
+      now: t.wallNow,
+    });
+    return {
+      granted: r.granted,
+      reasonCodes: r.reasonCodes.filter((c) => c !== 'approval_granted'),
+      violations: r.violations,
+      requiredApprovals: r.requiredApprovals,
+      validApprovals: r.validCount,
+      approvalRef: r.validTokenIds.join(','),
+      ...(options.audit ? { writeAudit: auditWriter(options.audit, (a) => buildApprovalAuditRecord(a, r)) } : {}),
+    };
+  };
+}
+
+export function delegationStep(options: TokenStepOptions): (t: TokenContext) => DelegationStep {
+  return (t) => {
+    const tokens = options.tokens();
+    if (tokens.length === 0) return { granted: false, reasonCodes: ['delegation_token_missing'], validDelegations: 0, delegationRef: '' };
+    const r = evaluateDelegations({
+      tokens,
+      intent: t.intent,
+      verifyKeys: keysOf(options),
+      intentDigest: t.intentDigest,
+      policyDigest: t.policyDigest,
+      requiredScopes: t.outcome.delegationScopes,
+      now: t.wallNow,
+    });
+    return {
+      granted: r.granted,
+      reasonCodes: r.reasonCodes.filter((c) => c !== 'delegation_granted'),
+      validDelegations: r.validCount,
+      delegationRef: r.validTokenIds.join(','),
+      ...(options.audit ? { writeAudit: auditWriter(options.audit, (a) => buildDelegationAuditRecord(a, r)) } : {}),
+    };
+  };
+}
+
+function keysOf(options: TokenStepOptions): readonly VerifyKey[] {
+  return typeof options.verifyKeys === 'function' ? options.verifyKeys() : options.verifyKeys;
+}
+
+/** Audit records join the trace they follow (same trace id, relationship and digests). */
+function auditWriter(dest: AuditDestination, record: (ctx: AuditContext) => JsonObject) {
+  return (trace: SignedTrace): string =>
+    writeAuditRecord(
+      record({
+        traceId: String(trace['trace_id']),
+        toolName: String(trace['tool_name']),
+        intentDigest: String(trace['intent_digest']),
+        policyDigest: String(trace['policy_digest']),
+        relationship: trace['relationship'] as JsonObject,
+        createdAt: nowUTC(),
+        producerVersion: WARD_VERSION,
+      }),
+      { path: dest.path, dir: dest.dir, ...(dest.cwd ? { cwd: dest.cwd } : {}), eventId: String(trace['event_id']) },
+    );
+}
