@@ -6,6 +6,7 @@ import type { JsonObject } from '../../canon/json.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { captureFileName, captureFileText } from '../../runtime/capture.js';
 import type { TraceSink } from '../../runtime/trace-sink.js';
+import { syncDir } from '../../state/atomic-file.js';
 import { traceFileText } from '../../trace/write.js';
 import type { SignedTrace } from '../../trace/record.js';
 
@@ -211,18 +212,6 @@ async function ensureSynced(path: string, text: string): Promise<void> {
     await fh.datasync();
   } finally {
     await fh.close();
-  }
-}
-
-function syncDir(dir: string): void {
-  let fd: number | undefined;
-  try {
-    fd = openSync(dir, 'r');
-    fsyncSync(fd);
-  } catch {
-    // Directories cannot be synced everywhere; file contents are durable already.
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
 }
 
