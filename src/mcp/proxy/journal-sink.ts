@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JsonObject } from '../../canon/json.js';
@@ -23,8 +23,10 @@ interface Waiter {
   reject: (err: Error) => void;
 }
 
-/** Rotate the journal once it holds this much; the old one is retired after its files are synced. */
-const ROTATE_BYTES = 8 * 1024 * 1024;
+/** Each journal is preallocated to this size; a full one is retired after its files are synced. */
+const JOURNAL_BYTES = 8 * 1024 * 1024;
+/** Synchronized-data writes (Linux, macOS); elsewhere each group is followed by an fdatasync. */
+const O_DSYNC: number | undefined = (constants as { O_DSYNC?: number }).O_DSYNC;
 
 /**
  * A durably queued trace sink for hot paths (the MCP proxy). `write` appends the signed trace to an
@@ -56,6 +58,8 @@ export class JournalTraceSink implements TraceSink {
     mkdirSync(traceDir, { recursive: true, mode: 0o700 });
     mkdirSync(journalDir, { recursive: true, mode: 0o700 });
     recoverJournals(traceDir, journalDir);
+    // Preallocate the first journal now, off the first call's path; a failure resurfaces on write.
+    this.journal().catch(() => undefined);
   }
 
   write(trace: SignedTrace, capture?: JsonObject): Promise<string> {
@@ -92,17 +96,21 @@ export class JournalTraceSink implements TraceSink {
       const batch = this.queue;
       this.queue = [];
       try {
-        const fh = await this.journal();
         const bytes = batch.length === 1 ? batch[0]!.line : Buffer.concat(batch.map((w) => w.line));
-        await fh.write(bytes);
-        await fh.datasync();
+        if (this.fh && this.journalBytes + bytes.length > JOURNAL_BYTES) this.rotate();
+        const fh = await this.journal();
+        let written = 0;
+        while (written < bytes.length) {
+          // A group bigger than the preallocated space simply extends the file (and syncs its size).
+          written += (await fh.write(bytes, written, bytes.length - written, this.journalBytes + written)).bytesWritten;
+        }
+        if (!O_DSYNC || this.journalBytes + bytes.length > JOURNAL_BYTES) await fh.datasync();
         this.journalBytes += bytes.length;
         for (const w of batch) {
           this.entries.push(w.entry);
           w.resolve(w.location);
         }
         this.materialize(batch.map((w) => w.entry));
-        if (this.journalBytes >= ROTATE_BYTES) this.rotate();
       } catch (err) {
         const e = new WardError(ERROR_CODES.IO, `trace journal ${this.journalPath}: ${(err as Error).message}`, { cause: err });
         for (const w of batch) w.reject(e);
@@ -115,8 +123,19 @@ export class JournalTraceSink implements TraceSink {
     if (this.fh) return Promise.resolve(this.fh);
     this.opening ??= (async () => {
       this.journalPath = join(this.journalDir, `journal_${process.pid}_${randomBytes(6).toString('hex')}.jsonl`);
-      const fh = await open(this.journalPath, 'wx', 0o600);
+      // Preallocated and zero-filled, then opened O_DSYNC: an append overwrites allocated blocks,
+      // so one positional write is durable on return without a file-size (metadata) flush.
+      // Recovery stops at the zeros: they never parse as a journal line.
+      const init = await open(this.journalPath, 'wx', 0o600);
+      try {
+        const zeros = Buffer.alloc(1024 * 1024);
+        for (let at = 0; at < JOURNAL_BYTES; at += zeros.length) await init.write(zeros, 0, zeros.length, at);
+        await init.sync();
+      } finally {
+        await init.close();
+      }
       syncDir(this.journalDir);
+      const fh = await open(this.journalPath, O_DSYNC ? constants.O_RDWR | O_DSYNC : 'r+');
       this.fh = fh;
       this.opening = undefined;
       return fh;
