@@ -8,6 +8,14 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+// A reader that stops early (`ward --help | head`) closes the pipe; that is not an error of ours.
+// The decision and its trace are already done by the time output is written.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
+}
+
 const ctx: CliContext = {
   argv: process.argv.slice(1),
   cwd: process.cwd(),

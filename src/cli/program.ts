@@ -23,6 +23,10 @@ export function normalizeGoFlags(args: readonly string[]): string[] {
 /** Run the CLI with `args` (without node and script path). Resolves to the exit code. */
 export async function runCli(args: readonly string[], ctx: CliContext): Promise<ExitCode> {
   const wantsJson = args.includes('--json') || args.includes('-json');
+  if (wantsJson && args.length === 2 && (args.includes('--version') || args.includes('-v'))) {
+    ctx.stdout(goJsonLine({ ok: true, version: WARD_VERSION }) + '\n');
+    return EXIT.OK;
+  }
   const program = await buildProgram(ctx, args);
   if (args.length === 0) {
     program.outputHelp();
@@ -67,7 +71,7 @@ async function buildProgram(ctx: CliContext, args: readonly string[]): Promise<C
       'after',
       `
 Start here:
-  ward demo                       a 20-second tour: decisions, traces, approvals
+  ward demo                       a 20-second tour: decisions, approvals, traces, a pack, a regression
   ward gate eval --policy P --intent I [--json]
   ward trace verify .ward/traces  verify every signed decision record
 
@@ -77,7 +81,9 @@ State lives in ./.ward (override with --state-dir or WARD_STATE_DIR).`,
     );
   const first = args.find((a) => !a.startsWith('-'));
   const wanted = COMMANDS.filter((m) => first !== undefined && m.names.includes(first));
-  for (const m of wanted.length ? wanted : COMMANDS) (await m.load()).register(program, ctx);
+  // `ward --version` needs no command module; help and unknown commands need them all.
+  const versionOnly = first === undefined && args.some((a) => a === '--version' || a === '-v');
+  if (!versionOnly) for (const m of wanted.length ? wanted : COMMANDS) (await m.load()).register(program, ctx);
   // Every subcommand inherits the same error handling and output routing.
   for (const cmd of allCommands(program)) {
     cmd.exitOverride().showSuggestionAfterError(true).configureOutput({

@@ -1,9 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/cli/commands/index.js';
 import type { CliContext } from '../../src/cli/context.js';
 import { runCli } from '../../src/cli/program.js';
-import { tempDir, ward } from '../cli/run.js';
+import { tempDir, WARD, ward } from '../cli/run.js';
 
 function fakeContext(cwd: string): CliContext & { out: string; err: string } {
   const ctx = {
@@ -86,5 +87,25 @@ describe('--help', () => {
       expect(r.code, path.join(' ')).toBe(0);
       expect(r.stdout).toContain(`Usage: ward ${path.join(' ')}`);
     }
+  });
+});
+
+describe('--version', () => {
+  it('prints the version, and {ok, version} with --json', () => {
+    const cwd = tempDir();
+    const plain = ward(['--version'], { cwd });
+    expect(plain.code).toBe(0);
+    expect(plain.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    const json = ward(['-v', '--json'], { cwd });
+    expect(JSON.parse(json.stdout)).toEqual({ ok: true, version: plain.stdout.trim() });
+  });
+});
+
+describe('a reader that closes the pipe early', () => {
+  it('is not an error (ward --help | head -1)', () => {
+    const r = spawnSync('sh', ['-c', `node ${JSON.stringify(WARD)} --help | head -1`], { encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe('Usage: ward [options] [command]\n');
   });
 });
