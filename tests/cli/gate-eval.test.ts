@@ -5,23 +5,12 @@ import { verifyDigestedJson, withoutSignature } from '../../src/trace/sign.js';
 import { readPublicKeyFile } from '../../src/keys/index.js';
 import { fixture, tempDir, v7PrivateKeyFile, ward, wardAsync } from './run.js';
 
-const V7_POLICY = `schema_id: gait.gate.policy
-schema_version: 1.0.0
-default_verdict: block
-rules:
-  - name: allow-with-context-proof
-    priority: 10
-    effect: allow
-    require_context_evidence: true
-    max_context_age_seconds: 30
-    match:
-      tool_names: [tool.write]
-`;
+/** gate.md §11 V7: the context policy (digest a94ac865…). */
+const V7_POLICY = fixture('policies/context-proof.yaml');
 
 let dir: string;
 beforeAll(() => {
   dir = tempDir();
-  writeFileSync(join(dir, 'v7.yaml'), V7_POLICY);
   writeFileSync(join(dir, 'allow.yaml'), 'default_verdict: allow\n');
   writeFileSync(join(dir, 'approve.yaml'), 'default_verdict: require_approval\n');
   writeFileSync(join(dir, 'dry.yaml'), 'default_verdict: dry_run\n');
@@ -34,7 +23,7 @@ describe('ward gate eval', () => {
     const traceOut = join(dir, 'v7-trace.json');
     const r = ward(
       [
-        'gate', 'eval', '--policy', 'v7.yaml', '--intent', fixture('intents/v1-approval-valid.json'),
+        'gate', 'eval', '--policy', V7_POLICY, '--intent', fixture('intents/v1-approval-valid.json'),
         '--context-envelope', fixture('envelopes/v7-envelope.json'), '--evaluation-time', '2026-03-12T12:00:00Z',
         '--key-mode', 'prod', '--private-key', v7PrivateKeyFile(), '--trace-out', traceOut, '--json',
       ],
@@ -65,7 +54,7 @@ describe('ward gate eval', () => {
   it('--trace-format gait writes exactly the reference field set', () => {
     const traceOut = join(dir, 'gait-trace.json');
     const r = ward(
-      ['gate', 'eval', '--policy', 'v7.yaml', '--intent', fixture('intents/v1-approval-valid.json'), '--trace-format', 'gait', '--trace-out', traceOut, '--json'],
+      ['gate', 'eval', '--policy', V7_POLICY, '--intent', fixture('intents/v1-approval-valid.json'), '--trace-format', 'gait', '--trace-out', traceOut, '--json'],
       { cwd: dir },
     );
     expect(r.code).toBe(3);
@@ -90,7 +79,7 @@ describe('ward gate eval', () => {
   });
 
   it('--simulate never enforces and reports what would have happened', () => {
-    const r = ward(['gate', 'eval', '--policy', 'v7.yaml', '--intent', fixture('intents/v1-approval-valid.json'), '--simulate', '--json'], { cwd: dir });
+    const r = ward(['gate', 'eval', '--policy', V7_POLICY, '--intent', fixture('intents/v1-approval-valid.json'), '--simulate', '--json'], { cwd: dir });
     expect(r.code).toBe(0);
     const out = json(r.stdout);
     expect(out['verdict']).toBe('allow');
@@ -157,7 +146,7 @@ describe('ward gate eval', () => {
   });
 
   it('prints a readable summary without --json', () => {
-    const r = ward(['gate', 'eval', '--policy', 'v7.yaml', '--intent', fixture('intents/v1-approval-valid.json')], { cwd: dir });
+    const r = ward(['gate', 'eval', '--policy', V7_POLICY, '--intent', fixture('intents/v1-approval-valid.json')], { cwd: dir });
     expect(r.code).toBe(3);
     expect(r.stdout).toMatch(/^verdict: block\nreasons: context_evidence_missing/);
     expect(r.stdout).toContain('trace: ');

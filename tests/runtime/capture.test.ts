@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseJsonText } from '../../src/canon/json.js';
@@ -6,22 +6,11 @@ import { parseContextEnvelope } from '../../src/context/index.js';
 import { evaluate } from '../../src/gate/evaluate.js';
 import { intentDigest, normalizedIntentJson } from '../../src/intent/digest.js';
 import { normalizeIntent } from '../../src/intent/normalize.js';
-import { parsePolicyYaml } from '../../src/policy/load.js';
+import { loadPolicyFile } from '../../src/policy/load.js';
 import { parseDecisionCapture } from '../../src/runtime/capture.js';
 import { fixture, tempDir, v7PrivateKeyFile, ward } from '../cli/run.js';
 
-const V7_POLICY = `schema_id: gait.gate.policy
-schema_version: 1.0.0
-default_verdict: block
-rules:
-  - name: allow-with-context-proof
-    priority: 10
-    effect: allow
-    require_context_evidence: true
-    max_context_age_seconds: 30
-    match:
-      tool_names: [tool.write]
-`;
+const V7_POLICY = fixture('policies/context-proof.yaml');
 
 describe('normalizedIntentJson', () => {
   it.each(['v1-approval-valid', 'v3-equivalent-b', 'v4-script', 'v5-delegated', 'v6-torture'])(
@@ -39,11 +28,10 @@ describe('ward gate eval --capture-intents', () => {
   let dir: string;
   beforeAll(() => {
     dir = tempDir('ward-capture-');
-    writeFileSync(join(dir, 'v7.yaml'), V7_POLICY);
   });
 
   const evalArgs = (extra: string[]) => [
-    'gate', 'eval', '--policy', 'v7.yaml', '--intent', fixture('intents/v1-approval-valid.json'),
+    'gate', 'eval', '--policy', V7_POLICY, '--intent', fixture('intents/v1-approval-valid.json'),
     '--context-envelope', fixture('envelopes/v7-envelope.json'), '--evaluation-time', '2026-03-12T12:00:00Z',
     '--key-mode', 'prod', '--private-key', v7PrivateKeyFile(), '--json', ...extra,
   ];
@@ -78,7 +66,7 @@ describe('ward gate eval --capture-intents', () => {
 
     const envelope = parseContextEnvelope(JSON.stringify(capture.context_envelope));
     const now = capture.evaluation_time;
-    const replayed = evaluate(parsePolicyYaml(V7_POLICY), capture.intent, { now, contextNow: now, contextEnvelope: envelope });
+    const replayed = evaluate(loadPolicyFile(V7_POLICY), capture.intent, { now, contextNow: now, contextEnvelope: envelope });
     expect(replayed.verdict).toBe('block');
     expect(replayed.reasonCodes).toEqual(capture.reason_codes);
     expect(intentDigest(replayed.preparedIntent!)).toBe(capture.intent_digest);
