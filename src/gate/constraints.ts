@@ -112,20 +112,6 @@ function contextAgeSeconds(value: unknown): number | undefined {
   return undefined;
 }
 
-export function hasAgentConstraint(rule: PolicyRule): boolean {
-  return (
-    rule.require_declared_agent ||
-    rule.allowed_agent_ids.length > 0 ||
-    rule.denied_agent_ids.length > 0 ||
-    rule.required_agent_manifest_digest !== '' ||
-    rule.allowed_agent_manifest_publishers.length > 0 ||
-    rule.allowed_agent_manifest_sources.length > 0 ||
-    rule.required_agent_lifecycle_states.length > 0 ||
-    rule.require_agent_owner ||
-    rule.require_unexpired_agent
-  );
-}
-
 /** §3.3d. */
 export function checkAgentIdentity(rule: PolicyRule, intent: NormalizedIntent, now: GoTime): Finding {
   const f: Finding = { reasons: [], violations: [] };
@@ -155,17 +141,6 @@ export function checkAgentIdentity(rule: PolicyRule, intent: NormalizedIntent, n
     (rule.allowed_agent_manifest_sources.length > 0 && !rule.allowed_agent_manifest_sources.includes(identity?.source ?? ''));
   if (manifestMismatch) add('agent_manifest_mismatch');
   return f;
-}
-
-export function hasCredentialConstraint(rule: PolicyRule): boolean {
-  return (
-    rule.block_standing_credentials ||
-    rule.allowed_credential_sources.length > 0 ||
-    rule.allowed_credential_issuers.length > 0 ||
-    rule.allowed_credential_access_types.length > 0 ||
-    rule.max_credential_ttl_seconds > 0 ||
-    rule.require_jit_credential
-  );
 }
 
 const STANDING_ACCESS_TYPES = new Set(['', 'cloud_admin', 'inherited', 'standing', 'static', 'unknown']);

@@ -10,10 +10,9 @@ import {
   checkEndpoint,
   checkFreezeWindow,
   checkSandbox,
-  hasAgentConstraint,
-  hasCredentialConstraint,
   type Finding,
 } from './constraints.js';
+import { hasAgentConstraint, hasCredentialConstraint } from '../policy/rule.js';
 import { mostRestrictive } from './verdict.js';
 
 export interface RuleEvaluation {

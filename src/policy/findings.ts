@@ -1,5 +1,6 @@
 import { parse as parseYaml } from 'yaml';
 import { PROVENANCE_SOURCES, TARGET_KINDS } from '../contract/vocabulary.js';
+import { hasAgentConstraint, hasCredentialConstraint } from './rule.js';
 import type { NormalizedPolicy, PolicyMatch, PolicyRule } from './types.js';
 
 /**
@@ -208,19 +209,8 @@ function hasConstraints(rule: PolicyRule): boolean {
     rule.sandbox.enabled ||
     hasEvidenceRequirement(rule) ||
     rule.max_context_age_seconds > 0 ||
-    rule.denied_agent_ids.length > 0 ||
-    rule.required_agent_manifest_digest !== '' ||
-    rule.allowed_agent_manifest_publishers.length > 0 ||
-    rule.allowed_agent_manifest_sources.length > 0 ||
-    rule.required_agent_lifecycle_states.length > 0 ||
-    rule.require_agent_owner ||
-    rule.require_unexpired_agent ||
-    rule.block_standing_credentials ||
-    rule.allowed_credential_sources.length > 0 ||
-    rule.allowed_credential_issuers.length > 0 ||
-    rule.allowed_credential_access_types.length > 0 ||
-    rule.max_credential_ttl_seconds > 0 ||
-    rule.require_jit_credential
+    hasAgentConstraint(rule) ||
+    hasCredentialConstraint(rule)
   );
 }
 

@@ -99,3 +99,30 @@ function ruleEffect(raw: RawRule, name: string): Verdict {
   if (!RULE_EFFECTS.has(chosen)) throw invalidPolicy(`invalid rule effect ${goQuote(chosen)} for ${name}`, oneOfHint(chosen, RULE_EFFECTS));
   return chosen as Verdict;
 }
+
+/** Does the rule constrain the declared agent (§3.3d)? Shared by the gate and `ward check`. */
+export function hasAgentConstraint(rule: PolicyRule): boolean {
+  return (
+    rule.require_declared_agent ||
+    rule.allowed_agent_ids.length > 0 ||
+    rule.denied_agent_ids.length > 0 ||
+    rule.required_agent_manifest_digest !== '' ||
+    rule.allowed_agent_manifest_publishers.length > 0 ||
+    rule.allowed_agent_manifest_sources.length > 0 ||
+    rule.required_agent_lifecycle_states.length > 0 ||
+    rule.require_agent_owner ||
+    rule.require_unexpired_agent
+  );
+}
+
+/** Does the rule constrain the credential posture (§3.3e)? */
+export function hasCredentialConstraint(rule: PolicyRule): boolean {
+  return (
+    rule.block_standing_credentials ||
+    rule.allowed_credential_sources.length > 0 ||
+    rule.allowed_credential_issuers.length > 0 ||
+    rule.allowed_credential_access_types.length > 0 ||
+    rule.max_credential_ttl_seconds > 0 ||
+    rule.require_jit_credential
+  );
+}
