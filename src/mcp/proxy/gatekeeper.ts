@@ -33,6 +33,8 @@ export interface CallDecision {
   argsDigest: string;
   /** Scopes an approval token must hold (for the `ward approve` command in the reply). */
   approvalScope: string[];
+  /** The intent's targets, for people ("path /x/notes.txt (delete)"). */
+  targets: string[];
   /** Resolves when the signed trace is durable (its location); rejects if it could not be written. */
   durable: Promise<string>;
 }
@@ -195,6 +197,7 @@ export class Gatekeeper {
       toolName: String(trace['tool_name'] ?? intent['tool_name']),
       argsDigest: String(trace['args_digest'] ?? ''),
       approvalScope: scope ?? [`tool:${String(trace['tool_name'] ?? intent['tool_name'])}`],
+      targets: describeTargets(intent['targets']),
       durable,
     };
   }
@@ -230,6 +233,15 @@ export class Gatekeeper {
 
 export function rfc3339Now(): string {
   return formatRFC3339Nano(nowUTC());
+}
+
+function describeTargets(targets: unknown): string[] {
+  if (!Array.isArray(targets)) return [];
+  return targets.map((t) => {
+    const o = (typeof t === 'object' && t !== null ? t : {}) as Record<string, unknown>;
+    const op = typeof o['operation'] === 'string' && o['operation'] ? ` (${o['operation']})` : '';
+    return `${String(o['kind'] ?? 'other')} ${String(o['value'] ?? '')}${op}`;
+  });
 }
 
 const annotationReaders = new WeakMap<NormalizedPolicy, boolean>();

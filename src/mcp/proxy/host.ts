@@ -14,6 +14,7 @@ import { loadPolicyFile } from '../../policy/load.js';
 import { checkProfile } from '../../policy/profile.js';
 import type { GateRuntime } from '../../runtime/gate-run.js';
 import type { TraceSink } from '../../runtime/trace-sink.js';
+import type { ApprovalMode } from './elicit.js';
 import { Gatekeeper } from './gatekeeper.js';
 import type { MappingOptions } from './intent.js';
 import type { ProxyLog } from './log.js';
@@ -47,6 +48,8 @@ export interface ProxyConfig {
   envelope?: { envelope: ContextEnvelope; json: JsonObject } | undefined;
   mapping: MappingOptions;
   approvalDir: string;
+  /** `--approval`: `token` (approval directory only) or `elicit` (also ask the user inline). */
+  approvalMode?: ApprovalMode | undefined;
   approvalKeys: readonly VerifyKey[];
   killSwitchPath?: string | undefined;
   denyAs: DenyAs;
@@ -132,6 +135,7 @@ export class ProxyRuntime {
       runId,
       denyAs: this.cfg.denyAs,
       approvalDir: this.cfg.approvalDir,
+      approvalMode: this.cfg.approvalMode,
       callTimeoutMs: this.cfg.callTimeoutMs,
       pinTools: this.cfg.pinTools,
       hideBlockedTools: this.cfg.hideBlockedTools,

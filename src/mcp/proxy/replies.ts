@@ -44,8 +44,17 @@ export function approveCommand(d: CallDecision, approvalDir: string): string {
   ].join(' ');
 }
 
-/** The reply to a `tools/call` that was not forwarded: block, require_approval or dry_run. */
-export function verdictReply(id: JsonRpcId, d: CallDecision, denyAs: DenyAs, approvalDir: string): JsonRpcMessage {
+/**
+ * The reply to a `tools/call` that was not forwarded: block, require_approval or dry_run. `note`
+ * adds a sentence (e.g. why no inline approval happened) and `extra` fields to the `ward` object.
+ */
+export function verdictReply(
+  id: JsonRpcId,
+  d: CallDecision,
+  denyAs: DenyAs,
+  approvalDir: string,
+  note?: { text: string; ward?: Record<string, unknown> },
+): JsonRpcMessage {
   const codes = d.reasonCodes.length ? d.reasonCodes.join(', ') : 'no reason given';
   let text: string;
   let ward: Record<string, unknown>;
@@ -66,6 +75,10 @@ export function verdictReply(id: JsonRpcId, d: CallDecision, denyAs: DenyAs, app
     default:
       ward = wardObject(d);
       text = `Blocked by policy: ${codes}. Do not retry this call unchanged.`;
+  }
+  if (note) {
+    if (note.text) text += `\n${note.text}`;
+    if (note.ward) ward = { ...ward, ...note.ward };
   }
   if (denyAs === 'error') return errorResponse(id, RPC.DENIED, text, ward);
   return resultResponse(id, {

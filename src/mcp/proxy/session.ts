@@ -1,5 +1,18 @@
+import { randomBytes } from 'node:crypto';
 import { isJsonObject, type JsonObject } from '../../canon/json.js';
 import { formatRFC3339Nano, nowUTC } from '../../canon/gotime.js';
+import {
+  declaresFormElicitation,
+  ELICIT_DEFAULT_TIMEOUT_MS,
+  ELICIT_ID_PREFIX,
+  elicitOutcome,
+  elicitParams,
+  outcomeNote,
+  retireElicitedApproval,
+  writeElicitedApproval,
+  type ApprovalMode,
+  type ElicitOutcome,
+} from './elicit.js';
 import type { CallDecision, Gatekeeper } from './gatekeeper.js';
 import { hintsOf, type ToolHints } from './intent.js';
 import { errorResponse, idKey, RPC, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
@@ -18,6 +31,8 @@ export interface SessionOptions {
   runId: string;
   denyAs: DenyAs;
   approvalDir: string;
+  /** `--approval`: tokens from the approval directory only, or also ask the user inline (MCP elicitation). */
+  approvalMode?: ApprovalMode | undefined;
   /** Milliseconds a forwarded request may take before the client gets an error (0: no limit). */
   callTimeoutMs: number;
   pinTools: boolean;
@@ -33,6 +48,13 @@ interface Pending {
   timer?: NodeJS.Timeout | undefined;
   progressToken?: string | number | undefined;
   call?: { decision: CallDecision; intentId: string | undefined; override?: JsonRpcMessage } | undefined;
+}
+
+/** One of Ward's own `elicitation/create` requests to the client, waiting for the answer. */
+interface Elicitation {
+  callId: JsonRpcId;
+  timer: NodeJS.Timeout;
+  answer: (o: ElicitOutcome) => void;
 }
 
 export interface SessionEnd {
@@ -54,6 +76,10 @@ export class ProxySession {
   private readonly hints = new Map<string, ToolHints>();
   private readonly pins = new ToolPins();
   private clientName = '';
+  private clientElicits = false;
+  private readonly elicitations = new Map<string, Elicitation>();
+  private readonly elicitPrefix = `${ELICIT_ID_PREFIX}${randomBytes(4).toString('hex')}-`;
+  private elicitSeq = 0;
   private ended = false;
   private serverGone: Error | undefined;
 
@@ -87,13 +113,23 @@ export class ProxySession {
       if (msg.method === 'initialize') {
         const info = msg.params?.['clientInfo'];
         if (isJsonObject(info) && typeof info['name'] === 'string') this.clientName = info['name'];
+        this.clientElicits = declaresFormElicitation(msg.params?.['capabilities']);
       }
       this.forward({ id, method: msg.method! }, msg, m.raw);
+      return;
+    }
+    if (m.kind === 'response' && typeof msg.id === 'string' && this.elicitations.has(msg.id)) {
+      // The answer to Ward's own elicitation: consumed here, never forwarded to the server.
+      const e = this.elicitations.get(msg.id)!;
+      this.elicitations.delete(msg.id);
+      clearTimeout(e.timer);
+      e.answer(elicitOutcome(msg));
       return;
     }
     if (m.kind === 'notification' && msg.method === 'notifications/cancelled') {
       const rid = msg.params?.['requestId'];
       if (typeof rid === 'string' || typeof rid === 'number') {
+        this.dropElicitations(rid);
         const p = this.pending.get(idKey(rid));
         if (p) {
           this.settle(p);
@@ -184,8 +220,15 @@ export class ProxySession {
       this.forward({ id, method: 'tools/call', call: { decision, intentId } }, msg, raw);
       return;
     }
-    const reply = verdictReply(id, decision, this.o.denyAs, this.o.approvalDir);
     this.o.log.info(`${decision.verdict}: ${name}`, { reasons: decision.reasonCodes.join(','), trace_id: decision.traceId });
+    if (decision.verdict === 'require_approval' && this.o.approvalMode === 'elicit') {
+      decision.durable.then(
+        () => this.approveInline(msg, raw, id, call, correlation, decision, intentId),
+        (err: Error) => this.traceFailed(id, err, intentId),
+      );
+      return;
+    }
+    const reply = verdictReply(id, decision, this.o.denyAs, this.o.approvalDir);
     decision.durable.then(
       () => {
         if (intentId) this.o.capture?.result(intentId, decision.verdict, reply.result ?? reply.error);
@@ -193,6 +236,95 @@ export class ProxySession {
       },
       (err: Error) => this.traceFailed(id, err, intentId),
     );
+  }
+
+  /**
+   * `--approval elicit`: ask the user inline. Only an accept with approve=true does anything, and
+   * only through the token path: a signed approval lands in the approval directory and the call is
+   * decided again; what that decision says is final (and traced).
+   */
+  private approveInline(
+    msg: JsonRpcMessage,
+    raw: Buffer | undefined,
+    id: JsonRpcId,
+    call: Parameters<Gatekeeper['decide']>[0],
+    correlation: string,
+    first: CallDecision,
+    firstIntent: string | undefined,
+  ): void {
+    const refuse = (o: ElicitOutcome, d = first, intentId = firstIntent) => {
+      const reply = verdictReply(id, d, this.o.denyAs, this.o.approvalDir, { text: outcomeNote(o), ward: { elicitation: o.kind } });
+      if (intentId) this.o.capture?.result(intentId, d.verdict, reply.result ?? reply.error);
+      this.toClient(reply);
+    };
+    if (!this.clientElicits) return refuse({ kind: 'unsupported' });
+    if (this.serverGone) return this.replyError(id, RPC.UPSTREAM_UNAVAILABLE, `MCP server is not available: ${this.serverGone.message}`);
+    void this.elicit(id, elicitParams(first, call.name)).then((o) => {
+      if (this.ended) return;
+      this.o.log.info(`approval request for ${call.name}: ${o.kind}`, { trace_id: first.traceId, intent_digest: first.intentDigest });
+      if (o.kind === 'cancelled' && o.detail === 'call cancelled') return; // the client cancelled the call itself
+      if (o.kind !== 'approved') return refuse(o);
+      let token: { path: string; tokenId: string };
+      try {
+        token = writeElicitedApproval({
+          decision: first,
+          key: this.o.gate.runtime.signingKey,
+          clientName: this.clientName,
+          reason: o.reason,
+          approvalDir: this.o.approvalDir,
+        });
+      } catch (err) {
+        this.o.log.error('could not record the inline approval', { error: (err as Error).message });
+        return refuse({ kind: 'error', detail: `the approval could not be recorded: ${(err as Error).message}` });
+      }
+      let second: CallDecision;
+      try {
+        second = this.o.gate.decide({ ...call, createdAt: formatRFC3339Nano(nowUTC()) }, correlation);
+      } catch (err) {
+        this.o.log.warn('tools/call not evaluable after approval; not forwarded', { tool: call.name, error: (err as Error).message });
+        return this.replyError(id, -32602, `Ward could not evaluate this call: ${(err as Error).message}`);
+      } finally {
+        retireElicitedApproval(token.path, this.o.approvalDir);
+      }
+      if (firstIntent) this.o.capture?.result(firstIntent, 'approval_elicited', { token_id: token.tokenId, next_trace_id: second.traceId });
+      const intentId = this.o.capture?.call(second.toolName, second.argsDigest, second.traceId, second.verdict);
+      this.o.log.info(`${second.verdict} after inline approval: ${call.name}`, { reasons: second.reasonCodes.join(','), trace_id: second.traceId, token_id: token.tokenId });
+      if (second.verdict === 'allow') {
+        this.forward({ id, method: 'tools/call', call: { decision: second, intentId } }, msg, raw);
+        return;
+      }
+      second.durable.then(
+        () => refuse({ kind: 'insufficient' }, second, intentId),
+        (err: Error) => this.traceFailed(id, err, intentId),
+      );
+    });
+  }
+
+  /** Send Ward's own `elicitation/create` to the client, on the stream of the call it is about. */
+  private elicit(callId: JsonRpcId, params: JsonObject): Promise<ElicitOutcome> {
+    return new Promise((resolve) => {
+      const rid = `${this.elicitPrefix}${++this.elicitSeq}`;
+      const ms = this.o.callTimeoutMs > 0 ? this.o.callTimeoutMs : ELICIT_DEFAULT_TIMEOUT_MS;
+      const timer = setTimeout(() => {
+        if (!this.elicitations.delete(rid)) return;
+        this.toClient({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: rid, reason: 'ward: approval timed out' } }, undefined, callId);
+        resolve({ kind: 'timeout' });
+      }, ms);
+      timer.unref?.();
+      this.elicitations.set(rid, { callId, timer, answer: resolve });
+      this.toClient({ jsonrpc: '2.0', id: rid, method: 'elicitation/create', params }, undefined, this.o.routeRelated ? callId : undefined);
+    });
+  }
+
+  /** The client cancelled a call that waits for its approval: withdraw the question too. */
+  private dropElicitations(callId: JsonRpcId): void {
+    for (const [rid, e] of this.elicitations) {
+      if (idKey(e.callId) !== idKey(callId)) continue;
+      this.elicitations.delete(rid);
+      clearTimeout(e.timer);
+      this.toClient({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: rid, reason: 'ward: the call was cancelled' } }, undefined, this.o.routeRelated ? callId : undefined);
+      e.answer({ kind: 'cancelled', detail: 'call cancelled' });
+    }
   }
 
   // ---- server → client ------------------------------------------------------------------------
@@ -369,6 +501,8 @@ export class ProxySession {
     if (this.ended) return;
     this.ended = true;
     for (const p of this.pending.values()) if (p.timer) clearTimeout(p.timer);
+    for (const e of this.elicitations.values()) clearTimeout(e.timer);
+    this.elicitations.clear();
     // Give replies already queued (errors for pending calls) a chance to reach the client.
     await new Promise((r) => setImmediate(r));
     const closing: Promise<void>[] = [];
