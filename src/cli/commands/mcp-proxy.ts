@@ -51,6 +51,7 @@ interface ProxyFlags extends CallModeFlags {
   approvalDir?: string;
   approvalPublicKey?: string;
   approvalPublicKeyEnv?: string;
+  approval: 'token' | 'elicit';
   callTimeout: string;
   pinTools?: boolean;
   hideBlockedTools?: boolean;
@@ -89,6 +90,11 @@ export function registerProxy(mcp: Command, ctx: CliContext): void {
     .option('--approval-dir <dir>', 'approval tokens for require_approval calls (default <state>/approvals)')
     .option('--approval-public-key <file>', 'approval verify key (default: the signing key)')
     .option('--approval-public-key-env <var>', 'approval verify key from the environment')
+    .addOption(
+      new Option('--approval <mode>', 'token: approvals only from --approval-dir; elicit: also ask the user inline (MCP elicitation) when the client supports it')
+        .choices(['token', 'elicit'])
+        .default('token'),
+    )
     .option('--call-timeout <duration>', 'Go duration a forwarded request may take before the client gets an error (0: none)', '0')
     .option('--pin-tools', 'pin tool definitions on first tools/list; block tools whose definition changes')
     .option('--hide-blocked-tools', 'drop tools from tools/list that the policy blocks whatever the arguments')
@@ -164,6 +170,9 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
     env: ctx.env,
     cwd: ctx.cwd,
   });
+  if (flags.approval === 'elicit' && (flags.approvalPublicKey || flags.approvalPublicKeyEnv)) {
+    throw usage('--approval elicit records inline approvals signed with the proxy\'s signing key, which --approval-public-key would not accept; drop one of them');
+  }
   const approvalKeys =
     flags.approvalPublicKey || flags.approvalPublicKeyEnv
       ? loadVerifyKeys({ publicKeyPath: flags.approvalPublicKey, publicKeyEnv: flags.approvalPublicKeyEnv }, ctx.env, ctx.cwd)
@@ -222,6 +231,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
       riskClass: flags.riskClass,
     },
     approvalDir: resolve(ctx.cwd, flags.approvalDir ?? resolve(state, 'approvals')),
+    approvalMode: flags.approval,
     approvalKeys,
     killSwitchPath: flags.killSwitchState ? resolve(ctx.cwd, flags.killSwitchState) : undefined,
     denyAs: flags.denyAs,
