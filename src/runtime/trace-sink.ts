@@ -43,8 +43,12 @@ export class FileTraceSink implements TraceSink {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   }
 
-  write(trace: SignedTrace, capture?: JsonObject): Promise<string> {
-    const work = this.persist(trace, capture);
+  /**
+   * `names` replaces the default file names (the first free one is taken, then the last with a
+   * random suffix), for hosts with their own naming such as the MCP decision service.
+   */
+  write(trace: SignedTrace, capture?: JsonObject, names?: readonly string[]): Promise<string> {
+    const work = this.persist(trace, capture, names);
     this.inFlight.add(work);
     void work.then(
       () => this.inFlight.delete(work),
@@ -57,14 +61,14 @@ export class FileTraceSink implements TraceSink {
     await Promise.allSettled([...this.inFlight]);
   }
 
-  private async persist(trace: SignedTrace, capture: JsonObject | undefined): Promise<string> {
+  private async persist(trace: SignedTrace, capture: JsonObject | undefined, names: readonly string[] | undefined): Promise<string> {
     const traceId = String(trace['trace_id'] ?? '');
     const eventId = String(trace['event_id'] ?? '');
     if (!/^[0-9a-f]{24}$/.test(traceId) || !/^[0-9a-f]{24}$/.test(eventId)) {
       throw new WardError(ERROR_CODES.INTERNAL, 'trace sink: record has no valid trace_id/event_id');
     }
     const [path] = await Promise.all([
-      this.publish([`trace_${traceId}.json`, `trace_${traceId}_${eventId}.json`], traceFileText(trace)),
+      this.publish(names?.length ? names : [`trace_${traceId}.json`, `trace_${traceId}_${eventId}.json`], traceFileText(trace)),
       capture ? this.publish([captureFileName(capture)], captureFileText(capture)) : undefined,
     ]);
     await this.syncDirectory();
