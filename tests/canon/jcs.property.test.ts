@@ -1,3 +1,4 @@
+import canonicalize from 'canonicalize';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { digestJcs, jcs, sha256Hex } from '../../src/canon/index.js';
@@ -113,6 +114,28 @@ describe('jcs properties (fast-check)', () => {
       }),
       RUNS,
     );
+  });
+
+  it('agrees with canonicalize@4 (the library it replaced), including on lone surrogates, which both refuse', () => {
+    // Full UTF-16 code units, so unpaired surrogates occur in keys and strings.
+    const units = fc.jsonValue({ stringUnit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)), maxDepth: 6 });
+    let refused = 0;
+    fc.assert(
+      fc.property(fc.oneof(units, anyJson), (x) => {
+        let expected: string | undefined;
+        try {
+          expected = canonicalize(x);
+        } catch {
+          expected = undefined;
+        }
+        if (expected === undefined) {
+          refused++;
+          expect(() => jcs(x)).toThrow(expect.objectContaining({ code: ERROR_CODES.JCS_INVALID_VALUE }));
+        } else expect(jcs(x)).toBe(expected);
+      }),
+      { numRuns: 1000 },
+    );
+    expect(refused).toBeGreaterThan(0);
   });
 
   it('writes every finite double as ECMAScript Number::toString and reads back the same double', () => {

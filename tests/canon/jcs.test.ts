@@ -140,8 +140,7 @@ describe('string cases (project vectors)', () => {
     const value = JSON.parse(json) as unknown;
     if (expected === null) {
       const err = expectWardError(() => jcs(value), ERROR_CODES.JCS_INVALID_VALUE);
-      expect(err.message).toMatch(/Lone surrogate/);
-      expect(err.cause).toBeInstanceOf(Error);
+      expect(err.message).toMatch(/^canonicalize: (string|key) with a lone surrogate is not JSON at \$/);
       return;
     }
     expect(jcs(value)).toBe(expected);
