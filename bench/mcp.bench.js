@@ -1,7 +1,8 @@
 // MCP proxy overhead: per tools/call, the same SDK client and the same server, directly and through
 // `ward mcp proxy`, in the same run, over stdio and Streamable HTTP, at concurrency 1, 8 and 32,
 // with distinct arguments on every call. The proxy decides every call with the policy, signs the
-// trace and queues it durably (journal fdatasync) before the client gets the result.
+// trace and queues it durably before the client gets the result: over stdio both with
+// `--trace-sync write` (the default: journal write reached the OS) and `--trace-sync fsync`.
 //
 // Method: for each transport, both paths are connected once; rounds alternate direct and proxied
 // (D P D P ...) so machine drift hits both; every call's latency is recorded; p50/p99 are over all
@@ -98,33 +99,36 @@ async function burst(client, workers, perWorker, label) {
   return lat;
 }
 
-async function compare(transport, direct, proxied) {
+/** Direct and each proxied variant at every concurrency, in alternating rounds (D P1 P2 D P1 P2 ...). */
+async function compare(transport, direct, variants) {
   const rows = [];
   for (const c of CONCURRENCY) {
     const [perWorker, rounds] = PLAN[c];
     await burst(direct, c, Math.ceil(perWorker / 3), 'warm'); // JIT, connection pools
-    await burst(proxied, c, Math.ceil(perWorker / 3), 'warm');
+    for (const v of variants) await burst(v.client, c, Math.ceil(perWorker / 3), 'warm');
     const d = [];
-    const p = [];
+    const p = variants.map(() => []);
     for (let r = 0; r < rounds; r++) {
       d.push(...(await burst(direct, c, perWorker, 'd')));
-      p.push(...(await burst(proxied, c, perWorker, 'p')));
+      for (const [i, v] of variants.entries()) p[i].push(...(await burst(v.client, c, perWorker, 'p')));
     }
     d.sort((a, b) => a - b);
-    p.sort((a, b) => a - b);
-    const row = {
-      name: `${transport} · concurrency ${c}`,
-      calls: d.length,
-      directP50Ms: pct(d, 0.5),
-      directP99Ms: pct(d, 0.99),
-      proxiedP50Ms: pct(p, 0.5),
-      proxiedP99Ms: pct(p, 0.99),
-    };
-    row.addedP50Ms = row.proxiedP50Ms - row.directP50Ms;
-    row.addedP99Ms = row.proxiedP99Ms - row.directP99Ms;
-    row.ratioP50 = row.proxiedP50Ms / row.directP50Ms;
-    rows.push(row);
-    print(`  ${row.name}: +${row.addedP50Ms.toFixed(3)} ms p50 (${row.ratioP50.toFixed(2)}×)`);
+    for (const [i, v] of variants.entries()) {
+      const lat = p[i].sort((a, b) => a - b);
+      const row = {
+        name: `${transport}${v.label ? ` ${v.label}` : ''} · concurrency ${c}`,
+        calls: d.length,
+        directP50Ms: pct(d, 0.5),
+        directP99Ms: pct(d, 0.99),
+        proxiedP50Ms: pct(lat, 0.5),
+        proxiedP99Ms: pct(lat, 0.99),
+      };
+      row.addedP50Ms = row.proxiedP50Ms - row.directP50Ms;
+      row.addedP99Ms = row.proxiedP99Ms - row.directP99Ms;
+      row.ratioP50 = row.proxiedP50Ms / row.directP50Ms;
+      rows.push(row);
+      print(`  ${row.name}: +${row.addedP50Ms.toFixed(3)} ms p50 (${row.ratioP50.toFixed(2)}×)`);
+    }
   }
   return rows;
 }
@@ -150,7 +154,8 @@ async function components(h) {
   const key = generateSigningKey();
   const runtime = { policy: parsePolicyYaml(POLICY), signingKey: key, traceFormat: 'ward', traceDir: path.join(dir, 't'), rateLimitStatePath: path.join(dir, 'rl'), profile: 'standard' };
   const mapping = { toolPrefix: '', targets: DEFAULT_TARGET_MAPPING, argSource: 'tool_output', workspace: dir, riskClass: 'high' };
-  const sink = new JournalTraceSink(path.join(dir, 't'), path.join(dir, 'j'));
+  const sink = new JournalTraceSink(path.join(dir, 't'), path.join(dir, 'j'), 'fsync');
+  const sinkWrite = new JournalTraceSink(path.join(dir, 'tw'), path.join(dir, 'jw'), 'write');
   const gate = new Gatekeeper({ runtime, sink: { write: async () => 'x', close: async () => undefined }, mapping, approvalDir: dir, approvalKeys: [key] });
   let n = 0;
   const call = () => ({ name: 'echo', arguments: { text: `c${++n}` }, sessionId: 's', runId: 'r', clientName: 'bench', createdAt: '2026-11-21T10:00:00Z' });
@@ -161,12 +166,13 @@ async function components(h) {
       [
         ['map + evaluate (before forwarding)', () => evaluate(runtime.policy, intentForCall(call(), mapping, false), { now: nowUTC() })],
         ['decide: map + evaluate + sign (full)', () => gate.decide(call(), 'c')],
-        ['journal: append + fdatasync (durable)', () => sink.write(trace)],
+        ['journal, trace-sync fsync: append + fdatasync', () => sink.write(trace)],
+        ['journal, trace-sync write: append to the OS', () => sinkWrite.write(trace)],
       ],
       { baseline: 'map + evaluate (before forwarding)', alloc: false },
     );
   } finally {
-    await sink.close();
+    await Promise.all([sink.close(), sinkWrite.close()]);
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -181,11 +187,14 @@ export default async function (h) {
   const rows = [];
   try {
     // stdio: client → server, and client → ward → server (ward starts the server).
+    // Both trace-sync modes: answered once the journal write reached the OS (default), or once it is fdatasynced.
     const sd = await stdioClient([TINY], cwd);
-    const sp = await stdioClient([WARD, 'mcp', 'proxy', '--policy', 'policy.yaml', '--', process.execPath, TINY], cwd);
-    clients.push(sd, sp);
+    const proxy = (sync) => stdioClient([WARD, 'mcp', 'proxy', '--policy', 'policy.yaml', '--trace-sync', sync, '--', process.execPath, TINY], cwd);
+    const sw = await proxy('write');
+    const sf = await proxy('fsync');
+    clients.push(sd, sw, sf);
     process.stderr.write(`running ${h.file} › ${TITLE} (stdio)\n`);
-    rows.push(...(await compare('stdio', sd, sp)));
+    rows.push(...(await compare('stdio', sd, [{ label: '(trace-sync write)', client: sw }, { label: '(trace-sync fsync)', client: sf }])));
 
     // Streamable HTTP: client → server, and client → ward (--listen) → server (--upstream-url).
     const [, port] = await startAndWait([TINY, '--http', '0'], cwd, /\{"port":(\d+)\}/, 'stdout', procs);
@@ -201,7 +210,7 @@ export default async function (h) {
     const hp = await httpClient(listenUrl);
     clients.push(hd, hp);
     process.stderr.write(`running ${h.file} › ${TITLE} (streamable-http)\n`);
-    rows.push(...(await compare('streamable-http', hd, hp)));
+    rows.push(...(await compare('streamable-http', hd, [{ label: '', client: hp }])));
   } finally {
     await Promise.allSettled(clients.map((c) => c.close()));
     await Promise.all(

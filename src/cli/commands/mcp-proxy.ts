@@ -61,6 +61,7 @@ interface ProxyFlags extends CallModeFlags {
   logFile?: string;
   verbose?: boolean;
   traceSink: 'journal' | 'file';
+  traceSync: 'write' | 'fsync';
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -104,6 +105,11 @@ export function registerProxy(mcp: Command, ctx: CliContext): void {
       new Option('--trace-sink <kind>', 'journal: traces durably queued in a journal (group-committed fdatasync), then written as files; file: one fsynced file per trace')
         .choices(['journal', 'file'])
         .default('journal'),
+    )
+    .addOption(
+      new Option('--trace-sync <when>', 'journal: answer once the trace is written to the OS (survives a crash of Ward; fdatasync follows in the background) or once it is fdatasynced (survives a power loss)')
+        .choices(['write', 'fsync'])
+        .default('write'),
     )
     .option('--max-message-bytes <n>', 'largest JSON-RPC message accepted on stdio', String(64 * 1024 * 1024))
     .option('--log-file <file>', 'also write diagnostics here as JSON lines (stdout carries protocol only)')
@@ -219,7 +225,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
       profile,
       captureIntents: Boolean(flags.captureIntents),
     },
-    sink: flags.traceSink === 'file' ? new FileTraceSink(traceDir) : new JournalTraceSink(traceDir, resolve(state, 'mcp-journal')),
+    sink: flags.traceSink === 'file' ? new FileTraceSink(traceDir) : new JournalTraceSink(traceDir, resolve(state, 'mcp-journal'), flags.traceSync),
     signingKey: key.key,
     envelope,
     mapping: {

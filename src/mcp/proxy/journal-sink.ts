@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JsonObject } from '../../canon/json.js';
@@ -29,10 +29,20 @@ const JOURNAL_BYTES = 8 * 1024 * 1024;
 const O_DSYNC: number | undefined = (constants as { O_DSYNC?: number }).O_DSYNC;
 
 /**
+ * When `write` resolves — what an answered call's trace survives:
+ * - `fsync`: the journal is on disk (group-committed fdatasync): survives a power loss.
+ * - `write`: the journal write reached the kernel (one synchronous write, no thread hop): survives a
+ *   crash or kill -9 of Ward; the fdatasync follows in the background, so a power loss or kernel
+ *   crash can lose the traces of the last fdatasync interval (about a millisecond).
+ */
+export type TraceSync = 'fsync' | 'write';
+
+/**
  * A durably queued trace sink for hot paths (the MCP proxy). `write` appends the signed trace to an
  * append-only journal and resolves once the journal is fdatasynced — one sequential write and one
  * fdatasync shared by every trace that arrived meanwhile (group commit), instead of a file create,
- * fsync, link and directory fsync per trace. The trace files (`trace_<trace_id>_<event_id>.json`,
+ * fsync, link and directory fsync per trace — or, with `TraceSync` `write`, once the write reached
+ * the kernel. The trace files (`trace_<trace_id>_<event_id>.json`,
  * named as `gate eval`'s fallback names them) are then written in the background; a journal is
  * deleted only after its files and the directory are fsynced (at rotation and on close).
  * A journal left by a process that died is replayed by the next sink on the same state directory,
@@ -51,9 +61,14 @@ export class JournalTraceSink implements TraceSink {
   private readonly retiring = new Set<Promise<void>>();
   private closed = false;
 
+  /** `write` mode: a background fdatasync is in flight / another one is needed after it. */
+  private syncing: Promise<void> | undefined;
+  private syncAgain = false;
+
   constructor(
     private readonly traceDir: string,
     private readonly journalDir: string,
+    private readonly sync: TraceSync = 'fsync',
   ) {
     mkdirSync(traceDir, { recursive: true, mode: 0o700 });
     mkdirSync(journalDir, { recursive: true, mode: 0o700 });
@@ -74,8 +89,23 @@ export class JournalTraceSink implements TraceSink {
     if (capture) files.push([captureFileName(capture), captureFileText(capture)]);
     const entry: Entry = { files };
     const line = Buffer.from(JSON.stringify(files) + '\n');
+    const location = join(this.traceDir, name);
+    if (this.sync === 'write' && this.fh && !this.flushing && this.journalBytes + line.length <= JOURNAL_BYTES) {
+      // The fast path: one synchronous positional write into the preallocated journal.
+      try {
+        let written = 0;
+        while (written < line.length) written += writeSync(this.fh.fd, line, written, line.length - written, this.journalBytes + written);
+      } catch (err) {
+        return Promise.reject(new WardError(ERROR_CODES.IO, `trace journal ${this.journalPath}: ${(err as Error).message}`, { cause: err }));
+      }
+      this.journalBytes += line.length;
+      this.entries.push(entry);
+      this.materialize([entry]);
+      this.syncSoon();
+      return Promise.resolve(location);
+    }
     return new Promise((resolve, reject) => {
-      this.queue.push({ line, location: join(this.traceDir, name), entry, resolve, reject });
+      this.queue.push({ line, location, entry, resolve, reject });
       this.flushing ??= this.flush();
     });
   }
@@ -83,6 +113,7 @@ export class JournalTraceSink implements TraceSink {
   async close(): Promise<void> {
     this.closed = true;
     while (this.flushing) await this.flushing;
+    while (this.syncing) await this.syncing;
     this.materializeNow();
     await Promise.allSettled([...this.materializing]);
     if (this.fh) await this.retire(this.fh, this.journalPath, this.entries);
@@ -104,8 +135,10 @@ export class JournalTraceSink implements TraceSink {
           // A group bigger than the preallocated space simply extends the file (and syncs its size).
           written += (await fh.write(bytes, written, bytes.length - written, this.journalBytes + written)).bytesWritten;
         }
-        if (!O_DSYNC || this.journalBytes + bytes.length > JOURNAL_BYTES) await fh.datasync();
+        const grew = this.journalBytes + bytes.length > JOURNAL_BYTES;
+        if (this.sync === 'fsync' && (!O_DSYNC || grew)) await fh.datasync();
         this.journalBytes += bytes.length;
+        if (this.sync === 'write') this.syncSoon();
         for (const w of batch) {
           this.entries.push(w.entry);
           w.resolve(w.location);
@@ -117,6 +150,26 @@ export class JournalTraceSink implements TraceSink {
       }
     }
     this.flushing = undefined;
+  }
+
+  /** `write` mode: fdatasync the journal in the background, one call covering every write before it. */
+  private syncSoon(): void {
+    if (this.syncing) {
+      this.syncAgain = true;
+      return;
+    }
+    const fh = this.fh;
+    if (!fh) return; // rotated: the retired journal's files are fsynced at its checkpoint
+    this.syncing = fh
+      .datasync()
+      .catch(() => undefined) // the checkpoint fsyncs the trace files themselves before dropping the journal
+      .then(() => {
+        this.syncing = undefined;
+        if (this.syncAgain) {
+          this.syncAgain = false;
+          this.syncSoon();
+        }
+      });
   }
 
   private journal(): Promise<FileHandle> {
@@ -135,7 +188,7 @@ export class JournalTraceSink implements TraceSink {
         await init.close();
       }
       syncDir(this.journalDir);
-      const fh = await open(this.journalPath, O_DSYNC ? constants.O_RDWR | O_DSYNC : 'r+');
+      const fh = await open(this.journalPath, this.sync === 'fsync' && O_DSYNC ? constants.O_RDWR | O_DSYNC : 'r+');
       this.fh = fh;
       this.opening = undefined;
       return fh;
