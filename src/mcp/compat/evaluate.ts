@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { formatRFC3339Nano, nowUTC, parseRFC3339, toUTC, type GoTime } from '../../canon/gotime.js';
 import type { JsonObject, JsonValue } from '../../canon/json.js';
@@ -16,6 +18,7 @@ import type { SigningKey } from '../../keys/index.js';
 import type { LoadedPolicy, Verdict } from '../../policy/types.js';
 import { unevaluableIntent } from '../../runtime/unevaluable.js';
 import { outcomeTraceFields } from '../../runtime/gate-run.js';
+import { FileTraceSink } from '../../runtime/trace-sink.js';
 import { writeFileAtomic, createUniqueFile } from '../../state/atomic-file.js';
 import { spoolBytes } from '../../store/index.js';
 import { buildTraceRecord, signTrace, type SignedTrace } from '../../trace/record.js';
@@ -101,7 +104,36 @@ export interface DecisionResult {
   runpack?: Buffer;
 }
 
+/**
+ * A decision whose signed trace is not written yet. `finish(tracePath)` runs the steps after the
+ * trace (kill-switch journal, emergency-stop record, runpack/pack, exports) and shapes the output;
+ * call it only once the trace is durable at `tracePath` (a returned decision always has its trace).
+ */
+export interface PendingDecisionResult {
+  trace: SignedTrace;
+  /** Where the trace goes: an explicit path (replaced), or the first free name in a directory. */
+  target: { path: string } | { dir: string; names: readonly string[] };
+  finish(tracePath: string): DecisionResult;
+}
+
+/** One decision, trace written synchronously: the one-shot `mcp proxy --call` and `hook claude-code` paths. */
 export function evaluateDecision(cfg: DecisionServiceConfig, req: DecisionRequest): DecisionResult {
+  const pending = prepareDecision(cfg, req);
+  return pending.finish(writeDecisionTrace(pending));
+}
+
+/**
+ * One decision for a long-running server (`mcp serve`, the daemon's `/v1/evaluate*`): the trace is
+ * written off the event loop (other requests are served meanwhile) and the decision exists only
+ * once the trace is durable.
+ */
+export async function evaluateDecisionAsync(cfg: DecisionServiceConfig, req: DecisionRequest, writer: DecisionTraceWriter): Promise<DecisionResult> {
+  const pending = prepareDecision(cfg, req);
+  return pending.finish(await writer.write(pending));
+}
+
+/** Steps 1–6 up to the signed trace (nothing written yet). */
+export function prepareDecision(cfg: DecisionServiceConfig, req: DecisionRequest): PendingDecisionResult {
   const started = performance.now();
   const warnings: string[] = [...cfg.keyWarnings];
 
@@ -202,143 +234,145 @@ export function evaluateDecision(cfg: DecisionServiceConfig, req: DecisionReques
   }
   const trace = signTrace(unsigned, cfg.signingKey);
   const traceId = String(trace['trace_id']);
-  const tracePath = writeDecisionTrace(cfg, trace, req.traceOut, req.runId ?? '');
-
-  // 7. Kill-switch journal.
-  if (outcome.killSwitch?.status === 'active' && cfg.killSwitchStatePath) {
-    const journal = join(resolve(cfg.cwd, cfg.killSwitchStatePath, '..'), 'kill_switch_journal.jsonl');
-    try {
-      appendJsonLine(
-        journal,
-        JSON.stringify({
-          created_at: formatRFC3339Nano(nowUTC()),
-          trace_id: traceId,
-          tool_name: intent.tool_name,
-          verdict: state.verdict,
-          matched_entry_ids: [...outcome.killSwitch.matched_entry_ids],
-          reason_codes: [...outcome.killSwitch.reason_codes],
-        }),
-      );
-    } catch (err) {
-      warnings.push(`kill switch journal not written: ${(err as Error).message}`);
+  const target = decisionTraceTarget(cfg, trace, req.traceOut, req.runId ?? '');
+  const finish = (tracePath: string): DecisionResult => {
+    // 7. Kill-switch journal.
+    if (outcome.killSwitch?.status === 'active' && cfg.killSwitchStatePath) {
+      const journal = join(resolve(cfg.cwd, cfg.killSwitchStatePath, '..'), 'kill_switch_journal.jsonl');
+      try {
+        appendJsonLine(
+          journal,
+          JSON.stringify({
+            created_at: formatRFC3339Nano(nowUTC()),
+            trace_id: traceId,
+            tool_name: intent.tool_name,
+            verdict: state.verdict,
+            matched_entry_ids: [...outcome.killSwitch.matched_entry_ids],
+            reason_codes: [...outcome.killSwitch.reason_codes],
+          }),
+        );
+      } catch (err) {
+        warnings.push(`kill switch journal not written: ${(err as Error).message}`);
+      }
     }
-  }
-  if (emergencyStopped) {
-    const w = recordBlockedDispatch(resolve(cfg.cwd, cfg.jobRoot), jobId, { at: now, toolName: intent.tool_name, traceId, reasonCode: 'emergency_stop_preempted' });
-    if (w) warnings.push(w);
-  }
+    if (emergencyStopped) {
+      const w = recordBlockedDispatch(resolve(cfg.cwd, cfg.jobRoot), jobId, { at: now, toolName: intent.tool_name, traceId, reasonCode: 'emergency_stop_preempted' });
+      if (w) warnings.push(w);
+    }
 
-  // 9–10. Optional runpack and pack.
-  const runpackTarget = runpackPath(cfg, req, runId);
-  const packTarget = packPath(cfg, req, runId, intent);
-  let runpackBytes: Buffer | undefined;
-  let runpackOutPath = '';
-  let packOutPath = '';
-  let packId = '';
-  if (runpackTarget || packTarget) {
-    const recorded = decisionRunpack({
-      runId,
-      createdAt: formatRFC3339Nano(createdAt),
+    // 9–10. Optional runpack and pack.
+    const runpackTarget = runpackPath(cfg, req, runId);
+    const packTarget = packPath(cfg, req, runId, intent);
+    let runpackBytes: Buffer | undefined;
+    let runpackOutPath = '';
+    let packOutPath = '';
+    let packId = '';
+    if (runpackTarget || packTarget) {
+      const recorded = decisionRunpack({
+        runId,
+        createdAt: formatRFC3339Nano(createdAt),
+        producerVersion: cfg.producerVersion ?? WARD_VERSION,
+        toolName: intent.tool_name,
+        argsDigest: subject.argsDigest,
+        args: intent.args,
+        verdict: state.verdict,
+        reasonCodes: state.reasonCodes,
+        violations: state.violations,
+        traceId,
+        envelope,
+        signingKey: cfg.signingKey,
+      });
+      runpackBytes = recorded.bytes;
+      if (runpackTarget) {
+        writeFileAtomic(runpackTarget, recorded.bytes);
+        runpackOutPath = runpackTarget;
+        spoolQuietly(cfg, 'runpack', recorded.bytes, warnings);
+      }
+      if (packTarget) {
+        const pack = decisionPack(recorded.bytes, cfg.producerVersion ?? WARD_VERSION, cfg.signingKey);
+        const path = packTarget === AUTO_PACK_NAME ? join(resolve(cfg.cwd, cfg.packDir!), `pack_${pack.packId}.zip`) : packTarget;
+        writeFileAtomic(path, pack.bytes);
+        packOutPath = path;
+        packId = pack.packId;
+        spoolQuietly(cfg, 'pack', pack.bytes, warnings);
+      }
+    }
+
+    const decisionLatencyMs = Math.floor(performance.now() - started);
+    const delegation = intent.delegation;
+    const exported: DecisionExport = {
+      createdAt: parseRFC3339(String(trace['observed_at'])),
       producerVersion: cfg.producerVersion ?? WARD_VERSION,
+      runId,
+      sessionId,
+      traceId,
+      tracePath,
       toolName: intent.tool_name,
-      argsDigest: subject.argsDigest,
-      args: intent.args,
       verdict: state.verdict,
       reasonCodes: state.reasonCodes,
-      violations: state.violations,
+      policyDigest: cfg.policy.digest,
+      intentDigest: subject.intentDigest,
+      decisionLatencyMs,
+      delegationRef: delegation ? delegation.token_refs[0] ?? '' : '',
+      delegationDepth: delegation ? delegation.chain.length : 0,
+    };
+    // 11. Exports.
+    let logExport = '';
+    let otelExport = '';
+    if (cfg.exportLogOut) {
+      logExport = resolve(cfg.cwd, cfg.exportLogOut);
+      appendDecisionLog(logExport, exported);
+    }
+    if (cfg.exportOtelOut) {
+      otelExport = resolve(cfg.cwd, cfg.exportOtelOut);
+      appendOtelLog(otelExport, exported);
+    }
+
+    // 12. Exit code.
+    const exitCode: ExitCode = state.verdict === 'block' ? EXIT.BLOCKED : state.verdict === 'require_approval' ? EXIT.APPROVAL_REQUIRED : EXIT.OK;
+    const output = decisionOutput({
+      adapter,
+      runId,
+      jobId,
+      phase: intent.context.phase,
+      sessionId,
+      toolName: intent.tool_name,
+      state,
+      policy: cfg.policy,
+      matchedRuleIds,
+      intentDigest: subject.intentDigest,
+      decisionLatencyMs,
       traceId,
-      envelope,
-      signingKey: cfg.signingKey,
+      tracePath,
+      runpackPath: runpackOutPath,
+      packPath: packOutPath,
+      packId,
+      logExport,
+      otelExport,
+      killSwitch: outcome.killSwitch ? killSwitchDecisionJson(outcome.killSwitch) : undefined,
+      mcpTrust: trust ? mcpTrustDecisionJson(trust) : undefined,
+      warnings,
+      relationship: isJsonObject(trace['relationship']) ? trace['relationship'] : undefined,
+      resultEnvelope: call.contextos ? contextOsResultEnvelope(call.contextos.toolCallId, state.verdict, state.reasonCodes, traceId) : undefined,
     });
-    runpackBytes = recorded.bytes;
-    if (runpackTarget) {
-      writeFileAtomic(runpackTarget, recorded.bytes);
-      runpackOutPath = runpackTarget;
-      spoolQuietly(cfg, 'runpack', recorded.bytes, warnings);
-    }
-    if (packTarget) {
-      const pack = decisionPack(recorded.bytes, cfg.producerVersion ?? WARD_VERSION, cfg.signingKey);
-      const path = packTarget === AUTO_PACK_NAME ? join(resolve(cfg.cwd, cfg.packDir!), `pack_${pack.packId}.zip`) : packTarget;
-      writeFileAtomic(path, pack.bytes);
-      packOutPath = path;
-      packId = pack.packId;
-      spoolQuietly(cfg, 'pack', pack.bytes, warnings);
-    }
-  }
-
-  const decisionLatencyMs = Math.floor(performance.now() - started);
-  const delegation = intent.delegation;
-  const exported: DecisionExport = {
-    createdAt: parseRFC3339(String(trace['observed_at'])),
-    producerVersion: cfg.producerVersion ?? WARD_VERSION,
-    runId,
-    sessionId,
-    traceId,
-    tracePath,
-    toolName: intent.tool_name,
-    verdict: state.verdict,
-    reasonCodes: state.reasonCodes,
-    policyDigest: cfg.policy.digest,
-    intentDigest: subject.intentDigest,
-    decisionLatencyMs,
-    delegationRef: delegation ? delegation.token_refs[0] ?? '' : '',
-    delegationDepth: delegation ? delegation.chain.length : 0,
+    return {
+      output,
+      exitCode,
+      trace,
+      tracePath,
+      verdict: state.verdict,
+      reasonCodes: state.reasonCodes,
+      call,
+      adapter,
+      runId,
+      sessionId,
+      intent,
+      intentDigest: subject.intentDigest,
+      policyDigest: cfg.policy.digest,
+      ...(runpackBytes ? { runpack: runpackBytes } : {}),
+    };
   };
-  // 11. Exports.
-  let logExport = '';
-  let otelExport = '';
-  if (cfg.exportLogOut) {
-    logExport = resolve(cfg.cwd, cfg.exportLogOut);
-    appendDecisionLog(logExport, exported);
-  }
-  if (cfg.exportOtelOut) {
-    otelExport = resolve(cfg.cwd, cfg.exportOtelOut);
-    appendOtelLog(otelExport, exported);
-  }
-
-  // 12. Exit code.
-  const exitCode: ExitCode = state.verdict === 'block' ? EXIT.BLOCKED : state.verdict === 'require_approval' ? EXIT.APPROVAL_REQUIRED : EXIT.OK;
-  const output = decisionOutput({
-    adapter,
-    runId,
-    jobId,
-    phase: intent.context.phase,
-    sessionId,
-    toolName: intent.tool_name,
-    state,
-    policy: cfg.policy,
-    matchedRuleIds,
-    intentDigest: subject.intentDigest,
-    decisionLatencyMs,
-    traceId,
-    tracePath,
-    runpackPath: runpackOutPath,
-    packPath: packOutPath,
-    packId,
-    logExport,
-    otelExport,
-    killSwitch: outcome.killSwitch ? killSwitchDecisionJson(outcome.killSwitch) : undefined,
-    mcpTrust: trust ? mcpTrustDecisionJson(trust) : undefined,
-    warnings,
-    relationship: isJsonObject(trace['relationship']) ? trace['relationship'] : undefined,
-    resultEnvelope: call.contextos ? contextOsResultEnvelope(call.contextos.toolCallId, state.verdict, state.reasonCodes, traceId) : undefined,
-  });
-  return {
-    output,
-    exitCode,
-    trace,
-    tracePath,
-    verdict: state.verdict,
-    reasonCodes: state.reasonCodes,
-    call,
-    adapter,
-    runId,
-    sessionId,
-    intent,
-    intentDigest: subject.intentDigest,
-    policyDigest: cfg.policy.digest,
-    ...(runpackBytes ? { runpack: runpackBytes } : {}),
-  };
+  return { trace, target, finish };
 }
 
 interface OutputParts {
@@ -472,16 +506,86 @@ export function traceTimestamp(t: GoTime): string {
 }
 
 /** Step 6 path: an explicit path is written there (replaced); otherwise a new `trace_<run>_<ts>.json`, never overwritten. */
-function writeDecisionTrace(cfg: DecisionServiceConfig, trace: SignedTrace, traceOut: string | undefined, runIdFlag: string): string {
-  const text = traceFileText(trace);
-  if (traceOut) {
-    const target = checkedTracePath(traceOut, cfg.cwd);
-    writeFileAtomic(target, text, 0o600);
-    return target;
-  }
-  const dir = resolve(cfg.cwd, cfg.traceDir);
+function decisionTraceTarget(cfg: DecisionServiceConfig, trace: SignedTrace, traceOut: string | undefined, runIdFlag: string): PendingDecisionResult['target'] {
+  if (traceOut) return { path: checkedTracePath(traceOut, cfg.cwd) };
   const base = `trace_${normalizeRunId(runIdFlag)}_${traceTimestamp(toUTC(parseRFC3339(String(trace['observed_at']))))}`;
-  return createUniqueFile(dir, [`${base}.json`, `${base}_${String(trace['event_id'])}.json`], text, 0o600);
+  return { dir: resolve(cfg.cwd, cfg.traceDir), names: [`${base}.json`, `${base}_${String(trace['event_id'])}.json`] };
+}
+
+/** The synchronous write (fsynced file and directory) of the one-shot commands. */
+function writeDecisionTrace(pending: PendingDecisionResult): string {
+  const text = traceFileText(pending.trace);
+  const t = pending.target;
+  if ('path' in t) {
+    writeFileAtomic(t.path, text, 0o600);
+    return t.path;
+  }
+  return createUniqueFile(t.dir, t.names, text, 0o600);
+}
+
+/**
+ * Asynchronous trace writes for the servers: named files go through a `FileTraceSink` per trace
+ * directory (written and fsynced off the main thread, the directory fsync shared by concurrent
+ * writes); an explicit client path is replaced atomically (temporary file, datasync, rename,
+ * directory fsync), also without blocking the event loop.
+ */
+export class DecisionTraceWriter {
+  private readonly sinks = new Map<string, FileTraceSink>();
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  write(pending: PendingDecisionResult): Promise<string> {
+    const t = pending.target;
+    let work: Promise<string>;
+    if ('path' in t) work = replaceFileDurably(t.path, traceFileText(pending.trace));
+    else {
+      let sink = this.sinks.get(t.dir);
+      if (!sink) {
+        sink = new FileTraceSink(t.dir);
+        this.sinks.set(t.dir, sink);
+      }
+      work = sink.write(pending.trace, undefined, t.names);
+    }
+    this.inFlight.add(work);
+    void work.then(
+      () => this.inFlight.delete(work),
+      () => this.inFlight.delete(work),
+    );
+    return work;
+  }
+
+  /** Wait for the writes in flight. */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+    await Promise.all([...this.sinks.values()].map((s) => s.close()));
+  }
+}
+
+async function replaceFileDurably(path: string, text: string): Promise<string> {
+  const dir = dirname(path);
+  const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const fh = await open(temp, 'wx', 0o600);
+    try {
+      await fh.writeFile(text);
+      await fh.datasync();
+    } finally {
+      await fh.close();
+    }
+    await rename(temp, path);
+  } catch (err) {
+    await unlink(temp).catch(() => undefined);
+    throw new WardError(ERROR_CODES.IO, `write ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  const dh = await open(dir, 'r');
+  try {
+    await dh.sync();
+  } catch {
+    // Some platforms cannot fsync directories; the file content is already durable.
+  } finally {
+    await dh.close();
+  }
+  return path;
 }
 
 const AUTO_PACK_NAME = '\u0000auto';

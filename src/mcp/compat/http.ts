@@ -3,7 +3,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../../canon/json.js';
 import { isWardError } from '../../errors.js';
-import { checkedLocalPath, evaluateDecision, type DecisionRequest, type DecisionResult, type DecisionServiceConfig } from './evaluate.js';
+import {
+  checkedLocalPath,
+  DecisionTraceWriter,
+  evaluateDecisionAsync,
+  type DecisionRequest,
+  type DecisionResult,
+  type DecisionServiceConfig,
+} from './evaluate.js';
 import { appendSessionJournal, sweepRetention, type RetentionRule } from './session.js';
 
 /**
@@ -28,6 +35,8 @@ export interface EvaluateHandlerOptions {
   sessionDir?: string | undefined;
   /** Retention sweeps after each request. */
   retention?: readonly RetentionRule[];
+  /** Where traces are written (asynchronously, durably, before the answer); one per server by default. */
+  traceWriter?: DecisionTraceWriter;
 }
 
 /** Returns true when it handled the request (an evaluate route), false for any other path. */
@@ -65,6 +74,7 @@ export function createEvaluateHandler(opts: EvaluateHandlerOptions): EvaluateHan
   const maxBytes = opts.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
   const strict = opts.httpVerdictStatus === 'strict';
   const tokenDigest = opts.authToken ? sha256(opts.authToken) : undefined;
+  const writer = opts.traceWriter ?? new DecisionTraceWriter();
   return async (req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     const route = EVALUATE_ROUTES.find((r) => r === path || r + '/' === path);
@@ -80,7 +90,8 @@ export function createEvaluateHandler(opts: EvaluateHandlerOptions): EvaluateHan
       const request = parseRequest(body, opts);
       let result: DecisionResult;
       try {
-        result = evaluateDecision(opts.config, request.decision);
+        // The trace is written off the event loop; the answer waits for it, other requests do not.
+        result = await evaluateDecisionAsync(opts.config, request.decision, writer);
       } catch (err) {
         throw new HttpError(400, isWardError(err) || err instanceof Error ? (err as Error).message : String(err));
       }

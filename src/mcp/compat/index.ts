@@ -3,7 +3,17 @@
 // Claude Code PreToolUse hook.
 export { ADAPTERS, normalizeAdapter, decodeToolCall, claudeCodeToolName, type AdapterName } from './adapters.js';
 export { toIntentRequest, FALLBACK_CONTEXT_WARNING, type Profile } from './intent.js';
-export { evaluateDecision, normalizeRunId, type DecisionServiceConfig, type DecisionRequest, type DecisionResult } from './evaluate.js';
+export {
+  evaluateDecision,
+  evaluateDecisionAsync,
+  prepareDecision,
+  DecisionTraceWriter,
+  normalizeRunId,
+  type DecisionServiceConfig,
+  type DecisionRequest,
+  type DecisionResult,
+  type PendingDecisionResult,
+} from './evaluate.js';
 export { loadServiceConfig, type ServiceOptions } from './config.js';
 export { runMcpCall, type McpCallFlags } from './call-command.js';
 export {

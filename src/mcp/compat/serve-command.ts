@@ -6,6 +6,7 @@ import { ERROR_CODES, WardError } from '../../errors.js';
 import { stateDir, type CliContext } from '../../cli/context.js';
 import { goJsonLine } from '../../cli/output.js';
 import { loadServiceConfig, sharedServiceFlags } from './config.js';
+import { DecisionTraceWriter } from './evaluate.js';
 import { createMcpServeListener, DEFAULT_MAX_REQUEST_BYTES, type HttpVerdictStatus } from './http.js';
 import { parseMaxAge, type RetentionRule } from './session.js';
 
@@ -78,7 +79,7 @@ function nonNegativeInt(flag: string, value: string | undefined): number {
  * Validate everything and start listening. Resolves with the server once it is bound (tests and
  * `runMcpServe` use it); startup errors throw WardError (exit 6).
  */
-export async function startMcpServe(ctx: CliContext, flags: McpServeFlags): Promise<{ server: Server; address: ListenAddress }> {
+export async function startMcpServe(ctx: CliContext, flags: McpServeFlags): Promise<{ server: Server; address: ListenAddress; traceWriter: DecisionTraceWriter }> {
   const listen = parseListen(flags.listen);
   const authMode = (flags.authMode ?? 'off').trim().toLowerCase();
   if (authMode !== 'off' && authMode !== 'token') {
@@ -125,7 +126,9 @@ export async function startMcpServe(ctx: CliContext, flags: McpServeFlags): Prom
     .filter((r) => r.dir !== '' && (r.maxAgeMs > 0 || r.maxCount > 0))
     .map((r) => ({ ...r, dir: resolve(ctx.cwd, r.dir) }));
 
+  const traceWriter = new DecisionTraceWriter();
   const listener = createMcpServeListener({
+    traceWriter,
     config: cfg,
     maxRequestBytes: maxBytes || DEFAULT_MAX_REQUEST_BYTES,
     httpVerdictStatus: verdictStatus as HttpVerdictStatus,
@@ -152,12 +155,13 @@ export async function startMcpServe(ctx: CliContext, flags: McpServeFlags): Prom
     ctx.stdout(`mcp serve: listening on http://${shown} (policy ${flags.policy}, adapter ${cfg.defaultAdapter}, profile ${cfg.profile})\n`);
     for (const w of cfg.keyWarnings) ctx.stderr(`warning: ${w}\n`);
   }
-  return { server, address };
+  server.on('close', () => void traceWriter.close());
+  return { server, address, traceWriter };
 }
 
 /** `ward mcp serve`: run until SIGINT/SIGTERM, then stop accepting, finish in-flight requests and exit 0. */
 export async function runMcpServe(ctx: CliContext, flags: McpServeFlags): Promise<void> {
-  const { server } = await startMcpServe(ctx, flags);
+  const { server, traceWriter } = await startMcpServe(ctx, flags);
   await new Promise<void>((resolvePromise) => {
     const stop = () => {
       process.off('SIGINT', stop);
@@ -168,5 +172,6 @@ export async function runMcpServe(ctx: CliContext, flags: McpServeFlags): Promis
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
+  await traceWriter.close(); // answered decisions already have their traces; nothing else may be pending
   ctx.exitCode = EXIT.OK;
 }
