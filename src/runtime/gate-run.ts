@@ -66,6 +66,12 @@ export interface GateRequest {
   approvals?: (ctx: TokenContext) => ApprovalStep;
   delegations?: (ctx: TokenContext) => DelegationStep;
   approvalTokenRef?: string;
+  /**
+   * The caller's own evaluation of `intent` with exactly this request's options (evaluation time,
+   * envelope, kill switch, the runtime's producer version), reused instead of evaluating again:
+   * the MCP proxy evaluates before it forwards a call and signs afterwards.
+   */
+  evaluated?: { outcome: GateOutcome; latencyMs: number };
   /** Verified approved-script registry entries (§3.6 step 1); undefined when the fast path is off. */
   approvedScripts?: readonly ApprovedScriptEntry[];
 }
@@ -149,8 +155,8 @@ export function decideGate(rt: GateRuntime, req: GateRequest): PendingDecision {
       ? approvedScriptOutcome(fastPath.intent, options, wallNow)
       : fastPath?.intent
         ? evaluateNormalized(rt.policy.policy, fastPath.intent, options)
-        : evaluate(rt.policy, req.intent, options);
-  const latencyMs = performance.now() - started;
+        : (req.evaluated?.outcome ?? evaluate(rt.policy, req.intent, options));
+  const latencyMs = req.evaluated && !fastPath ? req.evaluated.latencyMs : performance.now() - started;
 
   const subject = outcome.preparedIntent
     ? {

@@ -77,7 +77,10 @@ export class Gatekeeper {
    */
   decide(call: CallInput, correlationId: string, early?: () => void): CallDecision {
     const now = nowUTC();
-    const { intent, outcome } = this.pickIntent(call, now);
+    const ks = this.opts.killSwitch?.();
+    const started = performance.now();
+    const { intent, outcome } = this.pickIntent(call, now, ks);
+    const latencyMs = performance.now() - started;
     if (early && outcome && outcome.verdict === 'allow' && !outcome.rateLimit && !outcome.destructiveBudget && !outcome.requireDelegation && !outcome.requireBrokerCredential) {
       early();
     }
@@ -95,8 +98,8 @@ export class Gatekeeper {
       req.contextEnvelope = this.opts.envelope.envelope;
       if (this.opts.runtime.captureIntents) req.contextEnvelopeJson = this.opts.envelope.json;
     }
-    const ks = this.opts.killSwitch?.();
     if (ks) req.killSwitch = ks;
+    if (outcome) req.evaluated = { outcome, latencyMs }; // same intent, clock, envelope and kill switch
     const pending = decideGate(this.opts.runtime, req);
     return this.decisionOf(pending.trace, pending.capture, intent, scope);
   }
@@ -152,13 +155,14 @@ export class Gatekeeper {
    * Annotations are untrusted server claims: evaluate the call with and without them and keep the
    * variant with the stricter verdict, so a claim can tighten a decision but never loosen it.
    */
-  private pickIntent(call: CallInput, now: GoTime): { intent: JsonObject; outcome: GateOutcome | undefined } {
+  private pickIntent(call: CallInput, now: GoTime, ks: GateRequest['killSwitch']): { intent: JsonObject; outcome: GateOutcome | undefined } {
+    // The options decideGate would use, so that it can take this outcome as its own.
     const options: EvaluateOptions = {
       now,
       contextNow: now,
       ...(this.opts.envelope ? { contextEnvelope: this.opts.envelope.envelope } : {}),
+      producerVersion: this.opts.runtime.producerVersion ?? WARD_VERSION,
     };
-    const ks = this.opts.killSwitch?.();
     if (ks) options.killSwitch = ks;
     const policy = this.opts.runtime.policy;
     // Hints that no rule can see (only annotation selectors read them; destructiveHint also marks
