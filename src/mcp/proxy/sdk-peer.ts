@@ -13,6 +13,35 @@ export interface SdkTransport {
   setProtocolVersion?: (version: string) => void;
 }
 
+/** The `fetch` shape the SDK's Streamable HTTP client transport calls (`options.fetch`). */
+export type TransportFetch = (input: string | URL, init?: { signal?: AbortSignal | null | undefined } & Record<string, unknown>) => Promise<unknown>;
+
+/**
+ * Give every request of a Streamable HTTP client transport its own abort signal.
+ *
+ * Why: `StreamableHTTPClientTransport` (`@modelcontextprotocol/client` 2.4.0, `_send`,
+ * `_startOrAuthSse` and `terminateSession`) passes its one transport-lifetime signal
+ * (`this._abortController.signal`, aborted by `close()`) as `init.signal` to every fetch when the
+ * caller gives no per-request signal, which the proxy never does. undici's `Request` constructor
+ * then adds an `abort` listener to that signal per request (`util.addAbortListener`) and removes it
+ * only from a `FinalizationRegistry`, when the request's internal controller is garbage-collected,
+ * so the long-lived signal collects one listener per call until a GC happens to run (undici raises
+ * that signal's limit to 1,500; requests promoted to the old generation outlive many calls) and
+ * `MaxListenersExceededWarning` follows in long sessions.
+ *
+ * Here each request gets `AbortSignal.any([transportSignal])`: a fresh signal that still aborts when
+ * the transport closes, but is tracked by the source through a weak reference instead of a listener,
+ * so the transport's signal keeps no per-request listeners at all and undici's listener lives and
+ * dies with the request's own signal.
+ */
+export function perRequestSignals<F extends TransportFetch>(fetchImpl: F): F {
+  return ((input: string | URL, init?: Parameters<TransportFetch>[1]) => {
+    const signal = init?.signal;
+    if (!signal || signal.aborted) return fetchImpl(input, init);
+    return fetchImpl(input, { ...init, signal: AbortSignal.any([signal]) });
+  }) as F;
+}
+
 /**
  * A peer over an official SDK transport (Streamable HTTP on either side). The SDK does the framing,
  * sessions, SSE streams and resumption; the proxy sees JSON-RPC messages.
