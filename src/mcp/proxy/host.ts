@@ -21,7 +21,7 @@ import type { ProxyLog } from './log.js';
 import { ChildServerPeer, StreamPeer, type Peer } from './peer.js';
 import type { DenyAs } from './replies.js';
 import { RunCapture } from './run-capture.js';
-import { SdkPeer } from './sdk-peer.js';
+import { perRequestSignals, SdkPeer } from './sdk-peer.js';
 import { ProxySession } from './session.js';
 import { watchFile } from './watch.js';
 
@@ -118,7 +118,7 @@ export class ProxyRuntime {
     }
     const transport = new StreamableHTTPClientTransport(new URL(up.url), {
       requestInit: { headers: up.headers },
-      fetch: upstreamFetch as never,
+      fetch: perRequestSignals(upstreamFetch) as never, // no per-request listeners on the transport's own signal
     });
     return new SdkPeer(transport as never, (err) => this.cfg.log.warn('upstream transport error', { error: err.message }));
   }
