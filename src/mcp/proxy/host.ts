@@ -16,6 +16,7 @@ import type { GateRuntime } from '../../runtime/gate-run.js';
 import type { TraceSink } from '../../runtime/trace-sink.js';
 import type { ApprovalMode } from './elicit.js';
 import { Gatekeeper } from './gatekeeper.js';
+import { PinStore, pinsDir } from './pins.js';
 import type { MappingOptions } from './intent.js';
 import type { ProxyLog } from './log.js';
 import { ChildServerPeer, StreamPeer, type Peer } from './peer.js';
@@ -68,9 +69,12 @@ export class ProxyRuntime {
   readonly gate: Gatekeeper;
   private readonly stops: (() => void)[] = [];
   private killSwitch: { state: KillSwitchState } | { unavailable: true } | undefined;
+  /** `--pin-tools`: pins persist per server in `<state>/mcp-pins`. */
+  readonly pinStore: PinStore;
 
   constructor(readonly cfg: ProxyConfig) {
     if (cfg.killSwitchPath) this.killSwitch = this.readKillSwitch();
+    this.pinStore = new PinStore(pinsDir(cfg.stateDir));
     this.gate = new Gatekeeper({
       runtime: cfg.runtime,
       sink: cfg.sink,
@@ -138,6 +142,7 @@ export class ProxyRuntime {
       approvalMode: this.cfg.approvalMode,
       callTimeoutMs: this.cfg.callTimeoutMs,
       pinTools: this.cfg.pinTools,
+      pins: this.cfg.pinTools ? { store: this.pinStore, upstream: upstreamIdentity(this.cfg.upstream) } : undefined,
       hideBlockedTools: this.cfg.hideBlockedTools,
       routeRelated,
       capture,
@@ -160,6 +165,11 @@ export class ProxyRuntime {
     for (const stop of this.stops) stop();
     await this.cfg.sink.close();
   }
+}
+
+/** How Ward reaches the server, as part of its pins key: the command line, or the URL. */
+function upstreamIdentity(up: Upstream): string[] | string {
+  return 'command' in up ? [up.command, ...up.args] : up.url;
 }
 
 /** Upstream HTTP with Nagle off on every connection Ward opens. */

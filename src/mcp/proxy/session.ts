@@ -20,6 +20,7 @@ import type { ProxyLog } from './log.js';
 import type { Inbound, Peer } from './peer.js';
 import { verdictReply, type DenyAs } from './replies.js';
 import type { RunCapture } from './run-capture.js';
+import { serverKey, type PinStore } from './pins.js';
 import { alwaysBlocked, ToolPins } from './tools.js';
 
 export interface SessionOptions {
@@ -36,6 +37,8 @@ export interface SessionOptions {
   /** Milliseconds a forwarded request may take before the client gets an error (0: no limit). */
   callTimeoutMs: number;
   pinTools: boolean;
+  /** With `pinTools`: where pins persist per server, and how Ward reaches the server (part of its key). */
+  pins?: { store: PinStore; upstream: string[] | string } | undefined;
   hideBlockedTools: boolean;
   /** Streamable HTTP toward the client: server-initiated messages must name the request they belong to. */
   routeRelated: boolean;
@@ -74,7 +77,9 @@ export class ProxySession {
   private readonly abandoned = new Set<string>();
   private readonly progress = new Map<string | number, JsonRpcId>();
   private readonly hints = new Map<string, ToolHints>();
-  private readonly pins = new ToolPins();
+  private readonly pins = new ToolPins((err, tool) =>
+    this.o.log.error('tool pins could not be read or written; calls to the tool are blocked until this is fixed', { tool, error: err.message }),
+  );
   private clientName = '';
   private clientElicits = false;
   private readonly elicitations = new Map<string, Elicitation>();
@@ -228,7 +233,7 @@ export class ProxySession {
       );
       return;
     }
-    const reply = verdictReply(id, decision, this.o.denyAs, this.o.approvalDir);
+    const reply = verdictReply(id, decision, this.o.denyAs, this.o.approvalDir, this.changedToolNote(decision, name));
     decision.durable.then(
       () => {
         if (intentId) this.o.capture?.result(intentId, decision.verdict, reply.result ?? reply.error);
@@ -351,6 +356,7 @@ export class ProxySession {
     if (p.method === 'initialize' && isJsonObject(msg.result)) {
       const v = msg.result['protocolVersion'];
       if (typeof v === 'string') this.o.server.setProtocolVersion?.(v);
+      this.bindPins(msg.result['serverInfo']);
     }
     if (p.method === 'tools/list' && isJsonObject(msg.result)) {
       const rewritten = this.toolsList(msg as JsonRpcMessage & { result: JsonObject });
@@ -373,6 +379,28 @@ export class ProxySession {
     );
   }
 
+  /** The block reply for a tool whose definition changed says how an operator accepts it. */
+  private changedToolNote(d: CallDecision, tool: string): { text: string; ward: Record<string, unknown> } | undefined {
+    if (!d.reasonCodes.includes('mcp_tool_definition_changed')) return undefined;
+    const key = this.pins.serverKey;
+    if (!key) return { text: 'The tool\'s definition changed during this session; restart the session to pin it again.', ward: {} };
+    return {
+      text: `The tool's definition changed since it was pinned. An operator (not the agent) can review it with \`ward mcp pins list --server ${key}\` and accept it with \`ward mcp pins accept --server ${key} --tool ${tool}\`.`,
+      ward: { server_key: key },
+    };
+  }
+
+  /** `--pin-tools`: pins persist per server, keyed by its serverInfo name and the upstream command line or URL. */
+  private bindPins(info: unknown): void {
+    if (!this.o.pinTools || !this.o.pins) return;
+    const name = isJsonObject(info) && typeof info['name'] === 'string' ? info['name'] : 'unknown';
+    const version = isJsonObject(info) && typeof info['version'] === 'string' ? info['version'] : undefined;
+    const server = { name, version, upstream: this.o.pins.upstream };
+    const key = serverKey(server);
+    this.pins.bind({ store: this.o.pins.store, key, server });
+    this.o.log.debug('tool pins', { server_key: key, file: this.o.pins.store.path(key) });
+  }
+
   /** Learn annotations; pin and hide tools. Returns a rewritten message, or undefined to forward the original. */
   private toolsList(msg: JsonRpcMessage & { result: JsonObject }): JsonRpcMessage | undefined {
     const tools = msg.result['tools'];
@@ -384,7 +412,11 @@ export class ProxySession {
       else this.hints.delete(t['name']);
       if (this.o.pinTools && this.pins.observe(t) && !this.pinWarned.has(t['name'])) {
         this.pinWarned.add(t['name']);
-        this.o.log.warn('tool definition changed since it was pinned; calls to it are blocked', { tool: t['name'] });
+        const key = this.pins.serverKey;
+        this.o.log.warn('tool definition changed since it was pinned; calls to it are blocked', {
+          tool: t['name'],
+          ...(key ? { server_key: key, accept: `ward mcp pins accept --server ${key} --tool ${t['name']}` } : {}),
+        });
       }
     }
     if (!this.o.hideBlockedTools) return undefined;

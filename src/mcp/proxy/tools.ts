@@ -1,47 +1,116 @@
 import { digestJcs, sha256Hex } from '../../canon/digest.js';
+import type { JsonObject } from '../../canon/json.js';
 import type { NormalizedPolicy, PolicyRule } from '../../policy/types.js';
+import { observeTool, type PinStore, type ServerIdentity } from './pins.js';
+
+/** Where a session's pins persist: the store, the server's key and identity. */
+export interface PinBinding {
+  store: PinStore;
+  key: string;
+  server: ServerIdentity;
+}
 
 /**
  * Tool pinning (`--pin-tools`): the sha256 of each tool's JCS definition (name, description, input
- * schema, annotations) the first time a `tools/list` shows it. A later, different definition within
- * the session (a "rug pull") marks the tool changed; calls to it are blocked.
+ * schema, annotations) the first time a `tools/list` shows it. A later, different definition (a "rug
+ * pull") marks the tool changed; calls to it are blocked. Bound to a {@link PinStore}, the pins
+ * persist per server: a definition that differs from the persisted pin is recorded as pending, and
+ * the block lifts in the running session once the operator accepts it (`ward mcp pins accept`).
+ * Without a binding the pins live for the session. Either way a flag, once raised, is not lowered
+ * by the server changing the definition back; only the operator's accept (or forget) lowers it.
  */
 export class ToolPins {
   private readonly pins = new Map<string, string>();
-  private readonly changed = new Set<string>();
+  /** The latest digest the server listed for each tool. */
+  private readonly seen = new Map<string, string>();
+  private readonly seenDefinition = new Map<string, JsonObject>();
+  /** Changed tools, with the persisted pin they were found to differ from. */
+  private readonly changed = new Map<string, string | undefined>();
+  private binding: PinBinding | undefined;
+
+  /** @param onError told when the pins file cannot be read or written (the tool is then blocked: fail closed). */
+  constructor(private readonly onError?: (err: Error, tool: string) => void) {}
+
+  bind(binding: PinBinding): void {
+    this.binding = binding;
+  }
+
+  get serverKey(): string | undefined {
+    return this.binding?.key;
+  }
 
   /** Record or check one listed tool; returns true when it no longer matches its pin. */
   observe(tool: Record<string, unknown>): boolean {
     const name = String(tool['name']);
     const digest = definitionDigest(tool);
+    this.seen.set(name, digest);
+    const b = this.binding;
+    if (b) {
+      const definition = definitionOf(tool) as JsonObject;
+      this.seenDefinition.set(name, definition);
+      try {
+        const r = observeTool(b.store, b.key, b.server, name, digest, definition);
+        if (r.check === 'changed' && !this.changed.has(name)) this.changed.set(name, r.pinned);
+      } catch (err) {
+        this.onError?.(err as Error, name);
+        if (!this.changed.has(name)) this.changed.set(name, undefined);
+      }
+      return this.changed.has(name);
+    }
     const pinned = this.pins.get(name);
     if (pinned === undefined) {
       this.pins.set(name, digest);
       return false;
     }
     if (pinned !== digest) {
-      this.changed.add(name);
+      this.changed.set(name, pinned);
       return true;
     }
     return this.changed.has(name);
   }
 
+  /**
+   * Is this tool blocked? For a persisted pin the file is read again, so an accept (or forget) takes
+   * effect in the running session: the block lifts when the pin now is what the server last listed.
+   */
   isChanged(name: string): boolean {
-    return this.changed.has(name);
+    if (!this.changed.has(name)) return false;
+    const b = this.binding;
+    const seen = this.seen.get(name);
+    if (!b || seen === undefined) return true;
+    try {
+      const entry = b.store.read(b.key)?.tools[name];
+      if (!entry) {
+        // Forgotten by the operator: pinned afresh on this sight.
+        const r = observeTool(b.store, b.key, b.server, name, seen, this.seenDefinition.get(name) ?? ({ name } as JsonObject));
+        if (r.check === 'changed') return true;
+      } else if (entry.pinned !== seen || entry.pinned === this.changed.get(name)) {
+        return true;
+      }
+    } catch (err) {
+      this.onError?.(err as Error, name);
+      return true;
+    }
+    this.changed.delete(name);
+    return false;
   }
 
   get size(): number {
-    return this.pins.size;
+    return this.binding ? this.seen.size : this.pins.size;
   }
 }
 
-export function definitionDigest(tool: Record<string, unknown>): string {
-  const def = {
+function definitionOf(tool: Record<string, unknown>): Record<string, unknown> {
+  return {
     name: tool['name'] ?? null,
     description: tool['description'] ?? null,
     inputSchema: tool['inputSchema'] ?? null,
     annotations: tool['annotations'] ?? null,
   };
+}
+
+export function definitionDigest(tool: Record<string, unknown>): string {
+  const def = definitionOf(tool);
   try {
     return digestJcs(def as never);
   } catch {

@@ -1,0 +1,268 @@
+import { mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { digestJcs } from '../../canon/digest.js';
+import { formatRFC3339Nano, nowUTC } from '../../canon/gotime.js';
+import type { JsonObject } from '../../canon/json.js';
+import { ERROR_CODES, WardError } from '../../errors.js';
+import { syncDir, writeFileAtomic } from '../../state/atomic-file.js';
+import { withFileLock } from '../../state/file-lock.js';
+
+/**
+ * Tool pins that persist per server (`--pin-tools`, `ward mcp pins`): one JSON document per MCP
+ * server in `<state>/mcp-pins/<server key>.json`, holding for each tool the sha256 of its JCS
+ * definition as first seen (`pinned`) and, when a later `tools/list` showed something else, the new
+ * digest (`pending`) until the operator accepts it. Writes are atomic and made under a lock file,
+ * so any number of proxies (and the CLI) can share the directory.
+ */
+
+export const PINS_SCHEMA_ID = 'ward.mcp.tool_pins';
+export const PINS_SCHEMA_VERSION = '1.0.0';
+
+export interface ToolPin {
+  pinned: string;
+  pinned_at: string;
+  /** The definition that was pinned (name, description, inputSchema, annotations). */
+  definition: JsonObject;
+  pending?: string;
+  pending_at?: string;
+  pending_definition?: JsonObject;
+}
+
+export interface PinsDocument {
+  schema_id: string;
+  schema_version: string;
+  server_key: string;
+  server: { name: string; version?: string; upstream: string[] | string };
+  created_at: string;
+  updated_at: string;
+  tools: Record<string, ToolPin>;
+}
+
+/** Who the server is, for its pins: its `serverInfo` plus how Ward reaches it. */
+export interface ServerIdentity {
+  name: string;
+  version?: string | undefined;
+  /** The upstream command line (`-- <command> [args...]`) or the `--upstream-url`. */
+  upstream: string[] | string;
+}
+
+/**
+ * The server key: `<serverInfo.name, as a slug>-<16 hex of sha256(JCS({name, upstream}))>`. The
+ * version is left out on purpose (an upgrade of the same server keeps its pins and shows changed
+ * tools as pending); the upstream command line or URL is in (two different servers that both call
+ * themselves "filesystem" do not share pins).
+ */
+export function serverKey(id: ServerIdentity): string {
+  const slug = id.name.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[-.]+|-+$/g, '').slice(0, 40) || 'server';
+  return `${slug}-${digestJcs({ name: id.name, upstream: id.upstream } as never).slice(0, 16)}`;
+}
+
+/** `<state>/mcp-pins`. */
+export function pinsDir(stateDir: string): string {
+  return join(stateDir, 'mcp-pins');
+}
+
+const KEY_RE = /^[a-z0-9._-]{1,80}$/;
+const LOCK = { timeoutMs: 3000, staleMs: 15000 };
+
+export class PinStore {
+  constructor(readonly dir: string) {}
+
+  path(key: string): string {
+    if (!KEY_RE.test(key) || key.startsWith('.')) throw new WardError(ERROR_CODES.USAGE, `not a server key: ${key}`, { hint: 'ward mcp pins list shows the server keys' });
+    return join(this.dir, `${key}.json`);
+  }
+
+  /** The document for `key`; undefined when there is none. A damaged file is an error that says where it is. */
+  read(key: string): PinsDocument | undefined {
+    const path = this.path(key);
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw new WardError(ERROR_CODES.IO, `read ${path}: ${(err as Error).message}`);
+    }
+    try {
+      const doc = JSON.parse(text) as PinsDocument;
+      if (doc.schema_id !== PINS_SCHEMA_ID || typeof doc.tools !== 'object' || doc.tools === null) throw new Error(`not a ${PINS_SCHEMA_ID} document`);
+      return doc;
+    } catch (err) {
+      throw new WardError(ERROR_CODES.STATE_INVALID, `pins file ${path} is damaged: ${(err as Error).message}`, {
+        hint: `remove it (ward mcp pins forget --server ${key}); the next session pins the tools again`,
+      });
+    }
+  }
+
+  /**
+   * Read-modify-write under the lock. `change` edits the document in place (it gets a fresh one when
+   * there is none) and returns false when there is nothing to write.
+   */
+  update(key: string, server: ServerIdentity | undefined, change: (doc: PinsDocument) => boolean): PinsDocument | undefined {
+    const path = this.path(key);
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    return withFileLock(`${path}.lock`, LOCK, () => {
+      const now = rfc3339();
+      let doc = this.read(key);
+      if (!doc) {
+        if (!server) return undefined;
+        doc = {
+          schema_id: PINS_SCHEMA_ID,
+          schema_version: PINS_SCHEMA_VERSION,
+          server_key: key,
+          server: { name: server.name, ...(server.version ? { version: server.version } : {}), upstream: server.upstream },
+          created_at: now,
+          updated_at: now,
+          tools: {},
+        };
+      }
+      if (!change(doc)) return doc;
+      doc.updated_at = now;
+      writeFileAtomic(path, `${JSON.stringify(doc, null, 2)}\n`, 0o600);
+      return doc;
+    });
+  }
+
+  /** Every server's document, sorted by key (damaged files are reported, not skipped silently). */
+  list(): PinsDocument[] {
+    return this.keys().map((k) => this.read(k)).filter((d): d is PinsDocument => d !== undefined);
+  }
+
+  keys(): string[] {
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return [];
+    }
+    return names
+      .filter((n) => n.endsWith('.json'))
+      .map((n) => n.slice(0, -'.json'.length))
+      .filter((k) => KEY_RE.test(k))
+      .sort();
+  }
+
+  remove(key: string): boolean {
+    const path = this.path(key);
+    return withFileLock(`${path}.lock`, LOCK, () => {
+      try {
+        unlinkSync(path);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+        throw err;
+      }
+      syncDir(this.dir);
+      return true;
+    });
+  }
+}
+
+/** What one observation of a listed tool means for its pin. */
+export type PinCheck = 'pinned' | 'same' | 'changed';
+
+/**
+ * Record one listed tool against the persisted pins (locking and writing only when something is
+ * new): a new tool is pinned; a different definition becomes `pending`. Returns whether it matches.
+ */
+export function observeTool(
+  store: PinStore,
+  key: string,
+  server: ServerIdentity,
+  name: string,
+  digest: string,
+  definition: JsonObject,
+): { check: PinCheck; pinned: string } {
+  const current = store.read(key)?.tools[name];
+  if (current && current.pinned === digest) return { check: 'same', pinned: digest };
+  if (current && current.pending === digest) return { check: 'changed', pinned: current.pinned };
+  let result: { check: PinCheck; pinned: string } = { check: 'same', pinned: digest };
+  store.update(key, server, (doc) => {
+    const now = rfc3339();
+    const t = doc.tools[name];
+    if (!t) {
+      doc.tools[name] = { pinned: digest, pinned_at: now, definition };
+      result = { check: 'pinned', pinned: digest };
+      return true;
+    }
+    if (t.pinned === digest) return false;
+    result = { check: 'changed', pinned: t.pinned };
+    if (t.pending === digest) return false;
+    t.pending = digest;
+    t.pending_at = now;
+    t.pending_definition = definition;
+    return true;
+  });
+  return result;
+}
+
+/** `ward mcp pins accept`: promote pending → pinned for the named tools (or all with a pending digest). */
+export function acceptPins(store: PinStore, key: string, tools: readonly string[] | 'all'): { doc: PinsDocument; accepted: { name: string; digest: string; previous: string }[] } {
+  requireKnown(store, key);
+  const accepted: { name: string; digest: string; previous: string }[] = [];
+  const doc = store.update(key, undefined, (d) => {
+    const names = tools === 'all' ? Object.keys(d.tools).filter((n) => d.tools[n]!.pending) : [...tools];
+    if (names.length === 0) {
+      throw new WardError(ERROR_CODES.USAGE, `nothing pending for server ${key}: every tool matches its pin`, {
+        hint: 'ward mcp pins list shows pinned and pending digests',
+      });
+    }
+    for (const name of names) {
+      const t = d.tools[name];
+      if (!t) {
+        throw new WardError(ERROR_CODES.USAGE, `server ${key} has no pinned tool ${name}`, {
+          hint: `its tools: ${Object.keys(d.tools).sort().join(', ') || '(none)'}`,
+        });
+      }
+      if (!t.pending) {
+        throw new WardError(ERROR_CODES.USAGE, `nothing pending for tool ${name} of server ${key}: its definition matches the pin`, {
+          hint: 'ward mcp pins list shows which tools have a pending definition',
+        });
+      }
+    }
+    const now = rfc3339();
+    for (const name of names.sort()) {
+      const t = d.tools[name]!;
+      accepted.push({ name, digest: t.pending!, previous: t.pinned });
+      t.pinned = t.pending!;
+      t.pinned_at = now;
+      t.definition = t.pending_definition ?? t.definition;
+      delete t.pending;
+      delete t.pending_at;
+      delete t.pending_definition;
+    }
+    return true;
+  });
+  return { doc: doc!, accepted };
+}
+
+/** `ward mcp pins forget`: drop one tool's pin, or the server's whole document. */
+export function forgetPins(store: PinStore, key: string, tool?: string): { removed: string[] } {
+  requireKnown(store, key);
+  if (tool === undefined) {
+    const names = Object.keys(store.read(key)?.tools ?? {}).sort();
+    store.remove(key);
+    return { removed: names };
+  }
+  store.update(key, undefined, (d) => {
+    if (!d.tools[tool]) {
+      throw new WardError(ERROR_CODES.USAGE, `server ${key} has no pinned tool ${tool}`, { hint: `its tools: ${Object.keys(d.tools).sort().join(', ') || '(none)'}` });
+    }
+    delete d.tools[tool];
+    return true;
+  });
+  return { removed: [tool] };
+}
+
+function requireKnown(store: PinStore, key: string): void {
+  if (store.read(key)) return;
+  const known = store.keys();
+  throw new WardError(ERROR_CODES.USAGE, `unknown server key ${key}`, {
+    hint: known.length
+      ? `known server keys: ${known.join(', ')} (ward mcp pins list)`
+      : `no pins in ${store.dir} yet: ward mcp proxy --pin-tools records them (check --state-dir)`,
+  });
+}
+
+function rfc3339(): string {
+  return formatRFC3339Nano(nowUTC());
+}
