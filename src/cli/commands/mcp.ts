@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
+import { registerPins } from './mcp-pins.js';
 import { registerProxy } from './mcp-proxy.js';
 import { registerService } from './mcp-service.js';
 
@@ -11,4 +12,5 @@ export function register(program: Command, ctx: CliContext): void {
   const mcp = program.command('mcp').description('enforce policy on MCP traffic; the MCP decision service');
   registerProxy(mcp, ctx);
   registerService(mcp, ctx);
+  registerPins(mcp, ctx);
 }
