@@ -123,9 +123,14 @@ export class ProxySession {
       this.forward({ id, method: msg.method! }, msg, m.raw);
       return;
     }
-    if (m.kind === 'response' && typeof msg.id === 'string' && this.elicitations.has(msg.id)) {
-      // The answer to Ward's own elicitation: consumed here, never forwarded to the server.
-      const e = this.elicitations.get(msg.id)!;
+    if (m.kind === 'response' && typeof msg.id === 'string' && msg.id.startsWith(this.elicitPrefix)) {
+      // The answer to Ward's own elicitation: consumed here, never forwarded to the server (a late
+      // answer, after a timeout or a cancel, is dropped).
+      const e = this.elicitations.get(msg.id);
+      if (!e) {
+        this.o.log.debug('late answer to an approval request dropped', { id: msg.id });
+        return;
+      }
       this.elicitations.delete(msg.id);
       clearTimeout(e.timer);
       e.answer(elicitOutcome(msg));

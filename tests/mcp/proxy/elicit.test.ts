@@ -209,6 +209,10 @@ process.stdin.on('end', () => child.stdin.end());
       const reply = await raw.response(1);
       expect(JSON.stringify(reply['result'])).toContain('deleted');
       expect(existsSync(note)).toBe(false);
+      // A second (late) answer to the same question is dropped too.
+      raw.send({ jsonrpc: '2.0', id: ask['id'], result: { action: 'accept', content: { approve: true } } });
+      raw.call(2, 'echo', { text: 'after' });
+      await raw.response(2);
     } finally {
       raw.end();
       await raw.exited;
