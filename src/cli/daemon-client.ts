@@ -3,6 +3,8 @@ import { join, resolve } from 'node:path';
 import { parseJsonText, type JsonValue } from '../canon/json.js';
 import { EXIT, type ExitCode } from '../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../errors.js';
+import { inspectPack } from '../pack/index.js';
+import { isJsonKind, type StoreEntry } from '../store/types.js';
 import type { CliContext } from './context.js';
 import { readInputText } from './input.js';
 import { correlationId, goJsonLine } from './output.js';
@@ -164,20 +166,18 @@ export async function storeListOverDaemon(ctx: CliContext, base: string, f: Stor
   return merged.slice(0, limit);
 }
 
-/** `store show` over the daemon: a trace (entry and record), else a pack's summary. */
+/**
+ * `store show` over the daemon, printing what the local command prints: the daemon resolves the id
+ * as the local store would (`GET /v1/store/{id}`), then the stored bytes of that entry are fetched
+ * (`GET /v1/store/{id}/content`) and shown as locally: a trace as its file's JSON (field order
+ * kept), a pack or runpack through `inspectPack`.
+ */
 export async function storeShowOverDaemon(ctx: CliContext, base: string, id: string, kind?: string): Promise<Record<string, unknown>> {
-  const safe = encodeURIComponent(id);
-  if (!kind || kind === 'trace') {
-    try {
-      const t = await daemonCall(ctx, base, 'GET', `/v1/traces/${safe}`);
-      return { ok: true, entry: t.json['entry'], trace: t.json['trace'] };
-    } catch (err) {
-      if (!(err instanceof WardError) || err.code !== ERROR_CODES.STORE_NOT_FOUND || kind === 'trace') throw err;
-    }
-  }
-  const p = await daemonCall(ctx, base, 'GET', `/v1/packs/${safe}`);
-  const [k, pid] = String(p.json['path']).replace(/^store:/, '').split('/');
-  return { ok: true, entry: { kind: k, id: pid }, inspect: p.json['inspect'] };
+  const resolved = await daemonCall(ctx, base, 'GET', `/v1/store/${encodeURIComponent(id)}${kind ? `?kind=${encodeURIComponent(kind)}` : ''}`);
+  const entry = resolved.json['entry'] as StoreEntry;
+  const content = await daemonCall(ctx, base, 'GET', `/v1/store/${encodeURIComponent(entry.id)}/content?kind=${encodeURIComponent(entry.kind)}`);
+  if (isJsonKind(entry.kind)) return { ok: true, entry, [entry.kind]: JSON.parse(content.bytes.toString('utf8')) as unknown };
+  return { ok: true, entry, inspect: inspectPack(content.bytes) };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isJsonObject, type JsonObject, type JsonValue } from '../canon/json.js';
 import { EXIT, type ExitCode } from '../contract/exit-codes.js';
-import { isWardError } from '../errors.js';
+import { ERROR_CODES, isWardError, WardError } from '../errors.js';
 import { diffPacks, inspectPack, PACK_OUTPUT_SCHEMA } from '../pack/index.js';
 import { sortableTime } from '../store/level.js';
-import type { EntryKind, ListFilter, StoreEntry } from '../store/types.js';
+import { ENTRY_KINDS, isJsonKind, type EntryKind, type ListFilter, type StoreEntry } from '../store/types.js';
 import { verifyTraceRecord, verifyTraceText, type TraceVerification } from '../trace/verify.js';
 import { openZip } from '../zip/index.js';
 import { checkFields, parseEvalBody, parseJsonBody, type EvalBody } from './gate-body.js';
@@ -232,6 +232,45 @@ const packDiff: Handler = async (ctx, ex) => {
 };
 
 // ---------------------------------------------------------------------------------------------
+// Store entries of any kind (`ward store show --daemon`)
+
+const STORE_QUERY = new Set(['kind']);
+const SERVED_KINDS: readonly EntryKind[] = ['trace', 'runpack', 'pack'];
+
+/**
+ * One entry resolved exactly as `ward store show` resolves it locally (id, unique prefix, trace id,
+ * run id or source ref; optionally of one kind): the same not-found and ambiguity errors. Decision
+ * captures hold normalized intents and are not served.
+ */
+async function resolveStoreEntry(ctx: DaemonContext, ex: Exchange, params: Record<string, string>): Promise<StoreEntry> {
+  const wanted = id(params);
+  const kindText = query(ex.req, STORE_QUERY).get('kind') ?? undefined;
+  if (kindText !== undefined && !(ENTRY_KINDS as readonly string[]).includes(kindText)) throw badRequest(`kind must be one of ${ENTRY_KINDS.join(', ')}`);
+  const kind = kindText as EntryKind | undefined;
+  const noCaptures = () => badRequest('decision captures are not served by the daemon; run ward store show locally', 'decision captures hold normalized intents; read them where the store lives');
+  if (kind === 'capture') throw noCaptures();
+  await ctx.sink.caughtUp(); // read-your-writes, as for trace queries
+  const found = await ctx.store.resolve(wanted, kind);
+  if (found.length === 0) throw new WardError(ERROR_CODES.STORE_NOT_FOUND, `not in the store: ${wanted}`);
+  if (found.length > 1) throw new WardError(ERROR_CODES.USAGE, `${wanted} is ambiguous: ${found.map((e) => `${e.kind}/${e.id}`).join(', ')}`);
+  const entry = found[0]!;
+  if (!SERVED_KINDS.includes(entry.kind)) throw noCaptures();
+  return entry;
+}
+
+const storeEntry: Handler = async (ctx, ex, params) => {
+  reply(ex, 200, { ok: true, entry: await resolveStoreEntry(ctx, ex, params) });
+};
+
+/** The stored bytes as stored: a trace file's text, a pack or runpack zip. */
+const storeContent: Handler = async (ctx, ex, params) => {
+  const entry = await resolveStoreEntry(ctx, ex, params);
+  const bytes = await ctx.store.read(entry);
+  ex.status = 200;
+  sendText(ex.res, 200, bytes, isJsonKind(entry.kind) ? 'application/json' : 'application/zip', { 'x-ward-entry-kind': entry.kind, 'x-ward-entry-id': entry.id });
+};
+
+// ---------------------------------------------------------------------------------------------
 // Operations
 
 const policyGet: Handler = async (ctx, ex) => {
@@ -272,6 +311,8 @@ export const ROUTES: readonly Route[] = [
   { name: 'packs.diff', segments: ['v1', 'packs', 'diff'], methods: { POST: packDiff } },
   { name: 'packs.get', segments: ['v1', 'packs', ':id'], methods: { GET: packGet } },
   { name: 'packs.download', segments: ['v1', 'packs', ':id', 'download'], methods: { GET: packDownload } },
+  { name: 'store.entry', segments: ['v1', 'store', ':id'], methods: { GET: storeEntry } },
+  { name: 'store.content', segments: ['v1', 'store', ':id', 'content'], methods: { GET: storeContent } },
   { name: 'policy', segments: ['v1', 'policy'], methods: { GET: policyGet } },
   { name: 'jwks', segments: ['.well-known', 'jwks.json'], methods: { GET: jwks }, public: true },
   { name: 'healthz', segments: ['healthz'], methods: { GET: healthz }, public: true },
