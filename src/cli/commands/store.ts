@@ -69,7 +69,8 @@ export function register(program: Command, ctx: CliContext): void {
       const daemon = daemonUrl(ctx, flags.daemon);
       if (daemon) {
         const shown = await storeShowOverDaemon(ctx, daemon, id, flags.kind);
-        print(ctx, flags.json, shown, `${String((shown['entry'] as StoreEntry).kind)} ${String((shown['entry'] as StoreEntry).id)}\n${JSON.stringify(shown['trace'] ?? shown['inspect'], null, 2)}`);
+        const entry = shown['entry'] as StoreEntry;
+        print(ctx, flags.json, shown, `${entryLine(entry)}\n${JSON.stringify(shown[isJsonKind(entry.kind) ? entry.kind : 'inspect'], null, 2)}`);
         return;
       }
       await withStore(ctx, flags, async (s) => {
