@@ -50,10 +50,10 @@ export class GateService {
     private readonly options: GateServiceOptions,
   ) {}
 
-  /** The runtime of the active policy; rebuilt only when a reload swapped the policy. */
+  /** The runtime of the active policy and key; rebuilt only when a reload swapped either. */
   private runtime(): GateRuntime {
     const policy = this.policies.current;
-    if (this.runtimeFor?.policy !== policy) {
+    if (this.runtimeFor?.policy !== policy || this.runtimeFor.runtime.signingKey !== this.options.signingKey) {
       this.runtimeFor = {
         policy,
         runtime: {
