@@ -205,10 +205,9 @@ export class ProxySession {
       this.forward(early, msg, raw);
     };
     try {
-      decision =
-        this.o.pinTools && this.pins.isChanged(name)
-          ? this.o.gate.blockChangedTool(call, correlation)
-          : this.o.gate.decide(call, correlation, forwardEarly);
+      const changed = this.o.pinTools && this.pins.isChanged(name);
+      if (!changed && this.pinWarned.size) this.pinWarned.delete(name); // accepted: a later change warns again
+      decision = changed ? this.o.gate.blockChangedTool(call, correlation) : this.o.gate.decide(call, correlation, forwardEarly);
     } catch (err) {
       // Fail closed: a call Ward cannot evaluate is not forwarded.
       this.o.log.warn('tools/call not evaluable; not forwarded', { tool: name, error: (err as Error).message });
