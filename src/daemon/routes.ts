@@ -274,7 +274,7 @@ const storeContent: Handler = async (ctx, ex, params) => {
 // Operations
 
 const policyGet: Handler = async (ctx, ex) => {
-  reply(ex, 200, { ok: true, ...ctx.policies.status() });
+  reply(ex, 200, { ok: true, ...ctx.policies.status(), signing_key: ctx.keys.status() });
 };
 
 const jwks: Handler = async (ctx, ex) => {

@@ -14,7 +14,7 @@ import { BearerAuth, HostGuard, isLoopbackHost } from './guard.js';
 import { errorResponse, HttpError, sendJson } from './http.js';
 import { JsonLog } from './log.js';
 import { DaemonMetrics } from './metrics.js';
-import { PolicyHolder, type ReloadTrigger } from './policy-holder.js';
+import { PolicyHolder, SigningKeyHolder, type ReloadTrigger } from './policy-holder.js';
 import { matchRoute, ROUTES, type Exchange, type Handler, type Route } from './routes.js';
 import { DiscardingSink, GroupCommitSink, type DaemonTraceSink } from './trace-sink.js';
 import { Journal, journalDir, recoverJournal } from './journal.js';
@@ -30,7 +30,13 @@ export interface DaemonOptions {
   /** Extra Host header names accepted on a loopback listener. */
   allowedHosts?: readonly string[];
   signingKey: SigningKey;
-  /** Keys that verify approval/delegation tokens (default: the signing key). */
+  /**
+   * Re-reads the signing key's source on reload (SIGHUP): the `--private-key` file, the
+   * `--private-key-env` variable or the default `<state>/keys` key. Undefined: the key never changes
+   * (an ephemeral dev key).
+   */
+  signingKeySource?: (() => SigningKey) | undefined;
+  /** Keys that verify approval/delegation tokens (default: the current signing key). */
   tokenVerifyKeys?: readonly VerifyKey[];
   keyWarnings?: readonly string[];
   traceFormat?: TraceFormat;
@@ -64,9 +70,11 @@ export interface DaemonContext {
   options: Required<Pick<DaemonOptions, 'maxBodyBytes' | 'maxPackBytes' | 'maxBatchItems'>> & DaemonOptions;
   store: EvidenceStore;
   policies: PolicyHolder;
+  keys: SigningKeyHolder;
   gate: GateService;
   sink: DaemonTraceSink;
   metrics: DaemonMetrics;
+  /** The daemon's key set (every key this process signed with, and the state directory's ring); replaced on key reload. */
   verifyKeys: readonly VerifyKey[];
   jwksText: string;
   state: { draining: boolean; ready: boolean };
@@ -138,9 +146,16 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     ? new GroupCommitSink(journal, metrics, { capacity: options.queueCapacity, ...(opts.commitDelayMs ? { commitDelayMs: opts.commitDelayMs } : {}) })
     : new DiscardingSink();
   metrics.ingestBacklog.track(() => journal.pendingIngest);
+  const keys = new SigningKeyHolder(opts.signingKey, opts.signingKeySource);
+  const fixedTokenKeys = opts.tokenVerifyKeys;
   const gate = new GateService(policies, sink, metrics, {
-    signingKey: opts.signingKey,
-    tokenVerifyKeys: opts.tokenVerifyKeys ?? [opts.signingKey],
+    // Read per decision: a key reload switches new decisions to the new key.
+    get signingKey() {
+      return keys.current;
+    },
+    get tokenVerifyKeys() {
+      return fixedTokenKeys ?? [keys.current];
+    },
     traceFormat: options.traceFormat ?? 'ward',
     profile: options.profile ?? 'standard',
     traceDir: join(opts.stateDir, 'traces'),
@@ -149,21 +164,44 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     warnings: opts.keyWarnings ?? [],
     captureIntents: opts.captureIntents === true,
   });
-  const ring = loadKeyRing(opts.stateDir);
-  const verifyKeys: VerifyKey[] = ring.some((k) => k.keyId === opts.signingKey.keyId) ? [...ring] : [opts.signingKey, ...ring];
+  let ring: readonly VerifyKey[] = loadKeyRing(opts.stateDir);
   const state = { draining: false, ready: false };
 
   const ctx: DaemonContext = {
     options,
     store,
     policies,
+    keys,
     gate,
     sink,
     metrics,
-    verifyKeys,
-    jwksText: JSON.stringify(buildJwks(verifyKeys), null, 2) + '\n',
+    verifyKeys: [],
+    jwksText: '',
     state,
-    reload: (trigger) => policies.reload(trigger),
+    reload: (trigger) => reloadAll(trigger),
+  };
+  /** The published key set: the current key, every key this process signed with, and the key ring. */
+  const publishKeys = () => {
+    const set = new Map<string, VerifyKey>();
+    if (!ring.some((k) => k.keyId === keys.current.keyId)) set.set(keys.current.keyId, keys.current);
+    for (const k of [...ring, ...keys.usedKeys]) if (!set.has(k.keyId)) set.set(k.keyId, k);
+    ctx.verifyKeys = [...set.values()];
+    ctx.jwksText = JSON.stringify(buildJwks(ctx.verifyKeys), null, 2) + '\n';
+  };
+  publishKeys();
+  keys.onReload((result, trigger) => {
+    try {
+      ring = loadKeyRing(opts.stateDir); // `ward keys rotate` retires keys there
+    } catch (err) {
+      log.log({ level: 'error', msg: 'key ring reload', trigger, error: (err as Error).message });
+    }
+    publishKeys();
+    log.log({ level: result.ok ? 'info' : 'error', msg: 'key reload', trigger, ok: result.ok, key_id: result.key_id, changed: result.changed, ...(result.error ? { error: result.error } : {}) });
+  });
+  /** SIGHUP: the policy and the signing key are each re-read, validated and switched, or kept. */
+  const reloadAll = (trigger: ReloadTrigger) => {
+    keys.reload(trigger);
+    return policies.reload(trigger);
   };
   policies.onReload((result, trigger) => {
     metrics.policyReloads.inc({ result: result.ok ? 'ok' : 'failed', trigger });
@@ -189,7 +227,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   ingestTimer?.unref();
 
   // The daemon's routes plus the reference decision service (`/v1/evaluate*`).
-  const routes = [...ROUTES, ...(await decisionServiceRoutes(opts, policies, options.maxBodyBytes))];
+  const decisionService = await decisionServiceRoutes(opts, policies, keys, options.maxBodyBytes);
+  const routes = [...ROUTES, ...decisionService.routes];
 
   const auth = opts.authToken ? new BearerAuth(opts.authToken) : undefined;
   const hostGuard = isLoopbackHost(opts.host) ? new HostGuard(opts.allowedHosts) : opts.allowedHosts?.length ? new HostGuard(opts.allowedHosts) : undefined;
@@ -309,6 +348,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       await serverClosed;
       if (ingestTimer) clearInterval(ingestTimer);
       policies.close();
+      await decisionService.close();
       await sink.close();
       await store.close();
       lock.release();
@@ -318,7 +358,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     return closing;
   };
   log.log({ level: 'info', msg: 'listening', url, policy_digest: policies.current.digest, trace_durability: durable, auth: Boolean(auth) });
-  return { url, server, context: ctx, close, reload: (trigger) => policies.reload(trigger) };
+  return { url, server, context: ctx, close, reload: reloadAll };
 }
 
 /**
@@ -326,11 +366,17 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
  * compat module, behind the daemon's own auth, Host guard, logging and metrics. It follows the
  * daemon's policy reloads; its traces are files in `<state>/traces`, ingested like any `gate eval`.
  */
-async function decisionServiceRoutes(opts: DaemonOptions, policies: PolicyHolder, maxBodyBytes: number): Promise<Route[]> {
+async function decisionServiceRoutes(
+  opts: DaemonOptions,
+  policies: PolicyHolder,
+  keys: SigningKeyHolder,
+  maxBodyBytes: number,
+): Promise<{ routes: Route[]; close: () => Promise<void> }> {
   const { createEvaluateHandler, EVALUATE_ROUTES } = await import('../mcp/compat/http.js');
+  const { DecisionTraceWriter } = await import('../mcp/compat/evaluate.js');
   const config = {
     policy: policies.current,
-    signingKey: opts.signingKey,
+    signingKey: keys.current,
     keyWarnings: opts.keyWarnings ?? [],
     profile: opts.profile ?? 'standard',
     defaultAdapter: 'mcp' as const,
@@ -344,12 +390,19 @@ async function decisionServiceRoutes(opts: DaemonOptions, policies: PolicyHolder
   policies.onReload((result) => {
     if (result.ok) config.policy = policies.current;
   });
-  const evaluate = createEvaluateHandler({ config, maxRequestBytes: maxBodyBytes });
+  keys.onReload(() => {
+    config.signingKey = keys.current;
+  });
+  const traceWriter = new DecisionTraceWriter();
+  const evaluate = createEvaluateHandler({ config, maxRequestBytes: maxBodyBytes, traceWriter });
   const handler: Handler = async (_ctx, ex) => {
     await evaluate(ex.req, ex.res);
     ex.status = ex.res.statusCode;
   };
-  return EVALUATE_ROUTES.map((path) => ({ name: path.slice(1).replaceAll('/', '.'), segments: path.slice(1).split('/'), methods: { POST: handler } }));
+  return {
+    routes: EVALUATE_ROUTES.map((path) => ({ name: path.slice(1).replaceAll('/', '.'), segments: path.slice(1).split('/'), methods: { POST: handler } })),
+    close: () => traceWriter.close(),
+  };
 }
 
 function delay(ms: number): Promise<void> {

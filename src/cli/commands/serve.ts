@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { EXIT } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
-import { loadVerifyKeys, resolveSigningKey, type KeyMode } from '../../keys/index.js';
+import { defaultKeyPaths, loadVerifyKeys, readPrivateKeyFile, resolveSigningKey, type KeyMode } from '../../keys/index.js';
 import type { TraceFormat } from '../../trace/record.js';
 import { stateDir, type CliContext } from '../context.js';
 import { goJsonLine } from '../output.js';
@@ -46,7 +46,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--auth-token-env <var>', 'environment variable holding the bearer token clients must send')
     .option('--allowed-host <names>', 'comma-separated extra Host header names accepted (loopback accepts localhost, 127.0.0.1, [::1])')
     .addOption(new Option('--key-mode <mode>', 'signing key: default (.ward/keys), dev (ephemeral) or prod (explicit key)').choices(['default', 'dev', 'prod']).default('default'))
-    .option('--private-key <file>', 'trace signing key file (base64, JWK or PEM)')
+    .option('--private-key <file>', 'trace signing key file (base64, JWK or PEM); re-read on SIGHUP (a bad key keeps the old one)')
     .option('--private-key-env <var>', 'environment variable holding the signing key')
     .option('--approval-public-key <file>', 'key that verifies approval and delegation tokens (default: the signing key)')
     .option('--approval-public-key-env <var>', 'the same, from an environment variable')
@@ -83,18 +83,28 @@ async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
       });
     }
   }
-  const key = resolveSigningKey({
+  const keyOptions = {
     mode: flags.keyMode,
     privateKeyPath: flags.privateKey ? resolve(ctx.cwd, flags.privateKey) : undefined,
     privateKeyEnv: flags.privateKeyEnv,
     stateDir: state,
     env: ctx.env,
     cwd: ctx.cwd,
-  });
+  };
+  const key = resolveSigningKey(keyOptions);
+  // On SIGHUP the same source is read again: the key file (or the variable), or the default key,
+  // which is not created again if it went missing. An ephemeral dev key has nothing to re-read.
+  const signingKeySource =
+    key.source === 'ephemeral'
+      ? undefined
+      : key.source === 'default'
+        ? () => readPrivateKeyFile(defaultKeyPaths(state).privateKey)
+        : () => resolveSigningKey(keyOptions).key;
+  // Without an approval key, tokens are verified with the current signing key (it follows reloads).
   const tokenKeys =
     flags.approvalPublicKey || flags.approvalPublicKeyEnv
       ? loadVerifyKeys({ publicKeyPath: flags.approvalPublicKey, publicKeyEnv: flags.approvalPublicKeyEnv }, ctx.env, ctx.cwd)
-      : [key.key];
+      : undefined;
   const durable = flags.traceDurability !== false;
   const daemon = await startDaemon({
     stateDir: state,
@@ -104,7 +114,8 @@ async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
     authToken,
     allowedHosts: (flags.allowedHost ?? '').split(',').map((h) => h.trim()).filter(Boolean),
     signingKey: key.key,
-    tokenVerifyKeys: tokenKeys,
+    signingKeySource,
+    ...(tokenKeys ? { tokenVerifyKeys: tokenKeys } : {}),
     keyWarnings: key.warnings,
     traceFormat: flags.traceFormat,
     profile: flags.profile,
