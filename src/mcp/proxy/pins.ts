@@ -195,6 +195,45 @@ export function observeTool(
   return result;
 }
 
+/**
+ * {@link observeTool} for a whole `tools/list`: one read, and at most one locked write, however
+ * many tools the server lists.
+ */
+export function observeTools(
+  store: PinStore,
+  key: string,
+  server: ServerIdentity,
+  tools: readonly { name: string; digest: string; definition: JsonObject }[],
+): Map<string, { check: PinCheck; pinned: string }> {
+  const out = new Map<string, { check: PinCheck; pinned: string }>();
+  const decide = (doc: PinsDocument | undefined, write: boolean): boolean => {
+    let dirty = false;
+    const now = rfc3339();
+    for (const { name, digest, definition } of tools) {
+      const t = doc?.tools[name];
+      if (t && t.pinned === digest) {
+        out.set(name, { check: 'same', pinned: digest });
+        continue;
+      }
+      if (t) {
+        out.set(name, { check: 'changed', pinned: t.pinned });
+        if (t.pending === digest) continue;
+        dirty = true;
+        if (write) Object.assign(t, { pending: digest, pending_at: now, pending_definition: definition });
+        continue;
+      }
+      out.set(name, { check: 'pinned', pinned: digest });
+      dirty = true;
+      if (write && doc) doc.tools[name] = { pinned: digest, pinned_at: now, definition };
+    }
+    return dirty;
+  };
+  if (!decide(store.read(key), false)) return out;
+  out.clear();
+  store.update(key, server, (doc) => decide(doc, true));
+  return out;
+}
+
 /** `ward mcp pins accept`: promote pending → pinned for the named tools (or all with a pending digest). */
 export function acceptPins(store: PinStore, key: string, tools: readonly string[] | 'all'): { doc: PinsDocument; accepted: { name: string; digest: string; previous: string }[] } {
   requireKnown(store, key);

@@ -409,17 +409,22 @@ export class ProxySession {
   private toolsList(msg: JsonRpcMessage & { result: JsonObject }): JsonRpcMessage | undefined {
     const tools = msg.result['tools'];
     if (!Array.isArray(tools)) return undefined;
+    const listed: JsonObject[] = [];
     for (const t of tools) {
       if (!isJsonObject(t) || typeof t['name'] !== 'string') continue;
+      listed.push(t);
       const h = hintsOf(t['annotations']);
       if (h) this.hints.set(t['name'], h);
       else this.hints.delete(t['name']);
-      if (this.o.pinTools && this.pins.observe(t) && !this.pinWarned.has(t['name'])) {
-        this.pinWarned.add(t['name']);
+    }
+    if (this.o.pinTools) {
+      for (const name of this.pins.observeList(listed)) {
+        if (this.pinWarned.has(name)) continue;
+        this.pinWarned.add(name);
         const key = this.pins.serverKey;
         this.o.log.warn('tool definition changed since it was pinned; calls to it are blocked', {
-          tool: t['name'],
-          ...(key ? { server_key: key, accept: `ward mcp pins accept --server ${key} --tool ${t['name']}` } : {}),
+          tool: name,
+          ...(key ? { server_key: key, accept: `ward mcp pins accept --server ${key} --tool ${name}` } : {}),
         });
       }
     }

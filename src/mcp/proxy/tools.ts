@@ -1,7 +1,7 @@
 import { digestJcs, sha256Hex } from '../../canon/digest.js';
 import type { JsonObject } from '../../canon/json.js';
 import type { NormalizedPolicy, PolicyRule } from '../../policy/types.js';
-import { observeTool, type PinStore, type ServerIdentity } from './pins.js';
+import { observeTool, observeTools, type PinStore, type ServerIdentity } from './pins.js';
 
 /** Where a session's pins persist: the store, the server's key and identity. */
 export interface PinBinding {
@@ -67,6 +67,33 @@ export class ToolPins {
       return true;
     }
     return this.changed.has(name);
+  }
+
+  /**
+   * {@link observe} for every tool of one `tools/list` (one read and at most one write of the pins
+   * file). Returns the names of the tools that no longer match their pins.
+   */
+  observeList(tools: readonly Record<string, unknown>[]): string[] {
+    const b = this.binding;
+    if (!b) return tools.filter((t) => this.observe(t)).map((t) => String(t['name']));
+    const entries = tools.map((tool) => {
+      const name = String(tool['name']);
+      const digest = definitionDigest(tool);
+      const definition = definitionOf(tool) as JsonObject;
+      this.seen.set(name, digest);
+      this.seenDefinition.set(name, definition);
+      return { name, digest, definition };
+    });
+    try {
+      const results = observeTools(b.store, b.key, b.server, entries);
+      for (const [name, r] of results) if (r.check === 'changed' && !this.changed.has(name)) this.changed.set(name, r.pinned);
+    } catch (err) {
+      for (const e of entries) {
+        this.onError?.(err as Error, e.name);
+        if (!this.changed.has(e.name)) this.changed.set(e.name, undefined);
+      }
+    }
+    return entries.filter((e) => this.changed.has(e.name)).map((e) => e.name);
   }
 
   /**

@@ -177,6 +177,31 @@ describe('tool pins persist per server (ward mcp proxy --pin-tools, ward mcp pin
     expect(listUnknown.stderr).toContain('--pin-tools records them');
   });
 
+  it('observeList: one tools/list is one read and at most one write; changed tools are named', () => {
+    const dir = join(tempDir('ward-mcp-pins-list-'), 'mcp-pins');
+    const store = new PinStore(dir);
+    const server = { name: 'lister', upstream: ['srv'] };
+    const key = serverKey(server);
+    const tools = ['a', 'b', 'c'].map((name) => ({ name, description: `Tool ${name}` }));
+    const first = new ToolPins();
+    first.bind({ store, key, server });
+    expect(first.observeList(tools)).toEqual([]);
+    expect(Object.keys(store.read(key)!.tools)).toEqual(['a', 'b', 'c']);
+    const mtime = statSync(store.path(key)).mtimeMs;
+    const again = new ToolPins();
+    again.bind({ store, key, server });
+    expect(again.observeList(tools)).toEqual([]);
+    expect(statSync(store.path(key)).mtimeMs).toBe(mtime);
+    const changed = new ToolPins();
+    changed.bind({ store, key, server });
+    expect(changed.observeList([tools[0]!, { name: 'b', description: 'Tool b, now evil' }, tools[2]!, { name: 'd' }])).toEqual(['b']);
+    const doc = store.read(key)!;
+    expect(doc.tools['b']!.pending_definition!['description']).toBe('Tool b, now evil');
+    expect(doc.tools['d']!.pinned).toMatch(/^[0-9a-f]{64}$/);
+    expect(changed.isChanged('b')).toBe(true);
+    expect(changed.isChanged('a')).toBe(false);
+  });
+
   it('a damaged pins file blocks the server\'s tools (fail closed) and says how to fix it', () => {
     const dir = join(tempDir('ward-mcp-pins-bad-'), 'mcp-pins');
     const store = new PinStore(dir);
