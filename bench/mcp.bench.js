@@ -57,8 +57,11 @@ async function stdioClient(args, cwd) {
 }
 
 async function httpClient(url) {
+  // The SDK transport lends its lifetime signal to every fetch; per-request signals keep it from
+  // collecting an abort listener per call (as `ward mcp proxy --upstream-url` does).
+  const { perRequestSignals } = await import('../dist/mcp/proxy/sdk-peer.js');
   const client = new Client({ name: 'ward-bench', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: perRequestSignals(fetch) }));
   return client;
 }
 
