@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { link, open, unlink } from 'node:fs/promises';
+import { link, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JsonObject } from '../canon/json.js';
 import { ERROR_CODES, WardError } from '../errors.js';
+import { syncDirAsync, writeTempAsync } from '../state/atomic-file.js';
 import type { SignedTrace } from '../trace/record.js';
 import { traceFileText } from '../trace/write.js';
 import { captureFileName, captureFileText } from './capture.js';
@@ -77,15 +78,9 @@ export class FileTraceSink implements TraceSink {
 
   /** Write under a temporary name, fsync, then link to the first free name. */
   private async publish(names: readonly string[], text: string): Promise<string> {
-    const temp = join(this.dir, `.${names[0]}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+    let temp: string | undefined;
     try {
-      const fh = await open(temp, 'wx', 0o600);
-      try {
-        await fh.writeFile(text);
-        await fh.datasync();
-      } finally {
-        await fh.close();
-      }
+      temp = await writeTempAsync(join(this.dir, names[0]!), text);
       for (const name of withFallback(names)) {
         try {
           await link(temp, join(this.dir, name));
@@ -98,7 +93,7 @@ export class FileTraceSink implements TraceSink {
     } catch (err) {
       throw new WardError(ERROR_CODES.IO, `write trace in ${this.dir}: ${(err as Error).message}`, { cause: err });
     } finally {
-      await unlink(temp).catch(() => undefined);
+      if (temp) await unlink(temp).catch(() => undefined);
     }
   }
 
@@ -108,7 +103,7 @@ export class FileTraceSink implements TraceSink {
    */
   private syncDirectory(): Promise<void> {
     if (!this.dirSync) {
-      this.dirSync = runDirSync(this.dir).finally(() => (this.dirSync = undefined));
+      this.dirSync = syncDirAsync(this.dir).finally(() => (this.dirSync = undefined));
       return this.dirSync;
     }
     this.dirSyncQueued ??= this.dirSync.then(() => {
@@ -125,16 +120,4 @@ function* withFallback(names: readonly string[]): Generator<string> {
   const last = names[names.length - 1]!;
   const dot = last.lastIndexOf('.');
   for (;;) yield `${last.slice(0, dot)}_${randomBytes(4).toString('hex')}${last.slice(dot)}`;
-}
-
-/** fsync the directory off the main thread (best effort where directories cannot be synced, as syncDir). */
-async function runDirSync(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
-  try {
-    await fh.sync();
-  } catch {
-    // Some platforms cannot fsync directories; the file content is already durable.
-  } finally {
-    await fh.close();
-  }
 }

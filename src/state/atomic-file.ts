@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ERROR_CODES, WardError } from '../errors.js';
 
@@ -124,6 +125,55 @@ export function syncDir(dir: string): void {
     // Some platforms cannot fsync directories; the file content is already durable.
   } finally {
     if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * `writeFileAtomic` for long-running servers: the same temporary file, data sync, rename and
+ * directory sync, each off the main thread.
+ */
+export async function writeFileAtomicAsync(path: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
+  const dir = dirname(path);
+  let temp: string | undefined;
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    temp = await writeTempAsync(path, data, mode);
+    await rename(temp, path);
+  } catch (err) {
+    if (temp) await unlink(temp).catch(() => undefined);
+    throw ioError(`write ${path}`, err);
+  }
+  await syncDirAsync(dir);
+}
+
+/**
+ * Write and datasync `data` under a temporary name beside `path` (whose directory must exist) and
+ * return that name, for the caller to publish with rename or link. Nothing is left on failure.
+ */
+export async function writeTempAsync(path: string, data: string | Uint8Array, mode = 0o600): Promise<string> {
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  const fh = await open(temp, 'wx', mode);
+  try {
+    await fh.writeFile(data);
+    await fh.datasync();
+  } catch (err) {
+    await fh.close();
+    await unlink(temp).catch(() => undefined);
+    throw err;
+  }
+  await fh.close();
+  return temp;
+}
+
+/** `syncDir` off the main thread (best effort where directories cannot be synced). */
+export async function syncDirAsync(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } catch {
+    // Some platforms cannot fsync directories; the file content is already durable.
+  } finally {
+    await fh.close();
   }
 }
 

@@ -1,7 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, open, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { formatRFC3339Nano, nowUTC, parseRFC3339, toUTC, type GoTime } from '../../canon/gotime.js';
 import type { JsonObject, JsonValue } from '../../canon/json.js';
@@ -19,7 +17,7 @@ import type { LoadedPolicy, Verdict } from '../../policy/types.js';
 import { unevaluableIntent } from '../../runtime/unevaluable.js';
 import { outcomeTraceFields } from '../../runtime/gate-run.js';
 import { FileTraceSink } from '../../runtime/trace-sink.js';
-import { writeFileAtomic, createUniqueFile } from '../../state/atomic-file.js';
+import { writeFileAtomic, writeFileAtomicAsync, createUniqueFile } from '../../state/atomic-file.js';
 import { spoolBytes } from '../../store/index.js';
 import { buildTraceRecord, signTrace, type SignedTrace } from '../../trace/record.js';
 import { checkedTracePath, traceFileText } from '../../trace/write.js';
@@ -536,7 +534,7 @@ export class DecisionTraceWriter {
   write(pending: PendingDecisionResult): Promise<string> {
     const t = pending.target;
     let work: Promise<string>;
-    if ('path' in t) work = replaceFileDurably(t.path, traceFileText(pending.trace));
+    if ('path' in t) work = writeFileAtomicAsync(t.path, traceFileText(pending.trace)).then(() => t.path);
     else {
       let sink = this.sinks.get(t.dir);
       if (!sink) {
@@ -558,34 +556,6 @@ export class DecisionTraceWriter {
     await Promise.allSettled([...this.inFlight]);
     await Promise.all([...this.sinks.values()].map((s) => s.close()));
   }
-}
-
-async function replaceFileDurably(path: string, text: string): Promise<string> {
-  const dir = dirname(path);
-  const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-  try {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    const fh = await open(temp, 'wx', 0o600);
-    try {
-      await fh.writeFile(text);
-      await fh.datasync();
-    } finally {
-      await fh.close();
-    }
-    await rename(temp, path);
-  } catch (err) {
-    await unlink(temp).catch(() => undefined);
-    throw new WardError(ERROR_CODES.IO, `write ${path}: ${(err as Error).message}`, { cause: err });
-  }
-  const dh = await open(dir, 'r');
-  try {
-    await dh.sync();
-  } catch {
-    // Some platforms cannot fsync directories; the file content is already durable.
-  } finally {
-    await dh.close();
-  }
-  return path;
 }
 
 const AUTO_PACK_NAME = '\u0000auto';
