@@ -4,7 +4,7 @@ export { Gatekeeper, type CallDecision, type GatekeeperOptions } from './gatekee
 export { intentForCall, operationFromToolName, loadTargetsMap, DEFAULT_TARGET_MAPPING, hintsOf, type MappingOptions, type CallInput, type TargetMapping } from './intent.js';
 export { verdictReply, approveCommand, wardObject, type DenyAs } from './replies.js';
 export { ToolPins, type PinBinding, alwaysBlocked, definitionDigest } from './tools.js';
-export { PinStore, pinsDir, serverKey, observeTool, acceptPins, forgetPins, type PinsDocument, type ToolPin, type ServerIdentity } from './pins.js';
+export { PinStore, pinsDir, serverKey, observeTools, acceptPins, forgetPins, type PinsDocument, type ToolPin, type ServerIdentity } from './pins.js';
 export { declaresFormElicitation, elicitOutcome, elicitParams, type ApprovalMode, type ElicitOutcome } from './elicit.js';
 export { RunCapture } from './run-capture.js';
 export { ProxyRuntime, runStdio, runListen, isLoopback, type ProxyConfig, type ListenOptions, type Upstream } from './host.js';

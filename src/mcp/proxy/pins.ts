@@ -161,42 +161,8 @@ export class PinStore {
 export type PinCheck = 'pinned' | 'same' | 'changed';
 
 /**
- * Record one listed tool against the persisted pins (locking and writing only when something is
- * new): a new tool is pinned; a different definition becomes `pending`. Returns whether it matches.
- */
-export function observeTool(
-  store: PinStore,
-  key: string,
-  server: ServerIdentity,
-  name: string,
-  digest: string,
-  definition: JsonObject,
-): { check: PinCheck; pinned: string } {
-  const current = store.read(key)?.tools[name];
-  if (current && current.pinned === digest) return { check: 'same', pinned: digest };
-  if (current && current.pending === digest) return { check: 'changed', pinned: current.pinned };
-  let result: { check: PinCheck; pinned: string } = { check: 'same', pinned: digest };
-  store.update(key, server, (doc) => {
-    const now = rfc3339();
-    const t = doc.tools[name];
-    if (!t) {
-      doc.tools[name] = { pinned: digest, pinned_at: now, definition };
-      result = { check: 'pinned', pinned: digest };
-      return true;
-    }
-    if (t.pinned === digest) return false;
-    result = { check: 'changed', pinned: t.pinned };
-    if (t.pending === digest) return false;
-    t.pending = digest;
-    t.pending_at = now;
-    t.pending_definition = definition;
-    return true;
-  });
-  return result;
-}
-
-/**
- * {@link observeTool} for a whole `tools/list`: one read, and at most one locked write, however
+ * Record listed tools against the persisted pins: a new tool is pinned; a definition that differs
+ * from its pin becomes `pending`. One read, and a locked write only when something is new, however
  * many tools the server lists.
  */
 export function observeTools(

@@ -1,7 +1,7 @@
 import { digestJcs, sha256Hex } from '../../canon/digest.js';
 import type { JsonObject } from '../../canon/json.js';
 import type { NormalizedPolicy, PolicyRule } from '../../policy/types.js';
-import { observeTool, observeTools, type PinStore, type ServerIdentity } from './pins.js';
+import { observeTools, type PinStore, type ServerIdentity } from './pins.js';
 
 /** Where a session's pins persist: the store, the server's key and identity. */
 export interface PinBinding {
@@ -41,22 +41,10 @@ export class ToolPins {
 
   /** Record or check one listed tool; returns true when it no longer matches its pin. */
   observe(tool: Record<string, unknown>): boolean {
+    if (this.binding) return this.observeList([tool]).length > 0;
     const name = String(tool['name']);
     const digest = definitionDigest(tool);
     this.seen.set(name, digest);
-    const b = this.binding;
-    if (b) {
-      const definition = definitionOf(tool) as JsonObject;
-      this.seenDefinition.set(name, definition);
-      try {
-        const r = observeTool(b.store, b.key, b.server, name, digest, definition);
-        if (r.check === 'changed' && !this.changed.has(name)) this.changed.set(name, r.pinned);
-      } catch (err) {
-        this.onError?.(err as Error, name);
-        if (!this.changed.has(name)) this.changed.set(name, undefined);
-      }
-      return this.changed.has(name);
-    }
     const pinned = this.pins.get(name);
     if (pinned === undefined) {
       this.pins.set(name, digest);
@@ -109,8 +97,8 @@ export class ToolPins {
       const entry = b.store.read(b.key)?.tools[name];
       if (!entry) {
         // Forgotten by the operator: pinned afresh on this sight.
-        const r = observeTool(b.store, b.key, b.server, name, seen, this.seenDefinition.get(name) ?? ({ name } as JsonObject));
-        if (r.check === 'changed') return true;
+        const definition = this.seenDefinition.get(name) ?? ({ name } as JsonObject);
+        if (observeTools(b.store, b.key, b.server, [{ name, digest: seen, definition }]).get(name)?.check === 'changed') return true;
       } else if (entry.pinned !== seen || entry.pinned === this.changed.get(name)) {
         return true;
       }
