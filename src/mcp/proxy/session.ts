@@ -316,7 +316,7 @@ export class ProxySession {
       const ms = this.o.callTimeoutMs > 0 ? this.o.callTimeoutMs : ELICIT_DEFAULT_TIMEOUT_MS;
       const timer = setTimeout(() => {
         if (!this.elicitations.delete(rid)) return;
-        this.toClient({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: rid, reason: 'ward: approval timed out' } }, undefined, callId);
+        this.withdrawElicitation(rid, callId, 'ward: approval timed out');
         resolve({ kind: 'timeout' });
       }, ms);
       timer.unref?.();
@@ -325,13 +325,18 @@ export class ProxySession {
     });
   }
 
+  /** Tell the client Ward no longer waits for the answer to its approval request `rid`. */
+  private withdrawElicitation(rid: string, callId: JsonRpcId, reason: string): void {
+    this.toClient({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: rid, reason } }, undefined, this.o.routeRelated ? callId : undefined);
+  }
+
   /** The client cancelled a call that waits for its approval: withdraw the question too. */
   private dropElicitations(callId: JsonRpcId): void {
     for (const [rid, e] of this.elicitations) {
       if (idKey(e.callId) !== idKey(callId)) continue;
       this.elicitations.delete(rid);
       clearTimeout(e.timer);
-      this.toClient({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: rid, reason: 'ward: the call was cancelled' } }, undefined, this.o.routeRelated ? callId : undefined);
+      this.withdrawElicitation(rid, e.callId, 'ward: the call was cancelled');
       e.answer({ kind: 'cancelled', detail: 'call cancelled' });
     }
   }
