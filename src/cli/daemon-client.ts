@@ -3,8 +3,7 @@ import { join, resolve } from 'node:path';
 import { parseJsonText, type JsonValue } from '../canon/json.js';
 import { EXIT, type ExitCode } from '../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../errors.js';
-import { inspectPack } from '../pack/index.js';
-import { isJsonKind, type StoreEntry } from '../store/types.js';
+import type { StoreEntry } from '../store/types.js';
 import type { CliContext } from './context.js';
 import { readInputText } from './input.js';
 import { correlationId, goJsonLine } from './output.js';
@@ -167,17 +166,15 @@ export async function storeListOverDaemon(ctx: CliContext, base: string, f: Stor
 }
 
 /**
- * `store show` over the daemon, printing what the local command prints: the daemon resolves the id
- * as the local store would (`GET /v1/store/{id}`), then the stored bytes of that entry are fetched
- * (`GET /v1/store/{id}/content`) and shown as locally: a trace as its file's JSON (field order
- * kept), a pack or runpack through `inspectPack`.
+ * The entry `store show` names, and its stored bytes, from the daemon: it resolves the id as the
+ * local store would (`GET /v1/store/{id}`), then serves that entry's bytes
+ * (`GET /v1/store/{id}/content`), so the command shows it exactly as it does locally.
  */
-export async function storeShowOverDaemon(ctx: CliContext, base: string, id: string, kind?: string): Promise<Record<string, unknown>> {
+export async function storeEntryOverDaemon(ctx: CliContext, base: string, id: string, kind?: string): Promise<{ entry: StoreEntry; bytes: Buffer }> {
   const resolved = await daemonCall(ctx, base, 'GET', `/v1/store/${encodeURIComponent(id)}${kind ? `?kind=${encodeURIComponent(kind)}` : ''}`);
   const entry = resolved.json['entry'] as StoreEntry;
   const content = await daemonCall(ctx, base, 'GET', `/v1/store/${encodeURIComponent(entry.id)}/content?kind=${encodeURIComponent(entry.kind)}`);
-  if (isJsonKind(entry.kind)) return { ok: true, entry, [entry.kind]: JSON.parse(content.bytes.toString('utf8')) as unknown };
-  return { ok: true, entry, inspect: inspectPack(content.bytes) };
+  return { entry, bytes: content.bytes };
 }
 
 // ---------------------------------------------------------------------------------------------

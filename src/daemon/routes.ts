@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isJsonObject, type JsonObject, type JsonValue } from '../canon/json.js';
 import { EXIT, type ExitCode } from '../contract/exit-codes.js';
-import { ERROR_CODES, isWardError, WardError } from '../errors.js';
+import { isWardError } from '../errors.js';
 import { diffPacks, inspectPack, PACK_OUTPUT_SCHEMA } from '../pack/index.js';
 import { sortableTime } from '../store/level.js';
+import { resolveOneEntry } from '../store/locate.js';
 import { ENTRY_KINDS, isJsonKind, type EntryKind, type ListFilter, type StoreEntry } from '../store/types.js';
 import { verifyTraceRecord, verifyTraceText, type TraceVerification } from '../trace/verify.js';
 import { openZip } from '../zip/index.js';
@@ -250,10 +251,7 @@ async function resolveStoreEntry(ctx: DaemonContext, ex: Exchange, params: Recor
   const noCaptures = () => badRequest('decision captures are not served by the daemon; run ward store show locally', 'decision captures hold normalized intents; read them where the store lives');
   if (kind === 'capture') throw noCaptures();
   await ctx.sink.caughtUp(); // read-your-writes, as for trace queries
-  const found = await ctx.store.resolve(wanted, kind);
-  if (found.length === 0) throw new WardError(ERROR_CODES.STORE_NOT_FOUND, `not in the store: ${wanted}`);
-  if (found.length > 1) throw new WardError(ERROR_CODES.USAGE, `${wanted} is ambiguous: ${found.map((e) => `${e.kind}/${e.id}`).join(', ')}`);
-  const entry = found[0]!;
+  const entry = await resolveOneEntry(ctx.store, wanted, kind);
   if (!SERVED_KINDS.includes(entry.kind)) throw noCaptures();
   return entry;
 }

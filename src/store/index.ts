@@ -5,4 +5,4 @@ export { openLevelStore, storePaths, sortableTime, LevelStore, type StorePaths }
 export { acquireStoreLock, type StoreLock } from './lock.js';
 export { spoolTrace, spoolBytes, spoolDir, listSpool, type SpoolFile } from './spool.js';
 export { describeArtifact } from './describe.js';
-export { locateArtifact, type LocatedArtifact } from './locate.js';
+export { entryView, locateArtifact, resolveOneEntry, type LocatedArtifact } from './locate.js';

@@ -2,7 +2,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ERROR_CODES, isWardError, WardError } from '../errors.js';
 import { openLevelStore, storePaths } from './level.js';
-import { isJsonKind, type EntryKind } from './types.js';
+import { inspectPack } from '../pack/index.js';
+import { isJsonKind, type EntryKind, type EvidenceStore, type StoreEntry } from './types.js';
 
 export interface LocatedArtifact {
   bytes: Buffer;
@@ -50,6 +51,19 @@ export async function locateArtifact(
   } finally {
     await store.close();
   }
+}
+
+/** The one entry `idOrRef` names (optionally of one kind), as `ward store show` resolves it: none is not found, several are ambiguous. */
+export async function resolveOneEntry(store: Pick<EvidenceStore, 'resolve'>, idOrRef: string, kind?: EntryKind): Promise<StoreEntry> {
+  const found = await store.resolve(idOrRef, kind);
+  if (found.length === 0) throw new WardError(ERROR_CODES.STORE_NOT_FOUND, `not in the store: ${idOrRef}`);
+  if (found.length > 1) throw new WardError(ERROR_CODES.USAGE, `${idOrRef} is ambiguous: ${found.map((e) => `${e.kind}/${e.id}`).join(', ')}`);
+  return found[0]!;
+}
+
+/** What `ward store show` shows of an entry's bytes: a JSON record under its kind (field order kept), a pack or runpack's inspection under `inspect`. */
+export function entryView(entry: StoreEntry, bytes: Buffer): { key: string; body: unknown } {
+  return isJsonKind(entry.kind) ? { key: entry.kind, body: JSON.parse(bytes.toString('utf8')) as unknown } : { key: 'inspect', body: inspectPack(bytes) };
 }
 
 function fromObjects(ref: string, stateDir: string, kinds: readonly EntryKind[], lockError: WardError): LocatedArtifact {

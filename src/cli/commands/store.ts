@@ -4,11 +4,12 @@ import { basename, join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { EXIT } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
-import { inspectPack } from '../../pack/index.js';
 import {
   ENTRY_KINDS,
+  entryView,
   isJsonKind,
   openLevelStore,
+  resolveOneEntry,
   type EntryKind,
   type EvidenceStore,
   type ListFilter,
@@ -18,7 +19,7 @@ import {
 } from '../../store/index.js';
 import { openZip, writeDeterministicZip } from '../../zip/index.js';
 import { stateDir, type CliContext } from '../context.js';
-import { daemonUrl, storeListOverDaemon, storeShowOverDaemon } from '../daemon-client.js';
+import { daemonUrl, storeEntryOverDaemon, storeListOverDaemon } from '../daemon-client.js';
 import { print } from './pack.js';
 
 interface StoreFlags {
@@ -67,20 +68,18 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--daemon <url>', 'ask a running ward serve instead of opening the store (default $WARD_DAEMON_URL)')
     .action(async (id: string, flags: StoreFlags & { kind?: EntryKind; daemon?: string }) => {
       const daemon = daemonUrl(ctx, flags.daemon);
+      const show = (entry: StoreEntry, bytes: Buffer) => {
+        const view = entryView(entry, bytes);
+        print(ctx, flags.json, { ok: true, entry, [view.key]: view.body }, `${entryLine(entry)}\n${JSON.stringify(view.body, null, 2)}`);
+      };
       if (daemon) {
-        const shown = await storeShowOverDaemon(ctx, daemon, id, flags.kind);
-        const entry = shown['entry'] as StoreEntry;
-        print(ctx, flags.json, shown, `${entryLine(entry)}\n${JSON.stringify(shown[isJsonKind(entry.kind) ? entry.kind : 'inspect'], null, 2)}`);
+        const { entry, bytes } = await storeEntryOverDaemon(ctx, daemon, id, flags.kind);
+        show(entry, bytes);
         return;
       }
       await withStore(ctx, flags, async (s) => {
-        const found = await s.resolve(id, flags.kind);
-        if (found.length === 0) throw new WardError(ERROR_CODES.STORE_NOT_FOUND, `not in the store: ${id}`);
-        if (found.length > 1) throw new WardError(ERROR_CODES.USAGE, `${id} is ambiguous: ${found.map((e) => `${e.kind}/${e.id}`).join(', ')}`);
-        const entry = found[0]!;
-        const bytes = await s.read(entry);
-        const body = isJsonKind(entry.kind) ? JSON.parse(bytes.toString('utf8')) : inspectPack(bytes);
-        print(ctx, flags.json, { ok: true, entry, [isJsonKind(entry.kind) ? entry.kind : 'inspect']: body }, `${entryLine(entry)}\n${JSON.stringify(body, null, 2)}`);
+        const entry = await resolveOneEntry(s, id, flags.kind);
+        show(entry, await s.read(entry));
       });
     });
 
