@@ -96,7 +96,7 @@ export class JournalTraceSink implements TraceSink {
         let written = 0;
         while (written < line.length) written += writeSync(this.fh.fd, line, written, line.length - written, this.journalBytes + written);
       } catch (err) {
-        return Promise.reject(new WardError(ERROR_CODES.IO, `trace journal ${this.journalPath}: ${(err as Error).message}`, { cause: err }));
+        return Promise.reject(this.journalError(err));
       }
       this.journalBytes += line.length;
       this.entries.push(entry);
@@ -145,11 +145,15 @@ export class JournalTraceSink implements TraceSink {
         }
         this.materialize(batch.map((w) => w.entry));
       } catch (err) {
-        const e = new WardError(ERROR_CODES.IO, `trace journal ${this.journalPath}: ${(err as Error).message}`, { cause: err });
+        const e = this.journalError(err);
         for (const w of batch) w.reject(e);
       }
     }
     this.flushing = undefined;
+  }
+
+  private journalError(err: unknown): WardError {
+    return new WardError(ERROR_CODES.IO, `trace journal ${this.journalPath}: ${(err as Error).message}`, { cause: err });
   }
 
   /** `write` mode: fdatasync the journal in the background, one call covering every write before it. */
