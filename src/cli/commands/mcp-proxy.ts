@@ -85,7 +85,7 @@ export function registerProxy(mcp: Command, ctx: CliContext): void {
     .option('--targets-map <file>', 'JSON file mapping argument names to targets (extends the defaults)')
     .option('--arg-source <source>', 'provenance of the model\'s arguments: user, tool_output, external, system', 'tool_output')
     .option('--identity <id>', 'intent identity (default mcp-client:<clientInfo.name>)')
-    .option('--workspace <path>', 'intent workspace (default the working directory)')
+    .option('--workspace <path>', 'intent workspace, made absolute; relative path arguments are resolved against it (default the working directory)')
     .option('--risk-class <class>', 'intent risk class', 'high')
     .addOption(new Option('--deny-as <form>', 'denied calls: an isError tool result, or JSON-RPC error -32001').choices(['result', 'error']).default('result'))
     .option('--approval-dir <dir>', 'approval tokens for require_approval calls (default <state>/approvals)')
@@ -233,7 +233,8 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
       targets: flags.targetsMap ? loadTargetsMap(resolve(ctx.cwd, flags.targetsMap)) : DEFAULT_TARGET_MAPPING,
       argSource: checkArgSource(flags.argSource),
       ...(flags.identity ? { identity: flags.identity } : {}),
-      workspace: flags.workspace ?? ctx.cwd,
+      // Absolute: the core joins relative path targets to it (a relative --workspace is taken from the cwd).
+      workspace: resolve(ctx.cwd, flags.workspace ?? '.'),
       riskClass: flags.riskClass,
     },
     approvalDir: resolve(ctx.cwd, flags.approvalDir ?? resolve(state, 'approvals')),

@@ -8,10 +8,12 @@ import type { KillSwitchState } from '../../gate/kill-switch.js';
 import { verdictRank } from '../../gate/verdict.js';
 import { argsDigest as argsDigestOf, intentDigest as intentDigestOf } from '../../intent/digest.js';
 import type { VerifyKey } from '../../keys/index.js';
+import type { NormalizedIntent } from '../../intent/types.js';
 import type { NormalizedPolicy } from '../../policy/types.js';
 import type { GateRequest, GateRuntime } from '../../runtime/gate-run.js';
 import { decideGate } from '../../runtime/gate-run.js';
 import { approvalStep } from '../../runtime/token-steps.js';
+import { unevaluableIntent } from '../../runtime/unevaluable.js';
 import type { TraceSink } from '../../runtime/trace-sink.js';
 import { requiredApprovalScope } from '../../tokens/approval.js';
 import type { ParsedToken } from '../../tokens/rollup.js';
@@ -69,21 +71,18 @@ export class Gatekeeper {
   }
 
   /**
-   * Decide one call. When the policy plainly allows it — an `allow` that no later step can change
-   * (no rate limit, destructive budget, delegation or broker requirement) — `early` is called right
-   * after evaluation, before the trace is signed, so the host can forward the call while Ward signs.
-   * The full decision that follows uses the same intent and the same clock, so it is the same
-   * decision; the host still checks the verdict before returning the server's result.
+   * Decide one call: evaluate, sign, and hand the trace to the sink. Nothing here forwards
+   * anything: the host forwards an allowed call only once `durable` has resolved (the decision is
+   * final and its trace accepted by the sink). Throws when the call cannot be evaluated or its trace
+   * cannot be signed (e.g. a non-finite number or nesting too deep for JCS in the arguments); the
+   * host then answers with `refuse`.
    */
-  decide(call: CallInput, correlationId: string, early?: () => void): CallDecision {
+  decide(call: CallInput, correlationId: string): CallDecision {
     const now = nowUTC();
     const ks = this.opts.killSwitch?.();
     const started = performance.now();
     const { intent, outcome } = this.pickIntent(call, now, ks);
     const latencyMs = performance.now() - started;
-    if (early && outcome && outcome.verdict === 'allow' && !outcome.rateLimit && !outcome.destructiveBudget && !outcome.requireDelegation && !outcome.requireBrokerCredential) {
-      early();
-    }
     let scope: string[] | undefined;
     const req: GateRequest = {
       intent,
@@ -118,37 +117,82 @@ export class Gatekeeper {
       ...(this.opts.envelope ? { contextEnvelope: this.opts.envelope.envelope } : {}),
     });
     const prepared = outcome.preparedIntent;
-    if (!prepared) return this.decide(call, correlationId); // not evaluable: the policy path blocks and traces it
+    if (!prepared) return this.decide(call, correlationId); // not evaluable: the policy path blocks and traces it (or throws)
     const codes = ['mcp_tool_definition_changed'];
-    const trace = signTrace(
+    const subject = { intent: prepared, argsDigest: argsDigestOf(prepared), intentDigest: intentDigestOf(prepared) };
+    const trace = this.signBlock(subject, codes, codes, parseRFC3339(outcome.result.created_at), correlationId, {
+      contextSetDigest: prepared.context.context_set_digest,
+      contextEvidenceMode: prepared.context.context_evidence_mode,
+      contextRefCount: prepared.context.context_refs.length,
+      contextSource: outcome.contextSource,
+    });
+    return this.decisionOf(trace, undefined, intent, requiredApprovalScope(prepared));
+  }
+
+  /**
+   * A tool call Ward refuses without deciding it by policy: its arguments cannot be evaluated or
+   * traced (a number such as 1e400, nesting deeper than JCS allows), or it did not arrive as a
+   * well-formed `tools/call` request (a notification, a method spelled `Tools/Call`). It is blocked
+   * with `fail_closed_intent_invalid` and traced like any other decision. The trace's subject is the
+   * stand-in a gate decision uses for an unevaluable intent (tool name and context strings; the
+   * digests cover the raw request), so the refusal can always be signed.
+   */
+  refuse(call: CallInput, correlationId: string): CallDecision {
+    const raw = intentForCall(call, this.opts.mapping, false);
+    let subject: ReturnType<typeof unevaluableIntent>;
+    try {
+      subject = unevaluableIntent(raw);
+    } catch {
+      subject = unevaluableIntent({ ...raw, args: {} }); // arguments too deep even for JSON.stringify
+    }
+    let createdAt: GoTime;
+    try {
+      createdAt = parseRFC3339(call.createdAt);
+    } catch {
+      createdAt = nowUTC();
+    }
+    const trace = this.signBlock(subject, ['fail_closed_intent_invalid'], ['intent_not_evaluable'], createdAt, correlationId, {
+      contextSetDigest: '',
+      contextEvidenceMode: '',
+      contextRefCount: 0,
+      contextSource: '',
+    });
+    return this.decisionOf(trace, undefined, subject.intent as unknown as JsonObject, [`tool:${subject.intent.tool_name}`]);
+  }
+
+  /** A signed `block` trace for a decision made before (or instead of) policy evaluation. */
+  private signBlock(
+    subject: { intent: NormalizedIntent; argsDigest: string; intentDigest: string },
+    codes: string[],
+    violations: string[],
+    createdAt: GoTime,
+    correlationId: string,
+    context: { contextSetDigest: string; contextEvidenceMode: string; contextRefCount: number; contextSource: string },
+  ): SignedTrace {
+    const rt = this.opts.runtime;
+    return signTrace(
       buildTraceRecord(
         {
-          intent: prepared,
-          argsDigest: argsDigestOf(prepared),
-          intentDigest: intentDigestOf(prepared),
+          intent: subject.intent,
+          argsDigest: subject.argsDigest,
+          intentDigest: subject.intentDigest,
           policyDigest: rt.policy.digest,
           policyId: rt.policy.policy.schema_id,
           policyVersion: rt.policy.policy.schema_version,
           verdict: 'block',
           reasonCodes: codes,
-          violations: codes,
+          violations,
           matchedRule: '',
-          createdAt: parseRFC3339(outcome.result.created_at),
+          createdAt,
           observedAt: nowUTC(),
           producerVersion: rt.producerVersion ?? WARD_VERSION,
           correlationId,
-          context: {
-            contextSetDigest: prepared.context.context_set_digest,
-            contextEvidenceMode: prepared.context.context_evidence_mode,
-            contextRefCount: prepared.context.context_refs.length,
-            contextSource: outcome.contextSource,
-          },
+          context,
         },
         rt.traceFormat,
       ),
       rt.signingKey,
     );
-    return this.decisionOf(trace, undefined, intent, requiredApprovalScope(prepared));
   }
 
   /**

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID, createHash, timingSafeEqual } from 'node:crypto';
 import { EXIT, type ExitCode } from '../../contract/exit-codes.js';
 import { readFileSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -73,6 +74,8 @@ export class ProxyRuntime {
   readonly pinStore: PinStore;
 
   constructor(readonly cfg: ProxyConfig) {
+    // The intent's workspace is absolute: the core resolves relative path targets against it.
+    if (!isAbsolute(cfg.mapping.workspace)) cfg.mapping = { ...cfg.mapping, workspace: resolve(cfg.cwd, cfg.mapping.workspace) };
     if (cfg.killSwitchPath) this.killSwitch = this.readKillSwitch();
     this.pinStore = new PinStore(pinsDir(cfg.stateDir));
     this.gate = new Gatekeeper({

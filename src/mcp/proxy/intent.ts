@@ -3,6 +3,7 @@ import type { JsonObject } from '../../canon/json.js';
 import { isJsonObject } from '../../canon/json.js';
 import { PROVENANCE_SOURCES, TARGET_KINDS, ENDPOINT_CLASSES } from '../../contract/vocabulary.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
+import { foldSpelling } from './spelling.js';
 
 /** How one argument becomes a target. */
 export interface TargetRule {
@@ -183,7 +184,7 @@ export function intentForCall(call: CallInput, opts: MappingOptions, withHints: 
   const provenance: JsonObject[] = [];
   for (const [key, value] of Object.entries(call.arguments)) {
     provenance.push({ arg_path: `$.${key}`, source: opts.argSource });
-    const rule = rules?.has(key) ? rules.get(key) : opts.targets.args.get(key);
+    const rule = ruleFor(key, rules, opts.targets.args);
     if (!rule) continue;
     const values = typeof value === 'string' ? [value] : Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
     for (const v of values) {
@@ -219,6 +220,38 @@ export function intentForCall(call: CallInput, opts: MappingOptions, withHints: 
     arg_provenance: provenance,
     context,
   };
+}
+
+const folded = new WeakMap<TargetsMap, Map<string, TargetRule | null>>();
+
+/** `map` keyed by folded spelling (the first key wins when two fold alike). */
+function foldedMap(map: TargetsMap): Map<string, TargetRule | null> {
+  let f = folded.get(map);
+  if (!f) {
+    f = new Map();
+    for (const [k, v] of map) {
+      const key = foldSpelling(k);
+      if (!f.has(key)) f.set(key, v);
+    }
+    folded.set(map, f);
+  }
+  return f;
+}
+
+/**
+ * The target rule for an argument: the tool's own map, then the argument map; an exact name first,
+ * then the folded spelling, so `filePath`, `Path` or `ｐａｔｈ` are targets like `filepath` and
+ * `path` (a server that binds arguments leniently would read them as such).
+ */
+function ruleFor(key: string, toolRules: TargetsMap | undefined, args: TargetsMap): TargetRule | null | undefined {
+  if (toolRules?.has(key)) return toolRules.get(key);
+  if (args.has(key)) return args.get(key);
+  const k = foldSpelling(key);
+  if (toolRules) {
+    const f = foldedMap(toolRules);
+    if (f.has(k)) return f.get(k);
+  }
+  return foldedMap(args).get(k);
 }
 
 function target(rule: TargetRule, value: string, operation: string, hints: ToolHints | undefined): JsonObject {

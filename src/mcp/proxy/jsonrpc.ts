@@ -2,6 +2,8 @@
  * The few JSON-RPC 2.0 shapes the proxy looks at. Messages are otherwise opaque: the proxy forwards
  * the bytes it received, so ids, `_meta` and unknown members pass through untouched.
  */
+import { foldSpelling } from './spelling.js';
+
 export type JsonRpcId = string | number;
 
 export interface JsonRpcMessage {
@@ -20,6 +22,7 @@ export type MessageKind = 'request' | 'notification' | 'response';
 export const RPC = {
   PARSE_ERROR: -32700,
   INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
   INTERNAL_ERROR: -32603,
   /** Ward's policy denial with `--deny-as error` (mcp.md). */
   DENIED: -32001,
@@ -71,4 +74,14 @@ export function resultResponse(id: JsonRpcId, result: unknown): JsonRpcMessage {
 /** Map key for ids: 1 and "1" are different requests. */
 export function idKey(id: JsonRpcId): string {
   return typeof id === 'number' ? `n${id}` : `s${id}`;
+}
+
+/**
+ * Is `method` a tool call in some spelling (`foldSpelling`: case, whitespace, invisible and
+ * full-width characters, separators)? True for `tools/call` itself; the session refuses every other
+ * spelling that is true here, since a lenient server might route it to a tool call Ward has not
+ * decided.
+ */
+export function isToolCallMethod(method: string): boolean {
+  return method === 'tools/call' || foldSpelling(method) === 'toolscall';
 }

@@ -14,11 +14,11 @@ import {
   type ElicitOutcome,
 } from './elicit.js';
 import type { CallDecision, Gatekeeper } from './gatekeeper.js';
-import { hintsOf, type ToolHints } from './intent.js';
-import { errorResponse, idKey, RPC, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
+import { hintsOf, type CallInput, type ToolHints } from './intent.js';
+import { errorResponse, idKey, isToolCallMethod, RPC, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
 import type { ProxyLog } from './log.js';
 import type { Inbound, Peer } from './peer.js';
-import { verdictReply, type DenyAs } from './replies.js';
+import { wardObject, verdictReply, type DenyAs } from './replies.js';
 import type { RunCapture } from './run-capture.js';
 import { serverKey, type PinStore } from './pins.js';
 import { alwaysBlocked, ToolPins } from './tools.js';
@@ -50,7 +50,7 @@ interface Pending {
   method: string;
   timer?: NodeJS.Timeout | undefined;
   progressToken?: string | number | undefined;
-  call?: { decision: CallDecision; intentId: string | undefined; override?: JsonRpcMessage } | undefined;
+  call?: { decision: CallDecision; intentId: string | undefined } | undefined;
 }
 
 /** One of Ward's own `elicitation/create` requests to the client, waiting for the answer. */
@@ -75,6 +75,9 @@ export class ProxySession {
   private resolveDone!: (end: SessionEnd) => void;
   private readonly pending = new Map<string, Pending>();
   private readonly abandoned = new Set<string>();
+  /** Allowed calls whose trace the sink has not accepted yet: not forwarded until it has. */
+  private readonly deciding = new Map<string, { cancelled: boolean }>();
+  private notificationSeq = 0;
   private readonly progress = new Map<string | number, JsonRpcId>();
   private readonly hints = new Map<string, ToolHints>();
   private readonly pins = new ToolPins((err, tool) =>
@@ -112,9 +115,14 @@ export class ProxySession {
 
   private fromClient(m: Inbound): void {
     const msg = m.msg;
+    if (m.kind !== 'response' && isToolCallMethod(msg.method!)) {
+      // Every tool call in any spelling is decided or refused; nothing reaches the server undecided.
+      if (m.kind === 'notification') return this.refuseNotification(msg);
+      if (msg.method !== 'tools/call') return this.refuseMisspelled(msg, msg.id as JsonRpcId);
+      return this.handleCall(msg, msg.id as JsonRpcId, m.raw);
+    }
     if (m.kind === 'request') {
       const id = msg.id as JsonRpcId;
-      if (msg.method === 'tools/call') return this.handleCall(msg, id, m.raw);
       if (msg.method === 'initialize') {
         const info = msg.params?.['clientInfo'];
         if (isJsonObject(info) && typeof info['name'] === 'string') this.clientName = info['name'];
@@ -140,6 +148,13 @@ export class ProxySession {
       const rid = msg.params?.['requestId'];
       if (typeof rid === 'string' || typeof rid === 'number') {
         this.dropElicitations(rid);
+        const waiting = this.deciding.get(idKey(rid));
+        if (waiting) {
+          // The call was never forwarded (its trace is still being accepted): it never will be,
+          // and the server, which never saw it, does not need the cancellation either.
+          waiting.cancelled = true;
+          return;
+        }
         const p = this.pending.get(idKey(rid));
         if (p) {
           this.settle(p);
@@ -185,8 +200,33 @@ export class ProxySession {
       this.replyError(id, -32602, 'tools/call needs params.name (a string) and params.arguments (an object)');
       return;
     }
-    const meta = params['_meta'];
-    const call = {
+    const call = this.callInput(name, args, params['_meta']);
+    const correlation = `${this.o.sessionId}:${String(id)}`;
+    const decided = this.decideCall(call, correlation);
+    if (!decided) return this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this call; it was not forwarded');
+    const { decision, note } = decided;
+    const intentId = this.o.capture?.call(decision.toolName, decision.argsDigest, decision.traceId, decision.verdict);
+    if (decision.verdict === 'allow') return this.forwardDecided(id, msg, raw, decision, intentId);
+    this.o.log.info(`${decision.verdict}: ${name}`, { reasons: decision.reasonCodes.join(','), trace_id: decision.traceId });
+    if (decision.verdict === 'require_approval' && this.o.approvalMode === 'elicit') {
+      decision.durable.then(
+        () => this.approveInline(msg, raw, id, call, correlation, decision, intentId),
+        (err: Error) => this.traceFailed(id, err, intentId),
+      );
+      return;
+    }
+    const reply = verdictReply(id, decision, this.o.denyAs, this.o.approvalDir, note ?? this.changedToolNote(decision, name));
+    decision.durable.then(
+      () => {
+        if (intentId) this.o.capture?.result(intentId, decision.verdict, reply.result ?? reply.error);
+        this.toClient(reply);
+      },
+      (err: Error) => this.traceFailed(id, err, intentId),
+    );
+  }
+
+  private callInput(name: string, args: JsonObject, meta: unknown): CallInput {
+    return {
       name,
       arguments: args,
       sessionId: this.o.sessionId,
@@ -196,54 +236,111 @@ export class ProxySession {
       meta: isJsonObject(meta) ? meta : undefined,
       createdAt: formatRFC3339Nano(nowUTC()),
     };
-    const correlation = `${this.o.sessionId}:${String(id)}`;
-    let decision: CallDecision;
-    // A plainly allowed call is forwarded as soon as it is evaluated; the trace is signed meanwhile.
-    let early: Pending | undefined;
-    const forwardEarly = () => {
-      early = { id, method: 'tools/call' };
-      this.forward(early, msg, raw);
-    };
+  }
+
+  /**
+   * The decision for one call: by policy, or blocked for a changed pinned tool, or — when the call
+   * cannot be evaluated or its trace cannot be signed (1e400, nesting deeper than JCS allows) — a
+   * traced refusal (`fail_closed_intent_invalid`). Undefined only when not even the refusal could
+   * be signed; the caller must then answer with an error and forward nothing.
+   */
+  private decideCall(call: CallInput, correlation: string): { decision: CallDecision; note?: { text: string; ward: Record<string, unknown> } } | undefined {
     try {
-      const changed = this.o.pinTools && this.pins.isChanged(name);
-      if (!changed && this.pinWarned.size) this.pinWarned.delete(name); // accepted: a later change warns again
-      decision = changed ? this.o.gate.blockChangedTool(call, correlation) : this.o.gate.decide(call, correlation, forwardEarly);
+      const changed = this.o.pinTools && this.pins.isChanged(call.name);
+      if (!changed && this.pinWarned.size) this.pinWarned.delete(call.name); // accepted: a later change warns again
+      return { decision: changed ? this.o.gate.blockChangedTool(call, correlation) : this.o.gate.decide(call, correlation) };
     } catch (err) {
-      // Fail closed: a call Ward cannot evaluate is not forwarded.
-      this.o.log.warn('tools/call not evaluable; not forwarded', { tool: name, error: (err as Error).message });
-      this.replyError(id, -32602, `Ward could not evaluate this call: ${(err as Error).message}`);
-      if (early) this.withhold(early);
-      return;
+      const message = (err as Error).message;
+      const why = message.length > 240 ? `${message.slice(0, 240)}…` : message;
+      this.o.log.warn('tools/call not evaluable; refused, not forwarded', { tool: call.name, error: why });
+      const decision = this.refusal(call, correlation);
+      if (!decision) return undefined;
+      return { decision, note: { text: `Ward could not evaluate this call: ${why}`, ward: { refused: 'not_evaluable', detail: why } } };
     }
-    const intentId = this.o.capture?.call(decision.toolName, decision.argsDigest, decision.traceId, decision.verdict);
-    if (early) {
-      early.call = { decision, intentId };
-      if (decision.verdict !== 'allow') {
-        // Cannot happen (same intent, same clock); if it ever does, the server's result is withheld.
-        this.o.log.error('decision changed after evaluation; the server result is withheld', { tool: name, verdict: decision.verdict });
-        early.call.override = verdictReply(id, decision, this.o.denyAs, this.o.approvalDir);
-      }
-      return;
+  }
+
+  /** `Gatekeeper.refuse`, or undefined (logged) when even that fails. */
+  private refusal(call: CallInput, correlation: string): CallDecision | undefined {
+    try {
+      return this.o.gate.refuse(call, correlation);
+    } catch (err) {
+      this.o.log.error('could not sign the refusal of a tool call; it was not forwarded', { tool: call.name, error: (err as Error).message });
+      return undefined;
     }
-    if (decision.verdict === 'allow') {
-      this.forward({ id, method: 'tools/call', call: { decision, intentId } }, msg, raw);
-      return;
-    }
-    this.o.log.info(`${decision.verdict}: ${name}`, { reasons: decision.reasonCodes.join(','), trace_id: decision.traceId });
-    if (decision.verdict === 'require_approval' && this.o.approvalMode === 'elicit') {
-      decision.durable.then(
-        () => this.approveInline(msg, raw, id, call, correlation, decision, intentId),
-        (err: Error) => this.traceFailed(id, err, intentId),
-      );
-      return;
-    }
-    const reply = verdictReply(id, decision, this.o.denyAs, this.o.approvalDir, this.changedToolNote(decision, name));
+  }
+
+  /**
+   * An allowed call reaches the server only once its decision is final and the trace sink has
+   * accepted its trace. A cancellation that arrives meanwhile means it is never forwarded.
+   */
+  private forwardDecided(id: JsonRpcId, msg: JsonRpcMessage, raw: Buffer | undefined, decision: CallDecision, intentId: string | undefined): void {
+    const key = idKey(id);
+    const waiting = { cancelled: false };
+    this.deciding.set(key, waiting);
+    const done = () => {
+      if (this.deciding.get(key) === waiting) this.deciding.delete(key);
+    };
     decision.durable.then(
       () => {
-        if (intentId) this.o.capture?.result(intentId, decision.verdict, reply.result ?? reply.error);
+        done();
+        if (waiting.cancelled || this.ended) {
+          if (intentId) this.o.capture?.result(intentId, 'cancelled', { message: 'cancelled before it was forwarded' });
+          return;
+        }
+        this.forward({ id, method: 'tools/call', call: { decision, intentId } }, msg, raw);
+      },
+      (err: Error) => {
+        done();
+        this.traceFailed(id, err, intentId);
+      },
+    );
+  }
+
+  /** The tool call a message names, for a refusal's trace (whatever shape its params have). */
+  private refusedCall(msg: JsonRpcMessage): CallInput {
+    const params = isJsonObject(msg.params) ? msg.params : {};
+    const name = typeof params['name'] === 'string' && params['name'] !== '' ? params['name'] : 'unknown';
+    const args = isJsonObject(params['arguments']) ? params['arguments'] : {};
+    return this.callInput(name, args, params['_meta']);
+  }
+
+  /**
+   * A request whose method is a tool call spelled other than exactly `tools/call` (`Tools/Call`,
+   * `tools/call `, full-width letters...): refused with a JSON-RPC error, traced, never forwarded.
+   */
+  private refuseMisspelled(msg: JsonRpcMessage, id: JsonRpcId): void {
+    const call = this.refusedCall(msg);
+    const method = msg.method!;
+    this.o.log.warn('tool call with a non-canonical method refused; not forwarded', { method: JSON.stringify(method), tool: call.name });
+    const message = `Ward refused this request: its method ${JSON.stringify(method)} is not exactly "tools/call". Tool calls must use that exact method; this one was not forwarded.`;
+    const d = this.refusal(call, `${this.o.sessionId}:${String(id)}`);
+    if (!d) return this.replyError(id, RPC.METHOD_NOT_FOUND, message);
+    const intentId = this.o.capture?.call(d.toolName, d.argsDigest, d.traceId, d.verdict);
+    const reply = errorResponse(id, RPC.METHOD_NOT_FOUND, message, { ward: wardObject(d, { refused: 'method_not_canonical', method }) });
+    d.durable.then(
+      () => {
+        if (intentId) this.o.capture?.result(intentId, d.verdict, reply.error);
         this.toClient(reply);
       },
       (err: Error) => this.traceFailed(id, err, intentId),
+    );
+  }
+
+  /**
+   * A tool call sent as a notification (no id, so no reply channel): dropped, never forwarded, and
+   * its refusal traced (correlation id `<session>:notification-<n>`).
+   */
+  private refuseNotification(msg: JsonRpcMessage): void {
+    const call = this.refusedCall(msg);
+    this.o.log.warn('tool call sent as a notification (no id) dropped; not forwarded', { method: JSON.stringify(msg.method), tool: call.name });
+    const d = this.refusal(call, `${this.o.sessionId}:notification-${++this.notificationSeq}`);
+    if (!d) return;
+    const intentId = this.o.capture?.call(d.toolName, d.argsDigest, d.traceId, d.verdict);
+    d.durable.then(
+      () => {
+        if (intentId) this.o.capture?.result(intentId, 'dropped', { refused: 'notification', method: msg.method ?? '' });
+      },
+      (err: Error) => this.o.log.error('the trace of a dropped tool-call notification could not be written', { error: err.message }),
     );
   }
 
@@ -288,20 +385,16 @@ export class ProxySession {
       }
       let second: CallDecision;
       try {
-        second = this.o.gate.decide({ ...call, createdAt: formatRFC3339Nano(nowUTC()) }, correlation);
-      } catch (err) {
-        this.o.log.warn('tools/call not evaluable after approval; not forwarded', { tool: call.name, error: (err as Error).message });
-        return this.replyError(id, -32602, `Ward could not evaluate this call: ${(err as Error).message}`);
+        const decided = this.decideCall({ ...call, createdAt: formatRFC3339Nano(nowUTC()) }, correlation);
+        if (!decided) return this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this call; it was not forwarded');
+        second = decided.decision;
       } finally {
         retireElicitedApproval(token.path, this.o.approvalDir);
       }
       if (firstIntent) this.o.capture?.result(firstIntent, 'approval_elicited', { token_id: token.tokenId, next_trace_id: second.traceId });
       const intentId = this.o.capture?.call(second.toolName, second.argsDigest, second.traceId, second.verdict);
       this.o.log.info(`${second.verdict} after inline approval: ${call.name}`, { reasons: second.reasonCodes.join(','), trace_id: second.traceId, token_id: token.tokenId });
-      if (second.verdict === 'allow') {
-        this.forward({ id, method: 'tools/call', call: { decision: second, intentId } }, msg, raw);
-        return;
-      }
+      if (second.verdict === 'allow') return this.forwardDecided(id, msg, raw, second, intentId);
       second.durable.then(
         () => refuse({ kind: 'insufficient' }, second, intentId),
         (err: Error) => this.traceFailed(id, err, intentId),
@@ -372,20 +465,13 @@ export class ProxySession {
       if (rewritten) return this.toClient(rewritten);
     }
     const call = p.call;
-    if (!call) return this.toClient(msg, m.raw);
-    // Never answer before the decision's trace is durable (Ward decision 6).
-    call.decision.durable.then(
-      () => {
-        if (call.override) return this.toClient(call.override);
-        this.toClient(msg, m.raw);
-        if (call.intentId) {
-          const intentId = call.intentId;
-          const failed = msg.error !== undefined || (isJsonObject(msg.result) && msg.result['isError'] === true);
-          setImmediate(() => this.o.capture?.result(intentId, failed ? 'error' : 'ok', msg.result ?? msg.error));
-        }
-      },
-      (err: Error) => this.traceFailed(id, err, call.intentId),
-    );
+    // A forwarded call's trace was accepted by the sink before it was forwarded (Ward decision 6).
+    this.toClient(msg, m.raw);
+    if (call?.intentId) {
+      const intentId = call.intentId;
+      const failed = msg.error !== undefined || (isJsonObject(msg.result) && msg.result['isError'] === true);
+      setImmediate(() => this.o.capture?.result(intentId, failed ? 'error' : 'ok', msg.result ?? msg.error));
+    }
   }
 
   /** The block reply for a tool whose definition changed says how an operator accepts it. */
@@ -511,15 +597,6 @@ export class ProxySession {
     if (p.timer) clearTimeout(p.timer);
     this.pending.delete(idKey(p.id));
     if (p.progressToken !== undefined) this.progress.delete(p.progressToken);
-  }
-
-  /** A forwarded call whose result must not reach the client. */
-  private withhold(p: Pending): void {
-    const key = idKey(p.id);
-    if (this.pending.get(key) === p) {
-      this.settle(p);
-      this.abandoned.add(key);
-    }
   }
 
   private replyError(id: JsonRpcId, code: number, message: string): void {
