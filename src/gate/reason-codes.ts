@@ -112,6 +112,8 @@ export const REASON_CODES: Readonly<Record<string, ReasonCodeInfo>> = {
   approval_token_scope_mismatch: r('', 'none', 'an approval token does not cover every required scope'),
   approval_token_max_targets_exceeded: r('', 'none', 'more targets than the approval allows'),
   approval_token_max_ops_exceeded: r('', 'none', 'more operations than the approval allows'),
+  approval_token_ttl_exceeded: r('', 'none', 'an approval token lives longer than 24h (expires_at - created_at, or expires_at - now)'),
+  approval_token_consumed: r('', 'none', 'an approval token already granted a decision (one use; see the token ledger)'),
   approval_chain_insufficient: r('approval_not_granted', 'require_approval', 'fewer valid approvals than required'),
   approval_distinct_approvers_required: r('approval_not_granted', 'require_approval', 'too few distinct approvers'),
   approval_granted: r('', 'allow', 'approvals satisfied: require_approval becomes allow'),
