@@ -2,12 +2,13 @@ import { compareTime, isZeroTime, type GoTime } from '../canon/gotime.js';
 import { uniqueSorted } from '../canon/sort.js';
 import type { NormalizedIntent, Target } from '../intent/types.js';
 import { targetsDigest } from '../intent/digest.js';
-import { goCleanPath } from '../canon/gopath.js';
+import { canonicalTarget } from '../intent/canonical.js';
 import type { DataflowConfig, EndpointConfig, FreezeWindowConfig, PolicyRule, SandboxConfig, Verdict } from '../policy/types.js';
 import { goPathMatch, hasGlobMeta } from './glob.js';
 import { inactiveFreezeDecision, type FreezeWindowDecision, type SandboxDecision } from './decisions.js';
 import { isLoadableTimezone, parseLocalWallTime } from './timezone.js';
 import { mostRestrictive } from './verdict.js';
+import { canonicalDomainPattern, targetValueIn } from './target-match.js';
 
 /** What one constraint contributes to a rule evaluation. */
 export interface Finding {
@@ -21,31 +22,50 @@ const UNTARGETED_DATAFLOW_KINDS = new Set(['host', 'url', 'bucket', 'queue', 'to
 export function checkDataflow(cfg: DataflowConfig, intent: NormalizedIntent): Finding | undefined {
   if (!intent.arg_provenance.some((p) => cfg.tainted_sources.includes(p.source))) return undefined;
   const filtered = cfg.destination_kinds.length || cfg.destination_values.length || cfg.destination_operations.length;
+  const workspace = intent.context.workspace;
   const hit = intent.targets.some((t) =>
     filtered
       ? (!cfg.destination_kinds.length || cfg.destination_kinds.includes(t.kind)) &&
-        (!cfg.destination_values.length || cfg.destination_values.includes(t.value)) &&
+        (!cfg.destination_values.length || targetValueIn(cfg.destination_values, t, workspace)) &&
         (!cfg.destination_operations.length || cfg.destination_operations.includes(t.operation))
       : UNTARGETED_DATAFLOW_KINDS.has(t.kind),
   );
   return hit ? { reasons: [cfg.reason_code], violations: [cfg.violation] } : undefined;
 }
 
-/** §3.3b: path/domain allow- and denylists, egress classes, destructive escalation. */
-export function checkEndpoint(cfg: EndpointConfig, targets: readonly Target[]): (Finding & { effect: Verdict }) | undefined {
+/**
+ * §3.3b: path/domain allow- and denylists, egress classes, destructive escalation. Lists are
+ * matched against canonical targets (docs/canonical-targets.md); a target a list applies to but
+ * that cannot be reduced to a canonical path or host fails the list closed.
+ */
+export function checkEndpoint(
+  cfg: EndpointConfig,
+  targets: readonly Target[],
+  workspace: string,
+): (Finding & { effect: Verdict }) | undefined {
   const codes: string[] = [];
+  const pathLists = cfg.path_denylist.length > 0 || cfg.path_allowlist.length > 0;
+  const domainLists = cfg.domain_denylist.length > 0 || cfg.domain_allowlist.length > 0;
   for (const t of targets) {
-    if (t.kind === 'path') {
-      const path = goCleanPath(t.value.replaceAll('\\', '/'));
-      if (cfg.path_denylist.some((p) => pathPatternMatches(p, path))) codes.push('endpoint_path_denied');
-      if (cfg.path_allowlist.length && !cfg.path_allowlist.some((p) => pathPatternMatches(p, path))) {
-        codes.push('endpoint_path_not_allowlisted');
+    const canonical = canonicalTarget(t, workspace);
+    if (pathLists && (t.kind === 'path' || canonical.path !== '')) {
+      const path = canonical.path;
+      if (path === undefined) codes.push('endpoint_target_not_canonical');
+      else {
+        if (cfg.path_denylist.some((p) => pathDenied(p, path))) codes.push('endpoint_path_denied');
+        if (cfg.path_allowlist.length && !cfg.path_allowlist.some((p) => pathPatternMatches(p, path))) {
+          codes.push('endpoint_path_not_allowlisted');
+        }
       }
     }
-    if (t.endpoint_domain !== '') {
-      if (cfg.domain_denylist.some((p) => domainPatternMatches(p, t.endpoint_domain))) codes.push('endpoint_domain_denied');
-      if (cfg.domain_allowlist.length && !cfg.domain_allowlist.some((p) => domainPatternMatches(p, t.endpoint_domain))) {
-        codes.push('endpoint_domain_not_allowlisted');
+    if (domainLists) {
+      const host = canonical.host;
+      if (host === undefined) codes.push('endpoint_target_not_canonical');
+      else if (host !== '') {
+        if (cfg.domain_denylist.some((p) => domainPatternMatches(canonicalDomainPattern(p), host))) codes.push('endpoint_domain_denied');
+        if (cfg.domain_allowlist.length && !cfg.domain_allowlist.some((p) => domainPatternMatches(canonicalDomainPattern(p), host))) {
+          codes.push('endpoint_domain_not_allowlisted');
+        }
       }
     }
     if (t.endpoint_class.startsWith('net.') && cfg.egress_classes.length && !cfg.egress_classes.includes(t.endpoint_class)) {
@@ -64,6 +84,20 @@ export function checkEndpoint(cfg: EndpointConfig, targets: readonly Target[]): 
   reasons.push(cfg.reason_code);
   violations.push(cfg.violation);
   return { effect, reasons, violations };
+}
+
+/**
+ * A denylist entry denies what it names and everything under it: `/srv/secrets/*` denies
+ * `/srv/secrets/a/b` because `/srv/secrets/a` is denied, and a directory's contents are never more
+ * reachable than the directory.
+ */
+function pathDenied(pattern: string, path: string): boolean {
+  for (let p = path; ; ) {
+    if (pathPatternMatches(pattern, p)) return true;
+    const slash = p.lastIndexOf('/');
+    if (slash <= 0) return false;
+    p = p.slice(0, slash);
+  }
 }
 
 export function pathPatternMatches(pattern: string, path: string): boolean {

@@ -25,6 +25,9 @@ import { ERROR_CODES } from '../errors.js';
 import { goCleanPath } from '../canon/gopath.js';
 import { TARGET_KINDS } from '../contract/vocabulary.js';
 import type { NormalizedIntent, Target } from '../intent/types.js';
+import { canonicalTarget } from '../intent/canonical.js';
+import { underPrefix } from './constraints.js';
+import { targetValueIn, toolNameIn } from './target-match.js';
 
 /*
  * Kill switches (`gate.md` §3.1 step 6). The state file `gait.gate.kill_switch_state` 1.0.0 is a
@@ -293,8 +296,10 @@ interface IntentFacts {
   toolNames: Set<string>;
   environment: string;
   targets: Target[];
-  /** Cleaned values of `path` targets. */
-  paths: string[];
+  /** Canonical paths of `path` targets; undefined where a path cannot be reduced (every prefix covers it). */
+  paths: (string | undefined)[];
+  /** The normalized workspace, which relative target values are resolved against. */
+  rawWorkspace: string;
   workspace: string;
 }
 
@@ -307,7 +312,11 @@ function intentFacts(intent: NormalizedIntent): IntentFacts {
     toolNames: new Set([intent.tool_name, ...steps.map((step) => step.tool_name)].map((name) => goLower(goTrim(name)))),
     environment: goLower(goTrim(intent.context.environment)),
     targets,
-    paths: targets.filter((target) => goLower(target.kind) === 'path').map((target) => cleanSlashPath(target.value)),
+    paths: targets
+      .map((target) => canonicalTarget(target, intent.context.workspace))
+      .filter((canonical, i) => targets[i]!.kind === 'path' || canonical.path !== '')
+      .map((canonical) => canonical.path),
+    rawWorkspace: intent.context.workspace,
     workspace: intent.context.workspace === '' ? '' : cleanSlashPath(intent.context.workspace),
   };
 }
@@ -324,7 +333,7 @@ function matchEntry(entry: KillSwitchEntry, facts: IntentFacts): string[] | unde
     codes.push(SELECTOR_CODES.identity);
   }
   if (entry.tool_name) {
-    if (!facts.toolNames.has(entry.tool_name)) return undefined;
+    if (![...facts.toolNames].some((name) => toolNameIn([entry.tool_name], name))) return undefined;
     codes.push(SELECTOR_CODES.tool_name);
   }
   if (entry.environment) {
@@ -335,13 +344,14 @@ function matchEntry(entry: KillSwitchEntry, facts: IntentFacts): string[] | unde
     const hit = facts.targets.some(
       (target) =>
         (!entry.target_kind || goLower(target.kind) === entry.target_kind) &&
-        (!entry.target_value || target.value === entry.target_value),
+        (!entry.target_value || targetValueIn([entry.target_value], target, facts.rawWorkspace)),
     );
     if (!hit) return undefined;
     codes.push(SELECTOR_CODES.target);
   }
   if (entry.path_prefixes.length) {
-    if (!facts.paths.some((path) => entry.path_prefixes.some((prefix) => underPrefix(path, prefix)))) return undefined;
+    const covered = (path: string | undefined) => path === undefined || entry.path_prefixes.some((prefix) => underPrefix(path, prefix));
+    if (!facts.paths.some(covered)) return undefined;
     codes.push(SELECTOR_CODES.path);
   }
   if (entry.workspace_prefixes.length) {
@@ -351,10 +361,4 @@ function matchEntry(entry: KillSwitchEntry, facts: IntentFacts): string[] | unde
     codes.push(SELECTOR_CODES.workspace);
   }
   return codes;
-}
-
-/** Equal, or equal up to the next `/`: `/a/b` covers `/a/b` and `/a/b/c` but not `/a/bc`. */
-function underPrefix(value: string, prefix: string): boolean {
-  if (value === prefix) return true;
-  return value.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`);
 }

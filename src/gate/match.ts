@@ -1,5 +1,6 @@
 import type { JsonObject } from '../canon/json.js';
-import type { NormalizedIntent, Target } from '../intent/types.js';
+import type { ArgProvenance, NormalizedIntent, Target } from '../intent/types.js';
+import { targetValueIn, toolNameIn } from './target-match.js';
 import type { PolicyMatch, PolicyRule } from '../policy/types.js';
 
 /** Does a rule's `match` block select this (prepared) intent? All present selectors are AND-ed (§2.4). */
@@ -7,12 +8,12 @@ export function ruleMatches(rule: PolicyRule, intent: NormalizedIntent): boolean
   const m = rule.match;
   const ctx = intent.context;
   const targets = intent.targets;
-  if (m.tool_names.length && !m.tool_names.includes(intent.tool_name)) return false;
+  if (m.tool_names.length && !toolNameIn(m.tool_names, intent.tool_name)) return false;
   if (m.risk_classes.length && !m.risk_classes.includes(ctx.risk_class)) return false;
   if (m.identities.length && !m.identities.includes(ctx.identity)) return false;
   if (m.workspace_prefixes.length && !m.workspace_prefixes.some((p) => ctx.workspace.startsWith(p))) return false;
   if (m.target_kinds.length && !anyTarget(targets, (t) => m.target_kinds.includes(t.kind))) return false;
-  if (m.target_values.length && !anyTarget(targets, (t) => m.target_values.includes(t.value))) return false;
+  if (m.target_values.length && !anyTarget(targets, (t) => targetValueIn(m.target_values, t, ctx.workspace))) return false;
   if (m.endpoint_classes.length && !anyTarget(targets, (t) => m.endpoint_classes.includes(t.endpoint_class))) return false;
   if (m.discovery_methods.length && !anyTarget(targets, (t) => m.discovery_methods.includes(t.discovery_method))) {
     return false;
@@ -26,11 +27,11 @@ export function ruleMatches(rule: PolicyRule, intent: NormalizedIntent): boolean
   }
   if (m.data_classes.length && !anyTarget(targets, (t) => m.data_classes.includes(t.sensitivity))) return false;
   if (m.destination_kinds.length && !anyTarget(targets, (t) => m.destination_kinds.includes(t.kind))) return false;
-  if (m.destination_values.length && !anyTarget(targets, (t) => m.destination_values.includes(t.value))) return false;
+  if (m.destination_values.length && !anyTarget(targets, (t) => targetValueIn(m.destination_values, t, ctx.workspace))) return false;
   if (m.destination_operations.length && !anyTarget(targets, (t) => m.destination_operations.includes(t.operation))) {
     return false;
   }
-  if (m.provenance_sources.length && !intent.arg_provenance.some((p) => m.provenance_sources.includes(p.source))) {
+  if (m.provenance_sources.length && !effectiveProvenanceSources(intent.arg_provenance).some((s) => m.provenance_sources.includes(s))) {
     return false;
   }
   const auth = ctx.auth_context;
@@ -39,6 +40,22 @@ export function ruleMatches(rule: PolicyRule, intent: NormalizedIntent): boolean
   if (m.context_endpoint_classes.length && !wrkrIn(auth, 'wrkr.endpoint_class', m.context_endpoint_classes)) return false;
   if (m.context_autonomy_levels.length && !wrkrIn(auth, 'wrkr.autonomy_level', m.context_autonomy_levels)) return false;
   return delegationMatches(m, intent);
+}
+
+const TRUST: Readonly<Record<string, number>> = { system: 3, user: 2, tool_output: 1, external: 0 };
+
+/**
+ * One source per argument: when an argument is listed with several sources, the least trusted one
+ * is what it is (a value that came from outside does not become the user's by also being listed
+ * as the user's).
+ */
+function effectiveProvenanceSources(list: readonly ArgProvenance[]): string[] {
+  const byArg = new Map<string, string>();
+  for (const p of list) {
+    const seen = byArg.get(p.arg_path);
+    if (seen === undefined || (TRUST[p.source] ?? -1) < (TRUST[seen] ?? -1)) byArg.set(p.arg_path, p.source);
+  }
+  return [...byArg.values()];
 }
 
 function anyTarget(targets: readonly Target[], pred: (t: Target) => boolean): boolean {
@@ -77,7 +94,9 @@ function delegationMatches(m: PolicyMatch, intent: NormalizedIntent): boolean {
   const d = intent.delegation;
   if (!d) return false;
   if (m.max_delegation_depth !== undefined && d.chain.length > m.max_delegation_depth) return false;
-  if (m.allowed_delegator_identities.length && !d.chain.some((l) => m.allowed_delegator_identities.includes(l.delegator_identity))) {
+  // The chain must start at an allowed delegator: an allowed identity further down the chain was
+  // itself delegated to by someone the policy does not trust.
+  if (m.allowed_delegator_identities.length && !(d.chain.length > 0 && m.allowed_delegator_identities.includes(d.chain[0]!.delegator_identity))) {
     return false;
   }
   if (

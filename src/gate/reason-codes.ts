@@ -47,6 +47,7 @@ export const REASON_CODES: Readonly<Record<string, ReasonCodeInfo>> = {
   endpoint_path_not_allowlisted: r('endpoint_path_not_allowlisted', 'rule', 'a path target is outside endpoint.path_allowlist'),
   endpoint_domain_denied: r('endpoint_domain_denied', 'rule', 'a domain matches endpoint.domain_denylist'),
   endpoint_domain_not_allowlisted: r('endpoint_domain_not_allowlisted', 'rule', 'a domain is outside endpoint.domain_allowlist'),
+  endpoint_target_not_canonical: r('endpoint_target_not_canonical', 'rule', 'a path or host list applies to a target that cannot be reduced to a canonical path or host (fails the list closed)'),
   endpoint_egress_class_not_allowed: r('endpoint_egress_class_not_allowed', 'rule', 'a network class outside endpoint.egress_classes'),
   endpoint_destructive_operation: r('destructive_operation', 'rule', 'endpoint.destructive_action and a destructive target'),
   endpoint_constraint_violation: r('endpoint_constraint_violation', 'none', 'added whenever the endpoint constraint triggers (configurable)'),

@@ -46,7 +46,7 @@ export function evaluateMatchedRule(rule: PolicyRule, intent: NormalizedIntent, 
     }
   }
   if (rule.endpoint.enabled) {
-    const f = checkEndpoint(rule.endpoint, intent.targets);
+    const f = checkEndpoint(rule.endpoint, intent.targets, intent.context.workspace);
     if (f) {
       effect = mostRestrictive(effect, f.effect);
       absorb(f);

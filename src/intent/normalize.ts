@@ -24,6 +24,7 @@ import {
 } from '../contract/vocabulary.js';
 import { assertNoRawCredentials, isEnvAssignment, isSafeEvidenceRef } from './secrets.js';
 import { dedupeSortTargets, normalizeTarget } from './targets.js';
+import { hasInvisibleCharacters } from './canonical.js';
 import { goCleanPath } from '../canon/gopath.js';
 import { scriptHashOf } from './digest.js';
 import { parseTraceContext } from '../trace/trace-context.js';
@@ -65,17 +66,26 @@ export function normalizeIntent(input: unknown): NormalizedIntent {
   const scriptRaw = readObject(raw, 'script', '');
   const script = scriptRaw ? normalizeScript(scriptRaw) : undefined;
 
-  const toolName = script ? 'script' : goLower(goTrim(readString(raw, 'tool_name', '')));
+  const declaredToolName = goLower(goTrim(readString(raw, 'tool_name', '')));
+  if (script && declaredToolName !== '' && declaredToolName !== 'script') {
+    throw invalidIntent(`tool_name ${JSON.stringify(declaredToolName)} conflicts with script (a script's tool_name is "script"; name each tool in its step)`);
+  }
+  const toolName = script ? 'script' : declaredToolName;
   if (toolName === '') throw invalidIntent('tool_name is required');
+  assertVisibleToolName(toolName, 'tool_name');
 
   const args = normalizeArgs(readObject(raw, 'args', ''), 'args');
   assertNoRawCredentials('args', args);
 
   let targetsRaw = readObjectArray(raw, 'targets', '').map((t, i) => normalizeTarget(t, toolName, `targets[${i}].`));
+  if (script && targetsRaw.length > 0) assertCoveredBySteps(targetsRaw, script.steps.flatMap((s) => s.targets), 'targets', (t) => `${t.kind}\0${t.value}`);
   if (script && targetsRaw.length === 0) targetsRaw = script.steps.flatMap((s) => s.targets);
   const targets = dedupeSortTargets(targetsRaw);
 
   let provenance = readObjectArray(raw, 'arg_provenance', '').map((p, i) => normalizeProvenance(p, `arg_provenance[${i}].`));
+  if (script && provenance.length > 0) {
+    assertCoveredBySteps(provenance, script.steps.flatMap((s) => s.arg_provenance), 'arg_provenance', (p) => `${p.arg_path}\0${p.source}`);
+  }
   if (script && provenance.length === 0) provenance = script.steps.flatMap((s) => s.arg_provenance);
 
   const skillRaw = readObject(raw, 'skill_provenance', '');
@@ -111,6 +121,23 @@ export function normalizeIntent(input: unknown): NormalizedIntent {
   };
 }
 
+/**
+ * A script is evaluated step by step, each step on its own targets and provenance. Top-level
+ * entries that no step lists would be looked at by nothing, so they are refused rather than
+ * silently left unchecked (a summary of the steps' entries is fine).
+ */
+function assertCoveredBySteps<T>(topLevel: readonly T[], steps: readonly T[], field: string, key: (item: T) => string): void {
+  const covered = new Set(steps.map(key));
+  const missing = topLevel.findIndex((item) => !covered.has(key(item)));
+  if (missing >= 0) {
+    throw invalidIntent(`${field}[${missing}] is not listed in any script step (a script is evaluated per step; list it in the step that uses it)`);
+  }
+}
+
+function assertVisibleToolName(name: string, field: string): void {
+  if (hasInvisibleCharacters(name)) throw invalidIntent(`${field} contains control or invisible characters`);
+}
+
 function normalizeScript(raw: JsonObject): { steps: ScriptStep[] } {
   const stepsRaw = readObjectArray(raw, 'steps', 'script.');
   if (stepsRaw.length === 0) throw invalidIntent('script.steps must not be empty');
@@ -119,6 +146,7 @@ function normalizeScript(raw: JsonObject): { steps: ScriptStep[] } {
     const path = `script.steps[${i}].`;
     const toolName = goLower(goTrim(readString(step, 'tool_name', path)));
     if (toolName === '') throw invalidIntent(`script.steps[${i}].tool_name is required`);
+    assertVisibleToolName(toolName, `script.steps[${i}].tool_name`);
     const argsValue = step['args'];
     if (argsValue !== undefined && argsValue !== null && !isJsonObject(argsValue)) {
       throw invalidIntent(`script.steps[${i}].args must be a JSON object`);
@@ -136,28 +164,48 @@ function normalizeScript(raw: JsonObject): { steps: ScriptStep[] } {
   return { steps };
 }
 
-/** Deep normalization of free-form objects: trim every string and key; empty or colliding keys fail. */
+/**
+ * How many containers `args` (itself included) and `context.auth_context` may nest. Every digest
+ * that covers them must stay within the canonicalizer's limit (`MAX_JCS_DEPTH`, with room for the
+ * script and intent envelopes around them), so an intent is refused here, as not evaluable, rather
+ * than failing later in some digest with a different error on each path.
+ */
+export const MAX_ARGS_DEPTH = 100;
+
+/**
+ * Deep normalization of free-form objects: trim every string and key; empty or colliding keys
+ * fail, and so do numbers JSON allows but no tool can receive (`1e400` parses to Infinity) and
+ * nesting past `MAX_ARGS_DEPTH`.
+ */
 export function normalizeArgs(value: JsonObject | undefined, label: string): JsonObject {
   if (value === undefined) return {};
-  return normalizeObject(value, label);
+  return normalizeObject(value, label, 1);
 }
 
-function normalizeObject(obj: JsonObject, label: string): JsonObject {
+function normalizeObject(obj: JsonObject, label: string, depth: number): JsonObject {
+  if (depth > MAX_ARGS_DEPTH) throw invalidIntent(`${label} nests deeper than ${MAX_ARGS_DEPTH} levels`);
   const out: JsonObject = {};
   for (const key of Object.keys(obj)) {
     const trimmed = goTrim(key);
     if (trimmed === '') throw invalidIntent(`${label} contains empty key`);
     // Go keeps an arbitrary one of two keys that trim alike; a digest must not depend on that.
     if (Object.hasOwn(out, trimmed)) throw invalidIntent(`${label} contains duplicate key after trimming: ${trimmed}`);
-    out[trimmed] = normalizeValue(obj[key] as JsonValue, label);
+    out[trimmed] = normalizeValue(obj[key] as JsonValue, label, depth);
   }
   return out;
 }
 
-function normalizeValue(value: JsonValue, label: string): JsonValue {
+function normalizeValue(value: JsonValue, label: string, depth: number): JsonValue {
   if (typeof value === 'string') return goTrim(value);
-  if (Array.isArray(value)) return value.map((v) => normalizeValue(v, label));
-  if (value !== null && typeof value === 'object') return normalizeObject(value, label);
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw invalidIntent(`${label} contains a number outside the range of a 64-bit float`);
+    return value;
+  }
+  if (Array.isArray(value)) {
+    if (depth + 1 > MAX_ARGS_DEPTH) throw invalidIntent(`${label} nests deeper than ${MAX_ARGS_DEPTH} levels`);
+    return value.map((v) => normalizeValue(v, label, depth + 1));
+  }
+  if (value !== null && typeof value === 'object') return normalizeObject(value, label, depth + 1);
   return value;
 }
 
@@ -172,10 +220,14 @@ function normalizeProvenance(raw: JsonObject, path: string): ArgProvenance {
   return { arg_path: argPath, source, source_ref: sourceRef, integrity_digest: integrity };
 }
 
+function provenanceKey(p: ArgProvenance): string {
+  return JSON.stringify([p.arg_path, p.source, p.source_ref, p.integrity_digest]);
+}
+
 function dedupeSortProvenance(list: ArgProvenance[]): ArgProvenance[] {
   if (list.length < 2) return list;
   const seen = new Map<string, ArgProvenance>();
-  for (const p of list) seen.set(JSON.stringify([p.arg_path, p.source, p.source_ref, p.integrity_digest]), p);
+  for (const p of list) seen.set(provenanceKey(p), p);
   return [...seen.values()].sort(
     (a, b) =>
       compareUtf8(a.arg_path, b.arg_path) ||

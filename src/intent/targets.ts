@@ -5,6 +5,7 @@ import type { Target } from './types.js';
 import { readBool, readString } from './fields.js';
 import { invalidIntent } from './invalid.js';
 import { goUrlHostname } from './url.js';
+import { canonicalHostTarget, canonicalHostname, canonicalUrl } from './canonical.js';
 import { DISCOVERY_METHODS, ENDPOINT_CLASSES, TARGET_KINDS } from '../contract/vocabulary.js';
 
 const READ_OPS = new Set(['read', 'get', 'list', 'open', 'cat', 'head', 'download', 'stat']);
@@ -31,9 +32,13 @@ export function normalizeTarget(raw: JsonObject, toolName: string, path: string)
 
   if (kind === '' || value === '') throw invalidIntent('targets require kind and value');
   if (!TARGET_KINDS.has(kind)) throw invalidIntent(`unsupported target kind: ${kind}`, oneOfHint(kind, TARGET_KINDS));
+  // A C-based tool stops at the NUL, a Node one refuses it: either way the string is not what runs.
+  if (value.includes('\0')) throw invalidIntent(`${path}value contains a NUL byte`);
   if (endpointClass === '') endpointClass = inferEndpointClass(kind, operation, toolName);
   else if (!ENDPOINT_CLASSES.has(endpointClass)) throw invalidIntent(`unsupported endpoint class: ${endpointClass}`, oneOfHint(endpointClass, ENDPOINT_CLASSES));
+  else assertClassAgrees(kind, operation, endpointClass, path);
   if (endpointDomain === '') endpointDomain = inferEndpointDomain(kind, value);
+  else assertDomainAgrees(kind, value, endpointDomain, path);
   if (discovery === '') discovery = 'unknown';
   if (!DISCOVERY_METHODS.has(discovery)) throw invalidIntent(`unsupported discovery method: ${discovery}`);
 
@@ -56,6 +61,50 @@ export function normalizeTarget(raw: JsonObject, toolName: string, path: string)
     idempotent_hint: idempotentHint,
     open_world_hint: openWorldHint,
   };
+}
+
+/**
+ * An explicit `endpoint_class` is a claim; it is refused when the target itself says otherwise: an
+ * operation that names a file class (`operation: delete` with `endpoint_class: fs.read`), or a
+ * network target (`url`, `host`) given a non-network class. Otherwise the claim could lift a
+ * target out of the rules written for what it really does.
+ */
+function assertClassAgrees(kind: string, operation: string, claimed: string, path: string): void {
+  let implied = '';
+  if (kind === 'path') {
+    if (READ_OPS.has(operation)) implied = 'fs.read';
+    else if (WRITE_OPS.has(operation)) implied = 'fs.write';
+    else if (DELETE_OPS.has(operation)) implied = 'fs.delete';
+  } else if ((kind === 'url' || kind === 'host') && !claimed.startsWith('net.')) {
+    implied = DNS_OPS.has(operation) ? 'net.dns' : 'net.http';
+  }
+  if (implied !== '' && implied !== claimed) {
+    throw invalidIntent(`${path}endpoint_class ${claimed} contradicts the target (kind ${kind}${operation ? `, operation ${operation}` : ''} means ${implied})`);
+  }
+}
+
+/**
+ * An explicit `endpoint_domain` on a `url` or `host` target must name the host the value reaches
+ * (both compared in canonical form); otherwise domain lists would judge one host while the tool
+ * connects to another. A value whose host cannot be determined is left to the lists, which fail
+ * closed on it.
+ */
+function assertDomainAgrees(kind: string, value: string, claimed: string, path: string): void {
+  if (kind !== 'url' && kind !== 'host') return;
+  let actualHost: string;
+  if (kind === 'url') {
+    const url = canonicalUrl(value);
+    if (!url.ok) return;
+    actualHost = url.value.host;
+  } else {
+    const host = canonicalHostTarget(value);
+    if (!host.ok) return;
+    actualHost = host.value;
+  }
+  const claim = canonicalHostname(claimed);
+  if (!claim.ok || claim.value !== actualHost) {
+    throw invalidIntent(`${path}endpoint_domain ${claimed} contradicts the target, which reaches ${actualHost === '' ? 'no host' : actualHost}`);
+  }
 }
 
 export function inferEndpointClass(kind: string, operation: string, toolName: string): string {

@@ -1,0 +1,75 @@
+import {
+  canonicalHostTarget,
+  canonicalHostname,
+  canonicalPath,
+  canonicalTarget,
+  canonicalToolName,
+  canonicalUrl,
+} from '../intent/canonical.js';
+import type { Target } from '../intent/types.js';
+
+/**
+ * How rules compare what they name with what a target will touch (docs/canonical-targets.md). A
+ * value the policy lists matches a target when the strings are equal (the reference's test) or
+ * when both reduce to the same canonical thing, the policy value read as the same kind of target
+ * under the same workspace. So `target_values: [/etc/shadow]` catches `../../etc/shadow`, and no
+ * spelling of a target can match fewer rules than its plain form.
+ */
+export function targetValueIn(list: readonly string[], target: Target, workspace: string): boolean {
+  if (list.includes(target.value)) return true;
+  const canonical = canonicalTarget(target, workspace).value;
+  if (canonical === undefined) return false;
+  for (const v of list) if (canonicalValueOf(target.kind, v, workspace) === canonical) return true;
+  return false;
+}
+
+/** Tool names compare after NFKC and lowercasing (full-width `ｆｓ.ｗｒｉｔｅ` is `fs.write`). */
+export function toolNameIn(list: readonly string[], toolName: string): boolean {
+  if (list.includes(toolName)) return true;
+  const canonical = canonicalToolName(toolName);
+  for (const name of list) if (canonicalToolName(name) === canonical) return true;
+  return false;
+}
+
+const policyValues = new Map<string, string | undefined>();
+
+function canonicalValueOf(kind: string, value: string, workspace: string): string | undefined {
+  const key = `${kind}\0${kind === 'path' ? workspace : ''}\0${value}`;
+  if (policyValues.has(key)) return policyValues.get(key);
+  let canonical: string | undefined;
+  if (kind === 'path') {
+    const p = canonicalPath(value, workspace);
+    canonical = p.ok ? p.value : undefined;
+  } else if (kind === 'url') {
+    const u = canonicalUrl(value);
+    canonical = u.ok ? u.value.href : undefined;
+  } else if (kind === 'host') {
+    const h = canonicalHostTarget(value);
+    canonical = h.ok ? h.value : undefined;
+  } else {
+    canonical = value;
+  }
+  if (policyValues.size > 4096) policyValues.clear();
+  policyValues.set(key, canonical);
+  return canonical;
+}
+
+const domainPatterns = new Map<string, string>();
+
+/**
+ * A policy domain pattern in the form target hosts are compared in. Globs keep their text (only
+ * a trailing dot goes); a literal host or IP is canonicalized like a target's, so a denylist entry
+ * `169.254.169.254.` or `[::ffff:a9fe:a9fe]` means the address itself.
+ */
+export function canonicalDomainPattern(pattern: string): string {
+  let canonical = domainPatterns.get(pattern);
+  if (canonical !== undefined) return canonical;
+  if (/[*?[\\]/.test(pattern)) canonical = pattern.replace(/\.+$/, '');
+  else {
+    const host = canonicalHostname(pattern);
+    canonical = host.ok ? host.value : pattern;
+  }
+  if (domainPatterns.size > 4096) domainPatterns.clear();
+  domainPatterns.set(pattern, canonical);
+  return canonical;
+}

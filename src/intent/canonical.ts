@@ -1,0 +1,258 @@
+import { domainToASCII } from 'node:url';
+import { goCleanPath } from '../canon/gopath.js';
+import type { Target } from './types.js';
+
+/**
+ * Canonical forms of what a target will touch (docs/canonical-targets.md). Rules and lists are
+ * matched against these, never against the string as the agent spelled it: `../../etc/shadow`
+ * under `/srv/app`, `/proc/self/root/etc/shadow` and `file:///etc/%73hadow` all become
+ * `/etc/shadow`; `http://2852039166/`, `http:/169.254.169.254./` and full-width digits all become
+ * the host `169.254.169.254`. Hosts go through the WHATWG URL parser, the one Node, browsers and
+ * most HTTP clients use, so Ward sees the host the tool will connect to.
+ *
+ * The normalized intent (and so every digest) keeps the reference's values; this is a view beside
+ * it. Anything that cannot be reduced is reported as a `problem`, and the callers fail closed on it.
+ */
+export interface CanonicalTarget {
+  /** `path`: absolute, cleaned path. `url`: the WHATWG href. `host`: the host. Others: the value. */
+  readonly value: string | undefined;
+  /** The network host the target reaches ("" when the target has none, e.g. a path). */
+  readonly host: string | undefined;
+  /** The local file the target touches: `path` targets and `file:` URLs; "" for the rest. */
+  readonly path: string | undefined;
+  /** Why `value` or `host` is undefined. */
+  readonly problem: string | undefined;
+}
+
+export type Canonical<T> = { ok: true; value: T } | { ok: false; problem: string };
+
+const ok = <T>(value: T): Canonical<T> => ({ ok: true, value });
+const fail = (problem: string): Canonical<never> => ({ ok: false, problem });
+
+const cache = new WeakMap<Target, { workspace: string; canonical: CanonicalTarget }>();
+
+/** The canonical view of a normalized target, given the intent's (normalized) workspace. Memoized. */
+export function canonicalTarget(target: Target, workspace: string): CanonicalTarget {
+  const hit = cache.get(target);
+  if (hit && hit.workspace === workspace) return hit.canonical;
+  const canonical = computeCanonicalTarget(target, workspace);
+  cache.set(target, { workspace, canonical });
+  return canonical;
+}
+
+function computeCanonicalTarget(t: Target, workspace: string): CanonicalTarget {
+  switch (t.kind) {
+    case 'path': {
+      const path = canonicalPath(t.value, workspace);
+      return path.ok
+        ? { value: path.value, host: claimedHost(t), path: path.value, problem: undefined }
+        : { value: undefined, host: claimedHost(t), path: undefined, problem: path.problem };
+    }
+    case 'url': {
+      const url = canonicalUrl(t.value);
+      const isFile = /^file:/i.test(t.value);
+      if (!url.ok) return { value: undefined, host: undefined, path: isFile ? undefined : '', problem: url.problem };
+      if (!isFile) return { value: url.value.href, host: url.value.host, path: '', problem: undefined };
+      const path = canonicalPath(t.value, workspace);
+      return path.ok
+        ? { value: url.value.href, host: '', path: path.value, problem: undefined }
+        : { value: undefined, host: '', path: undefined, problem: path.problem };
+    }
+    case 'host': {
+      const host = canonicalHostTarget(t.value);
+      return host.ok
+        ? { value: host.value, host: host.value, path: '', problem: undefined }
+        : { value: undefined, host: undefined, path: '', problem: host.problem };
+    }
+    default: {
+      const host = t.endpoint_domain === '' ? ok('') : canonicalHostname(t.endpoint_domain);
+      return host.ok
+        ? { value: t.value, host: host.value, path: '', problem: undefined }
+        : { value: t.value, host: undefined, path: '', problem: `endpoint_domain: ${host.problem}` };
+    }
+  }
+}
+
+/** For a path target, an explicit `endpoint_domain` claim is all there is to go on. */
+function claimedHost(t: Target): string | undefined {
+  if (t.endpoint_domain === '') return '';
+  const host = canonicalHostname(t.endpoint_domain);
+  return host.ok ? host.value : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paths
+
+const WINDOWS_DRIVE = /^[A-Za-z]:\//;
+const PROC_ENTRY = /^\/proc\/(?:self|thread-self|[0-9]+)(?:\/task\/[0-9]+)?\/([^/]+)(\/.*)?$/;
+
+export function isAbsolutePath(p: string): boolean {
+  return p.startsWith('/') || WINDOWS_DRIVE.test(p);
+}
+
+/**
+ * The absolute path a file tool will open. Relative paths are joined to the workspace; `..` is
+ * resolved (never kept above the root); `\` separates like `/`, as the reference cleans paths;
+ * `file://` URLs become their path; `/proc/<pid>/root/` is the root it names. Refused: NUL bytes,
+ * `~` (the home directory is the tool's, not Ward's, to know), `/proc/<pid>/cwd|fd|…` (they point
+ * wherever the process happens to be), remote `file://` hosts, and relative paths without an
+ * absolute workspace. Symbolic links are not followed: Ward decides on the path, not the disk.
+ */
+export function canonicalPath(value: string, workspace: string): Canonical<string> {
+  let p = value;
+  if (p.includes('\0')) return fail('path contains a NUL byte');
+  if (/^file:/i.test(p)) {
+    const file = fileUrlPath(p);
+    if (!file.ok) return file;
+    p = file.value;
+  }
+  p = p.replaceAll('\\', '/');
+  if (p.startsWith('~')) return fail('path starts with ~ (home directory of an unknown user)');
+  if (!isAbsolutePath(p)) {
+    const base = workspace.replaceAll('\\', '/');
+    if (!isAbsolutePath(base)) return fail('relative path and the workspace is not absolute');
+    if (base.includes('\0')) return fail('workspace contains a NUL byte');
+    p = `${base}/${p}`;
+  }
+  p = cleanAbsolute(p);
+  // `/proc/self/root/proc/1/root/etc` nests: strip until nothing changes.
+  for (;;) {
+    const proc = PROC_ENTRY.exec(p);
+    if (!proc) break;
+    const [, entry, rest] = proc;
+    if (entry === 'root') {
+      p = rest === undefined || rest === '' ? '/' : cleanAbsolute(rest);
+      continue;
+    }
+    if (entry === 'cwd' || entry === 'fd' || entry === 'exe' || entry === 'map_files') {
+      return fail(`/proc/*/${entry} points wherever that process is`);
+    }
+    break;
+  }
+  if (/^\/dev\/fd(?:\/|$)/.test(p)) return fail('/dev/fd points wherever the process is');
+  return ok(p);
+}
+
+function cleanAbsolute(p: string): string {
+  const drive = WINDOWS_DRIVE.exec(p);
+  if (drive) return drive[0].slice(0, 2).toUpperCase() + goCleanPath(p.slice(2));
+  return goCleanPath(p);
+}
+
+function fileUrlPath(raw: string): Canonical<string> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return fail('file URL does not parse');
+  }
+  if (url.hostname !== '' && url.hostname !== 'localhost') return fail(`file URL names a remote host (${url.hostname})`);
+  let path: string;
+  try {
+    path = decodeURIComponent(url.pathname);
+  } catch {
+    return fail('file URL has invalid percent-encoding');
+  }
+  if (path.includes('\0')) return fail('path contains a NUL byte');
+  // WHATWG keeps a Windows drive as "/C:/…".
+  return ok(/^\/[A-Za-z]:\//.test(path) ? path.slice(1) : path);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hosts and URLs
+
+/** A URL target: the WHATWG parse, with its host reduced to canonical form. */
+export function canonicalUrl(raw: string): Canonical<{ href: string; host: string }> {
+  if (raw.includes('\0')) return fail('URL contains a NUL byte');
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return fail('URL does not parse (a scheme and a host are required)');
+  }
+  if (url.hostname === '') {
+    if (url.protocol === 'file:') return ok({ href: url.href, host: '' });
+    return fail(`URL has no host`);
+  }
+  const host = canonicalHostname(url.hostname);
+  if (!host.ok) return host;
+  if (url.hostname !== host.value && !host.value.includes(':')) url.hostname = host.value;
+  return ok({ href: url.href, host: host.value });
+}
+
+/**
+ * A `host` target: a bare host (`example.org`, `example.org:443`, `[::1]`) or an http(s) URL, as
+ * the reference accepts. Anything else is read as a host name under http, the way tools do.
+ */
+export function canonicalHostTarget(raw: string): Canonical<string> {
+  if (raw.includes('\0')) return fail('host contains a NUL byte');
+  const withScheme = /^https?:/i.test(raw) ? raw : `http://${raw}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    return fail('host does not parse');
+  }
+  if (url.hostname === '') return fail('host is empty');
+  return canonicalHostname(url.hostname);
+}
+
+/**
+ * A host name or IP literal in canonical form: IDNA (UTS #46) ASCII, lowercase, IPv4 in dotted
+ * decimal whatever its spelling (`2852039166`, `0xa9.254.0251.254`), IPv6 compressed without
+ * brackets, IPv4-mapped IPv6 (`::ffff:169.254.169.254`) as the IPv4 address it reaches, and no
+ * trailing dot. Used on target hosts and on domain patterns alike.
+ */
+export function canonicalHostname(raw: string): Canonical<string> {
+  let host = raw.trim();
+  if (host === '') return fail('host is empty');
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+  if (host.includes(':')) return canonicalIpv6(host);
+  // domainToASCII percent-decodes, maps (full-width digits, case), applies IDNA and parses IPv4.
+  const ascii = domainToASCII(host);
+  if (ascii === '') return fail(`host ${JSON.stringify(raw)} is not a valid host name`);
+  const trimmed = ascii.replace(/\.+$/, '');
+  if (trimmed === '') return fail('host is empty');
+  // "1.2.3.4." → "1.2.3.4" can make a numeric form appear: parse once more.
+  if (trimmed !== ascii) {
+    const again = domainToASCII(trimmed);
+    if (again === '') return fail(`host ${JSON.stringify(raw)} is not a valid host name`);
+    return ok(again);
+  }
+  return ok(trimmed);
+}
+
+function canonicalIpv6(host: string): Canonical<string> {
+  let url: URL;
+  try {
+    url = new URL(`http://[${host}]/`);
+  } catch {
+    return fail(`host ${JSON.stringify(host)} is not a valid IPv6 address`);
+  }
+  const compressed = url.hostname.slice(1, -1);
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(compressed);
+  if (mapped) {
+    const hi = parseInt(mapped[1]!, 16);
+    const lo = parseInt(mapped[2]!, 16);
+    return ok(`${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`);
+  }
+  return ok(compressed);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tool names
+
+/**
+ * The tool name rules compare: Unicode NFKC (full-width and compatibility forms fold to what they
+ * look like), then lowercase. Invisible and control characters are refused by the normalizer
+ * before this is reached (`hasInvisibleCharacters`).
+ */
+export function canonicalToolName(name: string): string {
+  const folded = name.normalize('NFKC').toLowerCase();
+  return folded === name ? name : folded;
+}
+
+/** Control characters, zero-width and other format characters, and bidi overrides. */
+export function hasInvisibleCharacters(s: string): boolean {
+  return /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(s);
+}
