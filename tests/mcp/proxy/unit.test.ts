@@ -7,7 +7,7 @@ import { parsePolicyYaml } from '../../../src/policy/index.js';
 import { Gatekeeper } from '../../../src/mcp/proxy/gatekeeper.js';
 import { DEFAULT_TARGET_MAPPING, intentForCall, loadTargetsMap, operationFromToolName, type CallInput } from '../../../src/mcp/proxy/intent.js';
 import { LineReader } from '../../../src/mcp/proxy/framing.js';
-import { messageKind } from '../../../src/mcp/proxy/jsonrpc.js';
+import { isToolCallMethod, messageKind } from '../../../src/mcp/proxy/jsonrpc.js';
 import { JournalTraceSink, recoverJournals } from '../../../src/mcp/proxy/journal-sink.js';
 import { alwaysBlocked, ToolPins } from '../../../src/mcp/proxy/tools.js';
 import { decideGate } from '../../../src/runtime/gate-run.js';
@@ -113,14 +113,64 @@ rules:
     expect(g.decide(call('tidy', { path: '/data' }, { hints: { destructiveHint: true } }), 'c').verdict).toBe('require_approval');
   });
 
-  it('forwards early only for plain allows, and the full decision agrees', () => {
-    const dir = tempDir('ward-early-');
-    const g = gate('default_verdict: allow\nrules:\n  - name: no-x\n    effect: block\n    match: { tool_names: [x] }\n', dir);
-    let early = 0;
-    expect(g.decide(call('y', {}), 'c', () => early++).verdict).toBe('allow');
-    expect(early).toBe(1);
-    expect(g.decide(call('x', {}), 'c', () => early++).verdict).toBe('block');
-    expect(early).toBe(1);
+  it('a call whose arguments cannot be traced (1e400, 200-deep) is not decided; refuse() blocks it with a signed trace', async () => {
+    const dir = tempDir('ward-refuse-');
+    const written: Record<string, unknown>[] = [];
+    const g = new Gatekeeper({
+      runtime: { policy: parsePolicyYaml('default_verdict: allow\n'), signingKey: key, traceFormat: 'ward', traceDir: dir, rateLimitStatePath: join(dir, 'rl.json'), profile: 'standard' },
+      sink: { write: async (t) => (written.push(t as Record<string, unknown>), 'mem'), close: async () => undefined },
+      mapping,
+      approvalDir: join(dir, 'approvals'),
+      approvalKeys: [key],
+    });
+    let deep: unknown = 'x';
+    for (let i = 0; i < 200; i++) deep = [deep];
+    for (const args of [JSON.parse('{"path":"a.txt","n":1e400}') as Record<string, unknown>, { path: 'a.txt', content: deep }]) {
+      expect(() => g.decide(call('write_file', args), 'c')).toThrow();
+      const d = g.refuse(call('write_file', args), 's1:7');
+      expect(d.verdict).toBe('block');
+      expect(d.reasonCodes).toEqual(['fail_closed_intent_invalid']);
+      expect(d.violations).toEqual(['intent_not_evaluable']);
+      await d.durable;
+    }
+    expect(written).toHaveLength(2);
+    for (const t of written) {
+      expect(t['verdict']).toBe('block');
+      expect(t['tool_name']).toBe('write_file');
+      expect(t['correlation_id']).toBe('s1:7');
+      expect(verifyTraceRecord(t as never, [key]).ok).toBe(true);
+    }
+    // A plain call is decided as before, and no forwarding hook exists any more.
+    expect(g.decide.length).toBe(2);
+    expect(g.decide(call('write_file', { path: 'a.txt' }), 'c').verdict).toBe('allow');
+  });
+});
+
+describe('tool-call spellings and argument names', () => {
+  it('every spelling of tools/call is recognised, other methods are not', () => {
+    for (const m of ['tools/call', 'Tools/Call', 'tools/call ', 'TOOLS/CALL', '\u00a0tools/call', '\ufefftools/call', 'tools/\u200bcall', 'ｔｏｏｌｓ／ｃａｌｌ', 'tools\u2215call', 'tools.call', 'tools_call', 'toolsCall', 'tool\u017f/call', 'tools/call\u0000', '\ttools/call\n']) {
+      expect(isToolCallMethod(m), JSON.stringify(m)).toBe(true);
+    }
+    for (const m of ['tools/list', 'notifications/tools/list_changed', 'tools/callx', 'tool/call', 'prompts/get', 'resources/read', 'initialize', '']) {
+      expect(isToolCallMethod(m), JSON.stringify(m)).toBe(false);
+    }
+  });
+
+  it('path-like arguments are targets whatever the spelling of their name; the value is kept raw and the workspace is the given one', () => {
+    const i = intentForCall(call('write_file', { filePath: '../../etc/shadow', Path: 'etc/shadow', 'ＰＡＴＨ': '~/x', 'file-path': 'file:///etc/passwd', URL: 'http://2852039166/' }), mapping, false);
+    expect(i['targets']).toEqual([
+      { kind: 'path', value: '../../etc/shadow', discovery_method: 'mcp', operation: 'write' },
+      { kind: 'path', value: 'etc/shadow', discovery_method: 'mcp', operation: 'write' },
+      { kind: 'path', value: '~/x', discovery_method: 'mcp', operation: 'write' },
+      { kind: 'path', value: 'file:///etc/passwd', discovery_method: 'mcp', operation: 'write' },
+      { kind: 'url', value: 'http://2852039166/', discovery_method: 'mcp', operation: 'write' },
+    ]);
+    expect((i['context'] as Record<string, unknown>)['workspace']).toBe('/ws');
+    // An explicit null in a --targets-map turns a name off in every spelling.
+    const dir = tempDir('ward-tmap-fold-');
+    writeFileSync(join(dir, 'map.json'), JSON.stringify({ args: { file: null } }));
+    const m = { ...mapping, targets: loadTargetsMap(join(dir, 'map.json')) };
+    expect(intentForCall(call('x', { File: 'a', FILE: 'b', path: 'c' }), m, false)['targets']).toEqual([{ kind: 'path', value: 'c', discovery_method: 'mcp' }]);
   });
 });
 
