@@ -27,6 +27,8 @@ import type { NormalizedIntent } from '../intent/types.js';
 import type { SigningKey } from '../keys/index.js';
 import type { LoadedPolicy } from '../policy/types.js';
 import { consumeRateLimit, type RateLimitUse } from '../state/rate-limit.js';
+import { FileTokenLedger, type TokenLedger } from '../state/token-ledger.js';
+import { dirname, join } from 'node:path';
 import { buildTraceRecord, signTrace, type SignedTrace, type TraceFormat, type TraceInput } from '../trace/record.js';
 import { writeTrace } from '../trace/write.js';
 import { WARD_VERSION } from '../version.js';
@@ -43,6 +45,18 @@ export interface GateRuntime {
   /** Rate-limit and destructive-budget counters (`.ward/gate_rate_limits.json`). */
   rateLimitStatePath: string;
   profile: 'standard' | 'oss-prod';
+  /**
+   * The consumed-token ledger directory shared by every process deciding with this state
+   * (docs/approvals.md "One use"). Default: `token_ledger` beside `traceDir`, i.e.
+   * `.ward/token_ledger` for every host that keeps traces in `<state>/traces`.
+   */
+  tokenLedgerDir?: string;
+  /**
+   * `once` (the default): an approval token grants one decision, then is refused with
+   * `approval_token_consumed`. `ttl`: the reference behaviour, a token may be reused until it
+   * expires — an explicit opt-in (`ward gate eval --approval-token-reuse ttl`).
+   */
+  approvalTokenReuse?: ApprovalTokenReuse;
   /** Keep the normalized intent of each decision next to its trace (for replay); off by default for privacy. */
   captureIntents?: boolean;
   producerVersion?: string;
@@ -76,6 +90,8 @@ export interface GateRequest {
   approvedScripts?: readonly ApprovedScriptEntry[];
 }
 
+export type ApprovalTokenReuse = 'once' | 'ttl';
+
 /** The digests and requirements tokens must bind to. */
 export interface TokenContext {
   intent: NormalizedIntent;
@@ -85,6 +101,21 @@ export interface TokenContext {
   outcome: GateOutcome;
   traceId: string;
   wallNow: GoTime;
+  /** The consumed-token ledger; undefined when tokens may be reused until they expire. */
+  approvalLedger?: TokenLedger | undefined;
+  /**
+   * Whether a grant consumes its tokens: only when the approval decides the call (not under
+   * `simulate`, and not when a broker requirement will block the call anyway).
+   */
+  consumeApprovals: boolean;
+  /** Who may root a delegation chain (the matched rules' `allowed_delegator_identities`, intersected). */
+  allowedRootDelegators?: readonly string[] | undefined;
+}
+
+/** The ledger a runtime's approval steps consult, or undefined with `approvalTokenReuse: 'ttl'`. */
+export function approvalLedgerOf(rt: GateRuntime): TokenLedger | undefined {
+  if (rt.approvalTokenReuse === 'ttl') return undefined;
+  return new FileTokenLedger(rt.tokenLedgerDir ?? join(dirname(rt.traceDir), 'token_ledger'));
 }
 
 export interface ApprovalStep extends ApprovalRollup {
@@ -193,6 +224,9 @@ export function decideGate(rt: GateRuntime, req: GateRequest): PendingDecision {
     outcome,
     traceId,
     wallNow,
+    approvalLedger: approvalLedgerOf(rt),
+    consumeApprovals: !req.simulate && !outcome.requireBrokerCredential,
+    allowedRootDelegators: allowedRootDelegators(rt.policy, outcome),
   });
   // Token steps bind to digests only, so the trace id they may reference is the provisional one.
   let delegation: DelegationStep | undefined;
@@ -365,6 +399,21 @@ function approvedScriptMatch(entries: readonly ApprovedScriptEntry[], raw: unkno
   }
   const m = matchApprovedScript(entries, intent, policyDigest, wallNow);
   return m.matched ? { matched: true, patternId: m.entry.pattern_id, intent } : { matched: false, reason: m.reason, intent };
+}
+
+/**
+ * The matched rules' `allowed_delegator_identities`, intersected (each matched rule's restriction
+ * holds for the chain's root); undefined when no matched rule restricts delegators.
+ */
+function allowedRootDelegators(policy: LoadedPolicy, outcome: GateOutcome): string[] | undefined {
+  const names = new Set(outcome.matchedRules.map((r) => r.name));
+  let allowed: string[] | undefined;
+  for (const rule of policy.policy.rules) {
+    if (!names.has(rule.name) || rule.match.allowed_delegator_identities.length === 0) continue;
+    const list = rule.match.allowed_delegator_identities;
+    allowed = allowed ? allowed.filter((identity) => list.includes(identity)) : [...list];
+  }
+  return allowed;
 }
 
 function subjectOf(intent: NormalizedIntent): { toolName: string; identity: string } {

@@ -1,4 +1,4 @@
-import { nowUTC } from '../canon/gotime.js';
+import { compareTime, nowUTC, parseRFC3339, type GoTime } from '../canon/gotime.js';
 import type { JsonObject } from '../canon/json.js';
 import type { VerifyKey } from '../keys/index.js';
 import { approvalOpCount, approvalTargetCount, requiredApprovalScope } from '../tokens/approval.js';
@@ -44,19 +44,38 @@ export function approvalStep(options: TokenStepOptions): (t: TokenContext) => Ap
         approvalRef: '',
       };
     }
-    const r = evaluateApprovals({
-      tokens,
-      verifyKeys: keysOf(options),
-      intentDigest: t.intentDigest,
-      policyDigest: t.policyDigest,
-      delegationDigest: t.intent.delegation ? t.delegationDigest : undefined,
-      requiredScope: requiredApprovalScope(t.intent),
-      targetCount: approvalTargetCount(t.intent),
-      opCount: approvalOpCount(t.intent),
-      requiredApprovals: required,
-      requireDistinct: t.outcome.requireDistinctApprovers,
-      now: t.wallNow,
-    });
+    const ledger = t.approvalLedger;
+    const lost = new Set<string>();
+    const evaluateOnce = () =>
+      evaluateApprovals({
+        tokens,
+        verifyKeys: keysOf(options),
+        intentDigest: t.intentDigest,
+        policyDigest: t.policyDigest,
+        delegationDigest: t.intent.delegation ? t.delegationDigest : undefined,
+        requiredScope: requiredApprovalScope(t.intent),
+        targetCount: approvalTargetCount(t.intent),
+        opCount: approvalOpCount(t.intent),
+        requiredApprovals: required,
+        requireDistinct: t.outcome.requireDistinctApprovers,
+        now: t.wallNow,
+        ...(ledger ? { isConsumed: (id: string) => lost.has(id) || ledger.isConsumed('approval', id) } : {}),
+      });
+    let r = evaluateOnce();
+    // One use: a grant consumes every valid token it saw, atomically against every other process
+    // sharing the ledger. A token another decision consumed in the meantime now counts as used,
+    // and the tokens are evaluated again without it (each retry loses at least one token).
+    while (ledger && t.consumeApprovals && r.granted) {
+      const consumed = ledger.consume('approval', r.validTokenIds, {
+        intentDigest: t.intentDigest,
+        policyDigest: t.policyDigest,
+        expiresAt: latestExpiry(r.entries),
+        consumedAt: nowUTC(),
+      });
+      if (consumed.ok) break;
+      for (const id of consumed.conflicts) lost.add(id);
+      r = evaluateOnce();
+    }
     return {
       granted: r.granted,
       reasonCodes: r.reasonCodes.filter((c) => c !== 'approval_granted'),
@@ -80,6 +99,7 @@ export function delegationStep(options: TokenStepOptions): (t: TokenContext) => 
       intentDigest: t.intentDigest,
       policyDigest: t.policyDigest,
       requiredScopes: t.outcome.delegationScopes,
+      allowedRootDelegators: t.allowedRootDelegators,
       now: t.wallNow,
     });
     return {
@@ -90,6 +110,16 @@ export function delegationStep(options: TokenStepOptions): (t: TokenContext) => 
       ...(options.audit ? { writeAudit: auditWriter(options.audit, (a) => buildDelegationAuditRecord(a, r)) } : {}),
     };
   };
+}
+
+function latestExpiry(entries: readonly { valid: boolean; expires_at: string }[]): GoTime | undefined {
+  let latest: GoTime | undefined;
+  for (const entry of entries) {
+    if (!entry.valid || !entry.expires_at) continue;
+    const t = parseRFC3339(entry.expires_at);
+    if (!latest || compareTime(t, latest) > 0) latest = t;
+  }
+  return latest;
 }
 
 function keysOf(options: TokenStepOptions): readonly VerifyKey[] {

@@ -18,10 +18,19 @@ import type { SigningKey, VerifyKey } from '../keys/index.js';
 import { signDigestedJson } from '../trace/sign.js';
 import { decodeTokenObject, TokenInvalidError } from './decode.js';
 import { addDuration } from '../canon/duration.js';
-import { checkTokenSignature } from './signature.js';
+import { verifyTokenSignature } from './signature.js';
 
 export const APPROVAL_TOKEN_SCHEMA_ID = 'gait.gate.approval_token';
 export const APPROVAL_TOKEN_SCHEMA_VERSION = '1.0.0';
+
+/**
+ * The longest lifetime Ward accepts for an approval token: 24 hours. An approval is for a change
+ * someone is about to make, not a standing grant (the approved-script registry is for those).
+ * Minting refuses a longer `--ttl`; validation refuses a token whose `expires_at` is more than this
+ * after its `created_at`, or more than this after now (a `created_at` in the future).
+ */
+export const MAX_APPROVAL_TOKEN_TTL_NS = 24n * 3_600_000_000_000n;
+export const MAX_APPROVAL_TOKEN_TTL_TEXT = '24h';
 
 /** A normalized `gait.gate.approval_token` (`gate.md` §7.1). Times keep their offsets. */
 export interface ApprovalToken {
@@ -50,6 +59,8 @@ export type ApprovalErrorCode =
   | 'approval_token_policy_mismatch'
   | 'approval_token_delegation_binding_mismatch'
   | 'approval_token_expired'
+  | 'approval_token_ttl_exceeded'
+  | 'approval_token_consumed'
   | 'approval_token_scope_mismatch'
   | 'approval_token_max_targets_exceeded'
   | 'approval_token_max_ops_exceeded';
@@ -147,6 +158,9 @@ export function mintApprovalToken(opts: MintApprovalOptions): JsonObject {
     throw new TokenInvalidError('delegation binding digest must be sha256 hex');
   }
   if (opts.ttlNs <= 0n) throw new TokenInvalidError('ttl must be > 0');
+  if (opts.ttlNs > MAX_APPROVAL_TOKEN_TTL_NS) {
+    throw new TokenInvalidError(`ttl must be at most ${MAX_APPROVAL_TOKEN_TTL_TEXT} (approval tokens are one-use and short-lived)`);
+  }
   if (scope.length === 0) throw new TokenInvalidError('scope is required');
   if (!approver) throw new TokenInvalidError('approver is required');
   if (!reasonCode) throw new TokenInvalidError('reason code is required');
@@ -191,10 +205,16 @@ export interface ApprovalBinding {
 }
 
 export type ApprovalValidation =
-  | { ok: true; token: ApprovalToken }
+  /** `keyId`: the key that verified the signature. */
+  | { ok: true; token: ApprovalToken; keyId: string }
   | { ok: false; code: ApprovalErrorCode; message: string; token: ApprovalToken | undefined };
 
-/** `ValidateApprovalToken`: the checks of §7.1 in their exact order; the first failure wins. */
+/**
+ * `ValidateApprovalToken`: the checks of §7.1 in their exact order; the first failure wins. Ward
+ * adds `approval_token_ttl_exceeded` right after the expiry check (step 7): a lifetime longer than
+ * `MAX_APPROVAL_TOKEN_TTL_NS`. Whether the token was already used is the ledger's question
+ * (`approval_token_consumed`, in the gate's approval step), asked only of tokens valid here.
+ */
 export function validateApprovalToken(value: JsonValue, binding: ApprovalBinding): ApprovalValidation {
   let token: ApprovalToken;
   try {
@@ -204,8 +224,8 @@ export function validateApprovalToken(value: JsonValue, binding: ApprovalBinding
     throw err;
   }
   const fail = (code: ApprovalErrorCode, message: string): ApprovalValidation => ({ ok: false, code, message, token });
-  const signature = checkTokenSignature(approvalTokenPayload(token), token.signature, binding.verifyKeys);
-  if (signature) {
+  const signature = verifyTokenSignature(approvalTokenPayload(token), token.signature, binding.verifyKeys);
+  if (!signature.ok) {
     return fail(signature.kind === 'missing' ? 'approval_token_signature_missing' : 'approval_token_signature_invalid', signature.message);
   }
   if (token.intent_digest !== binding.intentDigest) return fail('approval_token_intent_mismatch', 'intent digest mismatch');
@@ -214,6 +234,12 @@ export function validateApprovalToken(value: JsonValue, binding: ApprovalBinding
     return fail('approval_token_delegation_binding_mismatch', 'delegation binding digest mismatch');
   }
   if (compareTime(binding.now, token.expires_at) >= 0) return fail('approval_token_expired', 'approval token expired');
+  if (
+    compareTime(token.expires_at, addDuration(token.created_at, MAX_APPROVAL_TOKEN_TTL_NS)) > 0 ||
+    compareTime(token.expires_at, addDuration(binding.now, MAX_APPROVAL_TOKEN_TTL_NS)) > 0
+  ) {
+    return fail('approval_token_ttl_exceeded', `approval token lifetime exceeds ${MAX_APPROVAL_TOKEN_TTL_TEXT}`);
+  }
   if (!token.scope.includes('*') && !binding.requiredScope.every((scope) => token.scope.includes(scope))) {
     return fail('approval_token_scope_mismatch', `approval scope must include ${binding.requiredScope.join(',')}`);
   }
@@ -223,7 +249,15 @@ export function validateApprovalToken(value: JsonValue, binding: ApprovalBinding
   if (token.max_ops > 0 && binding.opCount > token.max_ops) {
     return fail('approval_token_max_ops_exceeded', `op count ${binding.opCount} exceeds max_ops ${token.max_ops}`);
   }
-  return { ok: true, token };
+  return { ok: true, token, keyId: signature.keyId };
+}
+
+/**
+ * The form in which approver identities are compared: `alice`, `ALICE` and `ａｌｉｃｅ` are one
+ * approver (Unicode compatibility normalization, then full case folding via upper and lower case).
+ */
+export function approverKey(identity: string): string {
+  return identity.normalize('NFKC').toUpperCase().toLowerCase().normalize('NFKC');
 }
 
 /** `tool:<tool_name>`, plus `phase:apply` and `destructive:apply` for a destructive apply. */

@@ -155,6 +155,38 @@ export interface DelegationLinkRequirement {
   delegator_identity: string;
   delegate_identity: string;
   scope_class: string;
+  /**
+   * Set on the root hop (the first link, or the pseudo-link) when the policy restricts who may
+   * delegate: the token's delegator must be one of these (`delegation_token_delegator_mismatch`).
+   */
+  allowed_delegators?: readonly string[] | undefined;
+}
+
+/**
+ * Why an intent's `delegation.chain` is not one chain of authority, or undefined when it is: each
+ * hop's delegate must be the next hop's delegator, and the last delegate the requester. Only then
+ * is `chain[0].delegator_identity` the root the whole chain derives from, so that an allowed
+ * delegator appearing at a later hop cannot lend the chain its authority.
+ */
+export function delegationChainProblem(intent: NormalizedIntent): string | undefined {
+  const delegation = intent.delegation;
+  if (!delegation || delegation.chain.length === 0) return undefined;
+  const chain = delegation.chain;
+  for (let i = 1; i < chain.length; i++) {
+    if (chain[i]!.delegator_identity !== chain[i - 1]!.delegate_identity) {
+      return `delegation chain is broken at hop ${i}: ${chain[i]!.delegator_identity} is not ${chain[i - 1]!.delegate_identity}`;
+    }
+  }
+  const last = chain[chain.length - 1]!;
+  if (last.delegate_identity !== delegation.requester_identity) {
+    return `delegation chain ends at ${last.delegate_identity}, not the requester ${delegation.requester_identity}`;
+  }
+  return undefined;
+}
+
+/** The identity a delegation chain is rooted at (`chain[0].delegator_identity`); undefined without a chain. */
+export function delegationChainRoot(intent: NormalizedIntent): string | undefined {
+  return intent.delegation?.chain[0]?.delegator_identity;
 }
 
 /**
@@ -182,6 +214,11 @@ export function requiredDelegationLinks(intent: NormalizedIntent): DelegationLin
 
 export interface DelegationBinding {
   verifyKeys: readonly VerifyKey[];
+  /**
+   * Who may root the chain (the matched rules' `allowed_delegator_identities`, intersected);
+   * undefined when no rule restricts it. Checked on the root hop only.
+   */
+  allowedRootDelegators?: readonly string[] | undefined;
   intentDigest: string;
   policyDigest: string;
   /** The winning rules' `delegation_scopes`; a token needs any one of them (or `*`). */
@@ -223,6 +260,9 @@ export function validateNormalizedDelegation(
   if (compareTime(binding.now, token.expires_at) >= 0) return fail('delegation_token_expired', 'delegation token expired');
   if (link.delegator_identity && token.delegator_identity !== link.delegator_identity) {
     return fail('delegation_token_delegator_mismatch', `delegator ${token.delegator_identity} does not match ${link.delegator_identity}`);
+  }
+  if (link.allowed_delegators && !link.allowed_delegators.includes(token.delegator_identity)) {
+    return fail('delegation_token_delegator_mismatch', `delegator ${token.delegator_identity} may not root the delegation chain`);
   }
   if (token.delegate_identity !== link.delegate_identity) {
     return fail('delegation_token_delegate_mismatch', `delegate ${token.delegate_identity} does not match ${link.delegate_identity}`);

@@ -11,6 +11,9 @@ export {
   requiredApprovalScope,
   approvalTargetCount,
   approvalOpCount,
+  approverKey,
+  MAX_APPROVAL_TOKEN_TTL_NS,
+  MAX_APPROVAL_TOKEN_TTL_TEXT,
 } from './approval.js';
 export type { ApprovalToken, ApprovalErrorCode, MintApprovalOptions, ApprovalBinding, ApprovalValidation } from './approval.js';
 export {
@@ -21,6 +24,8 @@ export {
   mintDelegationToken,
   requiredDelegationLinks,
   validateDelegationToken,
+  delegationChainProblem,
+  delegationChainRoot,
 } from './delegation.js';
 export type {
   DelegationToken,

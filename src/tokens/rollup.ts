@@ -1,8 +1,9 @@
 import { formatRFC3339Nano, uniqueSorted, type JsonValue } from '../canon/index.js';
 import type { NormalizedIntent } from '../intent/types.js';
-import { validateApprovalToken, type ApprovalBinding, type ApprovalErrorCode } from './approval.js';
+import { approverKey, validateApprovalToken, type ApprovalBinding, type ApprovalErrorCode } from './approval.js';
 import { TokenInvalidError } from './decode.js';
 import {
+  delegationChainProblem,
   normalizeDelegationToken,
   requiredDelegationLinks,
   validateNormalizedDelegation,
@@ -31,6 +32,11 @@ export interface ApprovalEvaluationInput extends ApprovalBinding {
   /** The winning `min_approvals`; at least one approval is always required. */
   requiredApprovals: number;
   requireDistinct: boolean;
+  /**
+   * The consumed-token ledger's answer for a token that is otherwise valid: a consumed token is
+   * refused with `approval_token_consumed`. Omitted when tokens may be reused until they expire.
+   */
+  isConsumed?: (tokenId: string) => boolean;
 }
 
 export interface ApprovalEvaluation {
@@ -40,8 +46,13 @@ export interface ApprovalEvaluation {
   violations: string[];
   /** Distinct valid token ids in the order examined (`approval_ref` is these comma-joined). */
   validTokenIds: string[];
-  /** Distinct approvers of valid tokens, sorted. */
+  /** Distinct approvers of valid tokens (compared case-insensitively; first spelling kept), sorted. */
   approvers: string[];
+  /**
+   * Distinct approvers that count for `require_distinct_approvers`: approvers paired with distinct
+   * signing keys (one key signing for two identities counts once).
+   */
+  distinctApprovers: number;
   entries: ApprovalAuditEntry[];
   validCount: number;
   requiredApprovals: number;
@@ -49,21 +60,31 @@ export interface ApprovalEvaluation {
 
 /**
  * The `gate eval` approval step (`gate.md` §3.6 step 8). A token id counts once however many
- * copies are presented: a duplicated file is not a second approval.
+ * copies are presented: a duplicated file is not a second approval. With
+ * `require_distinct_approvers`, approver identities compare case-insensitively and each distinct
+ * approver needs a distinct verifying key: the count is the largest set of (approver, key) pairs
+ * with no approver and no key used twice.
  */
 export function evaluateApprovals(input: ApprovalEvaluationInput): ApprovalEvaluation {
   const required = Math.max(input.requiredApprovals, 1);
   const reasons: string[] = [];
   const entries: ApprovalAuditEntry[] = [];
   const validTokenIds: string[] = [];
-  const approvers = new Set<string>();
+  /** Folded identity → first spelling seen. */
+  const approvers = new Map<string, string>();
+  /** Folded identity → keys that verified a token of that approver. */
+  const approverKeys = new Map<string, Set<string>>();
   for (const parsed of input.tokens) {
     if ('error' in parsed) {
       entries.push({ ...emptyApprovalEntry(parsed.source), error_code: 'approval_token_invalid' });
       reasons.push('approval_token_invalid');
       continue;
     }
-    const result = validateApprovalToken(parsed.value, input);
+    const validated = validateApprovalToken(parsed.value, input);
+    const result =
+      validated.ok && input.isConsumed?.(validated.token.token_id)
+        ? ({ ok: false, code: 'approval_token_consumed', message: 'approval token already used', token: validated.token } as const)
+        : validated;
     const token = result.token;
     entries.push({
       source: parsed.source,
@@ -80,8 +101,13 @@ export function evaluateApprovals(input: ApprovalEvaluationInput): ApprovalEvalu
       continue;
     }
     if (!validTokenIds.includes(result.token.token_id)) validTokenIds.push(result.token.token_id);
-    approvers.add(result.token.approver_identity);
+    const folded = approverKey(result.token.approver_identity);
+    if (!approvers.has(folded)) approvers.set(folded, result.token.approver_identity);
+    let keys = approverKeys.get(folded);
+    if (!keys) approverKeys.set(folded, (keys = new Set()));
+    keys.add(result.keyId);
   }
+  const distinctApprovers = maxDistinctPairs(approverKeys);
   const violations: string[] = [];
   let granted = false;
   if (input.tokens.length === 0) {
@@ -90,7 +116,7 @@ export function evaluateApprovals(input: ApprovalEvaluationInput): ApprovalEvalu
   } else if (validTokenIds.length < required) {
     reasons.push('approval_chain_insufficient');
     violations.push('approval_not_granted');
-  } else if (input.requireDistinct && required > 1 && approvers.size < required) {
+  } else if (input.requireDistinct && required > 1 && distinctApprovers < required) {
     reasons.push('approval_distinct_approvers_required');
     violations.push('approval_not_granted');
   } else {
@@ -102,11 +128,35 @@ export function evaluateApprovals(input: ApprovalEvaluationInput): ApprovalEvalu
     reasonCodes: uniqueSorted(reasons),
     violations,
     validTokenIds,
-    approvers: uniqueSorted([...approvers]),
+    approvers: uniqueSorted([...approvers.values()]),
+    distinctApprovers,
     entries,
     validCount: validTokenIds.length,
     requiredApprovals: required,
   };
+}
+
+/**
+ * The size of a maximum matching between approvers and the keys that verified their tokens
+ * (augmenting paths; the sets are a handful of tokens).
+ */
+function maxDistinctPairs(approverKeys: ReadonlyMap<string, ReadonlySet<string>>): number {
+  const owner = new Map<string, string>();
+  const assign = (approver: string, seen: Set<string>): boolean => {
+    for (const key of approverKeys.get(approver) ?? []) {
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const holder = owner.get(key);
+      if (holder === undefined || assign(holder, seen)) {
+        owner.set(key, approver);
+        return true;
+      }
+    }
+    return false;
+  };
+  let count = 0;
+  for (const approver of approverKeys.keys()) if (assign(approver, new Set())) count++;
+  return count;
 }
 
 function emptyApprovalEntry(source: string): ApprovalAuditEntry {
@@ -159,6 +209,10 @@ interface Candidate {
  */
 export function evaluateDelegations(input: DelegationEvaluationInput): DelegationEvaluation {
   const links = requiredDelegationLinks(input.intent);
+  if (input.allowedRootDelegators && links[0]) links[0] = { ...links[0], allowed_delegators: input.allowedRootDelegators };
+  // A chain that is not one chain of authority (hops that do not connect, or that end elsewhere
+  // than the requester) proves nothing, whatever tokens come with it.
+  const broken = delegationChainProblem(input.intent) !== undefined;
   const candidates: Candidate[] = input.tokens.map((parsed) => {
     const base = { source: parsed.source, used: false, failures: new Map<number, DelegationErrorCode>() };
     if ('error' in parsed) return { ...base, token: undefined, invalid: parsed.error };
@@ -174,7 +228,7 @@ export function evaluateDelegations(input: DelegationEvaluationInput): Delegatio
   const validTokenIds: string[] = [];
   const unmatched: number[] = [];
   links.forEach((link, index) => {
-    for (const candidate of candidates) {
+    for (const candidate of broken ? [] : candidates) {
       if (candidate.used || !candidate.token) continue;
       const result = validateNormalizedDelegation(candidate.token, link, input);
       if (result.ok) {
@@ -209,7 +263,8 @@ export function evaluateDelegations(input: DelegationEvaluationInput): Delegatio
     entries.push(delegationEntry(candidate.source, candidate.token, false, code));
   }
 
-  const complete = validTokenIds.length === links.length;
+  if (broken) tokenFailures.push('delegation_token_chain_mismatch');
+  const complete = !broken && validTokenIds.length === links.length;
   const reasons: string[] = [];
   const violations: string[] = [];
   if (input.tokens.length === 0) {

@@ -36,6 +36,19 @@ export function signDigestedJson(unsigned: JsonObject, key: SigningKey): DigestS
   };
 }
 
+/** The members of a `DigestSignature`; nothing else is part of the construction. */
+export const SIGNATURE_MEMBERS: readonly string[] = ['alg', 'key_id', 'sig', 'signed_digest'];
+
+export interface VerifyDigestOptions {
+  /**
+   * Refuse a `signature` object with members other than `alg`, `key_id`, `sig`, `signed_digest`.
+   * The signature object is not covered by its own digest, so an extra member there (say
+   * `"approved_by":"ciso"`) would be an unsigned claim inside the signature. Traces and tokens set
+   * this; the reference ignores such members.
+   */
+  exactMembers?: boolean;
+}
+
 /** Why a signature did not verify; callers map these to their own vocabularies (reason codes). */
 export type SignatureFailure =
   | 'missing'
@@ -57,10 +70,21 @@ export type SignatureCheck =
  * digest, alg, key id, encoding, Ed25519. With several keys (a key ring) the record's `key_id`
  * picks the key; an empty `key_id` lets any of them verify. No keys is a failure, never a skip.
  */
-export function verifyDigestedJson(unsigned: JsonValue, signature: unknown, keys: readonly VerifyKey[]): SignatureCheck {
+export function verifyDigestedJson(
+  unsigned: JsonValue,
+  signature: unknown,
+  keys: readonly VerifyKey[],
+  options: VerifyDigestOptions = {},
+): SignatureCheck {
   if (signature === undefined || signature === null) return fail('missing', 'signature missing');
   if (typeof signature !== 'object' || Array.isArray(signature)) return fail('malformed', 'signature malformed: not an object');
   const fields = signature as Record<string, unknown>;
+  if (options.exactMembers) {
+    const unknown = Object.keys(fields).filter((name) => !SIGNATURE_MEMBERS.includes(name));
+    if (unknown.length > 0) {
+      return fail('malformed', `signature malformed: unknown member${unknown.length > 1 ? 's' : ''} ${unknown.sort().join(', ')} (not covered by the signature)`);
+    }
+  }
   for (const name of ['alg', 'key_id', 'sig', 'signed_digest']) {
     if (fields[name] !== undefined && typeof fields[name] !== 'string') {
       return fail('malformed', `signature malformed: ${name} must be a string`);

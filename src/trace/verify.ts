@@ -51,7 +51,7 @@ export function verifyTraceRecord(record: JsonValue, keys: readonly VerifyKey[])
   if (record['schema_id'] !== TRACE_SCHEMA_ID) {
     return failed('trace', record, `not a trace record: schema_id ${JSON.stringify(record['schema_id'] ?? null)}`);
   }
-  const check = verifyDigestedJson(withoutSignature(record), record['signature'], keys);
+  const check = verifyDigestedJson(withoutSignature(record), record['signature'], keys, { exactMembers: true });
   if (!check.ok) {
     if (check.failure === 'missing') return failed('trace', record, 'trace signature missing');
     if (check.failure === 'digest_mismatch') return failed('trace', record, explainDigestMismatch(record));

@@ -173,7 +173,7 @@ describe('required scope and counts from the intent', () => {
 
 describe('evaluateApprovals (gate eval step 8)', () => {
   const tokens = (...values: unknown[]): ParsedToken[] => values.map((value, i) => ({ source: `t${i}.json`, value: value as JsonObject }));
-  const run = (list: ParsedToken[], overrides: { requiredApprovals?: number; requireDistinct?: boolean } = {}) =>
+  const run = (list: ParsedToken[], overrides: { requiredApprovals?: number; requireDistinct?: boolean; verifyKeys?: ApprovalBinding['verifyKeys'] } = {}) =>
     evaluateApprovals({ ...binding(), tokens: list, requiredApprovals: 1, requireDistinct: false, ...overrides });
 
   it('no tokens: approval_token_missing / approval_not_granted', () => {
@@ -215,7 +215,10 @@ describe('evaluateApprovals (gate eval step 8)', () => {
       violations: ['approval_not_granted'],
     });
     expect(run(tokens(a, b), { requiredApprovals: 2 }).granted).toBe(true);
-    expect(run(tokens(a, mint({ approver: 'bob' })), { requiredApprovals: 2, requireDistinct: true }).granted).toBe(true);
+    // Distinct approvers also need distinct keys (tests/tokens/one-use.test.ts): bob signs with his own.
+    const bobKey = generateSigningKey();
+    const bob = mint({ approver: 'bob', key: bobKey });
+    expect(run(tokens(a, bob), { requiredApprovals: 2, requireDistinct: true, verifyKeys: [key, bobKey] }).granted).toBe(true);
   });
 
   it('counts a token id once however many copies are presented', () => {

@@ -1,5 +1,6 @@
 import { isVerifyKeyConfigured, loadVerifyKeys, type SigningKey, type VerifyKey, type VerifyKeySources } from '../../keys/index.js';
-import type { ApprovalStep, DelegationStep, TokenContext } from '../../runtime/gate-run.js';
+import type { ApprovalStep, ApprovalTokenReuse, DelegationStep, TokenContext } from '../../runtime/gate-run.js';
+import { ERROR_CODES, WardError } from '../../errors.js';
 import { approvalStep as runtimeApprovalStep, delegationStep as runtimeDelegationStep } from '../../runtime/token-steps.js';
 import { readTokenFiles } from '../../tokens/files.js';
 import type { CliContext } from '../context.js';
@@ -8,6 +9,8 @@ export interface TokenFlags {
   approvalToken?: string;
   approvalTokenChain?: string;
   approvalTokenRef?: string;
+  /** `--approval-token-reuse once|ttl` (default once). */
+  approvalTokenReuse?: string;
   approvalAuditOut?: string;
   approvalPublicKey?: string;
   approvalPublicKeyEnv?: string;
@@ -30,6 +33,13 @@ export interface TokenFlags {
 export function verifyKeysFor(ctx: CliContext, chain: readonly VerifyKeySources[], fallback: VerifyKey): VerifyKey[] {
   const configured = chain.find(isVerifyKeyConfigured);
   return configured ? loadVerifyKeys(configured, ctx.env, ctx.cwd) : [fallback];
+}
+
+/** `--approval-token-reuse`: `once` (one-use tokens, the default) or `ttl` (reusable until expiry, opt-in). */
+export function approvalTokenReuse(mode: string | undefined): ApprovalTokenReuse {
+  if (mode === undefined || mode === 'once') return 'once';
+  if (mode === 'ttl') return 'ttl';
+  throw new WardError(ERROR_CODES.USAGE, `invalid --approval-token-reuse ${JSON.stringify(mode)}: use once or ttl`);
 }
 
 export function approvalSources(f: TokenFlags): VerifyKeySources {

@@ -24,7 +24,7 @@ import { stateDir, type CliContext } from '../context.js';
 import { daemonUrl, gateEvalOverDaemon, printDaemonJson } from '../daemon-client.js';
 import { parseEvaluationTime, parseJsonInput, readInputText } from '../input.js';
 import { correlationId, goJsonLine, omitEmpty } from '../output.js';
-import { approvalSources, approvalStep, delegationStep, verifyKeysFor, type TokenFlags } from './gate-tokens.js';
+import { approvalSources, approvalStep, approvalTokenReuse, delegationStep, verifyKeysFor, type TokenFlags } from './gate-tokens.js';
 
 interface GateEvalFlags extends TokenFlags {
   captureIntents?: boolean;
@@ -97,6 +97,7 @@ function addTokenOptions(cmd: Command): void {
     .option('--approval-token <file>', 'signed approval token (gait.gate.approval_token)')
     .option('--approval-token-chain <files>', 'comma-separated approval token files')
     .option('--approval-token-ref <ref>', 'approval reference recorded in the trace')
+    .option('--approval-token-reuse <mode>', 'once (default): a token grants one decision; ttl: reusable until it expires (docs/approvals.md)', 'once')
     .option('--approval-audit-out <file>', 'approval audit record path')
     .option('--approval-public-key <file>', 'approval verify key')
     .option('--approval-public-key-env <var>', 'approval verify key from the environment')
@@ -201,6 +202,7 @@ async function gateEval(ctx: CliContext, flags: GateEvalFlags): Promise<void> {
       rateLimitStatePath: resolve(ctx.cwd, flags.rateLimitState ?? resolve(state, 'gate_rate_limits.json')),
       profile: flags.profile,
       captureIntents: Boolean(flags.captureIntents),
+      approvalTokenReuse: approvalTokenReuse(flags.approvalTokenReuse),
       warnings,
     },
     request,
@@ -302,6 +304,9 @@ async function loadEnvelope(ctx: CliContext, path: string): Promise<{ envelope: 
 async function gateEvalWithDaemon(ctx: CliContext, daemon: string, flags: GateEvalFlags): Promise<void> {
   if (!flags.intent) throw new WardError(ERROR_CODES.USAGE, '--intent is required', { hint: 'ward gate eval --daemon URL --intent intent.json [--json]' });
   const local = (['traceOut', 'rateLimitState', 'killSwitchState', 'wrkrInventory', 'approvedScriptRegistry', 'privateKey', 'privateKeyEnv', 'approvalAuditOut', 'delegationAuditOut'] as const).filter((k) => flags[k]);
+  if (approvalTokenReuse(flags.approvalTokenReuse) !== 'once') {
+    throw new WardError(ERROR_CODES.USAGE, "--approval-token-reuse ttl is not available with --daemon: the daemon's tokens are one-use");
+  }
   if (local.length > 0) {
     const flag = `--${local[0]!.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
     throw new WardError(ERROR_CODES.USAGE, `${flag} is not available with --daemon: the daemon's configuration decides`, { hint: 'drop the flag, or evaluate locally without --daemon / WARD_DAEMON_URL' });

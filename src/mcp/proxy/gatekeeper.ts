@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { nowUTC, parseRFC3339, formatRFC3339Nano, type GoTime } from '../../canon/gotime.js';
 import type { JsonObject } from '../../canon/json.js';
+import { parseStrictJson } from '../../canon/strict-json.js';
 import type { ContextEnvelope } from '../../context/index.js';
 import { evaluate, type EvaluateOptions, type GateOutcome } from '../../gate/evaluate.js';
 import type { KillSwitchState } from '../../gate/kill-switch.js';
@@ -267,7 +268,7 @@ export class Gatekeeper {
       const path = join(this.opts.approvalDir, name);
       let value: unknown;
       try {
-        value = JSON.parse(readFileSync(path, 'utf8'));
+        value = parseStrictJson(readFileSync(path, 'utf8')); // a duplicate-key token is never used
       } catch {
         continue;
       }
