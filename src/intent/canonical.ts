@@ -14,7 +14,7 @@ import type { Target } from './types.js';
  * it. Anything that cannot be reduced is reported as a `problem`, and the callers fail closed on it.
  */
 export interface CanonicalTarget {
-  /** `path`: absolute, cleaned path. `url`: the WHATWG href. `host`: the host. Others: the value. */
+  /** `path`: absolute, cleaned path. `url`: the WHATWG href without credentials or fragment. `host`: the host. Others: the value. */
   readonly value: string | undefined;
   /** The network host the target reaches ("" when the target has none, e.g. a path). */
   readonly host: string | undefined;
@@ -177,6 +177,10 @@ export function canonicalUrl(raw: string): Canonical<{ href: string; host: strin
   const host = canonicalHostname(url.hostname);
   if (!host.ok) return host;
   if (url.hostname !== host.value && !host.value.includes(':')) url.hostname = host.value;
+  // Credentials and the fragment do not change what is reached: the fragment is never sent.
+  url.username = '';
+  url.password = '';
+  url.hash = '';
   return ok({ href: url.href, host: host.value });
 }
 

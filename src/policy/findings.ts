@@ -8,7 +8,12 @@ import type { NormalizedPolicy, PolicyMatch, PolicyRule } from './types.js';
  * but almost certainly not what the author meant. Every analysis is pure and sound: a finding is
  * reported only when it holds for every possible intent (no false alarms; some cases go unseen).
  */
-export type FindingKind = 'never_matches' | 'shadowed' | 'high_risk_allow_without_evidence' | 'empty_selector';
+export type FindingKind =
+  | 'never_matches'
+  | 'shadowed'
+  | 'high_risk_allow_without_evidence'
+  | 'allowlist_without_targets'
+  | 'empty_selector';
 
 export interface PolicyFinding {
   kind: FindingKind;
@@ -57,9 +62,53 @@ export function policyFindings(policy: NormalizedPolicy, yamlText?: string): Pol
         fix: `set require_context_evidence: true on ${rule.name}, or make it effect: require_approval`,
       });
     }
+    const lists = allowlistsWithoutTargets(rule, policy);
+    if (lists.length) {
+      out.push({
+        kind: 'allowlist_without_targets',
+        rule: rule.name,
+        message: `rule ${rule.name} allows calls with no targets: endpoint.${lists.join(' and endpoint.')} only checks the targets a call declares, so a call that declares none passes it`,
+        fix: `add a target selector to ${rule.name}'s match (e.g. target_kinds), or fail_closed.required_fields: [targets] for the risk classes it covers`,
+      });
+    }
   });
   if (yamlText !== undefined) out.push(...emptySelectorFindings(yamlText));
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// allowlist_without_targets
+
+/** Match selectors that only a call with at least one target can satisfy. */
+const TARGET_SELECTORS = [
+  'target_kinds',
+  'target_values',
+  'endpoint_classes',
+  'discovery_methods',
+  'data_classes',
+  'destination_kinds',
+  'destination_values',
+  'destination_operations',
+] as const;
+
+/**
+ * The endpoint allowlists of an `allow` rule that a call with no targets satisfies: the rule's
+ * match does not need a target, and fail-closed does not demand targets for every risk class the
+ * rule can match.
+ */
+export function allowlistsWithoutTargets(rule: PolicyRule, policy: NormalizedPolicy): string[] {
+  if (rule.effect !== 'allow' || !rule.endpoint.enabled) return [];
+  const lists = [
+    rule.endpoint.path_allowlist.length ? 'path_allowlist' : '',
+    rule.endpoint.domain_allowlist.length ? 'domain_allowlist' : '',
+  ].filter((l) => l !== '');
+  if (lists.length === 0) return [];
+  const m = rule.match;
+  if (TARGET_SELECTORS.some((key) => m[key].length > 0) || m.tool_annotations) return [];
+  const fc = policy.fail_closed;
+  const demandsTargets = fc.enabled && fc.required_fields.includes('targets');
+  if (demandsTargets && m.risk_classes.length > 0 && m.risk_classes.every((c) => fc.risk_classes.includes(c))) return [];
+  return lists;
 }
 
 // ---------------------------------------------------------------------------------------------

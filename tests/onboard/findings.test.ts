@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  allowlistsWithoutTargets,
   emptySelectorFindings,
   highRiskClassesWithoutEvidence,
   matchCovers,
@@ -149,5 +150,41 @@ describe('shipped baselines', () => {
   it.each(['baseline-lowrisk', 'baseline-mediumrisk', 'baseline-highrisk'])('%s has no findings', (name) => {
     const text = readFileSync(join(REPO, 'policies', `${name}.yaml`), 'utf8');
     expect(policyFindings(parsePolicyYaml(text).policy, text)).toEqual([]);
+  });
+});
+
+describe('allowlist_without_targets', () => {
+  it('flags allow rules whose endpoint allowlists a target-less call passes', () => {
+    const p = policy(`  - { name: open, effect: allow, match: { tool_names: [http.get] }, endpoint: { domain_allowlist: [api.example.com] } }
+  - { name: typed, effect: allow, match: { target_kinds: [url] }, endpoint: { domain_allowlist: [api.example.com] } }
+  - { name: blocker, effect: block, endpoint: { path_allowlist: ['/tmp/**'] } }
+  - { name: deny-only, effect: allow, endpoint: { path_denylist: ['/etc/**'] } }
+  - { name: both, effect: allow, endpoint: { path_allowlist: ['/tmp/**'], domain_allowlist: [x.example] } }
+`);
+    const lists = Object.fromEntries(p.rules.map((r) => [r.name, allowlistsWithoutTargets(r, p)]));
+    expect(lists).toEqual({
+      open: ['domain_allowlist'],
+      typed: [],
+      blocker: [],
+      'deny-only': [],
+      both: ['path_allowlist', 'domain_allowlist'],
+    });
+  });
+
+  it('is quiet when fail-closed demands targets for every risk class the rule names', () => {
+    const head = 'default_verdict: block\nfail_closed: { enabled: true, risk_classes: [high, critical], required_fields: [targets] }\n';
+    const covered = policy(`  - { name: r, effect: allow, match: { risk_classes: [high] }, endpoint: { domain_allowlist: [a.example] } }
+`, head);
+    expect(allowlistsWithoutTargets(covered.rules[0]!, covered)).toEqual([]);
+    const partly = policy(`  - { name: r, effect: allow, match: { risk_classes: [high, low] }, endpoint: { domain_allowlist: [a.example] } }
+`, head);
+    expect(allowlistsWithoutTargets(partly.rules[0]!, partly)).toEqual(['domain_allowlist']);
+  });
+
+  it('is reported by policyFindings with a fix', () => {
+    const yaml = 'default_verdict: block\nrules:\n  - { name: open, effect: allow, endpoint: { domain_allowlist: [api.example.com] } }\n';
+    const f = policyFindings(parsePolicyYaml(yaml).policy, yaml).find((x) => x.kind === 'allowlist_without_targets');
+    expect(f?.message).toContain('a call that declares none passes it');
+    expect(f?.fix).toContain('target_kinds');
   });
 });

@@ -1,0 +1,214 @@
+import { describe, expect, it } from 'vitest';
+import {
+  canonicalHostTarget,
+  canonicalHostname,
+  canonicalPath,
+  canonicalToolName,
+  canonicalUrl,
+  hasInvisibleCharacters,
+} from '../../src/intent/canonical.js';
+import { normalizeIntent } from '../../src/intent/normalize.js';
+
+const WS = '/srv/app';
+
+function pathOf(value: string, workspace = WS): string {
+  const r = canonicalPath(value, workspace);
+  if (!r.ok) throw new Error(`expected ${value} to canonicalize: ${r.problem}`);
+  return r.value;
+}
+
+function problemOf(value: string, workspace = WS): string {
+  const r = canonicalPath(value, workspace);
+  if (r.ok) throw new Error(`expected ${value} to be refused, got ${r.value}`);
+  return r.problem;
+}
+
+describe('canonicalPath', () => {
+  it.each([
+    ['/etc/shadow', '/etc/shadow'],
+    ['../../../etc/shadow', '/etc/shadow'],
+    ['../../../../../../etc/shadow', '/etc/shadow'],
+    ['etc/shadow', '/srv/app/etc/shadow'],
+    ['./src/../src/main.ts', '/srv/app/src/main.ts'],
+    ['/etc//./shadow/', '/etc/shadow'],
+    ['\\etc\\shadow', '/etc/shadow'],
+    ['/proc/self/root/etc/shadow', '/etc/shadow'],
+    ['/proc/1/root/proc/self/root/etc/shadow', '/etc/shadow'],
+    ['/proc/thread-self/root/etc/shadow', '/etc/shadow'],
+    ['/proc/42/task/43/root/etc/shadow', '/etc/shadow'],
+    ['/proc/self/root', '/'],
+    ['/proc/self/status', '/proc/self/status'],
+    ['file:///etc/shadow', '/etc/shadow'],
+    ['FILE:///etc/%73hadow', '/etc/shadow'],
+    ['file://localhost/etc/shadow', '/etc/shadow'],
+    ['file:///C:/Windows/win.ini', 'C:/Windows/win.ini'],
+    ['c:/repo/../x', 'C:/x'],
+  ])('%s is %s', (value, expected) => {
+    expect(pathOf(value)).toBe(expected);
+  });
+
+  it('joins relative paths to a Windows workspace', () => {
+    expect(pathOf('src\\a.ts', 'C:/repo/work')).toBe('C:/repo/work/src/a.ts');
+  });
+
+  it.each([
+    ['/etc/shadow\0.txt', /NUL/],
+    ['~/.ssh/id_rsa', /~/],
+    ['~root/.ssh/id_rsa', /~/],
+    ['/proc/self/cwd/etc/shadow', /cwd/],
+    ['/proc/1/fd/3', /fd/],
+    ['/dev/fd/3', /fd/],
+    ['file://evil.example/etc/shadow', /remote host/],
+    ['file:///etc/%00shadow', /NUL/],
+  ])('refuses %j', (value, why) => {
+    expect(problemOf(value)).toMatch(why);
+  });
+
+  it('refuses a relative path when the workspace is not absolute', () => {
+    expect(problemOf('etc/shadow', 'repo')).toMatch(/workspace is not absolute/);
+    expect(pathOf('/etc/shadow', 'repo')).toBe('/etc/shadow');
+  });
+});
+
+describe('canonical hosts', () => {
+  it.each([
+    'http://169.254.169.254/',
+    'http://2852039166/',
+    'http://0xa9fea9fe/',
+    'http://0251.0376.0251.0376/',
+    'http://169.254.43518/',
+    'http://169.254.169.254./',
+    'http:/169.254.169.254/',
+    'http:169.254.169.254/',
+    'http://169.254.169.254\\@example.com/',
+    'http://\uff11\uff16\uff19.\uff12\uff15\uff14.\uff11\uff16\uff19.\uff12\uff15\uff14/',
+    'http://169.254.\t169.254/',
+    'http://%31%36%39.254.169.254/',
+    'http://user:pw@169.254.169.254:80/latest',
+    'http://[::ffff:169.254.169.254]/',
+    'http://[::ffff:a9fe:a9fe]/',
+    'HTTP://169.254.169.254/',
+  ])('%j reaches 169.254.169.254', (url) => {
+    const r = canonicalUrl(url);
+    expect(r.ok && r.value.host).toBe('169.254.169.254');
+  });
+
+  it('reads the host the way the WHATWG parser (and so Node and curl-like tools) does', () => {
+    const r = canonicalUrl('https://evil.com\\@api.example.com/');
+    expect(r.ok && r.value.host).toBe('evil.com');
+    const s = canonicalUrl('https:/evil.com/v1');
+    expect(s.ok && s.value.host).toBe('evil.com');
+  });
+
+  it('applies IDNA, lowercases and drops trailing dots', () => {
+    const r = canonicalUrl('https://M\u00dcNCHEN.de./x');
+    expect(r.ok && r.value).toEqual({ host: 'xn--mnchen-3ya.de', href: 'https://xn--mnchen-3ya.de/x' });
+    expect(canonicalHostname('Example.COM.')).toEqual({ ok: true, value: 'example.com' });
+    expect(canonicalHostname('2852039166.')).toEqual({ ok: true, value: '169.254.169.254' });
+    expect(canonicalHostname('[::1]')).toEqual({ ok: true, value: '::1' });
+    expect(canonicalHostname('0:0:0:0:0:0:0:1')).toEqual({ ok: true, value: '::1' });
+  });
+
+  it('canonicalizes the host of non-special schemes too', () => {
+    const r = canonicalUrl('ssh://Evil.COM./repo');
+    expect(r.ok && r.value.host).toBe('evil.com');
+  });
+
+  it('refuses what has no host to reach', () => {
+    expect(canonicalUrl('evil.com/v1').ok).toBe(false);
+    expect(canonicalUrl('mailto:a@example.com').ok).toBe(false);
+    expect(canonicalUrl('http://exa mple.com/').ok).toBe(false);
+    expect(canonicalHostname('bad host').ok).toBe(false);
+    expect(canonicalHostname('[zz::1]').ok).toBe(false);
+  });
+
+  it('reads host targets as a host, host:port or an http(s) URL', () => {
+    expect(canonicalHostTarget('Example.ORG:80/path')).toEqual({ ok: true, value: 'example.org' });
+    expect(canonicalHostTarget('https://API.example.com:8443/v1')).toEqual({ ok: true, value: 'api.example.com' });
+    expect(canonicalHostTarget('2852039166')).toEqual({ ok: true, value: '169.254.169.254' });
+    expect(canonicalHostTarget('[::ffff:a9fe:a9fe]:80')).toEqual({ ok: true, value: '169.254.169.254' });
+  });
+});
+
+describe('tool names', () => {
+  it('fold full-width and compatibility forms', () => {
+    expect(canonicalToolName('\uff46\uff53.\uff57\uff52\uff49\uff54\uff45')).toBe('fs.write');
+    expect(canonicalToolName('fs.write')).toBe('fs.write');
+  });
+  it('invisible characters are detected', () => {
+    expect(hasInvisibleCharacters('fs.wr\u200bite')).toBe(true);
+    expect(hasInvisibleCharacters('fs.write\u202e')).toBe(true);
+    expect(hasInvisibleCharacters('fs.write')).toBe(false);
+  });
+});
+
+describe('normalization refuses ambiguous targets and claims', () => {
+  const base = (over: Record<string, unknown>) => ({
+    tool_name: 'http.get',
+    args: {},
+    targets: [],
+    ...over,
+    context: { identity: 'alice', workspace: '/repo', risk_class: 'medium' },
+  });
+  const refusal = (raw: unknown) => {
+    try {
+      normalizeIntent(raw);
+    } catch (err) {
+      return err as Error & { code: string };
+    }
+    throw new Error('expected the intent to be refused');
+  };
+
+  it('an endpoint_domain claim that contradicts the URL', () => {
+    const err = refusal(base({ targets: [{ kind: 'url', value: 'http://169.254.169.254/', endpoint_domain: 'api.example.com' }] }));
+    expect(err.code).toBe('ERR_INTENT_INVALID');
+    expect(err.message).toMatch(/endpoint_domain api\.example\.com contradicts the target, which reaches 169\.254\.169\.254/);
+  });
+
+  it('accepts a claim that names the same host in another spelling', () => {
+    const n = normalizeIntent(base({ targets: [{ kind: 'url', value: 'https://API.example.com/v1', endpoint_domain: 'api.example.com.' }] }));
+    expect(n.targets[0]!.endpoint_domain).toBe('api.example.com.');
+  });
+
+  it('an endpoint_class claim that contradicts the operation or kind', () => {
+    expect(refusal(base({ targets: [{ kind: 'path', value: '/x', operation: 'delete', endpoint_class: 'fs.read' }] })).message).toMatch(
+      /endpoint_class fs\.read contradicts the target \(kind path, operation delete means fs\.delete\)/,
+    );
+    expect(refusal(base({ targets: [{ kind: 'url', value: 'https://x.example/', endpoint_class: 'fs.read' }] })).message).toMatch(
+      /contradicts/,
+    );
+    expect(normalizeIntent(base({ targets: [{ kind: 'path', value: '/x', operation: 'delete', endpoint_class: 'fs.delete' }] })).targets).toHaveLength(1);
+  });
+
+  it('a NUL byte in a target value', () => {
+    expect(refusal(base({ targets: [{ kind: 'path', value: '/etc/shadow\u0000.txt' }] })).message).toMatch(/NUL/);
+  });
+
+  it('invisible characters in a tool name', () => {
+    expect(refusal(base({ tool_name: 'fs.del\u200bete' })).message).toMatch(/invisible/);
+  });
+
+  it('numbers outside float64 and args nested past the limit', () => {
+    expect(refusal(base({ args: { n: Infinity } })).message).toMatch(/outside the range/);
+    let deep: unknown = {};
+    for (let i = 0; i < 128; i++) deep = { a: deep };
+    expect(refusal(base({ args: deep })).message).toMatch(/nests deeper than 100/);
+    let arrays: unknown = 1;
+    for (let i = 0; i < 10_000; i++) arrays = [arrays];
+    expect(refusal(base({ args: { a: arrays } })).code).toBe('ERR_INTENT_INVALID');
+  });
+
+  it('a script with top-level targets, provenance or tool_name its steps do not carry', () => {
+    const step = { tool_name: 'fs.read', targets: [{ kind: 'path', value: '/tmp/in' }], arg_provenance: [{ arg_path: '$.p', source: 'user' }] };
+    const script = { steps: [step] };
+    expect(refusal(base({ tool_name: '', script, targets: [{ kind: 'path', value: '/etc/shadow' }] })).message).toMatch(
+      /targets\[0\] is not listed in any script step/,
+    );
+    expect(refusal(base({ tool_name: '', script, arg_provenance: [{ arg_path: '$.p', source: 'external' }] })).message).toMatch(
+      /arg_provenance\[0\] is not listed/,
+    );
+    expect(refusal(base({ tool_name: 'fs.delete', script })).message).toMatch(/conflicts with script/);
+    const summary = normalizeIntent(base({ tool_name: 'script', script, targets: [{ kind: 'path', value: '/tmp/in' }] }));
+    expect(summary.targets.map((t) => t.value)).toEqual(['/tmp/in']);
+  });
+});
