@@ -1,71 +1,48 @@
-import { parseJsonText, type JsonValue } from './json.js';
-import { ERROR_CODES, WardError } from '../errors.js';
+import { isJsonDuplicateKeyError, parseJsonText, type JsonValue } from './json.js';
+import { ERROR_CODES, WardError, type ErrorCode } from '../errors.js';
+
+export { JsonDuplicateKeyError, isJsonDuplicateKeyError, parseJsonText } from './json.js';
+
+export interface StrictJsonOptions {
+  /** Prepended to the message, e.g. `parse intent json: `. */
+  prefix?: string;
+  /** Message prefix for a syntax error (default `invalid JSON: `), after `prefix`. */
+  syntaxPrefix?: string;
+  hint?: string;
+}
 
 /**
- * Parse a signed artifact. `JSON.parse` silently keeps the last of duplicate keys, so a record
- * could show a reader one value while a verifier hashed another: duplicates are refused outright,
- * with the path of the object that repeats the key.
+ * Parse JSON text into a value or a `WardError` with `code`. `parseJsonText` is the one parser (it
+ * refuses duplicate member names at any depth); this only maps its errors. A duplicate carries
+ * `details` (`duplicate_key`, `duplicate_key_path`), which the CLI's JSON error output and the
+ * daemon's error body include.
+ *
+ * The default code, SIGNATURE_INVALID, is that of signed artifacts (traces, tokens, packs,
+ * captures): a record could otherwise show a reader one value while a verifier hashed another.
  */
-export function parseStrictJson(text: string): JsonValue {
-  let value: JsonValue;
+export function parseStrictJson(text: string, code: ErrorCode = ERROR_CODES.SIGNATURE_INVALID, options: StrictJsonOptions = {}): JsonValue {
   try {
-    value = parseJsonText(text);
+    return parseJsonText(text);
   } catch (err) {
-    throw new WardError(ERROR_CODES.SIGNATURE_INVALID, `invalid JSON: ${(err as Error).message}`);
+    throw strictJsonError(err, code, options);
   }
-  const duplicate = findDuplicateKey(text);
-  if (duplicate) {
-    throw new WardError(ERROR_CODES.SIGNATURE_INVALID, `duplicate key ${JSON.stringify(duplicate.key)} at ${duplicate.path}`);
-  }
-  return value;
 }
 
-interface Frame {
-  kind: 'object' | 'array';
-  keys: Set<string>;
-  expectKey: boolean;
-  /** The member name or index this frame holds, for the error path. */
-  label: string;
-  index: number;
+/** The WardError for an error thrown by `parseJsonText` (anything else is returned as it is). */
+export function strictJsonError(err: unknown, code: ErrorCode, options: StrictJsonOptions = {}): WardError {
+  const prefix = options.prefix ?? '';
+  const hint = options.hint === undefined ? {} : { hint: options.hint };
+  if (isJsonDuplicateKeyError(err)) {
+    return new WardError(code, `${prefix}${err.message}`, {
+      cause: err,
+      details: duplicateKeyDetails(err),
+      hint: `a key may appear only once in each JSON object: remove the repeated ${JSON.stringify(err.key)}`,
+    });
+  }
+  return new WardError(code, `${prefix}${options.syntaxPrefix ?? 'invalid JSON: '}${(err as Error).message}`, { cause: err, ...hint });
 }
 
-/** Scan already-valid JSON text for an object that repeats a key. */
-function findDuplicateKey(text: string): { key: string; path: string } | undefined {
-  const stack: Frame[] = [];
-  let pendingLabel = '$';
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    const top = stack[stack.length - 1];
-    switch (ch) {
-      case '{':
-      case '[':
-        stack.push({ kind: ch === '{' ? 'object' : 'array', keys: new Set(), expectKey: ch === '{', label: pendingLabel, index: 0 });
-        if (ch === '[') pendingLabel = '[0]';
-        break;
-      case '}':
-      case ']':
-        stack.pop();
-        break;
-      case ',':
-        if (top?.kind === 'object') top.expectKey = true;
-        else if (top) pendingLabel = `[${++top.index}]`;
-        break;
-      case '"': {
-        let end = i + 1;
-        while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
-        if (top?.kind === 'object' && top.expectKey) {
-          const key = JSON.parse(text.slice(i, end + 1)) as string;
-          if (top.keys.has(key)) return { key, path: stack.map((frame) => frame.label).join('') };
-          top.keys.add(key);
-          top.expectKey = false;
-          pendingLabel = `.${key}`;
-        }
-        i = end;
-        break;
-      }
-      default:
-        break;
-    }
-  }
-  return undefined;
+/** Machine-readable location of a duplicate: the key and the JSONPath of the repeated member. */
+export function duplicateKeyDetails(err: { key: string; memberPath: string }): Record<string, unknown> {
+  return { duplicate_key: err.key, duplicate_key_path: err.memberPath };
 }

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseRFC3339, type GoTime } from '../canon/gotime.js';
-import { parseJsonText, type JsonValue } from '../canon/json.js';
+import type { JsonValue } from '../canon/json.js';
+import { parseStrictJson } from '../canon/strict-json.js';
 import { ERROR_CODES, WardError, type ErrorCode } from '../errors.js';
 import type { CliContext } from './context.js';
 
@@ -17,13 +18,14 @@ export async function readInputText(ctx: CliContext, path: string, what: string)
   }
 }
 
-/** Parse JSON text; `prefix` names the artifact in the error (`parse intent json: …`). */
+/**
+ * Parse JSON text; `prefix` names the artifact in the error (`parse intent json: …`). A key repeated
+ * in one object is refused like a syntax error (`parse intent json: duplicate key "targets" at $`,
+ * exit 6 for the codes input errors use), with `duplicate_key` and `duplicate_key_path` in `--json`
+ * output.
+ */
 export function parseJsonInput(text: string, prefix: string, code: ErrorCode = ERROR_CODES.USAGE, options: { hint?: string } = {}): JsonValue {
-  try {
-    return parseJsonText(text);
-  } catch (err) {
-    throw new WardError(code, `${prefix}: ${(err as Error).message}`, options);
-  }
+  return parseStrictJson(text, code, { prefix: `${prefix}: `, syntaxPrefix: '', ...options });
 }
 
 /** `--evaluation-time`: strict RFC 3339, or undefined when the flag was not given. */

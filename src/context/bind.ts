@@ -1,7 +1,7 @@
-import { goLower, goTrim, uniqueSorted, type GoTime, type JsonObject } from '../canon/index.js';
+import { formatRFC3339Nano, goLower, goTrim, toUTC, uniqueSorted, type GoTime, type JsonObject } from '../canon/index.js';
 import { ERROR_CODES, WardError, isWardError } from '../errors.js';
 import type { IntentContext, NormalizedIntent } from '../intent/types.js';
-import { envelopeContextAgeSeconds } from './age.js';
+import { CONTEXT_CLOCK_SKEW_SECONDS, envelopeContextAgeSeconds, futureEvidence } from './age.js';
 import { isVerifiedContextEnvelope, normalizeContextEnvelope } from './normalize.js';
 import type { ContextEnvelope } from './types.js';
 
@@ -24,7 +24,10 @@ export interface BoundIntent {
  *  - without an envelope they are stripped (digest "", mode "", refs [], and
  *    `auth_context.context_age_seconds` deleted), so a claim can never satisfy a context rule;
  *  - with an envelope, non-empty claims must agree with it (case-insensitively), and then digest,
- *    mode, refs and age are replaced by values derived from the verified envelope at `now`.
+ *    mode, refs and age are replaced by values derived from the verified envelope at `now`;
+ *  - evidence dated more than CONTEXT_CLOCK_SKEW_SECONDS after `now` (a record's `retrieved_at`, or
+ *    `created_at` without records) is refused: it would count as age 0, so no freshness limit
+ *    could ever reject it (Ward decision; the reference counts it 0).
  * Throws WardError ENVELOPE_BINDING on a conflict; the evaluator treats that as "intent not
  * evaluable". The input intent is never mutated; only the context (and auth_context) is copied.
  */
@@ -43,6 +46,26 @@ export function bindContextEvidence(
   }
   if (context.context_evidence_mode !== '' && !equalFold(context.context_evidence_mode, verified.evidence_mode)) {
     throw bindingError('context envelope evidence mode does not match context.context_evidence_mode');
+  }
+  const future = futureEvidence(verified, now);
+  if (future) {
+    const what = future.field === 'retrieved_at' ? `record ${JSON.stringify(future.refId)} retrieved_at` : 'created_at (no records)';
+    const time = formatRFC3339Nano(future.time);
+    const at = formatRFC3339Nano(toUTC(now));
+    throw new WardError(
+      ERROR_CODES.ENVELOPE_BINDING,
+      `context envelope ${future.field} is in the future: ${what} ${time} is after the evaluation time ${at} by more than the allowed clock skew (${CONTEXT_CLOCK_SKEW_SECONDS}s)`,
+      {
+        details: {
+          envelope_problem: `${future.field}_in_future`,
+          ...(future.field === 'retrieved_at' ? { ref_id: future.refId } : {}),
+          [future.field]: time,
+          evaluation_time: at,
+          clock_skew_seconds: CONTEXT_CLOCK_SKEW_SECONDS,
+        },
+        hint: 'evidence cannot be retrieved after the decision: fix the producer clock, or pass --evaluation-time no earlier than the retrieval',
+      },
+    );
   }
   const authContext: JsonObject = { ...context.auth_context, [CONTEXT_AGE_KEY]: envelopeContextAgeSeconds(verified, now) };
   const refs = uniqueSorted(verified.records.map((r) => r.ref_id));

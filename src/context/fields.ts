@@ -1,5 +1,6 @@
 import { parseRFC3339, ZERO_TIME, type GoTime } from '../canon/gotime.js';
-import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../canon/json.js';
+import { parseStrictJson } from '../canon/strict-json.js';
 import { WardError, type ErrorCode } from '../errors.js';
 
 /**
@@ -22,13 +23,13 @@ export function decodeError(d: Decoder, message: string): WardError {
   return new WardError(d.code, d.prefix + message);
 }
 
-/** JSON text to a value; syntax errors carry the decoder prefix. */
+/**
+ * JSON text to a value; syntax errors carry the decoder prefix. A key repeated in one object is
+ * refused at any depth (`parse context envelope: duplicate key "records" at $`): Go's decoder keeps
+ * the last one, which would let an appended member override what a reader saw first.
+ */
 export function decodeJsonText(d: Decoder, text: string): JsonValue {
-  try {
-    return parseJsonText(text);
-  } catch (err) {
-    throw decodeError(d, (err as Error).message);
-  }
+  return parseStrictJson(text, d.code, { prefix: d.prefix, syntaxPrefix: '' });
 }
 
 /** The top-level value must be an object (Go: `cannot unmarshal array into Go value of type X`). */

@@ -22,6 +22,6 @@ export {
   contextSetDigestPayload,
   contextSetDigest,
 } from './normalize.js';
-export { envelopeContextAgeSeconds } from './age.js';
+export { envelopeContextAgeSeconds, futureEvidence, CONTEXT_CLOCK_SKEW_SECONDS, type FutureEvidence } from './age.js';
 export { transformEnvelopePrivacy, type ContextPrivacyMode } from './privacy.js';
 export { bindContextEvidence, CONTEXT_SOURCE_ENVELOPE, CONTEXT_AGE_KEY, type BoundIntent } from './bind.js';

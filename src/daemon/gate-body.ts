@@ -1,6 +1,6 @@
 import { parseRFC3339, type GoTime } from '../canon/gotime.js';
-import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/json.js';
-import { parseStrictJson } from '../canon/strict-json.js';
+import { isJsonDuplicateKeyError, isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/json.js';
+import { duplicateKeyDetails, parseStrictJson } from '../canon/strict-json.js';
 import { parseContextEnvelope, type ContextEnvelope } from '../context/index.js';
 import { isWardError } from '../errors.js';
 import type { ParsedToken } from '../tokens/rollup.js';
@@ -30,14 +30,31 @@ const EVAL_FIELDS = new Set([
   'explain',
 ]);
 
-/** Parse a JSON request body; anything but well-formed JSON is a 400. */
+/**
+ * Parse a JSON request body; anything but well-formed JSON is a 400. That includes a key repeated
+ * in one object at any depth (`"simulate":false,"simulate":true`): JSON.parse would keep the last
+ * one, so the daemon could decide on a body other than the one a proxy or log in front of it read.
+ * The error names the key and the path (`duplicate_key`, `duplicate_key_path` in the body).
+ */
 export function parseJsonBody(bytes: Buffer): JsonValue {
   if (bytes.length === 0) throw badRequest('request body is empty: send a JSON object');
   try {
     return parseJsonText(bytes.toString('utf8'));
   } catch (err) {
-    throw badRequest(`invalid JSON body: ${(err as Error).message}`);
+    throw jsonBodyError(err, 'invalid JSON body: ');
   }
+}
+
+/** The 400 for JSON text that does not parse, with the duplicate's location when that is why. */
+export function jsonBodyError(err: unknown, prefix: string): HttpError {
+  if (isJsonDuplicateKeyError(err)) {
+    return new HttpError(400, `${prefix}${err.message}`, {
+      reason: 'duplicate_key',
+      hint: `a key may appear only once in each JSON object: remove the repeated ${JSON.stringify(err.key)}`,
+      details: duplicateKeyDetails(err),
+    });
+  }
+  return badRequest(`${prefix}${(err as Error).message}`);
 }
 
 /** Refuse members the endpoint does not define: a misspelt option must not be silently ignored. */
@@ -63,7 +80,8 @@ export function parseEvalBody(value: JsonValue, where = 'body'): EvalBody {
       const json = typeof envelope === 'string' ? parseJsonText(envelope) : envelope;
       if (isJsonObject(json)) out.contextEnvelopeJson = json;
     } catch (err) {
-      throw new HttpError(400, isWardError(err) ? err.message : `context envelope: ${(err as Error).message}`, { reason: 'bad_request' });
+      if (!isWardError(err)) throw new HttpError(400, `context envelope: ${(err as Error).message}`, { reason: 'bad_request' });
+      throw new HttpError(400, err.message, { reason: err.details?.['duplicate_key'] !== undefined ? 'duplicate_key' : 'bad_request', ...(err.details ? { details: err.details } : {}), ...(err.hint ? { hint: err.hint } : {}) });
     }
   }
   const approvals = tokens(body, 'approval_tokens', where);

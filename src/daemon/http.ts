@@ -11,7 +11,15 @@ export class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
-    readonly options: { exitCode?: ExitCode; hint?: string; code?: ErrorCode; headers?: Record<string, string>; reason?: string } = {},
+    readonly options: {
+      exitCode?: ExitCode;
+      hint?: string;
+      code?: ErrorCode;
+      headers?: Record<string, string>;
+      reason?: string;
+      /** Extra members of the error body (e.g. `duplicate_key`, `duplicate_key_path`). */
+      details?: Record<string, unknown>;
+    } = {},
   ) {
     super(message);
     this.name = 'HttpError';
@@ -26,7 +34,7 @@ export function errorResponse(err: unknown): { status: number; body: Record<stri
     const exitCode = err.options.exitCode ?? (err.status >= 500 || err.status === 429 ? EXIT.INTERNAL : EXIT.INVALID_INPUT);
     return {
       status: err.status,
-      body: { ok: false, error: err.message, ...errorEnvelope(exitCode, err.options.hint) },
+      body: { ...err.options.details, ok: false, error: err.message, ...errorEnvelope(exitCode, err.options.hint) },
       headers: err.options.headers ?? {},
       exitCode,
     };

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { GoTime } from '../canon/gotime.js';
 import { parseRFC3339 } from '../canon/gotime.js';
-import type { JsonObject } from '../canon/json.js';
+import { parseJsonText, type JsonObject, type JsonValue } from '../canon/json.js';
+import { parseStrictJson } from '../canon/strict-json.js';
 import { parseContextEnvelope } from '../context/index.js';
 import { EXIT, type ExitCode } from '../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../errors.js';
@@ -112,9 +113,12 @@ export class Ward {
     };
   }
 
-  /** Decide one intent (an `intent(...)` build or any intent request JSON object). */
-  async evaluate(intent: IntentRequest | JsonObject, options: WardEvaluateOptions = {}): Promise<WardDecision> {
-    const request: GateRequest = { intent };
+  /**
+   * Decide one intent: an `intent(...)` build, any intent request JSON object, or its JSON text
+   * (parsed strictly: invalid JSON or a key repeated in one object rejects with `ERR_INTENT_PARSE`).
+   */
+  async evaluate(intent: IntentRequest | JsonObject | string, options: WardEvaluateOptions = {}): Promise<WardDecision> {
+    const request: GateRequest = { intent: typeof intent === 'string' ? parseIntentJson(intent) : intent };
     if (options.evaluationTime !== undefined) {
       request.evaluationTime = typeof options.evaluationTime === 'string' ? parseRFC3339(options.evaluationTime) : options.evaluationTime;
     }
@@ -223,5 +227,10 @@ function signingKeyOf(key: SigningKey | string | undefined, stateDir: string, cw
 /** Envelope JSON text to an object, as strictly as the envelope parser reads it. */
 function parseEnvelopeJson(text: string): JsonObject {
   parseContextEnvelope(text); // size, duplicate keys, schema: the envelope's own errors first
-  return JSON.parse(text) as JsonObject;
+  return parseJsonText(text) as JsonObject;
+}
+
+/** Intent JSON text, read as `ward gate eval --intent` reads its file (the gate then judges the value). */
+function parseIntentJson(text: string): JsonValue {
+  return parseStrictJson(text, ERROR_CODES.INTENT_PARSE, { prefix: 'parse intent json: ', syntaxPrefix: '' });
 }

@@ -1,7 +1,8 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
-import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../../canon/json.js';
+import { isJsonDuplicateKeyError, isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../../canon/json.js';
+import { duplicateKeyDetails } from '../../canon/strict-json.js';
 import { isWardError } from '../../errors.js';
 import {
   checkedLocalPath,
@@ -61,6 +62,8 @@ class HttpError extends Error {
     readonly status: number,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** Extra members of the error body (`duplicate_key`, `duplicate_key_path`). */
+    readonly details: Record<string, unknown> = {},
   ) {
     super(message);
   }
@@ -103,7 +106,7 @@ export function createEvaluateHandler(opts: EvaluateHandlerOptions): EvaluateHan
       const e = err instanceof HttpError ? err : new HttpError(400, (err as Error).message ?? String(err));
       // The client may still be sending an oversized body: answer, then close the connection.
       if (e.status === 413) res.setHeader('connection', 'close');
-      sendJson(res, e.status, JSON.stringify({ ok: false, error: e.message }) + '\n', e.headers);
+      sendJson(res, e.status, JSON.stringify({ ok: false, error: e.message, ...e.details }) + '\n', e.headers);
     }
     return true;
   };
@@ -185,7 +188,8 @@ function parseRequest(body: Buffer, opts: EvaluateHandlerOptions): ParsedRequest
   try {
     value = parseJsonText(body.toString('utf8'));
   } catch (err) {
-    throw new HttpError(400, `decode request: ${(err as Error).message}`);
+    // A repeated key (at any depth, e.g. two `call`s or two `arguments`) is refused, naming it.
+    throw new HttpError(400, `decode request: ${(err as Error).message}`, {}, isJsonDuplicateKeyError(err) ? duplicateKeyDetails(err) : {});
   }
   if (!isJsonObject(value)) throw new HttpError(400, 'decode request: body must be a JSON object');
   for (const key of Object.keys(value)) {

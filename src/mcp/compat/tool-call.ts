@@ -1,4 +1,4 @@
-import { isJsonObject, type JsonObject, type JsonValue } from '../../canon/json.js';
+import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../../canon/json.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 
 /**
@@ -195,7 +195,7 @@ export class FieldReader {
       if (v.trim() === '') return {};
       let parsed: JsonValue;
       try {
-        parsed = JSON.parse(v) as JsonValue;
+        parsed = parseJsonText(v); // strict: a key repeated inside the arguments text is refused too
       } catch (err) {
         throw this.fail(`${this.path}${key} is not valid JSON: ${(err as Error).message}`);
       }
