@@ -4,6 +4,7 @@ import { EXIT, type ExitCode } from '../contract/exit-codes.js';
 import { isWardError } from '../errors.js';
 import { diffPacks, inspectPack, PACK_OUTPUT_SCHEMA } from '../pack/index.js';
 import { sortableTime } from '../store/level.js';
+import { idProblem, LOOKUP_PATTERN, quoteId } from '../store/ids.js';
 import { resolveOneEntry } from '../store/locate.js';
 import { ENTRY_KINDS, isJsonKind, type EntryKind, type ListFilter, type StoreEntry } from '../store/types.js';
 import { verifyTraceRecord, verifyTraceText, type TraceVerification } from '../trace/verify.js';
@@ -39,8 +40,8 @@ const JSON_TYPES = ['application/json'] as const;
 const ZIP_TYPES = ['application/zip', 'application/octet-stream'] as const;
 const PACK_SCHEMA = { schema_id: PACK_OUTPUT_SCHEMA.id, schema_version: PACK_OUTPUT_SCHEMA.version };
 
-/** Ids in path parameters: event ids, trace ids, pack ids, prefixes and run ids. Nothing path-like. */
-const ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+/** Ids in path parameters: event ids, trace ids, pack ids, prefixes and run ids. Nothing path-like (`store/ids.ts`). */
+const ID = LOOKUP_PATTERN;
 
 function reply(ex: Exchange, status: number, value: unknown, exitCode: ExitCode = EXIT.OK): void {
   ex.status = status;
@@ -358,7 +359,8 @@ export function matchRoute(req: IncomingMessage, routes: readonly Route[] = ROUT
 
 function id(params: Record<string, string>): string {
   const value = params['id'] ?? '';
-  if (!ID.test(value)) throw badRequest(`invalid id ${JSON.stringify(value.slice(0, 64))}: ids are letters, digits, '_', '-', '.', ':'`);
+  const problem = idProblem(value, LOOKUP_PATTERN);
+  if (problem) throw badRequest(`invalid id ${quoteId(value)}: ${problem}`);
   return value;
 }
 

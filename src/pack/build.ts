@@ -1,5 +1,7 @@
 import { compareUtf8, sha256Hex } from '../canon/index.js';
+import { ERROR_CODES } from '../errors.js';
 import type { SigningKey } from '../keys/index.js';
+import { checkId } from '../store/ids.js';
 import { signManifest } from '../runpack/index.js';
 import { normalizeMode, writeDeterministicZip } from '../zip/index.js';
 import { computePackId, contentType, encodePackManifest, packSignable } from './manifest.js';
@@ -29,6 +31,8 @@ export interface BuiltPack {
  * in `contents`, derive pack_id, optionally sign, and write the deterministic zip.
  */
 export function buildPack(files: readonly PackFile[], options: BuildPackOptions): BuiltPack {
+  // The source ref (a run id, a trace id) becomes a store key and is shown in file names: one id rule everywhere.
+  checkId(`pack source_ref (${options.packType === 'run' ? 'run_id' : 'trace_id'})`, options.sourceRef, { code: ERROR_CODES.PACK_INVALID });
   const ctx = { packType: options.packType, sourceRef: options.sourceRef, producerVersion: options.producerVersion };
   const proof = buildProofRecords(
     files.map((f) => ({ path: f.path, type: contentType(f.path), sha256: sha256Hex(f.data), size: f.data.length, mode: normalizeMode(f.mode) })),

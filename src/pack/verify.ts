@@ -1,7 +1,7 @@
 import { compareUtf8 } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import type { VerifyKey } from '../keys/index.js';
-import { checkDeclaredFiles, checkManifestSignatures, verifyRunpack } from '../runpack/index.js';
+import { checkDeclaredFiles, checkManifestSignatures, undeclaredEntries, verifyRunpack } from '../runpack/index.js';
 import { openZip } from '../zip/index.js';
 import { checkAuthorizationPayload } from './authorization.js';
 import { computePackId, looseSchemaId, packSignable, parsePackManifest } from './manifest.js';
@@ -42,8 +42,7 @@ export function verifyPack(bytes: Uint8Array, options: VerifyPackOptions = {}): 
   }
 
   const { missing, mismatches, contents: files } = checkDeclaredFiles(zip, manifest.contents);
-  const declared = new Set(manifest.contents.map((c) => c.path));
-  const undeclared = zip.entries.map((e) => e.name).filter((name) => name !== PACK_MANIFEST_FILE && !declared.has(name));
+  const undeclared = undeclaredEntries(zip, new Set(manifest.contents.map((c) => c.path)), PACK_MANIFEST_FILE);
 
   const require = options.requireSignature ?? false;
   let proofRecords = 0;
@@ -75,7 +74,7 @@ export function verifyPack(bytes: Uint8Array, options: VerifyPackOptions = {}): 
   if (proofRecords > 0) result.proof_records_verified = proofRecords;
   if (missing.length > 0) result.missing_files = missing.sort(compareUtf8);
   if (mismatches.length > 0) result.hash_mismatches = mismatches.sort((a, b) => compareUtf8(a.path, b.path));
-  if (undeclared.length > 0) result.undeclared_files = undeclared.sort(compareUtf8);
+  if (undeclared.length > 0) result.undeclared_files = undeclared;
   if (signatureErrors.length > 0) result.signature_errors = signatureErrors.sort(compareUtf8);
   if (signatures.total > 0) result.signatures_total = signatures.total;
   if (signatures.valid > 0) result.signatures_valid = signatures.valid;
@@ -115,6 +114,7 @@ function legacyRunpackResult(bytes: Uint8Array, options: VerifyPackOptions): Pac
   };
   if (runpack.missing_files) result.missing_files = runpack.missing_files;
   if (runpack.hash_mismatches) result.hash_mismatches = runpack.hash_mismatches;
+  if (runpack.undeclared_files) result.undeclared_files = runpack.undeclared_files;
   if (runpack.signature_errors) result.signature_errors = runpack.signature_errors;
   if (runpack.signatures_total) result.signatures_total = runpack.signatures_total;
   if (runpack.signatures_valid) result.signatures_valid = runpack.signatures_valid;

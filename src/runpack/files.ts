@@ -3,6 +3,8 @@ import type { ZipArchive } from '../zip/index.js';
 import { computeManifestDigest } from './manifest.js';
 import { RUNPACK_FILES, type RunpackManifest } from './types.js';
 
+const RUNPACK_MANIFEST_FILE = 'manifest.json';
+
 export interface HashMismatch {
   path: string;
   expected: string;
@@ -11,6 +13,8 @@ export interface HashMismatch {
 
 export interface RunpackFileCheck {
   missing: string[];
+  /** Entries in the zip that the manifest does not declare (nor `manifest.json`), sorted. */
+  undeclared: string[];
   mismatches: HashMismatch[];
   digestMatches: boolean;
   /** Contents of the declared files that were present, by path. */
@@ -51,5 +55,17 @@ export function checkRunpackFiles(zip: ZipArchive, manifest: RunpackManifest): R
   const absent = new Set(missing);
   for (const name of RUNPACK_FILES) if (!declared.has(name)) absent.add(name);
   const digestMatches = computeManifestDigest(manifest) === manifest.manifest_digest.toLowerCase();
-  return { missing: [...absent].sort(compareUtf8), mismatches, digestMatches, contents };
+  return { missing: [...absent].sort(compareUtf8), undeclared: undeclaredEntries(zip, declared, RUNPACK_MANIFEST_FILE), mismatches, digestMatches, contents };
+}
+
+/**
+ * Entries a manifest does not account for, sorted. The signature covers the manifest, and the
+ * manifest lists the files: anything else in the archive is unsigned content riding along, so
+ * Ward refuses it (the reference ignores extra runpack entries; `docs/compatibility.md`).
+ */
+export function undeclaredEntries(zip: ZipArchive, declared: ReadonlySet<string>, manifestFile: string): string[] {
+  return zip.entries
+    .map((e) => e.name)
+    .filter((name) => name !== manifestFile && !declared.has(name))
+    .sort(compareUtf8);
 }

@@ -123,6 +123,7 @@ export function summaryOf(runpack: Runpack): RunpackSummary {
 function checkedContents({ zip, stored }: OpenedRunpack): { contents: Map<string, Buffer>; refs: Refs } {
   const check = checkRunpackFiles(zip, stored.manifest);
   if (check.missing.length > 0) throw new WardError(ERROR_CODES.RUNPACK_INVALID, `missing runpack files: ${check.missing.join(', ')}`);
+  if (check.undeclared.length > 0) throw new WardError(ERROR_CODES.RUNPACK_INVALID, `undeclared runpack entries: ${check.undeclared.join(', ')}`);
   if (check.mismatches.length > 0 || !check.digestMatches) {
     const paths = [...check.mismatches.map((m) => m.path), ...(check.digestMatches ? [] : ['manifest.json'])];
     throw new WardError(ERROR_CODES.RUNPACK_INVALID, `runpack hash mismatch: ${paths.join(', ')}`);

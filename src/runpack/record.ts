@@ -12,6 +12,7 @@ import {
 import type { ContextEnvelope } from '../context/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import type { SigningKey } from '../keys/index.js';
+import { idProblem, ID_PATTERN, quoteId } from '../store/ids.js';
 import { writeDeterministicZip } from '../zip/index.js';
 import { envelopeFromRefs, receiptsFromEnvelope } from './context.js';
 import { ZERO_TIME_TEXT } from './decode.js';
@@ -67,8 +68,8 @@ export interface RecordedRunpack {
   warnings: string[];
 }
 
-/** Run ids name files (`runpack_<run_id>.zip`), so they are limited to file-name-safe characters. */
-const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+/** Run ids name files (`runpack_<run_id>.zip`), so they follow the one id rule (`store/ids.ts`). */
+const RUN_ID = ID_PATTERN;
 
 /**
  * `run record` (§4.2 steps 1–9, `runpack.RecordRun`): resolve modes, bind the context envelope,
@@ -79,7 +80,8 @@ export function recordRunpack(input: RunRecordInput, options: RecordRunOptions):
   const warnings: string[] = [];
   const runId = goTrim(options.runId ?? '') || goTrim(input.run.run_id);
   if (runId === '') throw usage('run_id is required (set run.run_id or --run-id)');
-  if (!RUN_ID.test(runId)) throw usage(`run_id ${JSON.stringify(runId)} must match ${RUN_ID.source}`);
+  const problem = idProblem(runId);
+  if (problem) throw usage(`run_id ${quoteId(runId)} must match ${RUN_ID.source} (${problem})`);
 
   const captureMode = goLower(goTrim(options.captureMode ?? '')) || goLower(goTrim(input.captureMode)) || 'reference';
   if (captureMode !== 'reference' && captureMode !== 'raw') throw usage('capture mode must be reference or raw');

@@ -11,6 +11,8 @@ export interface RunpackVerifyResult {
   files_checked: number;
   missing_files?: string[];
   hash_mismatches?: HashMismatch[];
+  /** Zip entries the manifest does not declare: never accepted (the signature does not cover them). */
+  undeclared_files?: string[];
   signature_status: SignatureStatus;
   signature_errors?: string[];
   signatures_total: number;
@@ -22,7 +24,11 @@ export interface VerifyRunpackOptions {
   requireSignature?: boolean | undefined;
 }
 
-/** `runpack.VerifyZip` (§1.3). Structural problems (not a zip, duplicates, no manifest) throw. */
+/**
+ * `runpack.VerifyZip` (§1.3). Structural problems (not a zip, duplicates, case or Unicode aliases,
+ * non-canonical names, symlinks, no manifest) throw. Entries the manifest does not declare are
+ * reported as `undeclared_files` and fail verification, whatever the signature says.
+ */
 export function verifyRunpack(bytes: Uint8Array, options: VerifyRunpackOptions = {}): RunpackVerifyResult {
   const { zip, stored } = openRunpack(bytes);
   const { manifest } = stored;
@@ -44,12 +50,13 @@ export function verifyRunpack(bytes: Uint8Array, options: VerifyRunpackOptions =
   };
   if (check.missing.length > 0) result.missing_files = check.missing;
   if (mismatches.length > 0) result.hash_mismatches = mismatches;
+  if (check.undeclared.length > 0) result.undeclared_files = check.undeclared;
   if (signatures.errors.length > 0) result.signature_errors = signatures.errors;
   return result;
 }
 
 /** The CLI's ok rule for `verify`: intact, and signed-and-verified when required, never `failed`. */
 export function runpackVerified(result: RunpackVerifyResult, requireSignature: boolean): boolean {
-  if (result.missing_files || result.hash_mismatches) return false;
+  if (result.missing_files || result.hash_mismatches || result.undeclared_files) return false;
   return requireSignature ? result.signature_status === 'verified' : result.signature_status !== 'failed';
 }

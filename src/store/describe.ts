@@ -4,13 +4,15 @@ import { inspectPack, packVerified, verifyPack } from '../pack/index.js';
 import { readRunpack } from '../runpack/index.js';
 import { parseStrictJson } from '../canon/strict-json.js';
 import { parseDecisionCapture } from '../runtime/capture.js';
+import { checkId } from './ids.js';
 import type { StoreEntry, StoreInput } from './types.js';
 
 /**
  * The indexable facts of an artifact, after checking it is what it claims to be: traces must be
  * `gait.gate.trace` JSON; runpacks and packs must pass their integrity checks (hashes, manifest,
  * proof chain). Signatures are not judged here: the store indexes evidence, verification is a
- * separate step with the right keys.
+ * separate step with the right keys. Ids that become keys and file names (the entry id, trace ids,
+ * run ids, pack source refs) must be valid ids (`ids.ts`), or the artifact is refused.
  */
 export function describeArtifact(input: StoreInput, ingestedAt: string): StoreEntry {
   const base = { digest: sha256Hex(input.bytes), size: input.bytes.length, ingested_at: ingestedAt };
@@ -27,7 +29,7 @@ export function describeArtifact(input: StoreInput, ingestedAt: string): StoreEn
       return compact({
         ...base,
         kind: 'capture' as const,
-        id: capture.event_id,
+        id: storeId('capture event_id', capture.event_id),
         time: utcText(formatRFC3339Nano(capture.evaluation_time), ingestedAt),
         refs: [capture.trace_id],
         tool_names: capture.tool_name ? [capture.tool_name] : [],
@@ -37,10 +39,11 @@ export function describeArtifact(input: StoreInput, ingestedAt: string): StoreEn
     }
     case 'runpack': {
       const runpack = readRunpack(input.bytes);
+      storeId('runpack run_id', runpack.manifest.run_id);
       return compact({
         ...base,
         kind: 'runpack' as const,
-        id: runpack.manifest.manifest_digest,
+        id: storeId('runpack manifest_digest', runpack.manifest.manifest_digest),
         time: utcText(runpack.run.created_at, ingestedAt),
         run_id: runpack.manifest.run_id,
         refs: [runpack.manifest.run_id],
@@ -52,10 +55,11 @@ export function describeArtifact(input: StoreInput, ingestedAt: string): StoreEn
       if (!packVerified(verified, false)) throw invalid('pack failed integrity verification');
       const view = inspectPack(input.bytes);
       const isRun = view.pack_type === 'run';
+      storeId('pack source_ref', view.source_ref);
       return compact({
         ...base,
         kind: 'pack' as const,
-        id: view.pack_id!,
+        id: storeId('pack pack_id', view.pack_id),
         time: utcText(view.run_payload?.created_at ?? (view.authorization_payload?.['created_at'] as string | undefined) ?? '', ingestedAt),
         pack_type: view.pack_type!,
         run_id: isRun ? view.source_ref! : '',
@@ -77,6 +81,8 @@ function describeTrace(bytes: Buffer, digest: string, ingestedAt: string): Omit<
   const s = (key: string, from: JsonObject = value) => (typeof from[key] === 'string' ? (from[key] as string) : '');
   const parent = isJsonObject(value['relationship']) && isJsonObject(value['relationship']['parent_ref']) ? value['relationship']['parent_ref'] : {};
   const reasons = Array.isArray(value['reason_codes']) ? value['reason_codes'].filter((r): r is string => typeof r === 'string') : [];
+  if ('event_id' in value) storeId('trace event_id', value['event_id']);
+  if ('trace_id' in value) storeId('trace trace_id', value['trace_id']);
   return compact({
     kind: 'trace' as const,
     id: s('event_id') || digest,
@@ -113,6 +119,11 @@ function compact<T extends Record<string, unknown>>(entry: T): T {
     if (value === '' || (Array.isArray(value) && value.length === 0)) delete entry[key];
   }
   return entry;
+}
+
+/** An id the store would use as a key or file name: valid (`ids.ts`) or the artifact is refused (exit 2). */
+function storeId(what: string, value: unknown): string {
+  return checkId(what, value, { code: ERROR_CODES.STORE_INVALID, exitCode: 2 });
 }
 
 function invalid(message: string): WardError {

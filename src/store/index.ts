@@ -6,3 +6,15 @@ export { acquireStoreLock, type StoreLock } from './lock.js';
 export { spoolTrace, spoolBytes, spoolDir, listSpool, type SpoolFile } from './spool.js';
 export { describeArtifact } from './describe.js';
 export { entryView, locateArtifact, resolveOneEntry, type LocatedArtifact } from './locate.js';
+export { ID_MAX_LENGTH, ID_PATTERN, LOOKUP_PATTERN, idProblem, isValidId, checkId, quoteId, type CheckIdOptions } from './ids.js';
+export {
+  exportStore,
+  importStore,
+  exportPath,
+  parseExportPath,
+  STORE_ARCHIVE_LIMITS,
+  EXPORT_DIRS,
+  IMPORT_BATCH_ENTRIES,
+  IMPORT_BATCH_BYTES,
+  type ExportReport,
+} from './archive.js';

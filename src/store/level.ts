@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync 
 import { join } from 'node:path';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { describeArtifact } from './describe.js';
+import { checkId } from './ids.js';
 import { syncDir, writeFileAtomic } from '../state/atomic-file.js';
 import { acquireStoreLock, type StoreLock } from './lock.js';
 import { listSpool, spoolDir } from './spool.js';
@@ -90,6 +91,8 @@ export class LevelStore implements EvidenceStore {
     const existing = await this.db.getMany(items.map((i) => key('e', i.entry.kind, i.entry.id)));
     const batch = this.db.batch();
     const seen = new Set<string>();
+    // Every way in describes artifacts with checked ids; this is the last line before a key or file name.
+    for (const { entry } of items) checkId(`${entry.kind} id`, entry.id, { code: ERROR_CODES.STORE_INVALID, exitCode: 2 });
     items.forEach(({ input, entry }, index) => {
       const id = entry.kind + SEP + entry.id;
       if (digests[index] !== undefined || seen.has(entry.digest)) {

@@ -1,5 +1,5 @@
-export { writeDeterministicZip, normalizeMode } from './write.js';
+export { writeDeterministicZip, writeDeterministicZipFile, checkNames, normalizeMode, ZipStreamWriter } from './write.js';
 export type { ZipFileInput } from './write.js';
-export { openZip, duplicatePaths, DEFAULT_ZIP_LIMITS } from './read.js';
-export type { ZipArchive, ZipEntry, ZipLimits, OpenZipOptions } from './read.js';
-export { entryKey, unsafePathReason } from './path.js';
+export { openZip, openZipFile, duplicatePaths, aliasedPaths, DEFAULT_ZIP_LIMITS } from './read.js';
+export type { ZipArchive, ZipFileArchive, ZipEntry, ZipLimits, OpenZipOptions } from './read.js';
+export { entryKey, unsafePathReason, nonCanonicalNameReason, collisionKey, MAX_ENTRY_NAME_LENGTH } from './path.js';

@@ -21,3 +21,43 @@ export function unsafePathReason(name: string): string | undefined {
   if (key.split('/').includes('..')) return 'entry path traverses parent directories';
   return undefined;
 }
+
+/** Longest entry name Ward writes or reads (bytes of UTF-16 code units; names are short paths). */
+export const MAX_ENTRY_NAME_LENGTH = 1024;
+
+/**
+ * Why a name is not in canonical form, or undefined when it is. A canonical name is the one
+ * spelling of a path that every reader and every file system agrees on:
+ *
+ * * safe (`unsafePathReason`): not empty, relative, no `..`, no NUL;
+ * * `/` separators only (no `\`), no empty segment (`a//b`, a leading or trailing `/`, so no
+ *   directory entries), no `.` segment (`./x`);
+ * * no control characters (U+0000–U+001F, U+007F) and no leading or trailing white space;
+ * * Unicode NFC (a decomposed `é` is an alias of the composed one on some file systems);
+ * * at most `MAX_ENTRY_NAME_LENGTH` characters.
+ *
+ * Case is kept, but two names that differ only in case or Unicode compatibility form collide
+ * (`collisionKey`): on a case-insensitive file system they are one file.
+ */
+export function nonCanonicalNameReason(name: string): string | undefined {
+  const unsafe = unsafePathReason(name);
+  if (unsafe) return unsafe;
+  if (name.length > MAX_ENTRY_NAME_LENGTH) return `entry name longer than ${MAX_ENTRY_NAME_LENGTH} characters`;
+  if (goTrim(name) !== name) return 'entry name has leading or trailing white space';
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(name)) return 'entry name contains a control character';
+  if (name.includes('\\')) return 'entry name contains a backslash';
+  const segments = name.split('/');
+  if (segments.includes('')) return name.endsWith('/') ? 'directory entries are not allowed' : 'entry name has an empty segment';
+  if (segments.includes('.')) return 'entry name has a "." segment';
+  if (name.normalize('NFC') !== name) return 'entry name is not in Unicode NFC form';
+  return undefined;
+}
+
+/**
+ * What two canonical names are compared by to find aliases: Unicode compatibility form (NFKC) and
+ * case folded. `INTENTS.JSONL` and `intents.jsonl`, or a full-width `ｒｕｎ.json` and `run.json`, collide.
+ */
+export function collisionKey(name: string): string {
+  return name.normalize('NFKC').toLowerCase().toUpperCase().toLowerCase().normalize('NFKC');
+}

@@ -1,8 +1,11 @@
 import { deflateSync } from 'fflate';
+import { closeSync, fsyncSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { compareUtf8 } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
-import { entryKey, unsafePathReason } from './path.js';
+import { syncDir } from '../state/atomic-file.js';
+import { collisionKey, nonCanonicalNameReason } from './path.js';
 import {
   CENTRAL_HEADER_LEN,
   CENTRAL_HEADER_SIG,
@@ -17,12 +20,20 @@ import {
   LOCAL_HEADER_SIG,
   METHOD_DEFLATE,
   S_IFREG,
+  UINT16_MAX,
+  UINT32_MAX,
+  VERSION_45,
   VERSION_MADE_BY_UNIX_20,
   VERSION_NEEDED_20,
+  ZIP64_END_OF_CENTRAL_DIR_LEN,
+  ZIP64_END_OF_CENTRAL_DIR_SIG,
+  ZIP64_EXTRA_ID,
+  ZIP64_LOCATOR_LEN,
+  ZIP64_LOCATOR_SIG,
 } from './format.js';
 
 export interface ZipFileInput {
-  /** Entry name with `/` separators; never a directory. */
+  /** Entry name with `/` separators; never a directory. Must be canonical (`nonCanonicalNameReason`). */
   path: string;
   data: Uint8Array;
   /** Unix permission bits; normalized to 0644 or 0755. */
@@ -35,7 +46,6 @@ const DOS_TIME_MIDNIGHT = 0x0000;
 const UNIX_1980 = 315532800;
 /** Fixed deflate parameters: with fflate pinned, the same input always gives the same bytes. */
 const DEFLATE_OPTIONS = { level: 5 } as const;
-const MAX_UINT32 = 0xffffffff;
 
 /** The reference's mode normalization: 0 → 0644, any execute bit → 0755, otherwise 0644. */
 export function normalizeMode(mode: number | undefined): number {
@@ -46,36 +56,71 @@ export function normalizeMode(mode: number | undefined): number {
 /**
  * A deterministic ZIP laid out the way Go's `archive/zip` streams it (reference `zipx`): entries
  * sorted byte-wise by path, Deflate, 1980-01-01 times plus an extended-timestamp extra field, Unix
- * modes, data descriptors, no comment. Only the deflate bitstream differs from the reference's.
- * No files gives zero bytes, as in the reference.
+ * modes, data descriptors, no comment, and ZIP64 records only when the archive needs them (more
+ * than 65,534 entries, or offsets past 4 GiB), as Go writes them. Only the deflate bitstream differs
+ * from the reference's. No files gives zero bytes, as in the reference.
  */
 export function writeDeterministicZip(files: readonly ZipFileInput[]): Buffer {
   if (files.length === 0) return Buffer.alloc(0);
   const sorted = [...files].sort((a, b) => compareUtf8(a.path, b.path));
-  const seen = new Set<string>();
-  for (const file of sorted) {
-    const reason = unsafePathReason(file.path);
-    if (reason || file.path.endsWith('/')) {
-      throw new WardError(ERROR_CODES.ZIP_UNSAFE_PATH, `zip entry ${JSON.stringify(file.path)}: ${reason ?? 'directory entries are not written'}`);
-    }
-    const key = entryKey(file.path);
-    if (seen.has(key)) throw new WardError(ERROR_CODES.ZIP_DUPLICATE_ENTRY, `zip contains duplicate entries: ${key}`);
-    seen.add(key);
-  }
-
+  checkNames(sorted.map((f) => f.path));
   const chunks: Buffer[] = [];
-  const central: Buffer[] = [];
-  let offset = 0;
-  for (const file of sorted) {
+  const writer = new ZipStreamWriter((chunk) => chunks.push(chunk));
+  for (const file of sorted) writer.add(file);
+  writer.finish();
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Check a full list of entry names (sorted byte-wise) before writing: canonical, no duplicates and
+ * no case or Unicode aliases, so that what Ward writes, Ward's strict reader opens.
+ */
+export function checkNames(sortedPaths: readonly string[]): void {
+  const seen = new Map<string, string>();
+  let previous: string | undefined;
+  for (const path of sortedPaths) {
+    const reason = nonCanonicalNameReason(path);
+    if (reason) throw new WardError(ERROR_CODES.ZIP_UNSAFE_PATH, `zip entry ${JSON.stringify(path)}: ${reason}`);
+    if (previous !== undefined && compareUtf8(previous, path) >= 0) {
+      if (previous === path) throw new WardError(ERROR_CODES.ZIP_DUPLICATE_ENTRY, `zip contains duplicate entries: ${path}`);
+      throw new WardError(ERROR_CODES.INTERNAL, 'zip entries must be written in byte-wise order');
+    }
+    const key = collisionKey(path);
+    const other = seen.get(key);
+    if (other !== undefined) {
+      throw new WardError(ERROR_CODES.ZIP_DUPLICATE_ENTRY, `zip contains entries that differ only in case or Unicode form: ${other} = ${path}`);
+    }
+    seen.set(key, path);
+    previous = path;
+  }
+}
+
+/**
+ * The writer behind `writeDeterministicZip`, entry by entry into a sink (memory or a file), so an
+ * archive never has to fit in one Buffer. Entries must come in byte-wise path order with names
+ * already checked (`checkNames`); only the central directory (about 100 bytes per entry) is kept.
+ */
+export class ZipStreamWriter {
+  private offset = 0;
+  private count = 0;
+  private readonly central: Buffer[] = [];
+  private centralSize = 0;
+  private finished = false;
+
+  constructor(private readonly sink: (chunk: Buffer) => void) {}
+
+  add(file: ZipFileInput): void {
+    if (this.finished) throw new WardError(ERROR_CODES.INTERNAL, 'zip writer already finished');
     const name = Buffer.from(file.path, 'utf8');
     const flags = FLAG_DATA_DESCRIPTOR | (needsUtf8Flag(file.path) ? FLAG_UTF8 : 0);
-    const extra = extendedTimestamp();
     const deflated = deflateSync(file.data, DEFLATE_OPTIONS);
     const compressed = Buffer.from(deflated.buffer, deflated.byteOffset, deflated.byteLength);
     const crc = crc32(file.data);
-    if (file.data.length > MAX_UINT32 || compressed.length > MAX_UINT32 || offset > MAX_UINT32) {
+    // Entries are at most what a reader accepts (100 MiB), far below 4 GiB: sizes never need ZIP64.
+    if (file.data.length >= UINT32_MAX || compressed.length >= UINT32_MAX) {
       throw new WardError(ERROR_CODES.ZIP_ENTRY_TOO_LARGE, `zip entry too large: ${file.path}`);
     }
+    const timestamp = extendedTimestamp();
 
     const local = Buffer.alloc(LOCAL_HEADER_LEN);
     local.writeUInt32LE(LOCAL_HEADER_SIG, 0);
@@ -86,7 +131,7 @@ export function writeDeterministicZip(files: readonly ZipFileInput[]): Buffer {
     local.writeUInt16LE(DOS_DATE_1980, 12);
     // CRC and sizes stay zero: they follow in the data descriptor, as Go streams them.
     local.writeUInt16LE(name.length, 26);
-    local.writeUInt16LE(extra.length, 28);
+    local.writeUInt16LE(timestamp.length, 28);
 
     const descriptor = Buffer.alloc(DATA_DESCRIPTOR_LEN);
     descriptor.writeUInt32LE(DATA_DESCRIPTOR_SIG, 0);
@@ -94,6 +139,19 @@ export function writeDeterministicZip(files: readonly ZipFileInput[]): Buffer {
     descriptor.writeUInt32LE(compressed.length, 8);
     descriptor.writeUInt32LE(file.data.length, 12);
 
+    // Go: an entry whose offset does not fit 32 bits gets a ZIP64 extra with both sizes and the
+    // offset, and saturated 32-bit fields.
+    const zip64 = this.offset >= UINT32_MAX;
+    let extra = timestamp;
+    if (zip64) {
+      const z = Buffer.alloc(28);
+      z.writeUInt16LE(ZIP64_EXTRA_ID, 0);
+      z.writeUInt16LE(24, 2);
+      z.writeBigUInt64LE(BigInt(file.data.length), 4);
+      z.writeBigUInt64LE(BigInt(compressed.length), 12);
+      z.writeBigUInt64LE(BigInt(this.offset), 20);
+      extra = Buffer.concat([timestamp, z]);
+    }
     const header = Buffer.alloc(CENTRAL_HEADER_LEN);
     header.writeUInt32LE(CENTRAL_HEADER_SIG, 0);
     header.writeUInt16LE(VERSION_MADE_BY_UNIX_20, 4);
@@ -103,27 +161,119 @@ export function writeDeterministicZip(files: readonly ZipFileInput[]): Buffer {
     header.writeUInt16LE(DOS_TIME_MIDNIGHT, 12);
     header.writeUInt16LE(DOS_DATE_1980, 14);
     header.writeUInt32LE(crc, 16);
-    header.writeUInt32LE(compressed.length, 20);
-    header.writeUInt32LE(file.data.length, 24);
+    header.writeUInt32LE(zip64 ? UINT32_MAX : compressed.length, 20);
+    header.writeUInt32LE(zip64 ? UINT32_MAX : file.data.length, 24);
     header.writeUInt16LE(name.length, 28);
     header.writeUInt16LE(extra.length, 30);
     // comment length, disk number, internal attributes stay zero
     header.writeUInt32LE(((S_IFREG | normalizeMode(file.mode)) << 16) >>> 0, 38);
-    header.writeUInt32LE(offset, 42);
+    header.writeUInt32LE(Math.min(this.offset, UINT32_MAX), 42);
 
-    chunks.push(local, name, extra, compressed, descriptor);
-    central.push(header, name, extra);
-    offset += local.length + name.length + extra.length + compressed.length + descriptor.length;
+    for (const chunk of [local, name, timestamp, compressed, descriptor]) this.sink(chunk);
+    this.central.push(header, name, extra);
+    this.centralSize += header.length + name.length + extra.length;
+    this.offset += local.length + name.length + timestamp.length + compressed.length + descriptor.length;
+    this.count++;
   }
 
-  const centralSize = central.reduce((n, b) => n + b.length, 0);
-  const end = Buffer.alloc(END_OF_CENTRAL_DIR_LEN);
-  end.writeUInt32LE(END_OF_CENTRAL_DIR_SIG, 0);
-  end.writeUInt16LE(sorted.length, 8);
-  end.writeUInt16LE(sorted.length, 10);
-  end.writeUInt32LE(centralSize, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...chunks, ...central, end]);
+  /** Write the central directory and the end records. Returns the archive's total length. */
+  finish(): number {
+    if (this.finished) throw new WardError(ERROR_CODES.INTERNAL, 'zip writer already finished');
+    this.finished = true;
+    for (const chunk of this.central) this.sink(chunk);
+    const centralOffset = this.offset;
+    let length = centralOffset + this.centralSize;
+    let records = this.count;
+    let size = this.centralSize;
+    let offset = centralOffset;
+    if (records >= UINT16_MAX || size >= UINT32_MAX || offset >= UINT32_MAX) {
+      // Go's archive/zip: a ZIP64 end record and locator, and every classic field saturated.
+      const record = Buffer.alloc(ZIP64_END_OF_CENTRAL_DIR_LEN);
+      record.writeUInt32LE(ZIP64_END_OF_CENTRAL_DIR_SIG, 0);
+      record.writeBigUInt64LE(BigInt(ZIP64_END_OF_CENTRAL_DIR_LEN - 12), 4);
+      record.writeUInt16LE(VERSION_45, 12);
+      record.writeUInt16LE(VERSION_45, 14);
+      record.writeBigUInt64LE(BigInt(records), 24);
+      record.writeBigUInt64LE(BigInt(records), 32);
+      record.writeBigUInt64LE(BigInt(size), 40);
+      record.writeBigUInt64LE(BigInt(offset), 48);
+      const locator = Buffer.alloc(ZIP64_LOCATOR_LEN);
+      locator.writeUInt32LE(ZIP64_LOCATOR_SIG, 0);
+      locator.writeBigUInt64LE(BigInt(length), 8);
+      locator.writeUInt32LE(1, 16);
+      this.sink(record);
+      this.sink(locator);
+      length += record.length + locator.length;
+      records = UINT16_MAX;
+      size = UINT32_MAX;
+      offset = UINT32_MAX;
+    }
+    const end = Buffer.alloc(END_OF_CENTRAL_DIR_LEN);
+    end.writeUInt32LE(END_OF_CENTRAL_DIR_SIG, 0);
+    end.writeUInt16LE(records, 8);
+    end.writeUInt16LE(records, 10);
+    end.writeUInt32LE(size, 12);
+    end.writeUInt32LE(offset, 16);
+    this.sink(end);
+    return length + end.length;
+  }
+}
+
+/**
+ * Write a deterministic zip to `path` atomically (temporary file, fsync, rename, directory fsync;
+ * mode 0600) entry by entry: `paths` are checked and sorted first, then `load(path)` is asked for
+ * each entry's bytes in that order, so only one entry's bytes are in memory at a time. No entries
+ * gives a valid empty archive.
+ */
+export async function writeDeterministicZipFile(
+  path: string,
+  paths: readonly string[],
+  load: (path: string) => Promise<{ data: Uint8Array; mode?: number }>,
+): Promise<{ bytes: number; entries: number }> {
+  const sorted = [...paths].sort(compareUtf8);
+  checkNames(sorted);
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now()}.tmp`);
+  const fd = openSync(temp, 'wx', 0o600);
+  let ok = false;
+  try {
+    const pending: Buffer[] = [];
+    let pendingBytes = 0;
+    const flush = () => {
+      if (pending.length === 0) return;
+      const chunk = Buffer.concat(pending);
+      let done = 0;
+      while (done < chunk.length) done += writeSync(fd, chunk, done, chunk.length - done);
+      pending.length = 0;
+      pendingBytes = 0;
+    };
+    const writer = new ZipStreamWriter((chunk) => {
+      pending.push(chunk);
+      pendingBytes += chunk.length;
+      if (pendingBytes >= 1 << 20) flush();
+    });
+    for (const entry of sorted) {
+      const { data, mode } = await load(entry);
+      writer.add(mode === undefined ? { path: entry, data } : { path: entry, data, mode });
+    }
+    // Unlike writeDeterministicZip, no entries still gives an archive (the end record alone), so
+    // that an empty export imports.
+    writer.finish();
+    flush();
+    fsyncSync(fd);
+    ok = true;
+  } finally {
+    closeSync(fd);
+    if (!ok) {
+      try {
+        unlinkSync(temp);
+      } catch {
+        // already gone
+      }
+    }
+  }
+  renameSync(temp, path);
+  syncDir(dirname(path));
+  return { bytes: statSync(path).size, entries: sorted.length };
 }
 
 function extendedTimestamp(): Buffer {

@@ -1,4 +1,3 @@
-import { writeFileAtomic } from '../../state/atomic-file.js';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
@@ -7,8 +6,10 @@ import { ERROR_CODES, WardError } from '../../errors.js';
 import {
   ENTRY_KINDS,
   entryView,
-  isJsonKind,
+  exportStore,
+  importStore,
   openLevelStore,
+  quoteId,
   resolveOneEntry,
   type EntryKind,
   type EvidenceStore,
@@ -17,7 +18,7 @@ import {
   type StoreEntry,
   type StoreInput,
 } from '../../store/index.js';
-import { openZip, writeDeterministicZip } from '../../zip/index.js';
+import { openZip } from '../../zip/index.js';
 import { stateDir, type CliContext } from '../context.js';
 import { daemonUrl, storeEntryOverDaemon, storeListOverDaemon } from '../daemon-client.js';
 import { print } from './pack.js';
@@ -103,25 +104,28 @@ export function register(program: Command, ctx: CliContext): void {
       });
     });
 
-  withFilters(withCommon(store.command('export').description('write matching entries to a deterministic zip (traces/, runpacks/, packs/)')))
+  withFilters(withCommon(store.command('export').description('write matching entries to a deterministic zip (traces/, captures/, runpacks/, packs/; ZIP64 past 65,534 entries)')))
     .requiredOption('--out <file>', 'export zip')
     .action(async (flags: ListFlags & { out: string }) => {
       await withStore(ctx, flags, async (s) => {
-        const entries = await s.list({ ...filterOf(flags), limit: undefined });
-        const files = await Promise.all(entries.map(async (e) => ({ path: exportPath(e), data: await s.read(e) })));
         const out = resolve(ctx.cwd, flags.out);
-        writeFileAtomic(out, writeDeterministicZip(files));
-        print(ctx, flags.json, { ok: true, path: out, count: entries.length }, `exported ${entries.length} entries to ${out}`);
+        const report = await exportStore(s, filterOf(flags), out);
+        const skipped = report.skipped.map((e) => `skipped ${e.kind} ${quoteId(e.id)}: ${e.reason}`);
+        print(
+          ctx,
+          flags.json,
+          { ok: report.skipped.length === 0, path: out, count: report.count, bytes: report.bytes, ...(report.skipped.length > 0 ? { skipped: report.skipped } : {}) },
+          [`exported ${report.count} entries to ${out}`, ...skipped].join('\n'),
+        );
+        // Evidence left out of an export is a failure the caller must see, even though the rest is written.
+        if (report.skipped.length > 0) ctx.exitCode = EXIT.VERIFY_FAILED;
       });
     });
 
   withCommon(store.command('import').description('import an export zip made by ward store export').argument('<file>', 'export zip'))
     .action(async (file: string, flags: StoreFlags) => {
-      const zip = openZip(readFileSync(resolve(ctx.cwd, file)));
-      const inputs: StoreInput[] = zip.entries
-        .filter((e) => !e.isDirectory)
-        .map((e) => ({ kind: importKind(e.name), bytes: zip.read(e) }));
-      await withStore(ctx, flags, async (s) => reportPut(ctx, flags, await s.put(inputs), 'imported'));
+      const path = resolve(ctx.cwd, file);
+      await withStore(ctx, flags, async (s) => reportPut(ctx, flags, await importStore(s, path), 'imported'));
     });
 }
 
@@ -185,19 +189,6 @@ function reportPut(ctx: CliContext, flags: StoreFlags, put: PutResult, verb: str
 function entryLine(e: StoreEntry): string {
   const facts = [e.run_id && `run=${e.run_id}`, e.tool_names && `tool=${e.tool_names.join(',')}`, e.verdict && `verdict=${e.verdict}`, e.pack_type && `type=${e.pack_type}`];
   return [e.time, e.kind, e.id, ...facts.filter(Boolean)].join('  ');
-}
-
-const EXPORT_DIRS: Record<EntryKind, string> = { trace: 'traces', capture: 'captures', runpack: 'runpacks', pack: 'packs' };
-
-function exportPath(e: StoreEntry): string {
-  return `${EXPORT_DIRS[e.kind]}/${e.id}.${isJsonKind(e.kind) ? 'json' : 'zip'}`;
-}
-
-function importKind(name: string): EntryKind {
-  const dir = name.slice(0, name.indexOf('/'));
-  const kind = (Object.keys(EXPORT_DIRS) as EntryKind[]).find((k) => EXPORT_DIRS[k] === dir);
-  if (!kind) throw new WardError(ERROR_CODES.USAGE, `not a ward store export: unexpected entry ${name}`);
-  return kind;
 }
 
 /** Files named on `store ingest`: *.json as traces (captures when named capture_*), *.zip as packs (or runpacks when they hold manifest.json). */

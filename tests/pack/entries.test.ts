@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { inspectPack, packVerified, verifyPack } from '../../src/pack/index.js';
+import { writeDeterministicZip } from '../../src/zip/index.js';
+import { craftZip, entriesOf, S_IFLNK } from './craft.js';
+import { demoPack, errorOf, TEST_KEY } from './helpers.js';
+
+const keys = [TEST_KEY];
+
+describe('pack readers refuse undeclared, aliased and symlink entries', () => {
+  const pack = demoPack().bytes;
+  const withEntries = (change: (e: ReturnType<typeof entriesOf>) => ReturnType<typeof entriesOf>) => craftZip(change(entriesOf(pack)));
+
+  it('the untouched pack, re-crafted, verifies as signed', () => {
+    const result = verifyPack(withEntries((e) => e), { keys, requireSignature: true });
+    expect(result.signature_status).toBe('verified');
+    expect(packVerified(result, true)).toBe(true);
+  });
+
+  it('an undeclared entry fails verification with a verified signature', () => {
+    const result = verifyPack(withEntries((e) => [...e, { name: 'evidence/extra.json', data: Buffer.from('{}') }]), { keys, requireSignature: true });
+    expect(result.undeclared_files).toEqual(['evidence/extra.json']);
+    expect(packVerified(result, true)).toBe(false);
+  });
+
+  it('a case alias of a declared file is refused by every reader', () => {
+    const bytes = withEntries((e) => [...e, { name: 'RUN_PAYLOAD.json', data: Buffer.from('{}') }]);
+    expect(errorOf(() => verifyPack(bytes, { keys }))).toMatchObject({
+      code: 'ERR_ZIP_DUPLICATE_ENTRY',
+      message: 'zip contains entries that differ only in case or Unicode form: RUN_PAYLOAD.json = run_payload.json',
+      exitCode: 2,
+    });
+    expect(errorOf(() => inspectPack(bytes)).code).toBe('ERR_ZIP_DUPLICATE_ENTRY');
+  });
+
+  it('a symlink entry is refused by every reader', () => {
+    const bytes = withEntries((e) => [...e, { name: 'evidence/key', data: Buffer.from('/home/user/.ssh/id_ed25519'), mode: S_IFLNK | 0o777 }]);
+    expect(errorOf(() => verifyPack(bytes, { keys })).code).toBe('ERR_ZIP_UNSAFE_PATH');
+    expect(errorOf(() => inspectPack(bytes)).code).toBe('ERR_ZIP_UNSAFE_PATH');
+  });
+
+  it('a manifest name spelled another way is refused, not treated as missing', () => {
+    const bytes = withEntries((e) => e.map((x) => (x.name === 'pack_manifest.json' ? { ...x, name: './pack_manifest.json' } : x)));
+    expect(errorOf(() => verifyPack(bytes, { keys })).code).toBe('ERR_ZIP_UNSAFE_PATH');
+  });
+
+  it('Ward never writes what its readers refuse', () => {
+    const data = Buffer.from('x');
+    for (const path of ['./a', 'a//b', 'a\\b', 'dir/', 're\u0301f', ' a', 'a\u0000b']) {
+      expect(errorOf(() => writeDeterministicZip([{ path, data }])).code).toBe('ERR_ZIP_UNSAFE_PATH');
+    }
+    expect(errorOf(() => writeDeterministicZip([{ path: 'run.json', data }, { path: 'RUN.JSON', data }])).code).toBe('ERR_ZIP_DUPLICATE_ENTRY');
+  });
+});
