@@ -1,6 +1,6 @@
 // Signed decision records (`gait.gate.trace` 1.0.0): build, sign, write, verify, export.
-export { signDigestedJson, verifyDigestedJson, withoutSignature, SIGNATURE_ALG } from './sign.js';
-export type { DigestSignature, SignatureCheck, SignatureFailure } from './sign.js';
+export { signDigestedJson, verifyDigestedJson, withoutSignature, SIGNATURE_ALG, SIGNATURE_MEMBERS } from './sign.js';
+export type { DigestSignature, SignatureCheck, SignatureFailure, VerifyDigestOptions } from './sign.js';
 export {
   buildTraceRecord,
   signTrace,
