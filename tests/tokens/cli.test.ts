@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadKeyRing } from '../../src/keys/index.js';
@@ -62,6 +62,49 @@ describe('ward approve + gate eval', () => {
     expect(approve(cwd, ['--ttl', '1 day']).code).toBe(6);
     expect(approve(cwd, ['--ttl', '1h', '--max-ops', '-1']).code).toBe(6);
     expect(approve(cwd, ['--ttl', '1h', '--key-mode', 'prod']).code).toBe(6);
+  });
+});
+
+describe('one-use approval tokens and the 24h cap (CLI)', () => {
+  const evalWith = (cwd: string, token: string, extra: string[] = []) =>
+    ward(['gate', 'eval', '--policy', 'p.yaml', '--intent', 'i.json', '--approval-token', token, '--json', ...extra], { cwd });
+
+  it('a token grants one gate eval; the second is refused with approval_token_consumed (exit 4)', () => {
+    const cwd = setup();
+    const minted = JSON.parse(approve(cwd, ['--ttl', '1h']).stdout);
+    expect(evalWith(cwd, minted.token_path).code).toBe(0);
+    const again = evalWith(cwd, minted.token_path);
+    expect(again.code).toBe(4);
+    expect(JSON.parse(again.stdout)).toMatchObject({ verdict: 'require_approval', required_approvals: 1 });
+    expect(JSON.parse(again.stdout).reason_codes).toContain('approval_token_consumed');
+    expect(readdirSync(join(cwd, '.ward', 'token_ledger'))).toHaveLength(1);
+    // The audit record says why the token did not count.
+    const audit = JSON.parse(readFileSync(JSON.parse(again.stdout).approval_audit_path, 'utf8'));
+    expect(audit.entries[0]).toMatchObject({ token_id: minted.token_id, valid: false, error_code: 'approval_token_consumed' });
+  });
+
+  it('--approval-token-reuse ttl opts into reuse until expiry; other values are usage errors', () => {
+    const cwd = setup();
+    const minted = JSON.parse(approve(cwd, ['--ttl', '1h']).stdout);
+    expect(evalWith(cwd, minted.token_path, ['--approval-token-reuse', 'ttl']).code).toBe(0);
+    expect(evalWith(cwd, minted.token_path, ['--approval-token-reuse', 'ttl']).code).toBe(0);
+    expect(existsSync(join(cwd, '.ward', 'token_ledger'))).toBe(false);
+    // Reuse-mode decisions do not consume it, so a one-use decision may still use it, once.
+    expect(evalWith(cwd, minted.token_path).code).toBe(0);
+    expect(evalWith(cwd, minted.token_path).code).toBe(4);
+    const bad = evalWith(cwd, minted.token_path, ['--approval-token-reuse', 'forever']);
+    expect(bad.code).toBe(6);
+    expect(bad.stderr + bad.stdout).toContain('--approval-token-reuse');
+  });
+
+  it('approve refuses a TTL over 24h (876000h was accepted before) and accepts 24h', () => {
+    const cwd = setup();
+    for (const ttl of ['876000h', '24h1ns', '25h']) {
+      const r = approve(cwd, ['--ttl', ttl]);
+      expect(r.code, ttl).toBe(6);
+      expect(r.stderr + r.stdout, ttl).toContain('ttl must be at most 24h');
+    }
+    expect(approve(cwd, ['--ttl', '24h']).code).toBe(0);
   });
 });
 

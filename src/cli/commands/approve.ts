@@ -33,7 +33,7 @@ export function register(program: Command, ctx: CliContext): void {
       .option('--intent-digest <sha256>', 'the intent_digest gate eval reported')
       .option('--policy-digest <sha256>', 'the policy_digest gate eval reported')
       .option('--delegation-binding-digest <sha256>', 'required when the intent carries delegation')
-      .option('--ttl <duration>', 'lifetime as a Go duration, e.g. 30m or 1h')
+      .option('--ttl <duration>', 'lifetime as a Go duration, e.g. 30m or 1h (at most 24h; the token grants one decision)')
       .option('--scope <csv>', 'comma-separated scopes, e.g. tool:tool.write,phase:apply,destructive:apply')
       .option('--approver <identity>', 'who approves')
       .option('--reason-code <code>', 'why')
