@@ -10,15 +10,16 @@ import { initFixture, readRegressConfig, regressJunit, renderRegressResult, runR
 import { parseRunRecordInput, recordRunpack, runpackVerified, verifyRunpack } from '../../runpack/index.js';
 import { writeFileAtomic } from '../../state/atomic-file.js';
 import { intentDigest } from '../../intent/digest.js';
-import { resolveSigningKey } from '../../keys/index.js';
+import { generateSigningKey, resolveSigningKey } from '../../keys/index.js';
 import { loadPolicyFile } from '../../policy/load.js';
 import { runGate, type GateRuntime } from '../../runtime/gate-run.js';
+import { approvalStep } from '../../runtime/token-steps.js';
+import { readTokenFiles } from '../../tokens/files.js';
 import { mintApprovalToken, requiredApprovalScope } from '../../tokens/approval.js';
 import { verifyTracePath } from '../../trace/verify-file.js';
 import { WARD_VERSION } from '../../version.js';
 import { stateDir, wardInvocation, type CliContext } from '../context.js';
 import { goJsonLine } from '../output.js';
-import { approvalStep } from './gate-tokens.js';
 import { platformEnv } from './run.js';
 
 const SHIPPED = fileURLToPath(new URL('../../../', import.meta.url));
@@ -96,10 +97,12 @@ function demo(ctx: CliContext, flags: { json?: boolean; stateDir?: string }): vo
     record(name, intent, runGate(rt, { intent }));
   }
 
-  // The write needs two distinct approvers: mint one token each, bound to the exact digests.
+  // The write needs two distinct approvers: mint one token each, bound to the exact digests and
+  // signed with each approver's own key (distinct approvers need distinct keys).
   const writeIntent = parseJsonText(readFileSync(join(dir, 'write-config.json'), 'utf8')) as JsonObject;
   const prepared = evaluate(policy, writeIntent, { now: nowUTC() }).preparedIntent!;
-  const tokenPaths = ['alice', 'bob'].map((approver) => {
+  const approverKeys = [key.key, generateSigningKey()];
+  const tokenPaths = ['alice', 'bob'].map((approver, i) => {
     const token = mintApprovalToken({
       intentDigest: intentDigest(prepared),
       policyDigest: policy.digest,
@@ -109,7 +112,7 @@ function demo(ctx: CliContext, flags: { json?: boolean; stateDir?: string }): vo
       reasonCode: 'demo_change_ticket',
       now: nowUTC(),
       producerVersion: WARD_VERSION,
-      key: key.key,
+      key: approverKeys[i]!,
     });
     const path = join(dir, `approval_${approver}.json`);
     writeFileSync(path, JSON.stringify(token, null, 2) + '\n', { mode: 0o600 });
@@ -117,7 +120,11 @@ function demo(ctx: CliContext, flags: { json?: boolean; stateDir?: string }): vo
   });
   const approved = runGate(rt, {
     intent: writeIntent,
-    approvals: approvalStep(ctx, { approvalTokenChain: tokenPaths.join(',') }, key.key, join(dir, 'audits')),
+    approvals: approvalStep({
+      tokens: () => readTokenFiles(undefined, tokenPaths.join(','), ctx.cwd),
+      verifyKeys: approverKeys,
+      audit: { dir: join(dir, 'audits'), cwd: ctx.cwd },
+    }),
   });
   record('write-config + 2 approvals', writeIntent, approved);
 
