@@ -27,7 +27,7 @@ import { TARGET_KINDS } from '../contract/vocabulary.js';
 import type { NormalizedIntent, Target } from '../intent/types.js';
 import { canonicalTarget } from '../intent/canonical.js';
 import { underPrefix } from './constraints.js';
-import { targetValueIn, toolNameIn } from './target-match.js';
+import { targetValueIn } from './target-match.js';
 
 /*
  * Kill switches (`gate.md` §3.1 step 6). The state file `gait.gate.kill_switch_state` 1.0.0 is a
@@ -333,7 +333,7 @@ function matchEntry(entry: KillSwitchEntry, facts: IntentFacts): string[] | unde
     codes.push(SELECTOR_CODES.identity);
   }
   if (entry.tool_name) {
-    if (![...facts.toolNames].some((name) => toolNameIn([entry.tool_name], name))) return undefined;
+    if (!facts.toolNames.has(entry.tool_name)) return undefined;
     codes.push(SELECTOR_CODES.tool_name);
   }
   if (entry.environment) {

@@ -1,6 +1,6 @@
 import type { JsonObject } from '../canon/json.js';
 import type { ArgProvenance, NormalizedIntent, Target } from '../intent/types.js';
-import { targetValueIn, toolNameIn } from './target-match.js';
+import { targetValueIn } from './target-match.js';
 import type { PolicyMatch, PolicyRule } from '../policy/types.js';
 
 /** Does a rule's `match` block select this (prepared) intent? All present selectors are AND-ed (§2.4). */
@@ -8,7 +8,7 @@ export function ruleMatches(rule: PolicyRule, intent: NormalizedIntent): boolean
   const m = rule.match;
   const ctx = intent.context;
   const targets = intent.targets;
-  if (m.tool_names.length && !toolNameIn(m.tool_names, intent.tool_name)) return false;
+  if (m.tool_names.length && !m.tool_names.includes(intent.tool_name)) return false;
   if (m.risk_classes.length && !m.risk_classes.includes(ctx.risk_class)) return false;
   if (m.identities.length && !m.identities.includes(ctx.identity)) return false;
   if (m.workspace_prefixes.length && !m.workspace_prefixes.some((p) => ctx.workspace.startsWith(p))) return false;

@@ -3,7 +3,6 @@ import {
   canonicalHostname,
   canonicalPath,
   canonicalTarget,
-  canonicalToolName,
   canonicalUrl,
 } from '../intent/canonical.js';
 import type { Target } from '../intent/types.js';
@@ -20,14 +19,6 @@ export function targetValueIn(list: readonly string[], target: Target, workspace
   const canonical = canonicalTarget(target, workspace).value;
   if (canonical === undefined) return false;
   for (const v of list) if (canonicalValueOf(target.kind, v, workspace) === canonical) return true;
-  return false;
-}
-
-/** Tool names compare after NFKC and lowercasing (full-width `ｆｓ.ｗｒｉｔｅ` is `fs.write`). */
-export function toolNameIn(list: readonly string[], toolName: string): boolean {
-  if (list.includes(toolName)) return true;
-  const canonical = canonicalToolName(toolName);
-  for (const name of list) if (canonicalToolName(name) === canonical) return true;
   return false;
 }
 

@@ -1,6 +1,7 @@
 import { domainToASCII } from 'node:url';
 import { goCleanPath } from '../canon/gopath.js';
-import type { Target } from './types.js';
+import type { JsonObject } from '../canon/json.js';
+import type { NormalizedIntent, Target } from './types.js';
 
 /**
  * Canonical forms of what a target will touch (docs/canonical-targets.md). Rules and lists are
@@ -78,6 +79,32 @@ function claimedHost(t: Target): string | undefined {
   if (t.endpoint_domain === '') return '';
   const host = canonicalHostname(t.endpoint_domain);
   return host.ok ? host.value : undefined;
+}
+
+/**
+ * What the trace records about canonicalisation: each target (top-level and script steps) whose
+ * canonical form differs from its value as written, or that could not be reduced. Empty for the
+ * ordinary intent whose targets are already canonical, so such traces stay as they were.
+ */
+export function canonicalTargetNotes(intent: NormalizedIntent): JsonObject[] {
+  const workspace = intent.context.workspace;
+  const all = [...intent.targets, ...(intent.script?.steps.flatMap((step) => step.targets) ?? [])];
+  const notes: JsonObject[] = [];
+  const seen = new Set<string>();
+  for (const t of all) {
+    const key = `${t.kind}\0${t.value}\0${t.endpoint_domain}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const c = canonicalTarget(t, workspace);
+    const hostDiffers = c.host !== undefined && c.host !== '' && c.host !== t.endpoint_domain;
+    if (c.problem === undefined && c.value === t.value && !hostDiffers) continue;
+    const note: JsonObject = { kind: t.kind, value: t.value };
+    if (c.value !== undefined && c.value !== t.value) note['canonical_value'] = c.value;
+    if (hostDiffers) note['canonical_host'] = c.host!;
+    if (c.problem !== undefined) note['problem'] = c.problem;
+    notes.push(note);
+  }
+  return notes;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -178,9 +205,9 @@ export function canonicalUrl(raw: string): Canonical<{ href: string; host: strin
   if (!host.ok) return host;
   if (url.hostname !== host.value && !host.value.includes(':')) url.hostname = host.value;
   // Credentials and the fragment do not change what is reached: the fragment is never sent.
-  url.username = '';
-  url.password = '';
-  url.hash = '';
+  if (url.username !== '') url.username = '';
+  if (url.password !== '') url.password = '';
+  if (url.hash !== '') url.hash = '';
   return ok({ href: url.href, host: host.value });
 }
 
@@ -210,6 +237,7 @@ export function canonicalHostTarget(raw: string): Canonical<string> {
 export function canonicalHostname(raw: string): Canonical<string> {
   let host = raw.trim();
   if (host === '') return fail('host is empty');
+  if (isPlainDomain(host)) return ok(host);
   if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
   if (host.includes(':')) return canonicalIpv6(host);
   // domainToASCII percent-decodes, maps (full-width digits, case), applies IDNA and parses IPv4.
@@ -224,6 +252,16 @@ export function canonicalHostname(raw: string): Canonical<string> {
     return ok(again);
   }
   return ok(trimmed);
+}
+
+/**
+ * Lowercase letter-digit-hyphen labels whose last label is not a number: already canonical, and
+ * most hosts are like this (the WHATWG parser has lowercased them). Numbers are left to the full
+ * parse because `2852039166` and `0xa9.254.0251.254` are IPv4 addresses.
+ */
+function isPlainDomain(host: string): boolean {
+  if (!/^[a-z0-9-]+(?:\.[a-z0-9-]+)*$/.test(host) || host.includes('xn--')) return false;
+  return !/^(?:[0-9]+|0x[0-9a-f]*)$/.test(host.slice(host.lastIndexOf('.') + 1));
 }
 
 function canonicalIpv6(host: string): Canonical<string> {
@@ -247,16 +285,16 @@ function canonicalIpv6(host: string): Canonical<string> {
 // Tool names
 
 /**
- * The tool name rules compare: Unicode NFKC (full-width and compatibility forms fold to what they
- * look like), then lowercase. Invisible and control characters are refused by the normalizer
- * before this is reached (`hasInvisibleCharacters`).
+ * Why a (trimmed, lowercased) tool name is not in the one form rules compare, or undefined when it
+ * is. Full-width and other compatibility forms (`ｆｓ.ｄｅｌｅｔｅ`) would look like a name a rule
+ * lists without being equal to it, and invisible or control characters hide what the name says:
+ * both are refused rather than guessed at, so a rule never has to compare two spellings.
  */
-export function canonicalToolName(name: string): string {
+export function toolNameProblem(name: string): string | undefined {
+  // Printable ASCII is its own NFKC form and has nothing invisible.
+  if (/^[\x20-\x7e]*$/.test(name)) return undefined;
+  if (/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(name)) return 'contains control or invisible characters';
   const folded = name.normalize('NFKC').toLowerCase();
-  return folded === name ? name : folded;
-}
-
-/** Control characters, zero-width and other format characters, and bidi overrides. */
-export function hasInvisibleCharacters(s: string): boolean {
-  return /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(s);
+  if (folded !== name) return `is not in canonical form (NFKC, lowercase: ${JSON.stringify(folded)})`;
+  return undefined;
 }

@@ -24,7 +24,7 @@ import {
 } from '../contract/vocabulary.js';
 import { assertNoRawCredentials, isEnvAssignment, isSafeEvidenceRef } from './secrets.js';
 import { dedupeSortTargets, normalizeTarget } from './targets.js';
-import { hasInvisibleCharacters } from './canonical.js';
+import { toolNameProblem } from './canonical.js';
 import { goCleanPath } from '../canon/gopath.js';
 import { scriptHashOf } from './digest.js';
 import { parseTraceContext } from '../trace/trace-context.js';
@@ -72,7 +72,7 @@ export function normalizeIntent(input: unknown): NormalizedIntent {
   }
   const toolName = script ? 'script' : declaredToolName;
   if (toolName === '') throw invalidIntent('tool_name is required');
-  assertVisibleToolName(toolName, 'tool_name');
+  assertCanonicalToolName(toolName, 'tool_name');
 
   const args = normalizeArgs(readObject(raw, 'args', ''), 'args');
   assertNoRawCredentials('args', args);
@@ -134,8 +134,9 @@ function assertCoveredBySteps<T>(topLevel: readonly T[], steps: readonly T[], fi
   }
 }
 
-function assertVisibleToolName(name: string, field: string): void {
-  if (hasInvisibleCharacters(name)) throw invalidIntent(`${field} contains control or invisible characters`);
+function assertCanonicalToolName(name: string, field: string): void {
+  const problem = toolNameProblem(name);
+  if (problem !== undefined) throw invalidIntent(`${field} ${problem}`);
 }
 
 function normalizeScript(raw: JsonObject): { steps: ScriptStep[] } {
@@ -146,7 +147,7 @@ function normalizeScript(raw: JsonObject): { steps: ScriptStep[] } {
     const path = `script.steps[${i}].`;
     const toolName = goLower(goTrim(readString(step, 'tool_name', path)));
     if (toolName === '') throw invalidIntent(`script.steps[${i}].tool_name is required`);
-    assertVisibleToolName(toolName, `script.steps[${i}].tool_name`);
+    assertCanonicalToolName(toolName, `script.steps[${i}].tool_name`);
     const argsValue = step['args'];
     if (argsValue !== undefined && argsValue !== null && !isJsonObject(argsValue)) {
       throw invalidIntent(`script.steps[${i}].args must be a JSON object`);

@@ -9,6 +9,7 @@ import {
 } from '../canon/index.js';
 import { contextPayload, delegationDigest, intentDigestPayload } from '../intent/digest.js';
 import type { NormalizedIntent } from '../intent/types.js';
+import { canonicalTargetNotes } from '../intent/canonical.js';
 import type { Verdict } from '../policy/types.js';
 import { buildTraceRelationship } from './relationship.js';
 import { signDigestedJson, type DigestSignature } from './sign.js';
@@ -20,7 +21,7 @@ export const TRACE_SCHEMA_VERSION = '1.0.0';
 
 /**
  * `ward` (the default) is the reference field set plus `reason_codes`, `matched_rule` and, when
- * given, `trace_context`, all inside the signature. `gait` is exactly the reference field set, so
+ * there is something to say, `trace_context` and `canonical_targets`, all inside the signature. `gait` is exactly the reference field set, so
  * the reference's own `trace verify` accepts it (it drops unknown fields before hashing, so it
  * cannot verify a `ward` record).
  */
@@ -28,7 +29,7 @@ export type TraceFormat = 'ward' | 'gait';
 export const TRACE_FORMATS: readonly TraceFormat[] = ['ward', 'gait'];
 
 /** Fields that exist only in `ward`-format records. */
-export const WARD_ONLY_TRACE_FIELDS: readonly string[] = ['reason_codes', 'matched_rule', 'trace_context'];
+export const WARD_ONLY_TRACE_FIELDS: readonly string[] = ['reason_codes', 'matched_rule', 'trace_context', 'canonical_targets'];
 
 export interface TraceContextSummary {
   contextSetDigest: string;
@@ -217,6 +218,7 @@ export function buildTraceRecord(input: TraceInput, format: TraceFormat): Unsign
   if (format === 'ward') {
     r['reason_codes'] = uniqueSorted(input.reasonCodes);
     r['matched_rule'] = input.matchedRule;
+    put(r, 'canonical_targets', canonicalTargetNotes(intent));
     const traceContext = input.traceContext ?? intent.trace_context;
     if (traceContext) {
       r['trace_context'] = traceContext.tracestate

@@ -161,10 +161,11 @@ describe('lists fail closed on targets they cannot reduce', () => {
 });
 
 describe('rules compare canonical forms', () => {
-  it('tool names in full-width letters match the rule for the plain name', () => {
-    const policy = 'default_verdict: allow\nrules: [{ name: no-delete, effect: block, match: { tool_names: [fs.delete] } }]';
-    const o = decide(policy, intent({ tool_name: '\uff46\uff53.\uff44\uff45\uff4c\uff45\uff54\uff45' }));
-    expect(o.verdict).toBe('block');
+  it('a tool name in full-width letters is refused, never decided as another tool', () => {
+    const policy = 'default_verdict: allow\nfail_closed: { enabled: true }\nrules: [{ name: no-delete, effect: block, match: { tool_names: [fs.delete] } }]';
+    const fullWidth = '\uff46\uff53.\uff44\uff45\uff4c\uff45\uff54\uff45';
+    expect(decide(policy, intent({ tool_name: fullWidth }, { risk_class: 'high' })).reasonCodes).toEqual(['fail_closed_intent_invalid']);
+    expect(() => decide(policy, intent({ tool_name: fullWidth }))).toThrow(/not in canonical form/);
   });
 
   it('an argument listed with two sources counts as the less trusted one', () => {

@@ -3,9 +3,9 @@ import {
   canonicalHostTarget,
   canonicalHostname,
   canonicalPath,
-  canonicalToolName,
+  canonicalTargetNotes,
   canonicalUrl,
-  hasInvisibleCharacters,
+  toolNameProblem,
 } from '../../src/intent/canonical.js';
 import { normalizeIntent } from '../../src/intent/normalize.js';
 
@@ -104,6 +104,9 @@ describe('canonical hosts', () => {
     const r = canonicalUrl('https://M\u00dcNCHEN.de./x');
     expect(r.ok && r.value).toEqual({ host: 'xn--mnchen-3ya.de', href: 'https://xn--mnchen-3ya.de/x' });
     expect(canonicalHostname('Example.COM.')).toEqual({ ok: true, value: 'example.com' });
+    expect(canonicalHostname('api.example.com')).toEqual({ ok: true, value: 'api.example.com' });
+    expect(canonicalHostname('0x7f.1')).toEqual({ ok: true, value: '127.0.0.1' });
+    expect(canonicalHostname('10.0.0.0x1')).toEqual({ ok: true, value: '10.0.0.1' });
     expect(canonicalHostname('2852039166.')).toEqual({ ok: true, value: '169.254.169.254' });
     expect(canonicalHostname('[::1]')).toEqual({ ok: true, value: '::1' });
     expect(canonicalHostname('0:0:0:0:0:0:0:1')).toEqual({ ok: true, value: '::1' });
@@ -131,14 +134,19 @@ describe('canonical hosts', () => {
 });
 
 describe('tool names', () => {
-  it('fold full-width and compatibility forms', () => {
-    expect(canonicalToolName('\uff46\uff53.\uff57\uff52\uff49\uff54\uff45')).toBe('fs.write');
-    expect(canonicalToolName('fs.write')).toBe('fs.write');
+  it('full-width and compatibility forms are not canonical', () => {
+    expect(toolNameProblem('\uff46\uff53.\uff57\uff52\uff49\uff54\uff45')).toMatch(/not in canonical form .*"fs\.write"/);
+    expect(toolNameProblem('\ufb01le.read')).toMatch(/"file\.read"/);
   });
-  it('invisible characters are detected', () => {
-    expect(hasInvisibleCharacters('fs.wr\u200bite')).toBe(true);
-    expect(hasInvisibleCharacters('fs.write\u202e')).toBe(true);
-    expect(hasInvisibleCharacters('fs.write')).toBe(false);
+  it('invisible and control characters are refused', () => {
+    expect(toolNameProblem('fs.wr\u200bite')).toMatch(/invisible/);
+    expect(toolNameProblem('fs.write\u202e')).toMatch(/invisible/);
+    expect(toolNameProblem('fs.write\u0000')).toMatch(/control/);
+  });
+  it('plain and non-Latin canonical names pass', () => {
+    expect(toolNameProblem('fs.write')).toBeUndefined();
+    expect(toolNameProblem('outil.cr\u00e9er')).toBeUndefined();
+    expect(toolNameProblem('mcp__github__create_issue')).toBeUndefined();
   });
 });
 
@@ -184,8 +192,9 @@ describe('normalization refuses ambiguous targets and claims', () => {
     expect(refusal(base({ targets: [{ kind: 'path', value: '/etc/shadow\u0000.txt' }] })).message).toMatch(/NUL/);
   });
 
-  it('invisible characters in a tool name', () => {
-    expect(refusal(base({ tool_name: 'fs.del\u200bete' })).message).toMatch(/invisible/);
+  it('invisible characters or compatibility forms in a tool name', () => {
+    expect(refusal(base({ tool_name: 'fs.del\u200bete' })).message).toMatch(/tool_name contains control or invisible characters/);
+    expect(refusal(base({ tool_name: '\uff46\uff53.\uff44\uff45\uff4c\uff45\uff54\uff45' })).message).toMatch(/tool_name is not in canonical form/);
   });
 
   it('numbers outside float64 and args nested past the limit', () => {
@@ -210,5 +219,30 @@ describe('normalization refuses ambiguous targets and claims', () => {
     expect(refusal(base({ tool_name: 'fs.delete', script })).message).toMatch(/conflicts with script/);
     const summary = normalizeIntent(base({ tool_name: 'script', script, targets: [{ kind: 'path', value: '/tmp/in' }] }));
     expect(summary.targets.map((t) => t.value)).toEqual(['/tmp/in']);
+  });
+});
+
+describe('canonicalTargetNotes (what the trace records)', () => {
+  const n = (targets: unknown[]) =>
+    normalizeIntent({ tool_name: 'fs.read', args: {}, targets, context: { identity: 'a', workspace: '/srv/app', risk_class: 'low' } });
+
+  it('is empty when every target is already canonical', () => {
+    expect(canonicalTargetNotes(n([{ kind: 'path', value: '/etc/hosts' }, { kind: 'url', value: 'https://api.example.com/v1' }]))).toEqual([]);
+  });
+
+  it('records rewritten values, hosts the reference would not see, and refusals', () => {
+    expect(
+      canonicalTargetNotes(
+        n([
+          { kind: 'path', value: '../../etc/shadow' },
+          { kind: 'url', value: 'https://evil.com\\@api.example.com/' },
+          { kind: 'path', value: '~/.ssh/id_rsa' },
+        ]),
+      ),
+    ).toEqual([
+      { kind: 'path', value: '../../etc/shadow', canonical_value: '/etc/shadow' },
+      { kind: 'path', value: '~/.ssh/id_rsa', problem: 'path starts with ~ (home directory of an unknown user)' },
+      { kind: 'url', value: 'https://evil.com\\@api.example.com/', canonical_value: 'https://evil.com/@api.example.com/', canonical_host: 'evil.com' },
+    ]);
   });
 });
