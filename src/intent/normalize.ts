@@ -98,6 +98,8 @@ export function normalizeIntent(input: unknown): NormalizedIntent {
   // Type-check the fields the reference decodes but ignores, so garbage there is still refused.
   for (const key of ['args_digest', 'intent_digest', 'script_hash', 'producer_version']) readString(raw, key, '');
   const relationship = readObject(raw, 'relationship', '');
+  // Never evaluated, but decision captures write it out again: it gets the same depth bound.
+  if (relationship) assertMaxDepth(relationship, 'relationship', 1);
   const createdAt = readTime(raw, 'created_at', '');
 
   const schemaId = readString(raw, 'schema_id', '');
@@ -194,6 +196,12 @@ function normalizeObject(obj: JsonObject, label: string, depth: number): JsonObj
     out[trimmed] = normalizeValue(obj[key] as JsonValue, label, depth);
   }
   return out;
+}
+
+function assertMaxDepth(value: JsonValue, label: string, depth: number): void {
+  if (value === null || typeof value !== 'object') return;
+  if (depth > MAX_ARGS_DEPTH) throw invalidIntent(`${label} nests deeper than ${MAX_ARGS_DEPTH} levels`);
+  for (const child of Array.isArray(value) ? value : Object.values(value)) assertMaxDepth(child, label, depth + 1);
 }
 
 function normalizeValue(value: JsonValue, label: string, depth: number): JsonValue {
