@@ -116,9 +116,7 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
         const w = (r['structuredContent'] as { ward: Msg }).ward;
         expect(w['verdict']).toBe('block');
         expect(w['reason_codes']).toEqual(['fail_closed_intent_invalid']);
-        expect(w['refused']).toBe('not_evaluable');
         expect(String(w['trace_id'])).toMatch(/^[0-9a-f]{24}$/);
-        expect(JSON.stringify(r['content'])).toContain('Ward could not evaluate this call');
       }
 
       for (let i = 0; i < MISSPELLED.length; i++) {
