@@ -76,8 +76,11 @@ export interface WardDecision {
 
 /** A tool function: anything async (or sync) taking arguments. */
 export type ToolFunction<A extends unknown[], R> = (...args: A) => R | Promise<R>;
-/** Describes the call about to happen as an intent request. */
-export type DescribeIntent<A extends unknown[]> = (...args: A) => IntentRequest | JsonObject | Promise<IntentRequest | JsonObject>;
+/**
+ * Describes the call about to happen as an intent request: an `intent(...)` build, an intent JSON
+ * object, or its JSON text (parsed strictly, as `ward.evaluate` does).
+ */
+export type DescribeIntent<A extends unknown[]> = (...args: A) => IntentRequest | JsonObject | string | Promise<IntentRequest | JsonObject | string>;
 
 /**
  * Ward as a library: load a policy and a signing key once, then decide tool calls. Every decision
