@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadKeyRing } from '../../src/keys/index.js';
+import { buildJwks, generateSigningKey, loadKeyRing } from '../../src/keys/index.js';
 import { tempDir, ward } from '../cli/run.js';
 import { referenceVerify } from './helpers.js';
 
@@ -105,6 +105,42 @@ describe('one-use approval tokens and the 24h cap (CLI)', () => {
       expect(r.stderr + r.stdout, ttl).toContain('ttl must be at most 24h');
     }
     expect(approve(cwd, ['--ttl', '24h']).code).toBe(0);
+  });
+});
+
+describe('distinct approvers need distinct keys (CLI)', () => {
+  it('two approvers each signing with their own key are granted with --approval-jwks; one key for both is not', () => {
+    const cwd = tempDir();
+    writeFileSync(
+      join(cwd, 'p.yaml'),
+      'default_verdict: allow\nrules:\n  - name: pairs\n    priority: 1\n    effect: require_approval\n    min_approvals: 2\n    require_distinct_approvers: true\n    match:\n      tool_names: [tool.write]\n',
+    );
+    writeFileSync(join(cwd, 'i.json'), JSON.stringify(INTENT));
+    const first = JSON.parse(ward(['gate', 'eval', '--policy', 'p.yaml', '--intent', 'i.json', '--json'], { cwd }).stdout);
+    const keys = ['alice', 'bob'].map((name) => {
+      const key = generateSigningKey();
+      writeFileSync(join(cwd, `${name}.pem`), key.privateKey.export({ format: 'pem', type: 'pkcs8' }) as string, { mode: 0o600 });
+      return key;
+    });
+    writeFileSync(join(cwd, 'approvers.jwks'), JSON.stringify(buildJwks(keys)));
+    const mintFor = (approver: string, keyFile: string, reason: string) =>
+      JSON.parse(
+        ward(['approve', '--intent-digest', first.intent_digest, '--policy-digest', first.policy_digest, '--scope', 'tool:tool.write', '--ttl', '1h',
+          '--approver', approver, '--reason-code', reason, '--private-key', keyFile, '--json'], { cwd }).stdout,
+      ).token_path as string;
+    const evalChain = (a: string, b: string) =>
+      ward(['gate', 'eval', '--policy', 'p.yaml', '--intent', 'i.json', '--approval-token', a, '--approval-token-chain', b, '--approval-jwks', 'approvers.jwks', '--json'], { cwd });
+    // ALICE is alice: one approver, whatever the keys.
+    const upper = evalChain(mintFor('alice', 'alice.pem', 'r1'), mintFor('ALICE', 'bob.pem', 'r2'));
+    expect(upper.code).toBe(4);
+    expect(JSON.parse(upper.stdout).reason_codes).toContain('approval_distinct_approvers_required');
+    // alice's key signing for bob too counts once.
+    const oneKey = evalChain(mintFor('alice', 'alice.pem', 'r3'), mintFor('bob', 'alice.pem', 'r4'));
+    expect(oneKey.code).toBe(4);
+    expect(JSON.parse(oneKey.stdout).reason_codes).toContain('approval_distinct_approvers_required');
+    const ok = evalChain(mintFor('alice', 'alice.pem', 'r5'), mintFor('bob', 'bob.pem', 'r6'));
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ verdict: 'allow', valid_approvals: 2 });
   });
 });
 

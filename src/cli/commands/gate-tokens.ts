@@ -13,6 +13,8 @@ export interface TokenFlags {
   approvalTokenReuse?: string;
   approvalAuditOut?: string;
   approvalPublicKey?: string;
+  /** `--approval-jwks`: several approvers' verify keys (distinct approvers need distinct keys). */
+  approvalJwks?: string;
   approvalPublicKeyEnv?: string;
   approvalPrivateKey?: string;
   approvalPrivateKeyEnv?: string;
@@ -46,6 +48,7 @@ export function approvalSources(f: TokenFlags): VerifyKeySources {
   return {
     publicKeyPath: f.approvalPublicKey,
     publicKeyEnv: f.approvalPublicKeyEnv,
+    jwksPath: f.approvalJwks,
     privateKeyPath: f.approvalPrivateKey,
     privateKeyEnv: f.approvalPrivateKeyEnv,
   };

@@ -101,6 +101,7 @@ function addTokenOptions(cmd: Command): void {
     .option('--approval-audit-out <file>', 'approval audit record path')
     .option('--approval-public-key <file>', 'approval verify key')
     .option('--approval-public-key-env <var>', 'approval verify key from the environment')
+    .option('--approval-jwks <file>', "approval verify keys as a JWKS (one key per approver, for require_distinct_approvers)")
     .option('--approval-private-key <file>', 'derive the approval verify key from this private key')
     .option('--approval-private-key-env <var>', 'derive the approval verify key from this environment variable')
     .option('--delegation-token <file>', 'signed delegation token (gait.gate.delegation_token)')
