@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isJsonObject, type JsonObject, type JsonValue } from '../canon/json.js';
+import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/json.js';
 import { EXIT, type ExitCode } from '../contract/exit-codes.js';
 import { isWardError } from '../errors.js';
 import { diffPacks, inspectPack, PACK_OUTPUT_SCHEMA } from '../pack/index.js';
@@ -403,7 +403,7 @@ async function listEntries(ctx: DaemonContext, ex: Exchange, q: URLSearchParams,
   let cursor: Cursor | undefined;
   if (cursorText) {
     try {
-      const value = JSON.parse(Buffer.from(cursorText, 'base64url').toString('utf8')) as unknown;
+      const value: unknown = parseJsonText(Buffer.from(cursorText, 'base64url').toString('utf8')); // strict, like every body
       if (!isJsonObject(value as JsonValue) || typeof (value as Cursor).t !== 'string' || typeof (value as Cursor).i !== 'string') throw new Error('shape');
       cursor = value as Cursor;
       sortableTime(cursor.t);
