@@ -7,7 +7,8 @@ import type { Readable, Writable } from 'node:stream';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { localhostHostValidation, localhostOriginValidation, NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { Agent, fetch as undiciFetch } from 'undici';
-import type { JsonObject } from '../../canon/json.js';
+import { isJsonDuplicateKeyError, parseJsonText, type JsonObject } from '../../canon/json.js';
+import { RPC } from './jsonrpc.js';
 import type { ContextEnvelope } from '../../context/index.js';
 import { parseKillSwitchState, type KillSwitchState } from '../../gate/kill-switch.js';
 import type { SigningKey, VerifyKey } from '../../keys/index.js';
@@ -237,9 +238,9 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
   const hostOk = loopback ? localhostHostValidation() : undefined;
   const originOk = loopback ? localhostOriginValidation() : undefined;
 
-  const reject = (res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}) => {
+  const reject = (res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code = -32000) => {
     res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
-    res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+    res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -254,21 +255,34 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
         return reject(res, 401, m ? 'invalid bearer authorization' : 'missing bearer authorization', { 'WWW-Authenticate': 'Bearer' });
       }
     }
+    // Ward reads every POST body itself, strictly (a repeated member name is refused: Ward and the
+    // server could otherwise read different messages from it), and hands the transport the result.
+    const readPost = async (): Promise<{ body: unknown } | undefined> => {
+      try {
+        return { body: parseJsonText(await readBody(req, listen.maxRequestBytes)) };
+      } catch (err) {
+        const tooLarge = (err as Error).message === 'too large';
+        if (isJsonDuplicateKeyError(err)) {
+          log.warn('request with a repeated member name refused; not forwarded', { error: err.message });
+          reject(res, 400, `Invalid Request: ${err.message} (a message must not repeat a member name)`, {}, RPC.INVALID_REQUEST);
+        } else reject(res, tooLarge ? 413 : 400, tooLarge ? 'request body too large' : 'Parse error: Invalid JSON', {}, tooLarge ? -32000 : RPC.PARSE_ERROR);
+        return undefined;
+      }
+    };
     const sid = req.headers['mcp-session-id'];
     if (typeof sid === 'string') {
       const s = sessions.get(sid);
       if (!s) return reject(res, 404, 'Session not found');
-      return s.transport.handleRequest(req, res);
+      if (req.method !== 'POST') return s.transport.handleRequest(req, res);
+      const post = await readPost();
+      if (post) await s.transport.handleRequest(req, res, post.body);
+      return;
     }
     if (req.method !== 'POST') return reject(res, 400, 'Bad Request: Mcp-Session-Id header is required');
     // A new session starts with initialize; read it first so no server is started for anything else.
-    let body: unknown;
-    try {
-      body = JSON.parse(await readBody(req, listen.maxRequestBytes));
-    } catch (err) {
-      const tooLarge = (err as Error).message === 'too large';
-      return reject(res, tooLarge ? 413 : 400, tooLarge ? 'request body too large' : 'Parse error: Invalid JSON');
-    }
+    const post = await readPost();
+    if (!post) return;
+    const body = post.body;
     const isInit = (m: unknown) => typeof m === 'object' && m !== null && (m as Record<string, unknown>)['method'] === 'initialize';
     if (!(Array.isArray(body) ? body.some(isInit) : isInit(body))) return reject(res, 400, 'Bad Request: Server not initialized');
 

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
+import { isJsonDuplicateKeyError, parseJsonText } from '../../canon/json.js';
 import { LineReader } from './framing.js';
 import { messageKind, salvageId, type JsonRpcId, type JsonRpcMessage, type MessageKind } from './jsonrpc.js';
 
@@ -30,12 +31,22 @@ export interface Peer {
 
 const NL = Buffer.from('\n');
 
-/** Parse one received line into an inbound message, or report why it is not one. */
-export function decodeLine(line: Buffer, peer: Pick<Peer, 'onmessage' | 'onmalformed'>): void {
+/**
+ * Parse one received line into an inbound message, or report why it is not one. `strict` (what the
+ * client sends, which Ward decides on and forwards as received): a line that repeats a member name
+ * in one object is refused, since Ward and the server could read different messages from it (a
+ * server that keeps the first `"method"` would run a call Ward read as something else).
+ */
+export function decodeLine(line: Buffer, peer: Pick<Peer, 'onmessage' | 'onmalformed'>, strict = false): void {
   let msg: unknown;
+  const text = line.toString('utf8');
   try {
-    msg = JSON.parse(line.toString('utf8'));
-  } catch {
+    msg = strict ? parseJsonText(text) : JSON.parse(text);
+  } catch (err) {
+    if (isJsonDuplicateKeyError(err)) {
+      peer.onmalformed?.(`${err.message} (a message must not repeat a member name)`, salvageId(JSON.parse(text)));
+      return;
+    }
     peer.onmalformed?.('not JSON', null);
     return;
   }
@@ -73,7 +84,7 @@ export class StreamPeer implements Peer {
   ) {
     this.reader = new LineReader(
       maxMessageBytes,
-      (line) => decodeLine(line, this),
+      (line) => decodeLine(line, this, true),
       (bytes) => this.onmalformed?.(`message of ${bytes} bytes exceeds the ${maxMessageBytes}-byte limit`, null),
     );
   }

@@ -99,6 +99,8 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
       p.send(write(undefined, 'Tools/Call', 'notification-misspelled.txt'));
       MISSPELLED.forEach((m, i) => p.send(write(10 + i, m, `misspelled-${i}.txt`)));
       p.send(`[${write(30, 'tools/call', 'batch.txt')},${write(31, 'tools/call', 'batch2.txt')}]`);
+      // A repeated member name: Ward reads the last "method" (ping), a first-wins server would run the call.
+      p.send(`{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"duplicate.txt","content":"x"}},"method":"ping"}`);
       p.call(40, 'echo', { text: 'last' });
 
       const allowed = await p.response(1);
@@ -132,6 +134,10 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
       const batch = await p.waitFor((m) => m['id'] === null && (m['error'] as { code?: number } | undefined)?.code === -32600);
       expect(batch['error']).toBeDefined();
 
+      const dup = (await p.response(50))['error'] as { code: number; message: string };
+      expect(dup.code).toBe(-32600);
+      expect(dup.message).toContain('duplicate key "method"');
+
       const last = await p.response(40);
       expect(JSON.stringify(last['result'])).toContain('echo: last');
       // Notifications get no reply: none of the above carries their effects.
@@ -143,7 +149,8 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
 
     // Side effects: only the allowed write happened.
     expect(existsSync(join(cwd, 'allowed.txt'))).toBe(true);
-    for (const f of ['blocked.txt', 'huge.txt', 'deep.txt', 'notification.txt', 'notification-misspelled.txt', 'batch.txt', 'batch2.txt', ...MISSPELLED.map((_, i) => `misspelled-${i}.txt`)]) {
+    expect(readFileSync(log, 'utf8')).not.toContain('duplicate.txt');
+    for (const f of ['duplicate.txt', 'blocked.txt', 'huge.txt', 'deep.txt', 'notification.txt', 'notification-misspelled.txt', 'batch.txt', 'batch2.txt', ...MISSPELLED.map((_, i) => `misspelled-${i}.txt`)]) {
       expect(existsSync(join(cwd, f)), f).toBe(false);
     }
 
@@ -304,13 +311,18 @@ describe('ward mcp proxy --listen: nothing reaches the server undecided (Streama
     expect(((byId.get(8)?.['result'] as Msg)['structuredContent'] as { ward: Msg }).ward['verdict']).toBe('block');
     expect((byId.get(9)?.['error'] as { code: number }).code).toBe(-32601);
 
+    const dup = await post(url, `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"duplicate.txt","content":"x"}},"method":"ping"}`, sid);
+    expect(dup.status).toBe(400);
+    expect(JSON.stringify(dup.messages)).toContain('duplicate key');
+
     const ok = await post(url, write(10, 'tools/call', 'allowed.txt'), sid);
     expect(JSON.stringify(ok.messages[0]!['result'])).toContain('wrote allowed.txt');
     await fetch(url, { method: 'DELETE', headers: { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' } });
 
     expect(existsSync(join(cwd, 'allowed.txt'))).toBe(true);
     expect(existsSync(join(cwd, 'batch-allowed.txt'))).toBe(true);
-    for (const f of ['notification.txt', 'notification-2.txt', 'misspelled.txt', 'huge.txt', 'blocked.txt', 'batch-misspelled.txt', 'batch-notification.txt']) {
+    expect(readFileSync(log, 'utf8')).not.toContain('duplicate.txt');
+    for (const f of ['duplicate.txt', 'notification.txt', 'notification-2.txt', 'misspelled.txt', 'huge.txt', 'blocked.txt', 'batch-misspelled.txt', 'batch-notification.txt']) {
       expect(existsSync(join(cwd, f)), f).toBe(false);
     }
     const got = received(log);
