@@ -10,6 +10,8 @@ export { RunCapture } from './run-capture.js';
 export { ProxyRuntime, runStdio, runListen, isLoopback, type ProxyConfig, type ListenOptions, type Upstream } from './host.js';
 export { ProxyLog } from './log.js';
 export { LineReader } from './framing.js';
+export { isToolCallMethod } from './jsonrpc.js';
+export { foldSpelling } from './spelling.js';
 export { StreamPeer, ChildServerPeer, type Peer, type Inbound } from './peer.js';
 export { SdkPeer } from './sdk-peer.js';
 export { JournalTraceSink, recoverJournals } from './journal-sink.js';
