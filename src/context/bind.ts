@@ -63,7 +63,7 @@ export function bindContextEvidence(
           evaluation_time: at,
           clock_skew_seconds: CONTEXT_CLOCK_SKEW_SECONDS,
         },
-        hint: 'evidence cannot be retrieved after the decision: fix the producer clock, or pass --evaluation-time no earlier than the retrieval',
+        hint: "evidence cannot be retrieved after the decision it supports: fix the producer's clock, or evaluate at a time no earlier than the retrieval",
       },
     );
   }
