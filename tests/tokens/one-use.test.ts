@@ -16,8 +16,12 @@ import {
   MAX_APPROVAL_TOKEN_TTL_NS,
   mintApprovalToken,
   normalizeApprovalToken,
+  mintDelegationToken,
   readTokenFile,
+  signApprovedScriptEntry,
   validateApprovalToken,
+  validateDelegationToken,
+  verifyApprovedScriptEntry,
   type ApprovalBinding,
   type MintApprovalOptions,
   type ParsedToken,
@@ -110,6 +114,35 @@ describe('token signature objects hold only the signed construction', () => {
     expect(codeOf({ ...token, signature: { ...signature, approved_by: 'ciso' } })).toBe('approval_token_signature_invalid');
     const result = validateApprovalToken({ ...token, signature: { ...signature, approved_by: 'ciso' } }, binding());
     expect(result.ok ? '' : result.message).toContain('approved_by');
+  });
+});
+
+describe('delegation tokens and approved-script entries: the same signature rule', () => {
+  it('an extra signature member makes a delegation token delegation_token_signature_invalid', () => {
+    const token = mintDelegationToken({ delegator: 'agent.lead', delegate: 'agent.worker', scope: ['write'], ttlNs: HOUR, now: nowUTC(), producerVersion: 'x', key });
+    const link = { delegator_identity: 'agent.lead', delegate_identity: 'agent.worker', scope_class: 'write' };
+    const b = { verifyKeys: [key], intentDigest: INTENT_DIGEST, policyDigest: POLICY_DIGEST, requiredScopes: ['write'], now: nowUTC() };
+    expect(validateDelegationToken(token, link, b).ok).toBe(true);
+    const extra = { ...token, signature: { ...(token['signature'] as JsonObject), delegated_by: 'ciso' } };
+    expect(validateDelegationToken(extra, link, b)).toMatchObject({ ok: false, code: 'delegation_token_signature_invalid' });
+  });
+
+  it('an extra signature member fails an approved-script entry', () => {
+    const entry = signApprovedScriptEntry({
+      patternId: 'nightly',
+      policyDigest: POLICY_DIGEST,
+      scriptHash: 'c'.repeat(64),
+      toolSequence: ['tool.read'],
+      scope: ['*'],
+      approver: 'lead',
+      now: nowUTC(),
+      expiresAt: addSeconds(nowUTC(), 3600),
+      producerVersion: 'x',
+      key,
+    });
+    expect(verifyApprovedScriptEntry(entry, [key], nowUTC()).pattern_id).toBe('nightly');
+    const extra = { ...entry, signature: { ...(entry['signature'] as JsonObject), note: 'x' } };
+    expect(() => verifyApprovedScriptEntry(extra, [key], nowUTC())).toThrow('unknown member note');
   });
 });
 
