@@ -31,6 +31,9 @@ export const STORE_ARCHIVE_LIMITS: Readonly<ZipLimits> = Object.freeze({
 export const IMPORT_BATCH_ENTRIES = 1_000;
 export const IMPORT_BATCH_BYTES = 64 * 1024 * 1024;
 
+/** Export reads this many bodies ahead of the writer. */
+const EXPORT_READ_AHEAD = 256;
+
 export const EXPORT_DIRS: Readonly<Record<EntryKind, string>> = Object.freeze({ trace: 'traces', capture: 'captures', runpack: 'runpacks', pack: 'packs' });
 
 export function exportPath(entry: Pick<StoreEntry, 'kind' | 'id'>): string {
@@ -69,7 +72,20 @@ export async function exportStore(store: EvidenceStore, filter: ListFilter, out:
     else if (entry.size > STORE_ARCHIVE_LIMITS.maxEntryBytes) skipped.push({ kind: entry.kind, id: entry.id, reason: `larger than ${STORE_ARCHIVE_LIMITS.maxEntryBytes} bytes` });
     else byPath.set(exportPath(entry), entry);
   }
-  const written = await writeDeterministicZipFile(out, [...byPath.keys()], async (path) => ({ data: await store.read(byPath.get(path)!) }));
+  // The writer asks for entries one by one in name order; bodies are fetched ahead in parallel
+  // windows (LevelDB reads run on its thread pool), never more than one window in memory.
+  const order = [...byPath.keys()].sort(compareUtf8);
+  const ahead = new Map<string, Promise<Buffer>>();
+  let next = 0;
+  const written = await writeDeterministicZipFile(out, order, async (path) => {
+    if (!ahead.has(path)) {
+      for (const p of order.slice(next, next + EXPORT_READ_AHEAD)) ahead.set(p, store.read(byPath.get(p)!));
+      next = Math.min(order.length, next + EXPORT_READ_AHEAD);
+    }
+    const data = await ahead.get(path)!;
+    ahead.delete(path);
+    return { data };
+  });
   skipped.sort((a, b) => compareUtf8(`${a.kind}/${a.id}`, `${b.kind}/${b.id}`));
   return { path: out, count: written.entries, bytes: written.bytes, skipped };
 }

@@ -101,19 +101,35 @@ function bufferSource(buf: Buffer): ZipSource {
   return { size: buf.length, read: (offset, length) => buf.subarray(offset, Math.min(buf.length, offset + length)) };
 }
 
+/** Reads go through a 1 MiB window: headers and descriptors are read in file order, so most hit it. */
+const FILE_WINDOW = 1 << 20;
+
 function fileSource(fd: number, size: number): ZipSource {
+  let windowStart = 0;
+  let window = Buffer.alloc(0);
+  const readAt = (offset: number, length: number): Buffer => {
+    const want = Math.max(0, Math.min(length, size - offset));
+    const out = Buffer.allocUnsafe(want);
+    let done = 0;
+    while (done < want) {
+      const n = readSync(fd, out, done, want - done, offset + done);
+      if (n === 0) break;
+      done += n;
+    }
+    return done === want ? out : out.subarray(0, done);
+  };
   return {
     size,
     read(offset, length) {
-      const want = Math.max(0, Math.min(length, size - offset));
-      const out = Buffer.allocUnsafe(want);
-      let done = 0;
-      while (done < want) {
-        const n = readSync(fd, out, done, want - done, offset + done);
-        if (n === 0) break;
-        done += n;
+      if (offset >= windowStart && offset + length <= windowStart + window.length) {
+        return window.subarray(offset - windowStart, offset - windowStart + length);
       }
-      return done === want ? out : out.subarray(0, done);
+      // Large reads (entry data) bypass the window; small ones refill it (a fresh buffer, so
+      // slices handed out earlier stay valid).
+      if (length >= FILE_WINDOW) return readAt(offset, length);
+      windowStart = offset;
+      window = readAt(offset, FILE_WINDOW);
+      return window.subarray(0, Math.min(length, window.length));
     },
   };
 }
