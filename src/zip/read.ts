@@ -106,7 +106,7 @@ const FILE_WINDOW = 1 << 20;
 
 function fileSource(fd: number, size: number): ZipSource {
   let windowStart = 0;
-  let window = Buffer.alloc(0);
+  let window: Buffer = Buffer.alloc(0);
   const readAt = (offset: number, length: number): Buffer => {
     const want = Math.max(0, Math.min(length, size - offset));
     const out = Buffer.allocUnsafe(want);
