@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatRFC3339Nano, toEpochMillis, type GoTime } from '../canon/gotime.js';
+import { ERROR_CODES, WardError } from '../errors.js';
 import { createFileExclusive, syncDir } from './atomic-file.js';
 
 /**
@@ -60,21 +61,37 @@ export class FileTokenLedger implements TokenLedger {
     const conflicts: string[] = [];
     for (const tokenId of new Set(tokenIds)) {
       const path = this.entryPath(kind, tokenId);
-      if (createFileExclusive(path, entryText(kind, tokenId, record), 0o600)) created.push(path);
+      let fresh: boolean;
+      try {
+        fresh = createFileExclusive(path, entryText(kind, tokenId, record), 0o600);
+      } catch (err) {
+        this.release(created);
+        // No silent pass: a token that cannot be recorded as used does not grant (exit 1, like a
+        // rate-limit lock that cannot be taken).
+        throw new WardError(ERROR_CODES.IO, `token ledger ${this.dir}: cannot record approval token ${tokenId} as used: ${(err as Error).message}`, {
+          cause: err,
+          hint: `the state directory must be writable by every process that decides (or pass --approval-token-reuse ttl to reuse tokens without a ledger)`,
+        });
+      }
+      if (fresh) created.push(path);
       else conflicts.push(tokenId);
     }
     if (conflicts.length === 0) return { ok: true };
     // All or nothing: a decision that needed several tokens and lost one of them grants nothing,
     // so the tokens it did take are released for a later decision.
-    for (const path of created) {
+    this.release(created);
+    return { ok: false, conflicts };
+  }
+
+  private release(paths: readonly string[]): void {
+    for (const path of paths) {
       try {
         unlinkSync(path);
       } catch {
         // Already gone (pruned): nothing to release.
       }
     }
-    if (created.length) syncDir(this.dir);
-    return { ok: false, conflicts };
+    if (paths.length) syncDir(this.dir);
   }
 
   /**

@@ -55,6 +55,14 @@ describe('FileTokenLedger', () => {
     expect(ledger.consume('approval', ['a', 'a'], record())).toEqual({ ok: true });
   });
 
+  it('a ledger that cannot be written refuses loudly (no silent grant) and releases what it took', () => {
+    const root = tempDir('ward-ledger-');
+    writeFileSync(join(root, 'ledger'), 'a file, not a directory');
+    const broken = new FileTokenLedger(join(root, 'ledger'));
+    expect(() => broken.consume('approval', ['t'], record())).toThrow(/token ledger .*cannot record approval token t as used/);
+    expect(broken.isConsumed('approval', 't')).toBe(false);
+  });
+
   it('prune removes only entries of tokens that expired before the cutoff', () => {
     const dir = join(tempDir('ward-ledger-'), 'ledger');
     const ledger = new FileTokenLedger(dir);
