@@ -21,6 +21,7 @@ import type { Inbound, Peer } from './peer.js';
 import { wardObject, verdictReply, type DenyAs } from './replies.js';
 import type { RunCapture } from './run-capture.js';
 import { serverKey, type PinStore } from './pins.js';
+import { foldSpelling } from './spelling.js';
 import { alwaysBlocked, ToolPins } from './tools.js';
 
 export interface SessionOptions {
@@ -80,6 +81,9 @@ export class ProxySession {
   private notificationSeq = 0;
   private readonly progress = new Map<string | number, JsonRpcId>();
   private readonly hints = new Map<string, ToolHints>();
+  /** Tool names the server listed, and each folded spelling → the first listed name with it. */
+  private readonly listed = new Set<string>();
+  private readonly listedByFold = new Map<string, string>();
   private readonly pins = new ToolPins((err, tool) =>
     this.o.log.error('tool pins could not be read or written; calls to the tool are blocked until this is fixed', { tool, error: err.message }),
   );
@@ -202,7 +206,8 @@ export class ProxySession {
     }
     const call = this.callInput(name, args, params['_meta']);
     const correlation = `${this.o.sessionId}:${String(id)}`;
-    const decided = this.decideCall(call, correlation);
+    const alias = this.listedAlias(name);
+    const decided = alias === undefined ? this.decideCall(call, correlation) : this.refuseAlias(call, correlation, alias);
     if (!decided) return this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this call; it was not forwarded');
     const { decision, note } = decided;
     const intentId = this.o.capture?.call(decision.toolName, decision.argsDigest, decision.traceId, decision.verdict);
@@ -257,6 +262,27 @@ export class ProxySession {
       if (!decision) return undefined;
       return { decision, note: { text: `Ward could not evaluate this call: ${why}`, ward: { refused: 'not_evaluable', detail: why } } };
     }
+  }
+
+  /**
+   * The listed tool that `name` spells differently (`Write_File`, `write_file `, full-width
+   * letters), when the server listed one and not `name` itself. Pins, annotations and per-tool
+   * target maps are keyed by the listed name, so a server that resolved tool names leniently could
+   * run that tool without them: such a call is refused.
+   */
+  private listedAlias(name: string): string | undefined {
+    if (this.listed.size === 0 || this.listed.has(name)) return undefined;
+    return this.listedByFold.get(foldSpelling(name));
+  }
+
+  private refuseAlias(call: CallInput, correlation: string, alias: string): { decision: CallDecision; note: { text: string; ward: Record<string, unknown> } } | undefined {
+    this.o.log.warn('tools/call names a listed tool in another spelling; refused, not forwarded', { tool: JSON.stringify(call.name), listed: alias });
+    const decision = this.refusal(call, correlation);
+    if (!decision) return undefined;
+    return {
+      decision,
+      note: { text: `The tool name ${JSON.stringify(call.name)} is not exactly the listed tool ${JSON.stringify(alias)}; call it by its listed name.`, ward: { refused: 'tool_name_not_listed', listed_name: alias } },
+    };
   }
 
   /** `Gatekeeper.refuse`, or undefined (logged) when even that fails. */
@@ -504,6 +530,9 @@ export class ProxySession {
     for (const t of tools) {
       if (!isJsonObject(t) || typeof t['name'] !== 'string') continue;
       listed.push(t);
+      this.listed.add(t['name']);
+      const folded = foldSpelling(t['name']);
+      if (!this.listedByFold.has(folded)) this.listedByFold.set(folded, t['name']);
       const h = hintsOf(t['annotations']);
       if (h) this.hints.set(t['name'], h);
       else this.hints.delete(t['name']);

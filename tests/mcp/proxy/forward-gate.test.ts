@@ -101,6 +101,9 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
       p.send(`[${write(30, 'tools/call', 'batch.txt')},${write(31, 'tools/call', 'batch2.txt')}]`);
       // A repeated member name: Ward reads the last "method" (ping), a first-wins server would run the call.
       p.send(`{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"duplicate.txt","content":"x"}},"method":"ping"}`);
+      // A listed tool in another spelling: refused (pins, annotations and target maps are keyed by the listed name).
+      p.call(60, 'Write_File', { path: 'alias.txt', content: 'x' });
+      p.call(61, 'ｅｃｈｏ', { text: 'wide' });
       p.call(40, 'echo', { text: 'last' });
 
       const allowed = await p.response(1);
@@ -138,6 +141,12 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
       expect(dup.code).toBe(-32600);
       expect(dup.message).toContain('duplicate key "method"');
 
+      for (const [id, listed] of [[60, 'write_file'], [61, 'echo']] as const) {
+        const r = (await p.response(id))['result'] as Msg;
+        const w = (r['structuredContent'] as { ward: Msg }).ward;
+        expect([w['verdict'], w['refused'], w['listed_name']], `call ${id}`).toEqual(['block', 'tool_name_not_listed', listed]);
+      }
+
       const last = await p.response(40);
       expect(JSON.stringify(last['result'])).toContain('echo: last');
       // Notifications get no reply: none of the above carries their effects.
@@ -150,7 +159,8 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
     // Side effects: only the allowed write happened.
     expect(existsSync(join(cwd, 'allowed.txt'))).toBe(true);
     expect(readFileSync(log, 'utf8')).not.toContain('duplicate.txt');
-    for (const f of ['duplicate.txt', 'blocked.txt', 'huge.txt', 'deep.txt', 'notification.txt', 'notification-misspelled.txt', 'batch.txt', 'batch2.txt', ...MISSPELLED.map((_, i) => `misspelled-${i}.txt`)]) {
+    expect(readFileSync(log, 'utf8')).not.toContain('Write_File');
+    for (const f of ['duplicate.txt', 'alias.txt', 'blocked.txt', 'huge.txt', 'deep.txt', 'notification.txt', 'notification-misspelled.txt', 'batch.txt', 'batch2.txt', ...MISSPELLED.map((_, i) => `misspelled-${i}.txt`)]) {
       expect(existsSync(join(cwd, f)), f).toBe(false);
     }
 
@@ -161,12 +171,12 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
     expect(assertOnlyAllowedCallsReached(got, all)).toEqual([1, 40]);
 
     // Every tool call was decided or refused, and traced: 2 allowed, 1 blocked by policy, 2
-    // unevaluable, 2 notifications, the misspellings. The batch never became calls.
+    // unevaluable, 2 notifications, the misspellings, 2 tool-name aliases. The batch never became calls.
     const verdicts = all.map((t) => t['verdict']).sort();
     expect(verdicts.filter((v) => v === 'allow')).toHaveLength(2);
-    expect(verdicts.filter((v) => v === 'block')).toHaveLength(1 + 2 + 2 + MISSPELLED.length);
+    expect(verdicts.filter((v) => v === 'block')).toHaveLength(1 + 2 + 2 + MISSPELLED.length + 2);
     const refusals = all.filter((t) => (t['reason_codes'] as string[]).includes('fail_closed_intent_invalid'));
-    expect(refusals).toHaveLength(2 + 2 + MISSPELLED.length);
+    expect(refusals).toHaveLength(2 + 2 + MISSPELLED.length + 2);
     expect(refusals.filter((t) => /:notification-\d+$/.test(String(t['correlation_id'])))).toHaveLength(2);
     const v = ward(['trace', 'verify', '.ward/traces'], { cwd });
     expect(v.code, v.stdout + v.stderr).toBe(0);
