@@ -1,6 +1,6 @@
 import { digestJcs, parseJsonText, type JsonObject } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
-import { summarizeRunpack, type Refs } from '../runpack/index.js';
+import { summarizeRunpack, undeclaredEntries, type Refs } from '../runpack/index.js';
 import { openZip, type ZipArchive } from '../zip/index.js';
 import { parsePackManifest } from './manifest.js';
 import { decodeRunPayload } from './payload.js';
@@ -8,7 +8,8 @@ import { PACK_MANIFEST_FILE, RUN_PAYLOAD_FILE, SOURCE_RUNPACK_FILE, type PackMan
 
 /**
  * A pack or legacy runpack opened for inspect and diff: declared facts only, no verification
- * (§2, §3). Payloads that do not decode are left out, as in the reference.
+ * (§2, §3). Payloads that do not decode are left out, as in the reference. Archives with entries
+ * the manifest does not declare are refused (exit 2), as every Ward reader refuses them.
  */
 export interface PackView {
   packId: string;
@@ -35,6 +36,9 @@ export function openPackView(bytes: Uint8Array): PackView {
   if (!entry) throw missingManifest();
   const raw = zip.read(entry);
   const manifest = parseForView(raw);
+  // Declared facts only, but never beside content the manifest does not account for (as verify).
+  const undeclared = undeclaredEntries(zip, new Set(manifest.contents.map((c) => c.path)), PACK_MANIFEST_FILE);
+  if (undeclared.length > 0) throw new WardError(ERROR_CODES.PACK_VERIFY_FAILED, `undeclared pack entries: ${undeclared.join(', ')}`);
   const rawManifest = parseJsonText(raw.toString('utf8')) as JsonObject;
   const view: PackView = {
     packId: manifest.pack_id,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inspectPack, packVerified, verifyPack } from '../../src/pack/index.js';
+import { diffPacks, inspectPack, packVerified, verifyPack } from '../../src/pack/index.js';
 import { writeDeterministicZip } from '../../src/zip/index.js';
 import { craftZip, entriesOf, S_IFLNK } from './craft.js';
 import { demoPack, errorOf, TEST_KEY } from './helpers.js';
@@ -20,6 +20,13 @@ describe('pack readers refuse undeclared, aliased and symlink entries', () => {
     const result = verifyPack(withEntries((e) => [...e, { name: 'evidence/extra.json', data: Buffer.from('{}') }]), { keys, requireSignature: true });
     expect(result.undeclared_files).toEqual(['evidence/extra.json']);
     expect(packVerified(result, true)).toBe(false);
+  });
+
+  it('inspect and diff refuse a pack with an undeclared entry too', () => {
+    const bytes = withEntries((e) => [...e, { name: 'evidence/extra.json', data: Buffer.from('{}') }]);
+    expect(errorOf(() => inspectPack(bytes))).toMatchObject({ code: 'ERR_PACK_VERIFY_FAILED', message: 'undeclared pack entries: evidence/extra.json', exitCode: 2 });
+    expect(errorOf(() => diffPacks(pack, bytes)).code).toBe('ERR_PACK_VERIFY_FAILED');
+    expect(diffPacks(pack, withEntries((e) => e)).summary.changed).toBe(false);
   });
 
   it('a case alias of a declared file is refused by every reader', () => {
