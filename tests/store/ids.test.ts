@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isWardError } from '../../src/errors.js';
-import { buildRunPack } from '../../src/pack/index.js';
+import { buildAuthorizationPack, buildRunPack } from '../../src/pack/index.js';
 import {
   exportStore,
   idProblem,
@@ -126,6 +126,23 @@ describe('ids on every way into the store', () => {
     expect(build.json['error']).toContain('is not a valid id: contains a path separator');
     const ingest = await ward(['store', 'ingest', join(cwd, 'bad.zip'), '--json'], cwd);
     expect(ingest.code).toBe(2);
+  });
+
+  it('pack build --type authorization refuses a trace whose trace_id is not an id', async () => {
+    for (const [traceId, problem] of [['../../x', 'contains a path separator'], ['t\u0000x', 'contains NUL']] as const) {
+      try {
+        buildAuthorizationPack({ name: 'trace_x.json', bytes: bytesOf(trace(1, { trace_id: traceId })) }, [], { producerVersion: '0.1.0' });
+        expect.unreachable();
+      } catch (err) {
+        expect(isWardError(err) && [err.code, err.message]).toEqual(['ERR_PACK_INVALID', `pack source_ref (trace_id) ${quoteId(traceId)} is not a valid id: ${problem}`]);
+      }
+    }
+    const cwd = workdir();
+    writeFileSync(join(cwd, 'trace_x.json'), bytesOf(trace(1, { trace_id: '../../x' })));
+    const cli = await ward(['pack', 'build', '--type', 'authorization', '--from', 'trace_x.json', '--json'], cwd);
+    expect(cli.code).toBe(6);
+    expect(cli.json['error']).toContain('is not a valid id');
+    expect(buildAuthorizationPack({ name: 'trace_x.json', bytes: bytesOf(trace(1)) }, [], { producerVersion: '0.1.0' }).manifest.source_ref).toBe(trace(1)['trace_id']);
   });
 
   it('import refuses entry names that are not ids and artifacts whose ids are not, naming the entry', async () => {
