@@ -90,17 +90,26 @@ export async function exportStore(store: EvidenceStore, filter: ListFilter, out:
   return { path: out, count: written.entries, bytes: written.bytes, skipped };
 }
 
+/** What an import did, in counts (an import may hold millions of entries). */
+export interface ImportReport {
+  stored: number;
+  /** Already present with the same bytes. */
+  duplicates: number;
+  /** Same id, different bytes: refused, the stored evidence kept. */
+  conflicts: PutResult['conflicts'];
+}
+
 /**
  * Store every entry of an export zip, in batches (each one synced put). The archive is checked as a
  * whole first (structure, names, sizes, no overlaps), then entries are inflated batch by batch.
  * Import is idempotent: entries already stored count as duplicates, so re-running after a failure
  * is safe.
  */
-export async function importStore(store: EvidenceStore, path: string): Promise<PutResult> {
+export async function importStore(store: EvidenceStore, path: string): Promise<ImportReport> {
   const zip = openZipFile(path, { limits: STORE_ARCHIVE_LIMITS });
   try {
     const plan = zip.entries.map((entry) => ({ entry, ...parseExportPath(entry.name) }));
-    const result: PutResult = { stored: [], duplicates: 0, conflicts: [] };
+    const result: ImportReport = { stored: 0, duplicates: 0, conflicts: [] };
     let batch: StoreInput[] = [];
     let names: string[] = [];
     let bytes = 0;
@@ -112,7 +121,7 @@ export async function importStore(store: EvidenceStore, path: string): Promise<P
       } catch (err) {
         throw nameCulprit(err, batch, names);
       }
-      result.stored.push(...put.stored);
+      result.stored += put.stored.length;
       result.duplicates += put.duplicates;
       result.conflicts.push(...put.conflicts);
       batch = [];

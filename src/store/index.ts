@@ -17,4 +17,5 @@ export {
   IMPORT_BATCH_ENTRIES,
   IMPORT_BATCH_BYTES,
   type ExportReport,
+  type ImportReport,
 } from './archive.js';

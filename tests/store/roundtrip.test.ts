@@ -52,7 +52,7 @@ describe('store export → import at 100,000 entries', () => {
     t = performance.now();
     const put = await importStore(target, out);
     const importMs = performance.now() - t;
-    expect(put.stored).toHaveLength(N);
+    expect(put.stored).toBe(N);
     expect(put.conflicts).toEqual([]);
     expect(await target.count('trace')).toBe(N);
     for (const n of [0, 1, 65_535, 65_536, N - 1]) {

@@ -13,6 +13,7 @@ import {
   resolveOneEntry,
   type EntryKind,
   type EvidenceStore,
+  type ImportReport,
   type ListFilter,
   type PutResult,
   type StoreEntry,
@@ -176,12 +177,13 @@ async function withStore(ctx: CliContext, flags: StoreFlags, fn: (store: Evidenc
 }
 
 /** A conflict (same id, different bytes) is evidence that does not match what is stored: exit 2. */
-function reportPut(ctx: CliContext, flags: StoreFlags, put: PutResult, verb: string): void {
+function reportPut(ctx: CliContext, flags: StoreFlags, result: PutResult | ImportReport, verb: string): void {
+  const put = { ...result, stored: typeof result.stored === 'number' ? result.stored : result.stored.length };
   print(
     ctx,
     flags.json,
-    { ok: put.conflicts.length === 0, stored: put.stored.length, duplicates: put.duplicates, conflicts: put.conflicts },
-    `${verb} ${put.stored.length}, already present ${put.duplicates}, conflicts ${put.conflicts.length}`,
+    { ok: put.conflicts.length === 0, stored: put.stored, duplicates: put.duplicates, conflicts: put.conflicts },
+    `${verb} ${put.stored}, already present ${put.duplicates}, conflicts ${put.conflicts.length}`,
   );
   if (put.conflicts.length > 0) ctx.exitCode = EXIT.VERIFY_FAILED;
 }
