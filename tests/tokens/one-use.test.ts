@@ -17,6 +17,7 @@ import {
   mintApprovalToken,
   normalizeApprovalToken,
   mintDelegationToken,
+  readApprovedScriptRegistry,
   readTokenFile,
   signApprovedScriptEntry,
   validateApprovalToken,
@@ -235,6 +236,14 @@ describe('token files with duplicate keys are refused', () => {
     expect('error' in readTokenFile('dup-sig.json', dir)).toBe(true);
     writeFileSync(join(dir, 'ok.json'), JSON.stringify(token));
     expect(readTokenFile('ok.json', dir)).toEqual({ source: 'ok.json', value: token });
+  });
+
+  it('an approved-script registry with a repeated key is refused', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ward-dup-'));
+    writeFileSync(join(dir, 'registry.json'), '{"entries":[],"entries":[{"pattern_id":"x"}]}');
+    expect(() => readApprovedScriptRegistry('registry.json', dir)).toThrow(/duplicate key "entries"/);
+    writeFileSync(join(dir, 'ok.json'), '{"entries":[]}');
+    expect(readApprovedScriptRegistry('ok.json', dir)).toEqual({ entries: [] });
   });
 });
 
