@@ -27,10 +27,13 @@ export const APPROVAL_TOKEN_SCHEMA_VERSION = '1.0.0';
  * The longest lifetime Ward accepts for an approval token: 24 hours. An approval is for a change
  * someone is about to make, not a standing grant (the approved-script registry is for those).
  * Minting refuses a longer `--ttl`; validation refuses a token whose `expires_at` is more than this
- * after its `created_at`, or more than this after now (a `created_at` in the future).
+ * after its `created_at`, or more than this (plus `APPROVAL_CLOCK_SKEW_NS`) after now: a
+ * `created_at` in the future cannot stretch a token's life.
  */
 export const MAX_APPROVAL_TOKEN_TTL_NS = 24n * 3_600_000_000_000n;
 export const MAX_APPROVAL_TOKEN_TTL_TEXT = '24h';
+/** Clock skew tolerated between the approver's machine and the gate's (5 minutes). */
+export const APPROVAL_CLOCK_SKEW_NS = 5n * 60_000_000_000n;
 
 /** A normalized `gait.gate.approval_token` (`gate.md` §7.1). Times keep their offsets. */
 export interface ApprovalToken {
@@ -236,7 +239,7 @@ export function validateApprovalToken(value: JsonValue, binding: ApprovalBinding
   if (compareTime(binding.now, token.expires_at) >= 0) return fail('approval_token_expired', 'approval token expired');
   if (
     compareTime(token.expires_at, addDuration(token.created_at, MAX_APPROVAL_TOKEN_TTL_NS)) > 0 ||
-    compareTime(token.expires_at, addDuration(binding.now, MAX_APPROVAL_TOKEN_TTL_NS)) > 0
+    compareTime(token.expires_at, addDuration(binding.now, MAX_APPROVAL_TOKEN_TTL_NS + APPROVAL_CLOCK_SKEW_NS)) > 0
   ) {
     return fail('approval_token_ttl_exceeded', `approval token lifetime exceeds ${MAX_APPROVAL_TOKEN_TTL_TEXT}`);
   }

@@ -97,6 +97,9 @@ describe('approval token lifetime is capped at 24h', () => {
     const future = addSeconds(nowUTC(), 30 * 86400);
     const token = mint({ now: future }); // a one-hour token, but 30 days ahead
     expect(codeOf(token)).toBe('approval_token_ttl_exceeded');
+    // An approver's clock a minute ahead is tolerated (5 minutes of skew), ten minutes is not.
+    expect(codeOf(mint({ now: addSeconds(nowUTC(), 60), ttlNs: MAX_APPROVAL_TOKEN_TTL_NS }))).toBe('ok');
+    expect(codeOf(mint({ now: addSeconds(nowUTC(), 600), ttlNs: MAX_APPROVAL_TOKEN_TTL_NS }))).toBe('approval_token_ttl_exceeded');
   });
 
   it('expiry is still checked first: an expired long-lived token is approval_token_expired', () => {
