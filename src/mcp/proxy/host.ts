@@ -265,7 +265,8 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
         if (isJsonDuplicateKeyError(err)) {
           log.warn('request with a repeated member name refused; not forwarded', { error: err.message });
           reject(res, 400, `Invalid Request: ${err.message} (a message must not repeat a member name)`, {}, RPC.INVALID_REQUEST);
-        } else reject(res, tooLarge ? 413 : 400, tooLarge ? 'request body too large' : 'Parse error: Invalid JSON', {}, tooLarge ? -32000 : RPC.PARSE_ERROR);
+        } else if (err instanceof RangeError) reject(res, 400, 'Invalid Request: nesting too deep to read', {}, RPC.INVALID_REQUEST);
+        else reject(res, tooLarge ? 413 : 400, tooLarge ? 'request body too large' : 'Parse error: Invalid JSON', {}, tooLarge ? -32000 : RPC.PARSE_ERROR);
         return undefined;
       }
     };

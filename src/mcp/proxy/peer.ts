@@ -47,6 +47,17 @@ export function decodeLine(line: Buffer, peer: Pick<Peer, 'onmessage' | 'onmalfo
       peer.onmalformed?.(`${err.message} (a message must not repeat a member name)`, salvageId(JSON.parse(text)));
       return;
     }
+    if (err instanceof RangeError) {
+      // Valid JSON nested too deeply for Ward to read: refused with the request's id when one can be had.
+      let id: JsonRpcId | null = null;
+      try {
+        id = salvageId(JSON.parse(text));
+      } catch {
+        id = null;
+      }
+      peer.onmalformed?.('nesting too deep to read', id);
+      return;
+    }
     peer.onmalformed?.('not JSON', null);
     return;
   }

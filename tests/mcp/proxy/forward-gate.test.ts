@@ -104,6 +104,8 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
       // A listed tool in another spelling: refused (pins, annotations and target maps are keyed by the listed name).
       p.call(60, 'Write_File', { path: 'alias.txt', content: 'x' });
       p.call(61, 'ｅｃｈｏ', { text: 'wide' });
+      // Valid JSON nested too deeply for Ward to read at all: refused with its id.
+      p.send(`{"jsonrpc":"2.0","id":70,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"very-deep.txt","content":${'['.repeat(100_000)}1${']'.repeat(100_000)}}}}`);
       p.call(40, 'echo', { text: 'last' });
 
       const allowed = await p.response(1);
@@ -147,6 +149,8 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
         expect([w['verdict'], w['refused'], w['listed_name']], `call ${id}`).toEqual(['block', 'tool_name_not_listed', listed]);
       }
 
+      expect(((await p.response(70))['error'] as { code: number }).code).toBe(-32600);
+
       const last = await p.response(40);
       expect(JSON.stringify(last['result'])).toContain('echo: last');
       // Notifications get no reply: none of the above carries their effects.
@@ -160,7 +164,7 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
     expect(existsSync(join(cwd, 'allowed.txt'))).toBe(true);
     expect(readFileSync(log, 'utf8')).not.toContain('duplicate.txt');
     expect(readFileSync(log, 'utf8')).not.toContain('Write_File');
-    for (const f of ['duplicate.txt', 'alias.txt', 'blocked.txt', 'huge.txt', 'deep.txt', 'notification.txt', 'notification-misspelled.txt', 'batch.txt', 'batch2.txt', ...MISSPELLED.map((_, i) => `misspelled-${i}.txt`)]) {
+    for (const f of ['duplicate.txt', 'alias.txt', 'very-deep.txt', 'blocked.txt', 'huge.txt', 'deep.txt', 'notification.txt', 'notification-misspelled.txt', 'batch.txt', 'batch2.txt', ...MISSPELLED.map((_, i) => `misspelled-${i}.txt`)]) {
       expect(existsSync(join(cwd, f)), f).toBe(false);
     }
 
