@@ -452,21 +452,24 @@ function checkNoOverlap(src: ZipSource, entries: readonly ZipEntry[], centralOff
   }
 }
 
-/** A data descriptor (signature optional) must repeat the central directory's CRC and sizes. */
+/**
+ * A data descriptor (signature optional) must repeat the central directory's CRC and sizes. Sizes
+ * are 4 bytes each, or 8 in a ZIP64 entry; Go writes 4-byte sizes even when only the entry's offset
+ * needed ZIP64 (past 4 GiB), so the form is the one whose sizes match, 4-byte tried first.
+ */
 function descriptorLength(src: ZipSource, entry: ZipEntry, at: number, limit: number): number {
-  const sizeBytes = entry.zip64Sizes ? 8 : 4;
-  const body = 4 + 2 * sizeBytes;
-  const buf = src.read(at, Math.min(4 + body, limit - at));
+  const buf = src.read(at, Math.min(24, limit - at));
   const signed = buf.length >= 4 && buf.readUInt32LE(0) === DATA_DESCRIPTOR_SIG;
   const start = signed ? 4 : 0;
-  if (start + body > buf.length) throw invalid(`zip entry ${entry.name}: data descriptor truncated`);
+  if (start + 12 > buf.length) throw invalid(`zip entry ${entry.name}: data descriptor truncated`);
   if (buf.readUInt32LE(start) !== entry.crc32) throw new WardError(ERROR_CODES.ZIP_CHECKSUM, `zip entry ${entry.name}: data descriptor checksum differs`);
-  const compressed = sizeBytes === 8 ? Number(buf.readBigUInt64LE(start + 4)) : buf.readUInt32LE(start + 4);
-  const size = sizeBytes === 8 ? Number(buf.readBigUInt64LE(start + 12)) : buf.readUInt32LE(start + 8);
-  if (compressed !== entry.compressedSize || size !== entry.size) {
-    throw invalid(`zip entry ${entry.name}: data descriptor sizes differ`);
+  if (buf.readUInt32LE(start + 4) === entry.compressedSize && buf.readUInt32LE(start + 8) === entry.size) return start + 12;
+  if (entry.zip64Sizes && start + 20 <= buf.length) {
+    const compressed = Number(buf.readBigUInt64LE(start + 4));
+    const size = Number(buf.readBigUInt64LE(start + 12));
+    if (compressed === entry.compressedSize && size === entry.size) return start + 20;
   }
-  return start + body;
+  throw invalid(`zip entry ${entry.name}: data descriptor sizes differ`);
 }
 
 function readEntry(src: ZipSource, entry: ZipEntry): Buffer {

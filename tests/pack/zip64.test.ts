@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { openZip, openZipFile, writeDeterministicZip, writeDeterministicZipFile } from '../../src/zip/index.js';
+import { openZip, openZipFile, writeDeterministicZip, writeDeterministicZipFile, ZipStreamWriter } from '../../src/zip/index.js';
 import { errorOf } from './helpers.js';
 
 const EOCD = 22;
@@ -137,6 +137,56 @@ describe('ZIP64: archives with 65,535 entries or more', () => {
     noExtra.writeUInt16LE(0, body.length + 30);
     noExtra.writeUInt32LE(cd.length - extra.length, noExtra.length - 22 + 12);
     expect(errorOf(() => openZip(noExtra)).message).toBe('zip entry big.json: ZIP64 extra field missing');
+
+    // Streamed (data descriptor, flag bit 3), as Ward's and Go's writers lay out an entry past 4 GiB:
+    // the descriptor keeps 4-byte sizes; an 8-byte (ZIP64) descriptor is read too.
+    for (const wide of [false, true]) {
+      const streamedLocal = Buffer.from(local);
+      streamedLocal.writeUInt16LE(0x0008, 6);
+      streamedLocal.fill(0, 14, 26);
+      const descriptor = Buffer.alloc(wide ? 24 : 16);
+      descriptor.writeUInt32LE(0x08074b50, 0);
+      descriptor.writeUInt32LE(crc32(data), 4);
+      if (wide) {
+        descriptor.writeBigUInt64LE(BigInt(data.length), 8);
+        descriptor.writeBigUInt64LE(BigInt(data.length), 16);
+      } else {
+        descriptor.writeUInt32LE(data.length, 8);
+        descriptor.writeUInt32LE(data.length, 12);
+      }
+      const streamedCentral = Buffer.from(central);
+      streamedCentral.writeUInt16LE(0x0008, 8);
+      const streamedBody = Buffer.concat([streamedLocal, name, data, descriptor]);
+      const streamedEnd = Buffer.from(end);
+      streamedEnd.writeUInt32LE(streamedBody.length, 16);
+      const streamed = openZip(Buffer.concat([streamedBody, streamedCentral, name, extra, streamedEnd]));
+      expect(streamed.read(streamed.entries[0]!).equals(data)).toBe(true);
+      descriptor.writeUInt32LE(data.length + 1, wide ? 16 : 12);
+      const lying = Buffer.concat([streamedLocal, name, data, descriptor, streamedCentral, name, extra, streamedEnd]);
+      expect(errorOf(() => openZip(lying)).message).toBe('zip entry big.json: data descriptor sizes differ');
+    }
+  });
+});
+
+describe('ZIP64 per-entry fields from the writer', () => {
+  it('an entry starting past 4 GiB gets saturated sizes and offset and a ZIP64 extra, as Go writes it', () => {
+    const chunks: Buffer[] = [];
+    const writer = new ZipStreamWriter((c) => chunks.push(c));
+    // Pretend 4 GiB were already written (writing them would take minutes): only the headers are checked.
+    (writer as unknown as { offset: number }).offset = 2 ** 32 + 10;
+    writer.add({ path: 'late.json', data: Buffer.from('{"late":true}') });
+    const before = Buffer.concat(chunks).length;
+    writer.finish();
+    const tail = Buffer.concat(chunks).subarray(before);
+    expect(tail.readUInt32LE(0)).toBe(0x02014b50);
+    expect([tail.readUInt32LE(20), tail.readUInt32LE(24), tail.readUInt32LE(42)]).toEqual([0xffffffff, 0xffffffff, 0xffffffff]);
+    const nameLength = tail.readUInt16LE(28);
+    const extra = tail.subarray(46 + nameLength, 46 + nameLength + tail.readUInt16LE(30));
+    const z = extra.subarray(9); // after the extended timestamp
+    expect([z.readUInt16LE(0), z.readUInt16LE(2)]).toEqual([0x0001, 24]);
+    expect([Number(z.readBigUInt64LE(4)), Number(z.readBigUInt64LE(20))]).toEqual([13, 2 ** 32 + 10]);
+    // The directory itself starts past 4 GiB, so the end records are ZIP64 too.
+    expect(tail.readUInt32LE(tail.length - 22 - 20)).toBe(0x07064b50);
   });
 });
 
