@@ -186,10 +186,10 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
     expect(v.code, v.stdout + v.stderr).toBe(0);
   });
 
-  it('the intent carries the absolute --workspace and path arguments as raw path targets (the core joins them)', async () => {
+  it('the intent carries the absolute --workspace and path arguments as raw path targets; a relative path to a denied file is blocked', async () => {
     const cwd = tempDir('ward-mcp-ws-');
     const log = join(cwd, 'server.log');
-    writePolicy(cwd, 'default_verdict: allow\n');
+    writePolicy(cwd, 'default_verdict: allow\nrules:\n  - name: no-shadow\n    effect: block\n    match: { target_kinds: [path], target_values: [/etc/shadow] }\n');
     const { mkdirSync } = await import('node:fs');
     mkdirSync(join(cwd, 'sub'));
     const p = new RawProxy(['--policy', 'policy.yaml', '--capture-intents', '--workspace', 'sub'], [process.execPath, RECORDER], cwd, { RECORDING_SERVER_LOG: log });
@@ -197,21 +197,29 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
       await p.initialize();
       p.call(1, 'echo', { text: 'x', path: '../sub/w.txt' });
       expect(JSON.stringify((await p.response(1))['result'])).toContain('echo: x');
+      // Relative to the workspace, this is /etc/shadow: the core joins it to the intent's workspace.
+      p.call(2, 'echo', { text: 'x', path: `${'../'.repeat(40)}etc/shadow` });
+      const blocked = (await p.response(2))['result'] as Msg;
+      expect((blocked['structuredContent'] as { ward: Msg }).ward['reason_codes']).toEqual(['matched_rule_no_shadow']);
     } finally {
       p.end();
       await p.exited;
     }
     const dir = join(cwd, '.ward', 'traces');
     const captures = readdirSync(dir).filter((n) => n.startsWith('capture_'));
-    expect(captures).toHaveLength(1);
-    const intent = (JSON.parse(readFileSync(join(dir, captures[0]!), 'utf8')) as { intent: Msg }).intent;
+    expect(captures).toHaveLength(2);
+    const intent = captures
+      .map((n) => (JSON.parse(readFileSync(join(dir, n), 'utf8')) as { intent: Msg }).intent)
+      .find((i) => JSON.stringify(i['targets']).includes('w.txt'))!;
     const ws = resolve(cwd, 'sub');
     expect((intent['context'] as Msg)['workspace']).toBe(ws);
     const targets = intent['targets'] as Msg[];
     expect(targets).toHaveLength(1);
     expect(targets[0]!['kind']).toBe('path');
-    // The raw value, or — once the core canonicalises paths — the value joined to the workspace.
+    // The value as sent: the core canonicalises it (once) for the rules, and records it in the trace.
     expect(['../sub/w.txt', join(ws, '../sub/w.txt')]).toContain(targets[0]!['value']);
+    expect(p.messages.filter((m) => m['id'] === 2)).toHaveLength(1);
+    expect(received(log).filter((m) => m['id'] === 2)).toEqual([]);
   });
 
   it('a cancellation that arrives before an allowed call is forwarded keeps it from the server', async () => {
