@@ -186,8 +186,7 @@ export function intentForCall(call: CallInput, opts: MappingOptions, withHints: 
     provenance.push({ arg_path: `$.${key}`, source: opts.argSource });
     const rule = ruleFor(key, rules, opts.targets.args);
     if (!rule) continue;
-    const values = typeof value === 'string' ? [value] : Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
-    for (const v of values) {
+    for (const v of targetValues(value, rule.kind)) {
       if (v.trim() === '') continue;
       targets.push(target(rule, v, rule.operation ?? operation, hints));
     }
@@ -220,6 +219,24 @@ export function intentForCall(call: CallInput, opts: MappingOptions, withHints: 
     arg_provenance: provenance,
     context,
   };
+}
+
+/**
+ * The values of a target argument: a string, the strings of an array (nested arrays too: a tool
+ * that joins or stringifies its argument reads `[["/etc/shadow"]]` as `/etc/shadow`), and for
+ * hosts and URLs also finite numbers (`"host": 2852039166` is an IPv4 address to anything that
+ * formats it into a URL). Objects are not read.
+ */
+function targetValues(value: unknown, kind: string): string[] {
+  const out: string[] = [];
+  const numbers = kind === 'host' || kind === 'url';
+  const visit = (v: unknown, depth: number) => {
+    if (typeof v === 'string') out.push(v);
+    else if (numbers && typeof v === 'number' && Number.isFinite(v)) out.push(String(v));
+    else if (Array.isArray(v) && depth < 16) for (const x of v) visit(x, depth + 1);
+  };
+  visit(value, 0);
+  return out;
 }
 
 const folded = new WeakMap<TargetsMap, Map<string, TargetRule | null>>();

@@ -175,6 +175,13 @@ describe('tool-call spellings and argument names', () => {
       { kind: 'url', value: 'http://2852039166/', discovery_method: 'mcp', operation: 'write' },
     ]);
     expect((i['context'] as Record<string, unknown>)['workspace']).toBe('/ws');
+    // Nested arrays are read (a tool that stringifies [["/etc/shadow"]] gets the path); numbers
+    // are hosts and URLs (2852039166 is 169.254.169.254), never paths or commands.
+    expect(intentForCall(call('fetch', { paths: [['/etc/shadow'], 7], host: 2852039166, url: [1e3], command: 5 }), mapping, false)['targets']).toEqual([
+      { kind: 'path', value: '/etc/shadow', discovery_method: 'mcp' },
+      { kind: 'host', value: '2852039166', discovery_method: 'mcp' },
+      { kind: 'url', value: '1000', discovery_method: 'mcp' },
+    ]);
     // An explicit null in a --targets-map turns a name off in every spelling.
     const dir = tempDir('ward-tmap-fold-');
     writeFileSync(join(dir, 'map.json'), JSON.stringify({ args: { file: null } }));
