@@ -25,7 +25,6 @@ export function idProblem(value: unknown, pattern: RegExp = ID_PATTERN): string 
   if (value === '') return 'empty';
   if (value.length > ID_MAX_LENGTH) return `longer than ${ID_MAX_LENGTH} characters`;
   if (value.includes('\0')) return 'contains NUL';
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f-\u009f]/.test(value)) return 'contains a control character';
   if (/[/\\]/.test(value)) return 'contains a path separator';
   if (value === '.' || value === '..' || value.includes('..')) return 'contains ".."';

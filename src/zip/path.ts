@@ -44,7 +44,6 @@ export function nonCanonicalNameReason(name: string): string | undefined {
   if (unsafe) return unsafe;
   if (name.length > MAX_ENTRY_NAME_LENGTH) return `entry name longer than ${MAX_ENTRY_NAME_LENGTH} characters`;
   if (goTrim(name) !== name) return 'entry name has leading or trailing white space';
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(name)) return 'entry name contains a control character';
   if (name.includes('\\')) return 'entry name contains a backslash';
   const segments = name.split('/');
