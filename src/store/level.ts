@@ -181,7 +181,7 @@ export class LevelStore implements EvidenceStore {
     try {
       let pending: string[] = [];
       const flush = async (): Promise<boolean> => {
-        const values = await this.db.getMany(pending.map((k) => key('e', kind, k.slice(k.lastIndexOf(SEP) + 1))));
+        const values = await this.db.getMany(pending.map((k) => key('e', kind, idAfterTime(k, prefix))));
         pending = [];
         for (const value of values) {
           if (value === undefined) continue;
@@ -300,8 +300,9 @@ export class LevelStore implements EvidenceStore {
       const doomed: StoreEntry[] = [];
       let kept = 0;
       for await (const [k] of this.db.iterator({ ...prefixRange(key('t', kind, ''), true), values: false })) {
-        const id = k.slice(k.lastIndexOf(SEP) + 1);
-        const time = k.slice(key('t', kind, '').length, k.lastIndexOf(SEP));
+        const timePrefix = key('t', kind, '');
+        const id = idAfterTime(k, timePrefix);
+        const time = k.slice(timePrefix.length, timePrefix.length + SORTABLE_TIME_LENGTH);
         const tooOld = cutoff !== undefined && time < sortableTime(cutoff);
         const tooMany = policy.maxCount !== undefined && kept >= policy.maxCount;
         if (tooOld || tooMany) {
@@ -351,6 +352,18 @@ function prefixRange(prefix: string, reverse: boolean): { gt: string; lt: string
 function timeRange(prefix: string, filter: ListFilter, desc: boolean): { gte?: string; gt?: string; lt: string; reverse: boolean } {
   const upper = filter.until ? prefix + sortableTime(filter.until) : prefix.slice(0, -1) + '\x01';
   return filter.since ? { gte: prefix + sortableTime(filter.since), lt: upper, reverse: desc } : { gt: prefix, lt: upper, reverse: desc };
+}
+
+/** `sortableTime` output is always this long: `2026-02-18T00:00:00.000000000Z`. */
+const SORTABLE_TIME_LENGTH = 30;
+
+/**
+ * The id at the end of an index key `<prefix><time>\0<id>`, by position: ids are checked now, but a
+ * store written before may hold one with a NUL, which splitting at the last separator would cut
+ * (the entry was then never listed, so never exported or collected).
+ */
+function idAfterTime(indexKey: string, prefix: string): string {
+  return indexKey.slice(prefix.length + SORTABLE_TIME_LENGTH + 1);
 }
 
 /** Fixed-width UTC time (nanoseconds, 4-digit year) so that string order is time order. */
