@@ -359,5 +359,7 @@ describe('ward mcp proxy --listen: nothing reaches the server undecided (Streama
     expect(assertOnlyAllowedCallsReached(got, all)).toEqual([7, 10]);
     // 2 notifications, 2 misspelled, 1 unevaluable, 1 blocked, 2 allowed... plus the batch's notification.
     expect(all).toHaveLength(9);
+    const v = ward(['trace', 'verify', '.ward/traces'], { cwd });
+    expect(v.code, v.stdout + v.stderr).toBe(0);
   });
 });
