@@ -201,8 +201,7 @@ export class ProxySession {
     const name = params['name'];
     const args = params['arguments'] ?? {};
     if (typeof name !== 'string' || name === '' || !isJsonObject(args)) {
-      this.replyError(id, -32602, 'tools/call needs params.name (a string) and params.arguments (an object)');
-      return;
+      return this.refuseWithError(msg, id, -32602, 'tools/call needs params.name (a string) and params.arguments (an object)', 'invalid_params');
     }
     const call = this.callInput(name, args, params['_meta']);
     const correlation = `${this.o.sessionId}:${String(id)}`;
@@ -335,14 +334,19 @@ export class ProxySession {
    * `tools/call `, full-width letters...): refused with a JSON-RPC error, traced, never forwarded.
    */
   private refuseMisspelled(msg: JsonRpcMessage, id: JsonRpcId): void {
-    const call = this.refusedCall(msg);
     const method = msg.method!;
-    this.o.log.warn('tool call with a non-canonical method refused; not forwarded', { method: JSON.stringify(method), tool: call.name });
+    this.o.log.warn('tool call with a non-canonical method refused; not forwarded', { method: JSON.stringify(method) });
     const message = `Ward refused this request: its method ${JSON.stringify(method)} is not exactly "tools/call". Tool calls must use that exact method; this one was not forwarded.`;
+    this.refuseWithError(msg, id, RPC.METHOD_NOT_FOUND, message, 'method_not_canonical', { method });
+  }
+
+  /** A tool-call request refused with a JSON-RPC error (the `ward` object in `error.data`), after its refusal is traced. */
+  private refuseWithError(msg: JsonRpcMessage, id: JsonRpcId, code: number, message: string, refused: string, extra: Record<string, unknown> = {}): void {
+    const call = this.refusedCall(msg);
     const d = this.refusal(call, `${this.o.sessionId}:${String(id)}`);
-    if (!d) return this.replyError(id, RPC.METHOD_NOT_FOUND, message);
+    if (!d) return this.replyError(id, code, message);
     const intentId = this.o.capture?.call(d.toolName, d.argsDigest, d.traceId, d.verdict);
-    const reply = errorResponse(id, RPC.METHOD_NOT_FOUND, message, { ward: wardObject(d, { refused: 'method_not_canonical', method }) });
+    const reply = errorResponse(id, code, message, { ward: wardObject(d, { refused, ...extra }) });
     d.durable.then(
       () => {
         if (intentId) this.o.capture?.result(intentId, d.verdict, reply.error);

@@ -106,6 +106,8 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
       p.call(61, 'ｅｃｈｏ', { text: 'wide' });
       // Valid JSON nested too deeply for Ward to read at all: refused with its id.
       p.send(`{"jsonrpc":"2.0","id":70,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"very-deep.txt","content":${'['.repeat(100_000)}1${']'.repeat(100_000)}}}}`);
+      // A tools/call without a usable name or arguments: refused (-32602) and traced.
+      p.send('{"jsonrpc":"2.0","id":80,"method":"tools/call","params":{"name":"write_file","arguments":"path=bad.txt"}}');
       p.call(40, 'echo', { text: 'last' });
 
       const allowed = await p.response(1);
@@ -151,6 +153,9 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
 
       expect(((await p.response(70))['error'] as { code: number }).code).toBe(-32600);
 
+      const bad = (await p.response(80))['error'] as { code: number; data: { ward: Msg } };
+      expect([bad.code, bad.data.ward['verdict'], bad.data.ward['refused']]).toEqual([-32602, 'block', 'invalid_params']);
+
       const last = await p.response(40);
       expect(JSON.stringify(last['result'])).toContain('echo: last');
       // Notifications get no reply: none of the above carries their effects.
@@ -164,7 +169,7 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
     expect(existsSync(join(cwd, 'allowed.txt'))).toBe(true);
     expect(readFileSync(log, 'utf8')).not.toContain('duplicate.txt');
     expect(readFileSync(log, 'utf8')).not.toContain('Write_File');
-    for (const f of ['duplicate.txt', 'alias.txt', 'very-deep.txt', 'blocked.txt', 'huge.txt', 'deep.txt', 'notification.txt', 'notification-misspelled.txt', 'batch.txt', 'batch2.txt', ...MISSPELLED.map((_, i) => `misspelled-${i}.txt`)]) {
+    for (const f of ['duplicate.txt', 'alias.txt', 'very-deep.txt', 'bad.txt', 'blocked.txt', 'huge.txt', 'deep.txt', 'notification.txt', 'notification-misspelled.txt', 'batch.txt', 'batch2.txt', ...MISSPELLED.map((_, i) => `misspelled-${i}.txt`)]) {
       expect(existsSync(join(cwd, f)), f).toBe(false);
     }
 
@@ -175,12 +180,13 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
     expect(assertOnlyAllowedCallsReached(got, all)).toEqual([1, 40]);
 
     // Every tool call was decided or refused, and traced: 2 allowed, 1 blocked by policy, 2
-    // unevaluable, 2 notifications, the misspellings, 2 tool-name aliases. The batch never became calls.
+    // unevaluable, 2 notifications, the misspellings, 2 tool-name aliases, 1 with bad params. The
+    // batch, the duplicate-key and the too-deep messages never became calls.
     const verdicts = all.map((t) => t['verdict']).sort();
     expect(verdicts.filter((v) => v === 'allow')).toHaveLength(2);
-    expect(verdicts.filter((v) => v === 'block')).toHaveLength(1 + 2 + 2 + MISSPELLED.length + 2);
+    expect(verdicts.filter((v) => v === 'block')).toHaveLength(1 + 2 + 2 + MISSPELLED.length + 2 + 1);
     const refusals = all.filter((t) => (t['reason_codes'] as string[]).includes('fail_closed_intent_invalid'));
-    expect(refusals).toHaveLength(2 + 2 + MISSPELLED.length + 2);
+    expect(refusals).toHaveLength(2 + 2 + MISSPELLED.length + 2 + 1);
     expect(refusals.filter((t) => /:notification-\d+$/.test(String(t['correlation_id'])))).toHaveLength(2);
     const v = ward(['trace', 'verify', '.ward/traces'], { cwd });
     expect(v.code, v.stdout + v.stderr).toBe(0);
