@@ -32,6 +32,8 @@ export const MAX_ENTRY_NAME_LENGTH = 1024;
  * * safe (`unsafePathReason`): not empty, relative, no `..`, no NUL;
  * * `/` separators only (no `\`), no empty segment (`a//b`, a leading or trailing `/`, so no
  *   directory entries), no `.` segment (`./x`);
+ * * no segment ending in `.` or a space and no `:` (Windows aliases: `run.json.` is `run.json`,
+ *   `run.json:x` is a stream of `run.json`);
  * * no control characters (U+0000–U+001F, U+007F) and no leading or trailing white space;
  * * Unicode NFC (a decomposed `é` is an alias of the composed one on some file systems);
  * * at most `MAX_ENTRY_NAME_LENGTH` characters.
@@ -49,6 +51,9 @@ export function nonCanonicalNameReason(name: string): string | undefined {
   const segments = name.split('/');
   if (segments.includes('')) return name.endsWith('/') ? 'directory entries are not allowed' : 'entry name has an empty segment';
   if (segments.includes('.')) return 'entry name has a "." segment';
+  // Windows drops a trailing dot or space (`run.json.` is `run.json`) and reads `a:b` as stream `b` of `a`.
+  if (segments.some((seg) => seg.endsWith('.') || seg.endsWith(' '))) return 'entry name has a segment ending in "." or a space';
+  if (name.includes(':')) return 'entry name contains ":"';
   if (name.normalize('NFC') !== name) return 'entry name is not in Unicode NFC form';
   return undefined;
 }

@@ -204,7 +204,7 @@ function openSource(src: ZipSource, options: OpenZipOptions): ZipArchive {
     pos = entry.next;
   }
   if (pos !== cd.length) throw invalid('central directory size does not match its entries');
-  checkNoOverlap(src, entries, centralOffset);
+  checkNoOverlap(src, entries, centralOffset, strict);
 
   if (options.rejectDuplicates !== false) {
     const names = entries.map((e) => e.name);
@@ -345,11 +345,15 @@ function readCentralEntry(src: ZipSource, cd: Buffer, pos: number, limits: ZipLi
   if (unsafe) throw new WardError(ERROR_CODES.ZIP_UNSAFE_PATH, `zip entry ${JSON.stringify(name)}: ${unsafe}`);
 
   const creator = cd.readUInt16LE(pos + 4) >> 8;
-  const fileType = creator === 3 ? (externalAttrs >>> 16) & S_IFMT : 0;
-  if (strict && fileType !== 0 && fileType !== S_IFREG) {
-    const what = fileType === S_IFLNK ? 'a symbolic link' : fileType === S_IFDIR ? 'a directory' : 'not a regular file';
+  // Unix file-type bits are honoured by extractors whatever creator the header claims, so they are
+  // read whatever it claims; the MS-DOS directory attribute too.
+  const fileType = (externalAttrs >>> 16) & S_IFMT;
+  if (strict && ((fileType !== 0 && fileType !== S_IFREG) || (externalAttrs & DOS_DIRECTORY) !== 0)) {
+    const what = fileType === S_IFLNK ? 'a symbolic link' : fileType === S_IFDIR || fileType === 0 ? 'a directory' : 'not a regular file';
     throw new WardError(ERROR_CODES.ZIP_UNSAFE_PATH, `zip entry ${JSON.stringify(name)}: ${what} (only regular files are allowed)`);
   }
+  const centralExtra = cd.subarray(pos + CENTRAL_HEADER_LEN + nameLength, pos + CENTRAL_HEADER_LEN + nameLength + extraLength);
+  if (strict) refuseAliasExtras(centralExtra, name);
   if (flags & (FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION)) throw invalid(`zip entry ${name}: encrypted entries are not supported`);
   if (method !== METHOD_STORE && method !== METHOD_DEFLATE) {
     throw invalid(`zip entry ${name}: unsupported compression method ${method}`);
@@ -358,7 +362,7 @@ function readCentralEntry(src: ZipSource, cd: Buffer, pos: number, limits: ZipLi
   // ZIP64 extra: 8-byte values for exactly the 32-bit fields that are saturated, in this order.
   let zip64Sizes = false;
   if (size === UINT32_MAX || compressedSize === UINT32_MAX || localOffset === UINT32_MAX || diskStart === UINT16_MAX) {
-    const extra = findExtra(cd.subarray(pos + CENTRAL_HEADER_LEN + nameLength, pos + CENTRAL_HEADER_LEN + nameLength + extraLength), ZIP64_EXTRA_ID, name);
+    const extra = findExtra(centralExtra, ZIP64_EXTRA_ID, name);
     if (!extra) throw invalid(`zip entry ${name}: ZIP64 extra field missing`);
     let at = 0;
     const take = (what: string) => {
@@ -396,6 +400,7 @@ function readCentralEntry(src: ZipSource, cd: Buffer, pos: number, limits: ZipLi
     throw invalid(`zip entry ${name}: local header name differs from the central directory`);
   }
   if (local.readUInt16LE(8) !== method) throw invalid(`zip entry ${name}: local header method differs`);
+  if (strict) refuseAliasExtras(src.read(localOffset + LOCAL_HEADER_LEN + localNameLength, localExtraLength), name);
   const dataOffset = localOffset + LOCAL_HEADER_LEN + localNameLength + localExtraLength;
 
   const isDirectory = name.endsWith('/') || fileType === S_IFDIR;
@@ -418,6 +423,18 @@ function readCentralEntry(src: ZipSource, cd: Buffer, pos: number, limits: ZipLi
   };
 }
 
+/** MS-DOS attribute bit for a directory (low byte of the external attributes). */
+const DOS_DIRECTORY = 0x10;
+/** Info-ZIP Unicode Path extra field: a second name that many extractors use instead of the header's. */
+const UNICODE_PATH_EXTRA_ID = 0x7075;
+
+/** An entry must have one name: a Unicode Path extra field would give it a second one. */
+function refuseAliasExtras(block: Buffer, name: string): void {
+  if (findExtra(block, UNICODE_PATH_EXTRA_ID, name)) {
+    throw new WardError(ERROR_CODES.ZIP_UNSAFE_PATH, `zip entry ${JSON.stringify(name)}: has a second name (Unicode Path extra field)`);
+  }
+}
+
 /** The body of one extra field by id; the extra block must be well formed. */
 function findExtra(block: Buffer, id: number, name: string): Buffer | undefined {
   let at = 0;
@@ -436,8 +453,11 @@ function findExtra(block: Buffer, id: number, name: string): Buffer | undefined 
   return found;
 }
 
-/** Each entry's bytes (header, data, descriptor) must sit before the directory and apart from the others. */
-function checkNoOverlap(src: ZipSource, entries: readonly ZipEntry[], centralOffset: number): void {
+/**
+ * Each entry's bytes (header, data, descriptor) must sit before the directory and apart from the
+ * others; with strict names they must also tile the archive from byte 0 to the directory.
+ */
+function checkNoOverlap(src: ZipSource, entries: readonly ZipEntry[], centralOffset: number, strict: boolean): void {
   const spans = entries.map((entry) => {
     let stop = entry.dataOffset + entry.compressedSize;
     if (stop > centralOffset) throw invalid(`zip entry ${entry.name}: data runs past the central directory (truncated?)`);
@@ -450,6 +470,14 @@ function checkNoOverlap(src: ZipSource, entries: readonly ZipEntry[], centralOff
       throw new WardError(ERROR_CODES.ZIP_BOMB, `zip entries overlap: ${spans[i - 1]!.name} and ${spans[i]!.name}`);
     }
   }
+  if (!strict) return;
+  // Every byte belongs to an entry: nothing hidden before the first, between two or after the last.
+  let at = 0;
+  for (const span of spans) {
+    if (span.start !== at) throw invalid(`zip has ${span.start - at} bytes that belong to no entry before ${span.name}`);
+    at = span.stop;
+  }
+  if (at !== centralOffset) throw invalid(`zip has ${centralOffset - at} bytes that belong to no entry before the central directory`);
 }
 
 /**

@@ -19,13 +19,21 @@ export interface CraftedEntry {
   data: Buffer;
   /** Unix mode with file type bits (default regular file 0644). */
   mode?: number;
+  /** "Version made by" host (default 3, Unix). */
+  creator?: number;
+  /** Low 16 bits of the external attributes (MS-DOS attributes). */
+  dosAttributes?: number;
+  /** Extra field block, in both headers. */
+  extra?: Buffer;
+  /** Bytes after this entry that belong to no entry. */
+  gapAfter?: Buffer;
 }
 
 /** Stored (uncompressed) entries, no data descriptors, Unix creator, exactly the names given. */
-export function craftZip(entries: readonly CraftedEntry[]): Buffer {
-  const locals: Buffer[] = [];
+export function craftZip(entries: readonly CraftedEntry[], options: { prefix?: Buffer } = {}): Buffer {
+  const locals: Buffer[] = options.prefix ? [options.prefix] : [];
   const centrals: Buffer[] = [];
-  let offset = 0;
+  let offset = options.prefix?.length ?? 0;
   for (const e of entries) {
     const name = Buffer.from(e.name, 'utf8');
     const crc = crc32(e.data);
@@ -37,20 +45,24 @@ export function craftZip(entries: readonly CraftedEntry[]): Buffer {
     local.writeUInt32LE(e.data.length, 18);
     local.writeUInt32LE(e.data.length, 22);
     local.writeUInt16LE(name.length, 26);
+    const extra = e.extra ?? Buffer.alloc(0);
+    local.writeUInt16LE(extra.length, 28);
     const central = Buffer.alloc(46);
     central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(0x0314, 4);
+    central.writeUInt16LE(((e.creator ?? 3) << 8) | 0x14, 4);
     central.writeUInt16LE(20, 6);
     central.writeUInt16LE(0x0800, 8);
     central.writeUInt32LE(crc, 16);
     central.writeUInt32LE(e.data.length, 20);
     central.writeUInt32LE(e.data.length, 24);
     central.writeUInt16LE(name.length, 28);
-    central.writeUInt32LE(((e.mode ?? S_IFREG | 0o644) << 16) >>> 0, 38);
+    central.writeUInt16LE(extra.length, 30);
+    central.writeUInt32LE((((e.mode ?? S_IFREG | 0o644) << 16) | (e.dosAttributes ?? 0)) >>> 0, 38);
     central.writeUInt32LE(offset, 42);
-    locals.push(local, name, e.data);
-    centrals.push(central, name);
-    offset += 30 + name.length + e.data.length;
+    const gap = e.gapAfter ?? Buffer.alloc(0);
+    locals.push(local, name, extra, e.data, gap);
+    centrals.push(central, name, extra);
+    offset += 30 + name.length + extra.length + e.data.length + gap.length;
   }
   const cd = Buffer.concat(centrals);
   const end = Buffer.alloc(22);

@@ -57,4 +57,33 @@ describe('pack readers refuse undeclared, aliased and symlink entries', () => {
     }
     expect(errorOf(() => writeDeterministicZip([{ path: 'run.json', data }, { path: 'RUN.JSON', data }])).code).toBe('ERR_ZIP_DUPLICATE_ENTRY');
   });
+
+  it('a symlink is refused whatever creator the header claims, and so is an MS-DOS directory', () => {
+    for (const creator of [0, 10, 19]) {
+      const bytes = withEntries((e) => [...e, { name: 'evidence/link', data: Buffer.from('/etc'), mode: S_IFLNK | 0o777, creator }]);
+      expect(errorOf(() => verifyPack(bytes, { keys })).message).toBe('zip entry "evidence/link": a symbolic link (only regular files are allowed)');
+    }
+    const dosDir = withEntries((e) => [...e, { name: 'evidence/d', data: Buffer.alloc(0), mode: 0, creator: 0, dosAttributes: 0x10 }]);
+    expect(errorOf(() => verifyPack(dosDir, { keys })).message).toBe('zip entry "evidence/d": a directory (only regular files are allowed)');
+    const dosFile = withEntries((e) => e.map((x) => ({ ...x, mode: 0, creator: 0, dosAttributes: 0x20 })));
+    expect(packVerified(verifyPack(dosFile, { keys, requireSignature: true }), true)).toBe(true);
+  });
+
+  it('an entry with a second name (Info-ZIP Unicode Path extra field) is refused', () => {
+    const target = Buffer.from('../../.bashrc');
+    const field = Buffer.alloc(4 + 5 + target.length);
+    field.writeUInt16LE(0x7075, 0);
+    field.writeUInt16LE(5 + target.length, 2);
+    field.writeUInt8(1, 4);
+    target.copy(field, 9);
+    const bytes = withEntries((e) => e.map((x) => (x.name === 'run_payload.json' ? { ...x, extra: field } : x)));
+    expect(errorOf(() => verifyPack(bytes, { keys }))).toMatchObject({ code: 'ERR_ZIP_UNSAFE_PATH', message: 'zip entry "run_payload.json": has a second name (Unicode Path extra field)' });
+  });
+
+  it('bytes that belong to no entry (prepended, between entries) are refused', () => {
+    const prefixed = craftZip(entriesOf(pack), { prefix: Buffer.from('#!/bin/sh\necho polyglot\n') });
+    expect(errorOf(() => verifyPack(prefixed, { keys })).message).toBe('zip has 24 bytes that belong to no entry before context_envelope.json');
+    const gap = withEntries((e) => e.map((x, i) => (i === 0 ? { ...x, gapAfter: Buffer.from('hidden') } : x)));
+    expect(errorOf(() => verifyPack(gap, { keys }))).toMatchObject({ code: 'ERR_ZIP_INVALID', exitCode: 2 });
+  });
 });

@@ -80,6 +80,9 @@ describe('runpack readers refuse what the manifest does not account for', () => 
     ['x\u0007.json', 'entry name contains a control character'],
     ['dir/', 'directory entries are not allowed'],
     ['../escape', 'entry path traverses parent directories'],
+    ['run.json.', 'entry name has a segment ending in "." or a space'],
+    ['dir /x', 'entry name has a segment ending in "." or a space'],
+    ['intents.jsonl:stream', 'entry name contains ":"'],
   ])('a non-canonical name %j is refused: %s', (name, reason) => {
     const bytes = tampered((e) => [...e, { name, data: Buffer.from('x') }]);
     const err = errorOf(() => verifyRunpack(bytes, { keys }));
