@@ -279,12 +279,10 @@ function readDirectoryLocation(src: ZipSource): Directory {
   if (diskNumber !== 0 || centralDisk !== 0 || diskRecords !== records) throw invalid('multi-disk archives are not supported');
 
   const hasLocator = endOffset >= ZIP64_LOCATOR_LEN && src.read(endOffset - ZIP64_LOCATOR_LEN, 4).readUInt32LE(0) === ZIP64_LOCATOR_SIG;
-  if (!hasLocator) {
-    if (records === UINT16_MAX || centralSize === UINT32_MAX || centralOffset === UINT32_MAX) {
-      throw invalid('end record points to a ZIP64 record that is missing');
-    }
-    return { records, centralOffset, centralSize, centralEnd: endOffset };
-  }
+  // Without a locator the classic values are the real ones, even 0xFFFF: Python's zipfile writes
+  // exactly 65,535 entries that way (as Go's reader, Ward's accepts it). Saturated values that are
+  // not real fail the directory checks that follow.
+  if (!hasLocator) return { records, centralOffset, centralSize, centralEnd: endOffset };
   return readZip64Directory(src, endOffset, { records, centralSize, centralOffset });
 }
 

@@ -58,6 +58,19 @@ describe('ZIP64: archives with 65,535 entries or more', () => {
     expect(out).toBe('65535 None {"n":7}\n');
   });
 
+  it('reads ZIP64 archives written by Python’s zipfile', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ward-zip64-'));
+    const path = join(dir, 'py.zip');
+    execFileSync('python3', ['-c', 'import sys,zipfile\nwith zipfile.ZipFile(sys.argv[1],"w",zipfile.ZIP_DEFLATED) as z:\n  for i in range(65535): z.writestr("e/%06d.json"%i, "{\\"n\\":%d}"%i)', path]);
+    const archive = openZipFile(path, LIMITS);
+    try {
+      expect(archive.entries).toHaveLength(65_535);
+      expect(archive.read(archive.get('e/065534.json')!).toString()).toBe('{"n":65534}');
+    } finally {
+      archive.close();
+    }
+  });
+
   it('stays classic below the threshold (the layout the reference writes for packs)', () => {
     const small = writeDeterministicZip(many(65_534));
     expect(small.readUInt16LE(small.length - EOCD + 10)).toBe(65_534);
