@@ -54,7 +54,7 @@ export function nonCanonicalNameReason(name: string): string | undefined {
   // Windows drops a trailing dot or space (`run.json.` is `run.json`) and reads `a:b` as stream `b` of `a`.
   if (segments.some((seg) => seg.endsWith('.') || seg.endsWith(' '))) return 'entry name has a segment ending in "." or a space';
   if (name.includes(':')) return 'entry name contains ":"';
-  if (name.normalize('NFC') !== name) return 'entry name is not in Unicode NFC form';
+  if (!PRINTABLE_ASCII.test(name) && name.normalize('NFC') !== name) return 'entry name is not in Unicode NFC form';
   return undefined;
 }
 
@@ -63,5 +63,9 @@ export function nonCanonicalNameReason(name: string): string | undefined {
  * case folded. `INTENTS.JSONL` and `intents.jsonl`, or a full-width `ｒｕｎ.json` and `run.json`, collide.
  */
 export function collisionKey(name: string): string {
+  if (PRINTABLE_ASCII.test(name)) return name.toLowerCase();
   return name.normalize('NFKC').toLowerCase().toUpperCase().toLowerCase().normalize('NFKC');
 }
+
+/** Names made of printable ASCII only (nearly all): NFC and NFKC leave them as they are. */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
