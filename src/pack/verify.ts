@@ -1,7 +1,7 @@
 import { compareUtf8 } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import type { VerifyKey } from '../keys/index.js';
-import { checkDeclaredFiles, checkManifestSignatures, undeclaredEntries, verifyRunpack } from '../runpack/index.js';
+import { checkDeclaredFiles, checkManifestSignatures, uncoveredEntries, undeclaredEntries, verifyRunpack } from '../runpack/index.js';
 import { openZip } from '../zip/index.js';
 import { checkAuthorizationPayload } from './authorization.js';
 import { computePackId, looseSchemaId, packSignable, parsePackManifest } from './manifest.js';
@@ -56,7 +56,7 @@ export function verifyPack(bytes: Uint8Array, options: VerifyPackOptions = {}): 
 
   if (missing.length === 0 && mismatches.length === 0 && undeclared.length === 0) checkPayload(manifest, files);
 
-  const signatures = checkManifestSignatures(packSignable(manifest), manifest.signatures, options.keys, require);
+  const signatures = uncoveredEntries(checkManifestSignatures(packSignable(manifest), manifest.signatures, options.keys, require), undeclared);
   let status = signatures.status;
   const signatureErrors = [...signatures.errors];
   if (require && proofSignatureErrors.length > 0) {

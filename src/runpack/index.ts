@@ -18,7 +18,7 @@ export {
   type RunpackSummary,
   type OpenedRunpack,
   openRunpack, decodeRunpackManifest, type StoredManifest } from './read.js';
-export { verifyRunpack, runpackVerified, type RunpackVerifyResult, type VerifyRunpackOptions } from './verify.js';
+export { verifyRunpack, runpackVerified, uncoveredEntries, type RunpackVerifyResult, type VerifyRunpackOptions } from './verify.js';
 export { checkRunpackFiles, checkDeclaredFiles, undeclaredEntries, type HashMismatch, type RunpackFileCheck, type DeclaredFileCheck } from './files.js';
 export { computeManifestDigest, manifestJson } from './manifest.js';
 export { normalizeRefs } from './refs.js';

