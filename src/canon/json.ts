@@ -82,53 +82,62 @@ function wellFormedString(s: string): string {
   return s.isWellFormed() ? s : s.toWellFormed();
 }
 
-function wellFormed(value: JsonValue): JsonValue {
-  if (typeof value === 'string') return wellFormedString(value);
-  if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const item = value[i] as JsonValue;
-      if (item !== null && typeof item === 'object') value[i] = wellFormed(item);
-      else if (typeof item === 'string') {
-        const fixed = wellFormedString(item);
-        if (fixed !== item) value[i] = fixed;
+/**
+ * The walk over the parsed value, with an explicit stack rather than recursion: `JSON.parse`
+ * accepts any nesting depth, and the walk must not turn deep input into a stack overflow before
+ * the intent normalizer can refuse it with its own error (and, under fail-closed risk, a traced
+ * block). Each entry is a container and the key in it of an object or array still to visit.
+ */
+function wellFormed(root: JsonValue): JsonValue {
+  if (typeof root === 'string') return wellFormedString(root);
+  if (root === null || typeof root !== 'object') return root;
+  const holder: JsonObject = { root };
+  const pending: [JsonObject | JsonValue[], string | number][] = [[holder, 'root']];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [parent, at] = next;
+    let value = (parent as Record<string | number, JsonValue>)[at] as JsonObject | JsonValue[];
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const item = value[i] as JsonValue;
+        if (item !== null && typeof item === 'object') pending.push([value, i]);
+        else if (typeof item === 'string') {
+          const fixed = wellFormedString(item);
+          if (fixed !== item) value[i] = fixed;
+        }
+      }
+      continue;
+    }
+    let keys = Object.keys(value);
+    let rebuild = false;
+    for (const key of keys) {
+      colons(key);
+      if (!key.isWellFormed()) rebuild = true;
+    }
+    if (rebuild) {
+      const rebuilt: JsonObject = {};
+      for (const key of keys) {
+        // defineProperty, not assignment: a "__proto__" key must stay an own data property (as
+        // JSON.parse makes it) instead of replacing the new object's prototype. Two different lone
+        // surrogates both become U+FFFD: the later one replaces the earlier, so the member count
+        // drops and the text is refused as a duplicate, like any other repeated name.
+        Object.defineProperty(rebuilt, key.toWellFormed(), { value: value[key], enumerable: true, writable: true, configurable: true });
+      }
+      // The slot already holds an own data property, so assignment cannot reach a prototype setter.
+      (parent as Record<string | number, JsonValue>)[at] = rebuilt;
+      value = rebuilt;
+      keys = Object.keys(rebuilt);
+    }
+    members += keys.length;
+    for (const key of keys) {
+      const child = value[key] as JsonValue;
+      if (child !== null && typeof child === 'object') pending.push([value, key]);
+      else if (typeof child === 'string') {
+        const fixed = wellFormedString(child);
+        if (fixed !== child) value[key] = fixed;
       }
     }
-    return value;
   }
-  const keys = Object.keys(value);
-  let rebuild = false;
-  for (const key of keys) {
-    colons(key);
-    if (!key.isWellFormed()) rebuild = true;
-  }
-  if (rebuild) {
-    const rebuilt: JsonObject = {};
-    for (const key of keys) {
-      // defineProperty, not assignment: a "__proto__" key must stay an own data property (as
-      // JSON.parse makes it) instead of replacing the new object's prototype. Two different lone
-      // surrogates both become U+FFFD: the later one replaces the earlier, so the member count
-      // drops and the text is refused as a duplicate, like any other repeated name.
-      Object.defineProperty(rebuilt, key.toWellFormed(), {
-        value: wellFormed(value[key] as JsonValue),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    }
-    members += Object.keys(rebuilt).length;
-    return rebuilt;
-  }
-  members += keys.length;
-  for (const key of keys) {
-    const child = value[key] as JsonValue;
-    if (child !== null && typeof child === 'object') value[key] = wellFormed(child);
-    else if (typeof child === 'string') {
-      const fixed = wellFormedString(child);
-      if (fixed !== child) value[key] = fixed;
-    }
-  }
-  return value;
+  return holder['root'] as JsonValue;
 }
 
 /** Every `:` in the text. */

@@ -18,7 +18,7 @@ export const REASON_CODES: Readonly<Record<string, ReasonCodeInfo>> = {
   default_block: r('', 'block', 'no rule matched; the policy default is block'),
   default_dry_run: r('', 'dry_run', 'no rule matched; the policy default is dry_run'),
   default_require_approval: r('', 'require_approval', 'no rule matched; the policy default is require_approval'),
-  fail_closed_intent_invalid: r('intent_not_evaluable', 'block', 'fail-closed risk class and the intent could not be normalized or bound'),
+  fail_closed_intent_invalid: r('intent_not_evaluable', 'block', 'fail-closed risk class and the intent could not be normalized or bound; in the MCP proxy, any call it cannot evaluate (unevaluable arguments, a tool-call method in another spelling or sent as a notification)'),
   fail_closed_missing_targets: r('missing_targets', 'block', 'fail_closed.required_fields: targets, and there are none'),
   fail_closed_missing_arg_provenance: r('missing_arg_provenance', 'block', 'fail_closed.required_fields: arg_provenance, and there is none'),
   fail_closed_missing_endpoint_class: r('missing_endpoint_class', 'block', 'fail_closed.required_fields: endpoint_class, and a target class is empty or other'),

@@ -1,7 +1,8 @@
-import { isJsonObject, type JsonObject } from '../canon/json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../canon/json.js';
+import { MAX_JCS_DEPTH } from '../canon/jcs.js';
 import { ZERO_TIME } from '../canon/gotime.js';
 import { goLower, goTrim } from '../canon/sort.js';
-import { digestJcs, sha256Hex } from '../canon/digest.js';
+import { digestJcs } from '../canon/digest.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import { CONTEXT_PLAIN_STRING_FIELDS } from '../intent/types.js';
 
@@ -52,10 +53,31 @@ export function unevaluableIntent(raw: unknown): { intent: NormalizedIntent; int
   return { intent, intentDigest: safeDigest(obj), argsDigest: safeDigest(isJsonObject(obj['args']) ? obj['args'] : {}) };
 }
 
+/**
+ * JCS of the raw request when it can be canonicalized; otherwise of a bounded copy in which each
+ * container past the canonical depth limit, and each number JSON cannot carry (`1e400` parses to
+ * Infinity), is replaced by a marker string. Deterministic, never recursing past the limit, and
+ * still pinning everything else that was refused.
+ */
 function safeDigest(value: JsonObject): string {
   try {
     return digestJcs(value);
   } catch {
-    return sha256Hex(JSON.stringify(value) ?? '');
+    return digestJcs(bounded(value, 1));
   }
+}
+
+const TOO_DEEP = '\u2026ward: nested past the canonical depth limit';
+const NOT_FINITE = '\u2026ward: number outside float64';
+
+function bounded(value: JsonValue, depth: number): JsonValue {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : NOT_FINITE;
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= MAX_JCS_DEPTH) return TOO_DEEP;
+  if (Array.isArray(value)) return value.map((item) => bounded(item, depth + 1));
+  const out: JsonObject = {};
+  for (const [key, child] of Object.entries(value)) {
+    Object.defineProperty(out, key, { value: bounded(child, depth + 1), enumerable: true, writable: true, configurable: true });
+  }
+  return out;
 }
