@@ -1,5 +1,6 @@
 import { deflateSync } from 'fflate';
-import { closeSync, fsyncSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { compareUtf8 } from '../canon/index.js';
@@ -232,8 +233,15 @@ export async function writeDeterministicZipFile(
 ): Promise<{ bytes: number; entries: number }> {
   const sorted = [...paths].sort(compareUtf8);
   checkNames(sorted);
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now()}.tmp`);
-  const fd = openSync(temp, 'wx', 0o600);
+  const dir = dirname(path);
+  const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  let fd: number;
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    fd = openSync(temp, 'wx', 0o600);
+  } catch (err) {
+    throw ioError(`write ${path}`, err);
+  }
   let ok = false;
   try {
     const pending: Buffer[] = [];
@@ -261,6 +269,8 @@ export async function writeDeterministicZipFile(
     flush();
     fsyncSync(fd);
     ok = true;
+  } catch (err) {
+    throw err instanceof WardError ? err : ioError(`write ${path}`, err);
   } finally {
     closeSync(fd);
     if (!ok) {
@@ -271,9 +281,18 @@ export async function writeDeterministicZipFile(
       }
     }
   }
-  renameSync(temp, path);
-  syncDir(dirname(path));
+  try {
+    renameSync(temp, path);
+  } catch (err) {
+    unlinkSync(temp);
+    throw ioError(`write ${path}`, err);
+  }
+  syncDir(dir);
   return { bytes: statSync(path).size, entries: sorted.length };
+}
+
+function ioError(what: string, err: unknown): WardError {
+  return new WardError(ERROR_CODES.IO, `${what}: ${(err as Error).message}`, { cause: err });
 }
 
 function extendedTimestamp(): Buffer {

@@ -198,10 +198,14 @@ describe('ids on every way into the store', () => {
 
   it('an empty store exports an archive that imports', async () => {
     const store = await openStore();
-    const out = join(mkdtempSync(join(tmpdir(), 'ward-ids-')), 'empty.zip');
+    const base = mkdtempSync(join(tmpdir(), 'ward-ids-'));
+    const out = join(base, 'new', 'dir', 'empty.zip'); // missing directories are created
     expect(await exportStore(store, {}, out)).toMatchObject({ count: 0, bytes: 22, skipped: [] });
     expect(await importStore(store, out)).toEqual({ stored: 0, duplicates: 0, conflicts: [] });
     expect(existsSync(out)).toBe(true);
+    writeFileSync(join(base, 'file'), 'x');
+    expect(await rejection(exportStore(store, {}, join(base, 'file', 'x.zip')))).toMatchObject({ code: 'ERR_IO', exitCode: 1 });
+    expect(readdirSync(base).sort()).toEqual(['file', 'new']); // no temporary file left behind
   });
 
   it('spooled runpacks go through the same check', async () => {
