@@ -145,6 +145,26 @@ describe('ids on every way into the store', () => {
     expect(buildAuthorizationPack({ name: 'trace_x.json', bytes: bytesOf(trace(1)) }, [], { producerVersion: '0.1.0' }).manifest.source_ref).toBe(trace(1)['trace_id']);
   });
 
+  it('store ingest stores the valid files it is given and reports the others (exit 2)', async () => {
+    const cwd = workdir();
+    const dir = join(cwd, 'in');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'trace_good.json'), bytesOf(trace(1)));
+    writeFileSync(join(dir, 'trace_dots.json'), bytesOf(trace(2, { event_id: '../../escape' })));
+    writeFileSync(join(dir, 'trace_nul.json'), bytesOf(trace(3, { trace_id: 'a\u0000b' })));
+    writeFileSync(join(dir, 'link.zip'), craftZip([{ name: 'manifest.json', data: Buffer.from('{}'), mode: 0o120777 }]));
+    const run = await ward(['store', 'ingest', dir, '--json'], cwd);
+    expect(run.code).toBe(2);
+    expect(run.json).toMatchObject({ ok: false, stored: 1, duplicates: 0 });
+    expect(run.json['rejected'].map((r: { file: string; error: string }) => [r.file.slice(dir.length + 1), r.error])).toEqual([
+      ['link.zip', 'zip entry "manifest.json": a symbolic link (only regular files are allowed)'],
+      ['trace_dots.json', 'trace event_id "../../escape" is not a valid id: contains a path separator'],
+      ['trace_nul.json', 'trace trace_id "a\\u0000b" is not a valid id: contains NUL'],
+    ]);
+    const list = await ward(['store', 'list', '--json'], cwd);
+    expect(list.json['entries'].map((e: { id: string }) => e.id)).toEqual([trace(1)['event_id']]);
+  });
+
   it('import refuses entry names that are not ids and artifacts whose ids are not, naming the entry', async () => {
     const store = await openStore();
     const dir = mkdtempSync(join(tmpdir(), 'ward-ids-'));

@@ -2,8 +2,9 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { EXIT } from '../../contract/exit-codes.js';
-import { ERROR_CODES, WardError } from '../../errors.js';
+import { ERROR_CODES, isWardError, WardError } from '../../errors.js';
 import {
+  describeArtifact,
   ENTRY_KINDS,
   entryView,
   exportStore,
@@ -87,8 +88,25 @@ export function register(program: Command, ctx: CliContext): void {
 
   withCommon(store.command('ingest').description('ingest the spool, plus trace files, runpacks, packs or directories given').argument('[paths...]', 'files or directories'))
     .action(async (paths: string[], flags: StoreFlags) => {
-      const inputs = paths.flatMap((p) => collectInputs(resolve(ctx.cwd, p)));
-      await withStore(ctx, flags, async (s) => reportPut(ctx, flags, await s.put(inputs), 'stored'));
+      const collected = paths.flatMap((p) => collectInputs(resolve(ctx.cwd, p)));
+      // Each file is checked on its own, as the spool's are: the valid ones are stored, the others
+      // reported (exit 2), so one bad file does not keep the rest out.
+      const now = new Date().toISOString();
+      const rejected: { file: string; error: string }[] = [];
+      const inputs: StoreInput[] = [];
+      for (const item of collected) {
+        try {
+          if (item.error !== undefined) throw new WardError(ERROR_CODES.STORE_INVALID, item.error);
+          describeArtifact(item.input!, now);
+          inputs.push(item.input!);
+        } catch (err) {
+          if (!isWardError(err)) throw err;
+          rejected.push({ file: item.file, error: err.message });
+        }
+      }
+      await withStore(ctx, flags, async (s) => {
+        reportPut(ctx, flags, await s.put(inputs), 'stored', rejected);
+      });
     });
 
   withCommon(store.command('gc').description('retention: remove entries older than --max-age and beyond --max-count per kind'))
@@ -177,15 +195,19 @@ async function withStore(ctx: CliContext, flags: StoreFlags, fn: (store: Evidenc
 }
 
 /** A conflict (same id, different bytes) is evidence that does not match what is stored: exit 2. */
-function reportPut(ctx: CliContext, flags: StoreFlags, result: PutResult | ImportReport, verb: string): void {
+function reportPut(ctx: CliContext, flags: StoreFlags, result: PutResult | ImportReport, verb: string, rejected?: readonly { file: string; error: string }[]): void {
   const put = { ...result, stored: typeof result.stored === 'number' ? result.stored : result.stored.length };
+  const failed = put.conflicts.length > 0 || (rejected?.length ?? 0) > 0;
   print(
     ctx,
     flags.json,
-    { ok: put.conflicts.length === 0, stored: put.stored, duplicates: put.duplicates, conflicts: put.conflicts },
-    `${verb} ${put.stored}, already present ${put.duplicates}, conflicts ${put.conflicts.length}`,
+    { ok: !failed, stored: put.stored, duplicates: put.duplicates, conflicts: put.conflicts, ...(rejected ? { rejected } : {}) },
+    [
+      `${verb} ${put.stored}, already present ${put.duplicates}, conflicts ${put.conflicts.length}${rejected ? `, rejected ${rejected.length}` : ''}`,
+      ...(rejected ?? []).map((r) => `rejected ${r.file}: ${r.error}`),
+    ].join('\n'),
   );
-  if (put.conflicts.length > 0) ctx.exitCode = EXIT.VERIFY_FAILED;
+  if (failed) ctx.exitCode = EXIT.VERIFY_FAILED;
 }
 
 function entryLine(e: StoreEntry): string {
@@ -193,8 +215,11 @@ function entryLine(e: StoreEntry): string {
   return [e.time, e.kind, e.id, ...facts.filter(Boolean)].join('  ');
 }
 
-/** Files named on `store ingest`: *.json as traces (captures when named capture_*), *.zip as packs (or runpacks when they hold manifest.json). */
-function collectInputs(path: string): StoreInput[] {
+/**
+ * Files named on `store ingest`: *.json as traces (captures when named capture_*), *.zip as packs
+ * (or runpacks when they hold manifest.json). A zip that does not open is kept with its error.
+ */
+function collectInputs(path: string): { file: string; input?: StoreInput; error?: string }[] {
   let stat;
   try {
     stat = statSync(path);
@@ -203,8 +228,15 @@ function collectInputs(path: string): StoreInput[] {
   }
   if (stat.isDirectory()) return readdirSync(path).sort().flatMap((name) => (name.endsWith('.json') || name.endsWith('.zip') ? collectInputs(join(path, name)) : []));
   const bytes = readFileSync(path);
-  if (path.endsWith('.json')) return [{ kind: basename(path).startsWith('capture_') ? 'capture' : 'trace', bytes }];
-  if (path.endsWith('.zip')) return [{ kind: openZip(bytes).get('pack_manifest.json') ? 'pack' : 'runpack', bytes }];
+  if (path.endsWith('.json')) return [{ file: path, input: { kind: basename(path).startsWith('capture_') ? 'capture' : 'trace', bytes } }];
+  if (path.endsWith('.zip')) {
+    try {
+      return [{ file: path, input: { kind: openZip(bytes).get('pack_manifest.json') ? 'pack' : 'runpack', bytes } }];
+    } catch (err) {
+      if (!isWardError(err)) throw err;
+      return [{ file: path, error: err.message }];
+    }
+  }
   throw new WardError(ERROR_CODES.USAGE, `unsupported file (expected .json or .zip): ${path}`);
 }
 
