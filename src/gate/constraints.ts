@@ -8,7 +8,7 @@ import { goPathMatch, hasGlobMeta } from './glob.js';
 import { inactiveFreezeDecision, type FreezeWindowDecision, type SandboxDecision } from './decisions.js';
 import { isLoadableTimezone, parseLocalWallTime } from './timezone.js';
 import { mostRestrictive } from './verdict.js';
-import { canonicalDomainPattern, targetValueIn } from './target-match.js';
+import { canonicalDomainPattern, resolvePathPattern, targetValueIn } from './target-match.js';
 
 /** What one constraint contributes to a rule evaluation. */
 export interface Finding {
@@ -52,8 +52,8 @@ export function checkEndpoint(
       const path = canonical.path;
       if (path === undefined) codes.push('endpoint_target_not_canonical');
       else {
-        if (cfg.path_denylist.some((p) => pathDenied(p, path))) codes.push('endpoint_path_denied');
-        if (cfg.path_allowlist.length && !cfg.path_allowlist.some((p) => pathPatternMatches(p, path))) {
+        if (cfg.path_denylist.some((p) => pathDenied(resolvePathPattern(p, workspace), path))) codes.push('endpoint_path_denied');
+        if (cfg.path_allowlist.length && !cfg.path_allowlist.some((p) => pathPatternMatches(resolvePathPattern(p, workspace), path))) {
           codes.push('endpoint_path_not_allowlisted');
         }
       }

@@ -27,7 +27,7 @@ import { TARGET_KINDS } from '../contract/vocabulary.js';
 import type { NormalizedIntent, Target } from '../intent/types.js';
 import { canonicalTarget } from '../intent/canonical.js';
 import { underPrefix } from './constraints.js';
-import { targetValueIn } from './target-match.js';
+import { resolvePathPattern, targetValueIn } from './target-match.js';
 
 /*
  * Kill switches (`gate.md` §3.1 step 6). The state file `gait.gate.kill_switch_state` 1.0.0 is a
@@ -350,7 +350,8 @@ function matchEntry(entry: KillSwitchEntry, facts: IntentFacts): string[] | unde
     codes.push(SELECTOR_CODES.target);
   }
   if (entry.path_prefixes.length) {
-    const covered = (path: string | undefined) => path === undefined || entry.path_prefixes.some((prefix) => underPrefix(path, prefix));
+    const covered = (path: string | undefined) =>
+      path === undefined || entry.path_prefixes.some((prefix) => underPrefix(path, resolvePathPattern(prefix, facts.rawWorkspace)));
     if (!facts.paths.some(covered)) return undefined;
     codes.push(SELECTOR_CODES.path);
   }

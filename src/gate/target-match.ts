@@ -2,6 +2,7 @@ import {
   canonicalHostTarget,
   canonicalHostname,
   canonicalPath,
+  isAbsolutePath,
   canonicalTarget,
   canonicalUrl,
 } from '../intent/canonical.js';
@@ -63,4 +64,25 @@ export function canonicalDomainPattern(pattern: string): string {
   if (domainPatterns.size > 4096) domainPatterns.clear();
   domainPatterns.set(pattern, canonical);
   return canonical;
+}
+
+const resolvedPatterns = new Map<string, string>();
+
+/**
+ * A relative path pattern or prefix (`secrets/**`) names paths in the workspace, as a relative target does:
+ * both are joined to it, so they keep matching each other now that targets are compared as
+ * absolute paths. Absolute patterns, and any pattern when the workspace is not absolute, are used
+ * as written.
+ */
+export function resolvePathPattern(pattern: string, workspace: string): string {
+  if (isAbsolutePath(pattern) || pattern.startsWith('~') || !isAbsolutePath(workspace)) return pattern;
+  const key = `${workspace}\0${pattern}`;
+  let resolved = resolvedPatterns.get(key);
+  if (resolved === undefined) {
+    const joined = canonicalPath(pattern, workspace);
+    resolved = joined.ok ? joined.value : pattern;
+    if (resolvedPatterns.size > 4096) resolvedPatterns.clear();
+    resolvedPatterns.set(key, resolved);
+  }
+  return resolved;
 }

@@ -151,6 +151,20 @@ describe('lists fail closed on targets they cannot reduce', () => {
     expect(o.reasonCodes).toContain('endpoint_path_denied');
   });
 
+  it('relative path patterns name paths in the workspace, as relative targets do', () => {
+    const deny = 'rules: [{ name: fs, effect: allow, endpoint: { path_denylist: ["secrets/**"] } }]';
+    const allow = 'rules: [{ name: fs, effect: allow, endpoint: { path_allowlist: ["./src/**"] } }]';
+    const read = (value: string, policy: string) =>
+      decide(policy, intent({ tool_name: 'fs.read', targets: [{ kind: 'path', value, operation: 'read' }] }, { workspace: WORKSPACE })).verdict;
+    expect(read('secrets/key.pem', deny)).toBe('block');
+    expect(read(`${WORKSPACE}/secrets/key.pem`, deny)).toBe('block');
+    expect(read('src/../secrets/key.pem', deny)).toBe('block');
+    expect(read('docs/readme.md', deny)).toBe('allow');
+    expect(read('src/a.ts', allow)).toBe('allow');
+    expect(read(`${WORKSPACE}/src/a.ts`, allow)).toBe('allow');
+    expect(read('src/../../etc/passwd', allow)).toBe('block');
+  });
+
   it('a denied directory denies what is under it, at any depth', () => {
     const o = decide(
       'rules: [{ name: fs, effect: allow, endpoint: { path_denylist: ["/srv/secrets/*"] } }]',

@@ -179,6 +179,20 @@ describe('evaluateKillSwitch: selectors (gate.md §3.1 step 6)', () => {
     expect(codesFor({ path_prefixes: ['/srv/secrets'] }, pathIntent('/srv/public/x'))).toEqual([]);
   });
 
+  it('path_prefixes compare canonical paths: traversal, /proc/self/root and relative spellings are covered', () => {
+    const hit = ['kill_switch_active', 'kill_switch_path_active'];
+    expect(codesFor({ path_prefixes: ['/srv/secrets'] }, pathIntent('/srv/public/../secrets/key.pem'))).toEqual(hit);
+    expect(codesFor({ path_prefixes: ['/srv/secrets'] }, pathIntent('/proc/self/root/srv/secrets/key.pem'))).toEqual(hit);
+    const inWorkspace = (value: string) => {
+      const base = pathIntent(value);
+      return { ...base, context: { ...base.context, workspace: '/srv/app' } };
+    };
+    expect(codesFor({ path_prefixes: ['/srv/secrets'] }, inWorkspace('../secrets/key.pem'))).toEqual(hit);
+    expect(codesFor({ path_prefixes: ['secrets'] }, inWorkspace('secrets/key.pem'))).toEqual(hit);
+    expect(codesFor({ path_prefixes: ['secrets'] }, inWorkspace('/srv/app/secrets/key.pem'))).toEqual(hit);
+    expect(codesFor({ path_prefixes: ['/srv/secrets'] }, pathIntent('~/secrets'))).toEqual(hit);
+  });
+
   it('workspace_prefixes', () => {
     expect(codesFor({ workspace_prefixes: ['/repo/gait'] }, makeIntent({ context: { workspace: '/repo/gait/sub' } }))).toEqual([
       'kill_switch_active',
