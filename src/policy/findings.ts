@@ -13,6 +13,7 @@ export type FindingKind =
   | 'shadowed'
   | 'high_risk_allow_without_evidence'
   | 'allowlist_without_targets'
+  | 'pattern_cannot_match'
   | 'empty_selector';
 
 export interface PolicyFinding {
@@ -62,6 +63,14 @@ export function policyFindings(policy: NormalizedPolicy, yamlText?: string): Pol
         fix: `set require_context_evidence: true on ${rule.name}, or make it effect: require_approval`,
       });
     }
+    for (const problem of unmatchablePathPatterns(rule)) {
+      out.push({
+        kind: 'pattern_cannot_match',
+        rule: rule.name,
+        message: `rule ${rule.name}: endpoint.${problem.list} entry ${JSON.stringify(problem.pattern)} cannot match as written: ${problem.why}`,
+        fix: problem.fix,
+      });
+    }
     const lists = allowlistsWithoutTargets(rule, policy);
     if (lists.length) {
       out.push({
@@ -73,6 +82,51 @@ export function policyFindings(policy: NormalizedPolicy, yamlText?: string): Pol
     }
   });
   if (yamlText !== undefined) out.push(...emptySelectorFindings(yamlText));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// pattern_cannot_match
+
+export interface PatternProblem {
+  list: 'path_allowlist' | 'path_denylist';
+  pattern: string;
+  why: string;
+  fix: string;
+}
+
+/**
+ * Endpoint path patterns no canonical path can match (docs/canonical-targets.md): a `dir/**`
+ * whose `dir` holds glob characters (the part before `/**` is compared literally, so a `*` there
+ * only matches a directory really named `*`), and `~` patterns (targets are absolute paths; `~` is
+ * never expanded).
+ */
+export function unmatchablePathPatterns(rule: PolicyRule): PatternProblem[] {
+  if (!rule.endpoint.enabled) return [];
+  const out: PatternProblem[] = [];
+  const lists = [
+    ['path_allowlist', rule.endpoint.path_allowlist],
+    ['path_denylist', rule.endpoint.path_denylist],
+  ] as const;
+  for (const [list, patterns] of lists) {
+    for (const pattern of patterns) {
+      if (pattern.endsWith('/**') && /[*?[\\]/.test(pattern.slice(0, -3))) {
+        out.push({
+          list,
+          pattern,
+          why: 'the part before /** is compared literally, not as a glob',
+          fix: `list each directory (e.g. ${JSON.stringify(pattern.slice(0, -3).replace(/\*/g, 'alice'))}/**), or use a glob without /** (in a denylist, a glob also covers everything under what it matches)`,
+        });
+      } else if (pattern.startsWith('~')) {
+        out.push({
+          list,
+          pattern,
+          why: 'targets are compared as absolute paths and ~ is never expanded',
+          fix: 'write the absolute path (e.g. /home/alice/.ssh/**)',
+        });
+      }
+    }
+  }
   return out;
 }
 

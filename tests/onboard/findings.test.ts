@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   allowlistsWithoutTargets,
+  unmatchablePathPatterns,
   emptySelectorFindings,
   highRiskClassesWithoutEvidence,
   matchCovers,
@@ -186,5 +187,25 @@ describe('allowlist_without_targets', () => {
     const f = policyFindings(parsePolicyYaml(yaml).policy, yaml).find((x) => x.kind === 'allowlist_without_targets');
     expect(f?.message).toContain('a call that declares none passes it');
     expect(f?.fix).toContain('target_kinds');
+  });
+});
+
+describe('pattern_cannot_match', () => {
+  it('flags /** after a glob and ~ patterns, and nothing else', () => {
+    const p = policy(`  - name: ssh
+    effect: allow
+    endpoint:
+      path_denylist: ['/home/*/.ssh/**', '~/.aws/**', '/etc/**', '/srv/*/secrets', 'secrets/**']
+      path_allowlist: ['/work/[ab]/**']
+`);
+    const problems = unmatchablePathPatterns(p.rules[0]!);
+    expect(problems.map((x) => `${x.list} ${x.pattern}`)).toEqual([
+      'path_allowlist /work/[ab]/**',
+      'path_denylist /home/*/.ssh/**',
+      'path_denylist ~/.aws/**',
+    ]);
+    expect(problems[1]!.fix).toContain('"/home/alice/.ssh"/**');
+    const yaml = `default_verdict: block\nrules:\n  - { name: ssh, effect: block, endpoint: { path_denylist: ['/home/*/.ssh/**'] } }\n`;
+    expect(kinds(yaml)).toContain('pattern_cannot_match:ssh');
   });
 });
