@@ -4,19 +4,21 @@ import { jwkThumbprint, type SigningKey, type VerifyKey } from '../keys/index.js
 import { parseStrictJson } from '../canon/strict-json.js';
 
 /**
- * Wrappers that let standard tooling check a trace: a compact JWS (RFC 7515, EdDSA per RFC 8037)
+ * Wrappers that let standard tooling check a trace: a compact JWS (RFC 7515; alg `EdDSA` per
+ * RFC 8037, or the fully specified `Ed25519` of RFC 9864, same signature bytes)
  * and a DSSE envelope (in-toto). Both carry the JCS bytes of the *whole* signed trace, inner
  * `signature` included, so unwrapping yields the original artifact and its own signature can be
  * checked too. The wrapper signature is made directly over the wrapper's signing input (not over
  * a digest), as those specifications require.
  */
 export const TRACE_PAYLOAD_TYPE = 'application/vnd.ward.trace+json';
-export const JWS_ALG = 'EdDSA';
+export const JWS_ALGS = ['EdDSA', 'Ed25519'] as const;
+export type JwsAlg = (typeof JWS_ALGS)[number];
 
 export type WrapperCheck = { ok: true; record: JsonValue; keyId: string } | { ok: false; error: string };
 
-export function exportJws(record: JsonObject, key: SigningKey): string {
-  const header = { alg: JWS_ALG, kid: jwkThumbprint(key), cty: TRACE_PAYLOAD_TYPE };
+export function exportJws(record: JsonObject, key: SigningKey, alg: JwsAlg = 'EdDSA'): string {
+  const header = { alg, kid: jwkThumbprint(key), cty: TRACE_PAYLOAD_TYPE };
   const signingInput = `${b64url(JSON.stringify(header))}.${b64url(jcs(record))}`;
   return `${signingInput}.${sign(null, Buffer.from(signingInput, 'ascii'), key.privateKey).toString('base64url')}`;
 }
@@ -38,7 +40,7 @@ export function verifyJws(text: string, keys: readonly VerifyKey[]): WrapperChec
     return { ok: false, error: 'jws: header is not JSON' };
   }
   if (!isJsonObject(header)) return { ok: false, error: 'jws: header is not an object' };
-  if (header['alg'] !== JWS_ALG) return { ok: false, error: `jws: unsupported alg: ${String(header['alg'])}` };
+  if (!(JWS_ALGS as readonly unknown[]).includes(header['alg'])) return { ok: false, error: `jws: unsupported alg: ${String(header['alg'])}` };
   if (header['crit'] !== undefined) return { ok: false, error: 'jws: unsupported crit header' };
   if (keys.length === 0) return { ok: false, error: 'public key not configured' };
   const kid = header['kid'];

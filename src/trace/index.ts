@@ -32,7 +32,7 @@ export { verifyTraceRecord, verifyTraceText } from './verify.js';
 export type { TraceVerification, TraceArtifactFormat } from './verify.js';
 export { verifyTraceFile, verifyTracePath } from './verify-file.js';
 export type { TraceFileVerification, TracePathVerification } from './verify-file.js';
-export { exportJws, exportDsse, verifyJws, verifyDsse, pae, isCompactJws, isDsseEnvelope, TRACE_PAYLOAD_TYPE, JWS_ALG } from './export.js';
+export { exportJws, exportDsse, verifyJws, verifyDsse, pae, isCompactJws, isDsseEnvelope, TRACE_PAYLOAD_TYPE, JWS_ALGS, type JwsAlg } from './export.js';
 export type { DsseEnvelope, WrapperCheck } from './export.js';
 export { parseStrictJson } from '../canon/strict-json.js';
 export { writeFileAtomic, createFileExclusive, createUniqueFile } from '../state/atomic-file.js';

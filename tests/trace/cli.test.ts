@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO, tempDir, ward } from '../cli/run.js';
@@ -72,12 +72,22 @@ describe('ward trace export', () => {
     for (const format of ['jws', 'dsse']) {
       const out = `v7.${format === 'jws' ? 'jws' : 'dsse.json'}`;
       expect(ward(['trace', 'export', 'v7.json', '--format', format, '--out', out, '--public-key', V7_PUBLIC], { cwd }).code).toBe(0);
+      expect(statSync(join(cwd, out)).mode & 0o777).toBe(0o600);
       // The wrapper is signed by the state key, the inner trace by the V7 key: both must verify.
       writeFileSync(join(cwd, 'jwks.json'), jwksWith(ward(['keys', 'jwks'], { cwd }).stdout, V7_PUBLIC));
       const r = ward(['trace', 'verify', out, '--jwks', 'jwks.json', '--json'], { cwd });
       expect(r.code, r.stdout).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, format, trace_id: '98c069640be42974e73b8b6b' });
     }
+  });
+
+  it('--jws-alg Ed25519 writes the fully specified alg, and trace verify accepts it', () => {
+    const cwd = withV7();
+    expect(ward(['trace', 'export', 'v7.json', '--format', 'jws', '--jws-alg', 'Ed25519', '--out', 'v7.jws', '--public-key', V7_PUBLIC], { cwd }).code).toBe(0);
+    const header = JSON.parse(Buffer.from(readFileSync(join(cwd, 'v7.jws'), 'utf8').split('.')[0]!, 'base64url').toString('utf8')) as { alg: string };
+    expect(header.alg).toBe('Ed25519');
+    writeFileSync(join(cwd, 'jwks.json'), jwksWith(ward(['keys', 'jwks'], { cwd }).stdout, V7_PUBLIC));
+    expect(ward(['trace', 'verify', 'v7.jws', '--jwks', 'jwks.json'], { cwd }).code).toBe(0);
   });
 
   it('refuses to export a trace that does not verify', () => {

@@ -18,6 +18,16 @@ describe('JWS export', () => {
     expect(Buffer.from(payload).toString('utf8')).toBe(jcs(v7()));
   });
 
+  it('offers the fully specified Ed25519 alg (RFC 9864), which jose and ward trace verify accept', async () => {
+    const key = generateSigningKey();
+    const jws = exportJws(v7(), key, 'Ed25519');
+    const { protectedHeader } = await compactVerify(jws, await importJWK({ ...publicJwk(key), alg: 'Ed25519' }, 'Ed25519'), {
+      algorithms: ['Ed25519'],
+    });
+    expect(protectedHeader.alg).toBe('Ed25519');
+    expect(verifyTraceText(jws, [key, v7PublicKey()])).toMatchObject({ ok: true, format: 'jws' });
+  });
+
   it('verifies with ward trace verify (wrapper and inner signature) and fails when either is wrong', () => {
     const key = generateSigningKey();
     const jws = exportJws(v7(), key);

@@ -5,6 +5,7 @@ import { EXIT } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { loadKeyRing } from '../../keys/index.js';
 import { writeFileAtomic } from '../../state/atomic-file.js';
+import type { JwsAlg } from '../../trace/export.js';
 import { exportDsse, exportJws } from '../../trace/export.js';
 import { parseStrictJson } from '../../canon/strict-json.js';
 import { verifyTracePath, type TraceFileVerification } from '../../trace/verify-file.js';
@@ -22,6 +23,7 @@ interface VerifyFlags extends VerifyKeyFlags {
 
 interface ExportFlags extends SigningKeyFlags {
   format: 'jws' | 'dsse';
+  jwsAlg: JwsAlg;
   out?: string;
   publicKey?: string;
   publicKeyEnv?: string;
@@ -94,7 +96,8 @@ export function register(program: Command, ctx: CliContext): void {
       .argument('<file>', 'trace file'),
   )
     .addOption(new Option('--format <format>', 'wrapper format').choices(['jws', 'dsse']).makeOptionMandatory())
-    .option('--out <file>', 'write the export here instead of stdout')
+    .addOption(new Option('--jws-alg <alg>', 'JWS alg header: EdDSA (RFC 8037, most tooling) or Ed25519 (RFC 9864, fully specified)').choices(['EdDSA', 'Ed25519']).default('EdDSA'))
+    .option('--out <file>', 'write the export here instead of stdout (mode 0600, like traces)')
     .option('--public-key <file>', 'verify the trace with this key before wrapping (default: the key ring and the signing key)')
     .option('--public-key-env <var>', 'verify the trace with the key in this environment variable')
     .option('--jwks <file>', 'verify the trace with the keys of a JWKS')
@@ -117,11 +120,11 @@ export function register(program: Command, ctx: CliContext): void {
       if (!check.ok || !isJsonObject(record)) {
         throw new WardError(ERROR_CODES.SIGNATURE_INVALID, `trace does not verify, not exporting: ${check.error ?? 'not an object'}`);
       }
-      const output = flags.format === 'jws' ? exportJws(record, signing.key) + '\n' : JSON.stringify(exportDsse(record, signing.key), null, 2) + '\n';
+      const output = flags.format === 'jws' ? exportJws(record, signing.key, flags.jwsAlg) + '\n' : JSON.stringify(exportDsse(record, signing.key), null, 2) + '\n';
       for (const warning of signing.warnings) ctx.stderr(`warning: ${warning}\n`);
       if (flags.out) {
         const target = resolve(ctx.cwd, flags.out);
-        writeFileAtomic(target, output, 0o644);
+        writeFileAtomic(target, output, 0o600);
         if (flags.json) {
           ctx.stdout(goJsonLine({ ok: true, correlation_id: correlationId(ctx.argv), format: flags.format, path: target, trace_id: check.trace_id, key_id: signing.key.keyId, warnings: signing.warnings }) + '\n');
         } else {
