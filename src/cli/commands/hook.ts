@@ -1,33 +1,138 @@
-import { Option, type Command } from 'commander';
+import { Command, Option } from 'commander';
 import type { CliContext } from '../context.js';
 import { runClaudeCodeHook, type ClaudeCodeHookFlags } from '../../mcp/compat/hook.js';
 
-/** `ward hook claude-code`: a Claude Code PreToolUse hook (docs/integrations-claude-code.md). */
+interface HookOptionSpec {
+  flag: string;
+  key: keyof ClaudeCodeHookFlags;
+  value: string;
+  help: string;
+  choices?: readonly string[];
+  default?: string;
+}
+
+/** The options of `ward hook claude-code`; every one takes a value. */
+const HOOK_OPTIONS: readonly HookOptionSpec[] = [
+  { flag: '--policy', key: 'policy', value: 'file', help: 'policy YAML (required)' },
+  { flag: '--context-envelope', key: 'contextEnvelope', value: 'file', help: 'verified context envelope bound to every call' },
+  { flag: '--profile', key: 'profile', value: 'profile', help: 'evaluation profile', choices: ['standard', 'oss-prod'], default: 'standard' },
+  { flag: '--identity', key: 'identity', value: 'id', help: 'context.identity of the calls (default claude-code)' },
+  { flag: '--risk-class', key: 'riskClass', value: 'class', help: 'context.risk_class of the calls (default high)' },
+  { flag: '--job-root', key: 'jobRoot', value: 'dir', help: 'job runtime consulted for emergency stops (default .ward/jobs)' },
+  { flag: '--kill-switch-state', key: 'killSwitchState', value: 'file', help: 'kill-switch state JSON' },
+  { flag: '--export-log-out', key: 'exportLogOut', value: 'file', help: 'append one JSON decision event per call (locked JSONL)' },
+  { flag: '--export-otel-out', key: 'exportOtelOut', value: 'file', help: 'append one OpenTelemetry-style log record per call (locked JSONL)' },
+  {
+    flag: '--key-mode',
+    key: 'keyMode',
+    value: 'mode',
+    help: 'signing key: default (.ward/keys), dev (ephemeral) or prod (explicit key)',
+    choices: ['default', 'dev', 'prod'],
+    default: 'default',
+  },
+  { flag: '--private-key', key: 'privateKey', value: 'file', help: 'trace signing key file' },
+  { flag: '--private-key-env', key: 'privateKeyEnv', value: 'var', help: 'environment variable holding the signing key' },
+  { flag: '--state-dir', key: 'stateDir', value: 'dir', help: 'Ward state directory (default .ward or $WARD_STATE_DIR)' },
+];
+
+const DESCRIPTION =
+  'Claude Code hook (PreToolUse; PermissionRequest and PostToolUse too): read the event on stdin, decide, trace, and answer in the ' +
+  "event's shape. Never fails open: every error, including a bad command line, is a deny (or exit 2), never another exit code.";
+
+export type ParsedHookArgs = { ok: true; flags: ClaudeCodeHookFlags } | { ok: false; flags: ClaudeCodeHookFlags; error: string } | { help: true };
+
+/**
+ * Parse the hook's command line without commander's error exits: an unknown option, a bad choice, a
+ * missing value, a repeated option or a stray argument (an unquoted path with a space) is returned as
+ * an error, which the hook answers with a deny. Values may be given as `--flag value` or
+ * `--flag=value`; a value that starts with `-` needs the `=` form.
+ */
+export function parseHookArgs(args: readonly string[]): ParsedHookArgs {
+  const flags: ClaudeCodeHookFlags = {};
+  const seen = new Set<string>();
+  const fail = (error: string): ParsedHookArgs => ({ ok: false, flags, error });
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '-h' || arg === '--help') return { help: true };
+    if (!arg.startsWith('-') || arg === '-' || arg === '--') {
+      const rest = args.slice(i).filter((a) => a !== '--');
+      return fail(
+        `unexpected argument${rest.length > 1 ? 's' : ''} ${rest.map((a) => JSON.stringify(a)).join(' ')} (an unquoted path with a space? quote "$CLAUDE_PROJECT_DIR/...")`,
+      );
+    }
+    const eq = arg.indexOf('=');
+    const name = eq >= 0 ? arg.slice(0, eq) : arg;
+    const spec = HOOK_OPTIONS.find((o) => o.flag === name);
+    if (!spec) return fail(`unknown option ${JSON.stringify(name)} (options: ${HOOK_OPTIONS.map((o) => o.flag).join(', ')})`);
+    let value: string;
+    if (eq >= 0) value = arg.slice(eq + 1);
+    else {
+      const next = args[i + 1];
+      if (next === undefined || (next.startsWith('-') && next.length > 1)) return fail(`option ${spec.flag} <${spec.value}> needs a value`);
+      value = next;
+      i++;
+    }
+    if (seen.has(spec.flag)) return fail(`option ${spec.flag} given more than once`);
+    seen.add(spec.flag);
+    if (value.trim() === '') return fail(`option ${spec.flag} <${spec.value}> needs a value (got an empty string)`);
+    if (spec.choices && !spec.choices.includes(value)) {
+      return fail(`option ${spec.flag} ${JSON.stringify(value)} is not one of ${spec.choices.join(', ')}`);
+    }
+    flags[spec.key] = value;
+  }
+  for (const o of HOOK_OPTIONS) if (o.default !== undefined && flags[o.key] === undefined) flags[o.key] = o.default;
+  if (flags.policy === undefined) return fail('--policy <file> is required');
+  return { ok: true, flags };
+}
+
+/** Help text, rendered by commander from the same option list. */
+function helpText(): string {
+  const c = new Command('ward hook claude-code').description(DESCRIPTION).helpOption('-h, --help', 'show this help');
+  for (const o of HOOK_OPTIONS) {
+    const opt = new Option(`${o.flag} <${o.value}>`, o.help);
+    if (o.choices) opt.choices(o.choices);
+    if (o.default !== undefined) opt.default(o.default);
+    c.addOption(opt);
+  }
+  c.addHelpText(
+    'after',
+    `
+Register it with an absolute path, and turn a failure to start into a block:
+  node /abs/path/to/ward/bin/ward.js hook claude-code --policy "$CLAUDE_PROJECT_DIR/.ward/policy.yaml" \\
+    --state-dir "$CLAUDE_PROJECT_DIR/.ward" || exit 2
+See docs/integrations-claude-code.md.`,
+  );
+  return c.helpInformation();
+}
+
+/** `ward hook claude-code`: a Claude Code hook (docs/integrations-claude-code.md). */
 export function register(program: Command, ctx: CliContext): void {
-  const hook = program.command('hook').description('agent hook integrations (Claude Code PreToolUse)');
+  // Program-level options (`--version`, `-v`) must not be read from the hook's arguments: they would
+  // print a version and exit 0, which Claude Code takes as "no objection".
+  program.enablePositionalOptions();
+  const hook = program.command('hook').description('agent hook integrations (Claude Code)').enablePositionalOptions();
   hook
     .command('claude-code')
-    .description(
-      'read a Claude Code PreToolUse hook event on stdin, decide, trace, and print hookSpecificOutput (allow, deny or ask); always exits 0, empty or malformed input denies',
-    )
-    .option('--policy <file>', 'policy YAML (required)')
-    .option('--context-envelope <file>', 'verified context envelope bound to every call')
-    .addOption(new Option('--profile <profile>', 'evaluation profile').choices(['standard', 'oss-prod']).default('standard'))
-    .option('--identity <id>', 'context.identity of the calls (default claude-code)')
-    .option('--risk-class <class>', 'context.risk_class of the calls (default high)')
-    .option('--job-root <dir>', 'job runtime consulted for emergency stops (default .ward/jobs)')
-    .option('--kill-switch-state <file>', 'kill-switch state JSON')
-    .option('--export-log-out <file>', 'append one JSON decision event per call (locked JSONL)')
-    .option('--export-otel-out <file>', 'append one OpenTelemetry-style log record per call (locked JSONL)')
-    .addOption(
-      new Option('--key-mode <mode>', 'signing key: default (.ward/keys), dev (ephemeral) or prod (explicit key)')
-        .choices(['default', 'dev', 'prod'])
-        .default('default'),
-    )
-    .option('--private-key <file>', 'trace signing key file')
-    .option('--private-key-env <var>', 'environment variable holding the signing key')
-    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
-    .action(async (flags: ClaudeCodeHookFlags) => {
-      await runClaudeCodeHook(ctx, flags);
+    .description(DESCRIPTION)
+    .usage('--policy <file> [options]   (ward hook claude-code --help lists them)')
+    // Commander must not parse (or reject) anything here: its errors exit 6, which Claude Code
+    // ignores. parseHookArgs reports every problem, and the hook turns it into a deny.
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .argument('[args...]')
+    .action(async (args: string[]) => {
+      const parsed = parseHookArgs(args);
+      if ('help' in parsed) {
+        ctx.stdout(helpText());
+        // A person asking for help gets exit 0; a hook command line with --help must not let the
+        // tool run (plain text on exit 0 is "no objection" to Claude Code).
+        if (!process.stdin.isTTY) {
+          ctx.stderr('ward hook claude-code: --help in a hook command blocks the call; remove it from the hook command\n');
+          ctx.exitCode = 2;
+        }
+        return;
+      }
+      await runClaudeCodeHook(ctx, parsed.flags, parsed.ok ? undefined : parsed.error);
     });
 }

@@ -1,8 +1,10 @@
-import { isJsonObject, parseJsonText, type JsonValue } from '../../canon/json.js';
+import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../../canon/json.js';
 import { EXIT } from '../../contract/exit-codes.js';
 import { stateDir, type CliContext } from '../../cli/context.js';
 import { loadServiceConfig, sharedServiceFlags } from './config.js';
 import { evaluateDecision, type DecisionResult } from './evaluate.js';
+import type { CallTarget, ToolCall } from './tool-call.js';
+import { operationFromToolName } from '../proxy/intent.js';
 
 /** `ward hook claude-code` flags. */
 export interface ClaudeCodeHookFlags {
@@ -21,8 +23,13 @@ export interface ClaudeCodeHookFlags {
   stateDir?: string;
 }
 
+/** The Claude Code events the hook answers, each with its own reply shape. */
+export const HOOK_EVENTS = ['PreToolUse', 'PermissionRequest', 'PostToolUse'] as const;
+export type HookEvent = (typeof HOOK_EVENTS)[number];
+
 export type PermissionDecision = 'allow' | 'deny' | 'ask';
 
+/** The PreToolUse reply (kept for callers of the earlier API). */
 export interface HookOutput {
   hookSpecificOutput: {
     hookEventName: 'PreToolUse';
@@ -31,65 +38,175 @@ export interface HookOutput {
   };
 }
 
+/**
+ * What the hook process does: print `stdout` (one JSON line) and exit 0, or print nothing on stdout,
+ * `stderr` as the reason, and exit 2. Claude Code acts on the JSON only on exit 0, blocks on exit 2
+ * (stderr goes to Claude), and treats every other exit as a non-blocking error — the tool runs.
+ */
+export interface HookReply {
+  exitCode: 0 | 2;
+  stdout?: JsonObject;
+  stderr?: string;
+}
+
 /** The PreToolUse reply Claude Code reads from stdout. */
 export function hookOutput(permissionDecision: PermissionDecision, permissionDecisionReason: string): HookOutput {
   return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision, permissionDecisionReason } };
 }
 
-/** Verdict → Claude Code permission: allow → allow, block → deny, require_approval → ask, dry_run → deny. */
+/** Verdict → PreToolUse permission: allow → allow, block → deny, require_approval → ask, dry_run → deny. */
 export function hookOutputFor(result: DecisionResult): HookOutput {
-  const reasons = result.reasonCodes.length > 0 ? result.reasonCodes.join(', ') : 'none';
-  const trace = `trace ${String(result.output['trace_id'])}`;
-  switch (result.verdict) {
-    case 'allow':
-      return hookOutput('allow', `Ward: allowed by policy (${reasons}); ${trace}`);
-    case 'require_approval':
-      return hookOutput(
-        'ask',
-        `Ward: approval required by policy (${reasons}); ask the user before running this tool call; ${trace}, intent ${result.intentDigest}`,
-      );
-    case 'dry_run':
-      return hookOutput('deny', `Ward: dry run — the policy evaluates this call as dry_run, so it is not executed (${reasons}); ${trace}`);
-    default:
-      return hookOutput('deny', `Ward: blocked by policy (${reasons}). Do not retry this call unchanged; ${trace}`);
+  return replyForVerdict('PreToolUse', result).stdout as unknown as HookOutput;
+}
+
+function describe(result: DecisionResult): { reasons: string; trace: string } {
+  return {
+    reasons: result.reasonCodes.length > 0 ? result.reasonCodes.join(', ') : 'none',
+    trace: `trace ${String(result.output['trace_id'])}`,
+  };
+}
+
+/**
+ * The reply for an evaluated call, in the shape of its event:
+ *
+ * | verdict | PreToolUse | PermissionRequest | PostToolUse (the tool already ran) |
+ * |---|---|---|---|
+ * | allow | `permissionDecision: allow` | `decision.behavior: allow` | `{}` (no decision) |
+ * | require_approval | `ask` | no decision: Claude Code shows you its dialog; `systemMessage` says why | no decision; `additionalContext` says approval was required |
+ * | block, dry_run | `deny` + reason | `decision.behavior: deny` + `message` | `decision: block` + `reason` |
+ */
+export function replyForVerdict(event: HookEvent, result: DecisionResult): HookReply {
+  const { reasons, trace } = describe(result);
+  const blocked =
+    result.verdict === 'dry_run'
+      ? `Ward: dry run — the policy evaluates this call as dry_run, so it is not executed (${reasons}); ${trace}`
+      : `Ward: blocked by policy (${reasons}). Do not retry this call unchanged; ${trace}`;
+  const approval = `Ward: approval required by policy (${reasons}); ask the user before running this tool call; ${trace}, intent ${result.intentDigest}`;
+  switch (event) {
+    case 'PreToolUse':
+      if (result.verdict === 'allow') return ok(preToolUse('allow', `Ward: allowed by policy (${reasons}); ${trace}`));
+      if (result.verdict === 'require_approval') return ok(preToolUse('ask', approval));
+      return ok(preToolUse('deny', blocked));
+    case 'PermissionRequest':
+      if (result.verdict === 'allow') return ok({ hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } } });
+      if (result.verdict === 'require_approval') return ok({ systemMessage: approval });
+      return ok(permissionDeny(blocked));
+    case 'PostToolUse':
+      if (result.verdict === 'allow') return ok({});
+      if (result.verdict === 'require_approval') {
+        return ok({
+          hookSpecificOutput: {
+            hookEventName: 'PostToolUse',
+            additionalContext: `Ward: this call needs approval under the policy (${reasons}); it has already run. If the user did not approve it, tell them; ${trace}`,
+          },
+        });
+      }
+      return ok(postToolUseBlock(`${blocked.replace('. Do not retry this call unchanged', '')}. The tool has already run: tell the user, and do not repeat it`));
   }
 }
 
 /**
- * `ward hook claude-code --policy P`: read Claude Code's PreToolUse hook JSON on stdin, decide
- * through the `claude_code` adapter, write a signed trace, and print the `hookSpecificOutput`
- * reply. It always exits 0 with a valid reply: Claude Code acts on the JSON only when the hook
- * exits 0, and treats other non-zero exits (other than 2) as a non-blocking error that lets the
- * tool run. So every failure — empty or malformed input, an unreadable policy, a trace that
- * cannot be written — is answered with `deny` and the reason, never with a crash.
+ * The reply when the hook cannot evaluate the call: a deny in the event's shape, with the reason for
+ * Claude and a `systemMessage` for the user; when the event is not known (unreadable or invalid
+ * input, an event Ward does not answer), exit 2 with the reason on stderr, which blocks in every
+ * event that can block.
  */
-export async function runClaudeCodeHook(ctx: CliContext, flags: ClaudeCodeHookFlags): Promise<void> {
-  const reply = await decideHook(ctx, flags);
-  ctx.stdout(JSON.stringify(reply) + '\n');
-  ctx.exitCode = EXIT.OK;
+export function failReply(event: HookEvent | undefined, message: string): HookReply {
+  const stderr = `ward hook claude-code: ${message}\n`;
+  const reason = `Ward: denied because the hook could not evaluate this call (fail closed): ${message}`;
+  const systemMessage = `Ward hook failed closed: ${message}`;
+  switch (event) {
+    case undefined:
+      return { exitCode: 2, stderr: `${reason}\n` };
+    case 'PreToolUse':
+      return { exitCode: 0, stdout: { ...preToolUse('deny', reason), systemMessage }, stderr };
+    case 'PermissionRequest':
+      return { exitCode: 0, stdout: { ...permissionDeny(reason), systemMessage }, stderr };
+    case 'PostToolUse':
+      return { exitCode: 0, stdout: { ...postToolUseBlock(reason), systemMessage }, stderr };
+  }
 }
 
-async function decideHook(ctx: CliContext, flags: ClaudeCodeHookFlags): Promise<HookOutput> {
-  const fail = (message: string): HookOutput => {
-    ctx.stderr(`ward hook claude-code: ${message}\n`);
-    return hookOutput('deny', `Ward: denied because the hook could not evaluate this call (fail closed): ${message}`);
-  };
+const ok = (stdout: JsonObject): HookReply => ({ exitCode: 0, stdout });
+
+function preToolUse(permissionDecision: PermissionDecision, permissionDecisionReason: string): JsonObject {
+  return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision, permissionDecisionReason } };
+}
+
+function permissionDeny(message: string): JsonObject {
+  return { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'deny', message } } };
+}
+
+function postToolUseBlock(reason: string): JsonObject {
+  return { decision: 'block', reason };
+}
+
+/** Write a reply: JSON on stdout (exit 0) or the reason on stderr (exit 2). */
+export function emitHookReply(ctx: CliContext, reply: HookReply): void {
+  if (reply.stdout !== undefined) ctx.stdout(JSON.stringify(reply.stdout) + '\n');
+  if (reply.stderr !== undefined) ctx.stderr(reply.stderr);
+  ctx.exitCode = reply.exitCode === 2 ? EXIT.VERIFY_FAILED : EXIT.OK;
+}
+
+/** The hook input as far as it could be read: the payload (a JSON object) and its event. */
+export type HookInput = { ok: true; payload: JsonObject; event: HookEvent } | { ok: false; event: HookEvent | undefined; message: string };
+
+/**
+ * Read Claude Code's hook input. An object without `hook_event_name` is taken as PreToolUse (the
+ * `claude_code` payload of the decision service has no event); an event Ward does not answer, or
+ * input that is not a JSON object, has no event to shape a reply for.
+ */
+export async function readHookInput(ctx: CliContext): Promise<HookInput> {
   let text: string;
   try {
     text = await ctx.readStdin();
   } catch (err) {
-    return fail(`read stdin: ${(err as Error).message}`);
+    return { ok: false, event: undefined, message: `read stdin: ${(err as Error).message}` };
   }
-  if (text.trim() === '') return fail('empty hook input on stdin');
+  if (text.trim() === '') return { ok: false, event: undefined, message: 'empty hook input on stdin' };
   let payload: JsonValue;
   try {
     payload = parseJsonText(text);
   } catch (err) {
-    return fail(`malformed hook input: ${(err as Error).message}`);
+    return { ok: false, event: undefined, message: `malformed hook input: ${(err as Error).message}` };
   }
-  if (!isJsonObject(payload)) return fail('malformed hook input: expected a JSON object');
-  const event = typeof payload['hook_event_name'] === 'string' ? payload['hook_event_name'] : '';
-  if (event !== '' && event !== 'PreToolUse') return fail(`unsupported hook event ${JSON.stringify(event)}: register ward for PreToolUse`);
+  if (!isJsonObject(payload)) return { ok: false, event: undefined, message: 'malformed hook input: expected a JSON object' };
+  const raw = payload['hook_event_name'];
+  if (raw === undefined || raw === null || raw === '') return { ok: true, payload, event: 'PreToolUse' };
+  if (typeof raw !== 'string') return { ok: false, event: undefined, message: 'malformed hook input: hook_event_name must be a string' };
+  if (!(HOOK_EVENTS as readonly string[]).includes(raw)) {
+    return {
+      ok: false,
+      event: undefined,
+      message: `unsupported hook event ${JSON.stringify(raw)}: register ward hook claude-code for PreToolUse (PermissionRequest and PostToolUse are answered too)`,
+    };
+  }
+  return { ok: true, payload, event: raw as HookEvent };
+}
+
+/**
+ * `ward hook claude-code --policy P`: read Claude Code's hook JSON on stdin, decide through the
+ * `claude_code` adapter, write a signed trace, and answer in the shape of the event. Every failure
+ * is a deny (see `failReply`): Claude Code runs the tool on any exit other than 0 and 2, so the hook
+ * never lets a failure become another exit code. `argError` is a command-line problem found before
+ * the call was read: the input is still read, so the deny has the event's shape.
+ */
+export async function runClaudeCodeHook(ctx: CliContext, flags: ClaudeCodeHookFlags, argError?: string): Promise<void> {
+  let reply: HookReply;
+  try {
+    reply = await decideHook(ctx, flags, argError);
+  } catch (err) {
+    reply = failReply(undefined, `internal error: ${(err as Error)?.message ?? String(err)}`);
+  }
+  emitHookReply(ctx, reply);
+}
+
+async function decideHook(ctx: CliContext, flags: ClaudeCodeHookFlags, argError: string | undefined): Promise<HookReply> {
+  const input = await readHookInput(ctx);
+  if (argError !== undefined) return failReply(input.event, `${argError}; fix the hook command in your Claude Code settings`);
+  if (!input.ok) return failReply(input.event, input.message);
+  const { payload, event } = input;
+  if (!flags.policy || flags.policy.trim() === '') return failReply(event, '--policy is required');
   try {
     const cfg = loadServiceConfig({
       ...sharedServiceFlags(flags),
@@ -107,10 +224,27 @@ async function decideHook(ctx: CliContext, flags: ClaudeCodeHookFlags): Promise<
         call.context.identity = (flags.identity ?? '').trim() || 'claude-code';
         call.context.workspace = hookCwd.trim() || ctx.cwd;
         if (flags.riskClass) call.context.risk_class = flags.riskClass;
+        alignMcpToolTargets(call);
       },
     });
-    return hookOutputFor(result);
+    return replyForVerdict(event, result);
   } catch (err) {
-    return fail((err as Error).message);
+    return failReply(event, (err as Error).message);
+  }
+}
+
+/**
+ * One mapping for the hook and the MCP proxy (docs/integrations-claude-code.md "One policy for the
+ * hook and the proxy"): an MCP tool's path targets get the operation its tool name makes obvious
+ * (`write_file` → write), as the proxy gives them, and command targets are `proc.exec` whatever
+ * the tool is called. The reference's `claude_code` adapter leaves both unset; the decision service
+ * keeps that, the hook adds them.
+ */
+export function alignMcpToolTargets(call: ToolCall): void {
+  const mcp = /^tool\.mcp__.+?__(.+)$/.exec(call.name);
+  const operation = mcp ? operationFromToolName(mcp[1]!) : '';
+  for (const t of call.targets as (CallTarget & { endpoint_class?: string })[]) {
+    if (t.kind === 'path' && t.operation === '' && operation !== '') t.operation = operation;
+    if (t.kind === 'other' && t.operation === 'execute') t.endpoint_class = 'proc.exec';
   }
 }

@@ -108,6 +108,7 @@ function targetJson(t: CallTarget): JsonObject {
   put('destructive_hint', t.destructive_hint);
   put('idempotent_hint', t.idempotent_hint);
   put('open_world_hint', t.open_world_hint);
+  if (t.endpoint_class !== undefined) put('endpoint_class', t.endpoint_class);
   return out;
 }
 

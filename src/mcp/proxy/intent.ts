@@ -4,6 +4,7 @@ import { isJsonObject } from '../../canon/json.js';
 import { PROVENANCE_SOURCES, TARGET_KINDS, ENDPOINT_CLASSES } from '../../contract/vocabulary.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { foldSpelling } from './spelling.js';
+import { claudeCodeToolName } from '../compat/adapters.js';
 
 /** How one argument becomes a target. */
 export interface TargetRule {
@@ -23,6 +24,9 @@ export interface TargetMapping {
   tools: ReadonlyMap<string, TargetsMap>;
 }
 
+/** A command argument: what it runs (docs/mcp-proxy.md "Naming shared with the Claude Code hook"). */
+export const EXECUTE_RULE: TargetRule = { kind: 'other', operation: 'execute', endpoint_class: 'proc.exec' };
+
 /** mcp.md defaults: path-like, URL-like, host and command arguments. */
 export const DEFAULT_TARGET_ARGS: TargetsMap = new Map<string, TargetRule>([
   ['path', { kind: 'path' }],
@@ -35,9 +39,11 @@ export const DEFAULT_TARGET_ARGS: TargetsMap = new Map<string, TargetRule>([
   ['url', { kind: 'url' }],
   ['uri', { kind: 'url' }],
   ['host', { kind: 'host' }],
-  ['command', { kind: 'other', operation: 'exec' }],
-  ['cmd', { kind: 'other', operation: 'exec' }],
-  ['script', { kind: 'other', operation: 'exec' }],
+  // The Claude Code hook's spelling (the reference's claude_code adapter pins `execute`), so one policy
+  // matches both; the class is explicit because the core infers proc.exec from `exec`, not `execute`.
+  ['command', EXECUTE_RULE],
+  ['cmd', EXECUTE_RULE],
+  ['script', EXECUTE_RULE],
 ]);
 
 export const DEFAULT_TARGET_MAPPING: TargetMapping = { args: DEFAULT_TARGET_ARGS, tools: new Map() };
@@ -171,12 +177,23 @@ export function operationFromToolName(name: string): string {
 }
 
 /**
+ * The intent's tool name: `--tool-prefix` + the MCP tool name. A prefix `tool.mcp__<server>__` names
+ * the tool exactly as `ward hook claude-code` names the same tool called through Claude Code
+ * (`mcp__<server>__<tool>` → `tool.mcp__<server>__<tool>`, camelCase and separators written as the
+ * reference's claude_code adapter writes them), so one policy matches both.
+ */
+export function intentToolName(prefix: string, name: string): string {
+  if (/^tool\.mcp__/i.test(prefix)) return claudeCodeToolName(prefix.slice('tool.'.length) + name);
+  return prefix + name;
+}
+
+/**
  * The intent request for one `tools/call` (mcp.md "From tools/call to an intent"). With `withHints`
  * the server's annotations are copied into the targets; the caller evaluates both variants and keeps
  * the stricter, so an annotation can never loosen a decision.
  */
 export function intentForCall(call: CallInput, opts: MappingOptions, withHints: boolean): JsonObject {
-  const toolName = opts.toolPrefix + call.name;
+  const toolName = intentToolName(opts.toolPrefix, call.name);
   const operation = operationFromToolName(call.name);
   const rules = opts.targets.tools.get(call.name);
   const hints = withHints ? call.hints : undefined;
