@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseRFC3339, type GoTime } from '../canon/gotime.js';
 import type { JsonValue } from '../canon/json.js';
@@ -6,16 +6,37 @@ import { parseStrictJson } from '../canon/strict-json.js';
 import { ERROR_CODES, WardError, type ErrorCode } from '../errors.js';
 import type { CliContext } from './context.js';
 
+/**
+ * The largest JSON input a command reads (intents, envelopes, traces, inventories). Far above any
+ * real artifact; it keeps a wrong file (a log, a dump) from costing seconds and gigabytes first.
+ */
+export const MAX_INPUT_BYTES = 16 * 1024 * 1024;
+
 /** Read a file named on the command line (`-` is standard input), with an error that names the flag. */
 export async function readInputText(ctx: CliContext, path: string, what: string): Promise<string> {
-  if (path === '-') return ctx.readStdin();
+  if (path === '-') return checkInputSize(await ctx.readStdin(), 'standard input', what);
   try {
-    return readFileSync(resolve(ctx.cwd, path), 'utf8');
+    const full = resolve(ctx.cwd, path);
+    if (statSync(full).size > MAX_INPUT_BYTES) throw tooLarge(path, what, statSync(full).size);
+    return readFileSync(full, 'utf8');
   } catch (err) {
+    if (err instanceof WardError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     const reason = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : (err as Error).message;
     throw new WardError(ERROR_CODES.USAGE, `read ${what} ${path}: ${reason}`, { hint: `check the path given for the ${what}` });
   }
+}
+
+function checkInputSize(text: string, path: string, what: string): string {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_INPUT_BYTES) throw tooLarge(path, what, bytes);
+  return text;
+}
+
+function tooLarge(path: string, what: string, bytes: number): WardError {
+  return new WardError(ERROR_CODES.USAGE, `read ${what} ${path}: ${(bytes / 1048576).toFixed(1)} MiB is over the ${MAX_INPUT_BYTES / 1048576} MiB input limit`, {
+    hint: `check that ${path} is the ${what} you meant to pass`,
+  });
 }
 
 /**
@@ -25,7 +46,9 @@ export async function readInputText(ctx: CliContext, path: string, what: string)
  * output.
  */
 export function parseJsonInput(text: string, prefix: string, code: ErrorCode = ERROR_CODES.USAGE, options: { hint?: string } = {}): JsonValue {
-  return parseStrictJson(text, code, { prefix: `${prefix}: `, syntaxPrefix: '', ...options });
+  const looksLikePolicy = /^(?:rules|default_verdict|fail_closed|schema_version)\s*:/m.test(text.slice(0, 65_536));
+  const hint = looksLikePolicy ? 'this looks like a policy (YAML), not JSON: pass it as --policy, and the JSON file as --intent' : options.hint;
+  return parseStrictJson(text, code, { prefix: `${prefix}: `, syntaxPrefix: '', ...options, ...(hint ? { hint } : {}) });
 }
 
 /** `--evaluation-time`: strict RFC 3339, or undefined when the flag was not given. */

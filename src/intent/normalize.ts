@@ -13,6 +13,7 @@ import {
   readTime,
 } from './fields.js';
 import { invalidIntent } from './invalid.js';
+import { WardError } from '../errors.js';
 import {
   CREDENTIAL_ACCESS_TYPES,
   CREDENTIAL_SOURCES,
@@ -61,7 +62,46 @@ const SANDBOX_ENUMS = {
  */
 export function normalizeIntent(input: unknown): NormalizedIntent {
   if (!isJsonObject(input)) throw parseError('intent must be a JSON object');
-  const raw = input;
+  try {
+    return normalizeIntentObject(input);
+  } catch (err) {
+    throw withSpellingHint(err, input);
+  }
+}
+
+const INTENT_KEYS = new Set([
+  'schema_id', 'schema_version', 'created_at', 'producer_version', 'tool_name', 'args', 'targets', 'arg_provenance',
+  'skill_provenance', 'delegation', 'context', 'script', 'relationship',
+]);
+const CONTEXT_KEYS = new Set(['identity', 'workspace', 'risk_class', 'phase', 'session_id', 'agent_id', 'run_id', 'auth_context', 'sandbox']);
+
+/**
+ * Unknown keys are ignored (as in the reference), so `toolName` only surfaces as "tool_name is
+ * required". When a refused intent has camelCase keys whose snake_case form is a real key, the
+ * error says so.
+ */
+function withSpellingHint(err: unknown, raw: JsonObject): unknown {
+  if (!(err instanceof WardError) || err.hint) return err;
+  const misspelled: string[] = [];
+  const scan = (obj: JsonObject, known: ReadonlySet<string>, prefix: string) => {
+    for (const key of Object.keys(obj)) {
+      const snake = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+      if (snake !== key && known.has(snake) && !Object.hasOwn(obj, snake)) misspelled.push(`${prefix}${key} → ${prefix}${snake}`);
+    }
+  };
+  scan(raw, INTENT_KEYS, '');
+  const ctx = raw['context'];
+  if (isJsonObject(ctx)) scan(ctx, CONTEXT_KEYS, 'context.');
+  if (misspelled.length === 0) return err;
+  return new WardError(err.code, err.message, {
+    hint: `intent keys are snake_case: ${misspelled.join(', ')}`,
+    details: err.details,
+    exitCode: err.exitCode,
+    cause: err,
+  });
+}
+
+function normalizeIntentObject(raw: JsonObject): NormalizedIntent {
 
   const scriptRaw = readObject(raw, 'script', '');
   const script = scriptRaw ? normalizeScript(scriptRaw) : undefined;

@@ -78,7 +78,12 @@ class Decoder {
     for (const { key, keyNode, value, merged } of entries.values()) {
       const field = spec.fields[key];
       if (field === undefined) this.fail(keyNode, `unknown field ${goQuote(key)}`, unknownFieldHint(key, Object.keys(spec.fields), path));
-      out[key] = this.decode(value, field, path === '' ? key : `${path}.${key}`, viaAlias || merged);
+      const fieldPath = path === '' ? key : `${path}.${key}`;
+      // `tool_name: [a, b]` where the list form is `tool_names`: say so instead of only "not a list".
+      if (field.kind === 'string' && isSeq(value) && spec.fields[`${key}s`]?.kind === 'string_list') {
+        this.fail(value as Node, `${fieldPath} must be a string, got a list`, `did you mean ${goQuote(`${key}s`)}? (${key} takes one value, ${key}s a list)`);
+      }
+      out[key] = this.decode(value, field, fieldPath, viaAlias || merged);
     }
     return out;
   }

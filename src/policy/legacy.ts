@@ -1,6 +1,7 @@
 import { isMap } from 'yaml';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { keyText, type YamlSource } from './yaml-source.js';
+import { policyParseError } from './invalid.js';
 
 /**
  * Top-level keys of the pre-1.0 policy proposal, in the order the reference reports them, with
@@ -42,8 +43,43 @@ interface LegacyField {
   note: string;
 }
 
+/** The reference's hint with Ward's file name (`ward init` writes `.ward.yaml`, not `.gait.yaml`). */
 export const LEGACY_POLICY_HINT =
-  'use the repo-root `.gait.yaml` contract: `schema_id`, `schema_version`, `default_verdict`, optional `fail_closed`, optional `mcp_trust`, and `rules`';
+  'use the repo-root `.ward.yaml` contract: `schema_id`, `schema_version`, `default_verdict`, optional `fail_closed`, optional `mcp_trust`, and `rules`';
+
+/**
+ * Files people pass as a policy by mistake, recognised by their top-level keys, so the error says
+ * what the file is instead of complaining about its first key.
+ */
+const FOREIGN_DOCUMENTS: readonly { what: string; keys: readonly string[]; enough: number; hint: string }[] = [
+  {
+    what: 'an intent request (gait.gate.intent_request)',
+    keys: ['tool_name', 'targets', 'context', 'args', 'arg_provenance', 'script'],
+    enough: 2,
+    hint: 'pass this file as --intent, and the policy YAML as --policy',
+  },
+  {
+    what: 'a package.json',
+    // Not `scripts`, `name` or `version`: a policy (or a legacy one) has those too.
+    keys: ['dependencies', 'devDependencies', 'peerDependencies', 'main', 'exports', 'engines', 'bin'],
+    enough: 1,
+    hint: 'pass a policy YAML file (`ward init` writes one to .ward.yaml; shipped ones are in policies/)',
+  },
+];
+
+/** Refuse a document that is recognisably something else, with what to pass instead. */
+export function checkForeignDocument(source: YamlSource): void {
+  const root = source.doc.contents;
+  if (!isMap(root)) return;
+  const present = new Set(root.items.map((pair) => keyText(source, pair.key)));
+  if (present.has('rules') || present.has('default_verdict') || present.has('schema_id')) return;
+  for (const doc of FOREIGN_DOCUMENTS) {
+    const seen = doc.keys.filter((k) => present.has(k));
+    if (seen.length >= doc.enough) {
+      throw policyParseError(`this looks like ${doc.what}, not a policy (it has ${seen.join(', ')})`, doc.hint);
+    }
+  }
+}
 
 /**
  * The reference looks for legacy top-level keys before the strict decode, so a legacy file gets

@@ -1,12 +1,13 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { EXIT } from '../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { decodeRawPolicy } from './decode.js';
 import { policyDigest } from './digest.js';
-import { checkLegacyFields } from './legacy.js';
+import { checkForeignDocument, checkLegacyFields } from './legacy.js';
 import { normalizePolicy } from './normalize.js';
 import type { LoadedPolicy } from './types.js';
 import { parseYamlSource } from './yaml-source.js';
+import { policyParseError } from './invalid.js';
 
 /**
  * Policy YAML text to an evaluable policy, in the reference's order (`gate.md` §2.1): YAML syntax
@@ -14,18 +15,32 @@ import { parseYamlSource } from './yaml-source.js';
  * normalization and validation. The digest is computed once, here.
  */
 export function parsePolicyYaml(text: string): LoadedPolicy {
+  if (text.length > MAX_POLICY_CHARS) {
+    throw policyParseError(`the policy is ${(text.length / 1048576).toFixed(1)} MiB; the limit is ${MAX_POLICY_CHARS / 1048576} MiB`, POLICY_SIZE_HINT);
+  }
   const source = parseYamlSource(text);
+  checkForeignDocument(source);
   checkLegacyFields(source);
   const policy = normalizePolicy(decodeRawPolicy(source));
   return { policy, digest: policyDigest(policy) };
 }
 
+/**
+ * Policies are short YAML files: 4 MiB holds over 20,000 rules. A larger file is almost always the
+ * wrong file, and parsing one costs seconds and gigabytes before it fails.
+ */
+export const MAX_POLICY_CHARS = 4 * 1024 * 1024;
+const POLICY_SIZE_HINT = 'check that this is the policy file you meant (`ward init` writes .ward.yaml; shipped policies are in policies/)';
+
 /** The only policy function that touches the disk. A file that cannot be read is invalid input (exit 6). */
 export function loadPolicyFile(path: string): LoadedPolicy {
   let text: string;
   try {
+    const size = statSync(path).size;
+    if (size > MAX_POLICY_CHARS * 4) throw policyParseError(`the policy file is ${(size / 1048576).toFixed(1)} MiB; the limit is ${MAX_POLICY_CHARS / 1048576} MiB`, POLICY_SIZE_HINT);
     text = readFileSync(path, 'utf8');
   } catch (err) {
+    if (err instanceof WardError) throw err;
     const reason = err instanceof Error ? err.message : String(err);
     throw new WardError(ERROR_CODES.IO, `read policy file ${path}: ${reason}`, {
       exitCode: EXIT.INVALID_INPUT,

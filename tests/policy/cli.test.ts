@@ -66,7 +66,7 @@ describe('ward policy validate', () => {
     expect(r.code).toBe(6);
     const out = JSON.parse(r.stdout) as Record<string, unknown>;
     expect(out['migration']).toMatchObject({ kind: 'policy_fields', deprecated_fields: ['version', 'name'] });
-    expect(out['hint']).toMatch(/^use the repo-root `.gait.yaml` contract/);
+    expect(out['hint']).toMatch(/^use the repo-root `.ward.yaml` contract/);
   });
 
   it('prints a validation error on stderr without --json', () => {

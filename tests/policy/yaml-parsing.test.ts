@@ -208,7 +208,7 @@ describe('legacy policy proposal fields (gate.md §2.1)', () => {
       'parse policy yaml: legacy policy proposal fields are not supported [version, name]: version->schema_id|schema_version (set schema_id=gait.gate.policy and schema_version=1.0.0); name->remove the top-level policy name',
     );
     expect(err.hint).toBe(
-      'use the repo-root `.gait.yaml` contract: `schema_id`, `schema_version`, `default_verdict`, optional `fail_closed`, optional `mcp_trust`, and `rules`',
+      'use the repo-root `.ward.yaml` contract: `schema_id`, `schema_version`, `default_verdict`, optional `fail_closed`, optional `mcp_trust`, and `rules`',
     );
     expect(err.details).toEqual({
       migration: {
