@@ -41,6 +41,8 @@ interface ProxyFlags extends CallModeFlags {
   listen?: string;
   listenPath: string;
   authTokenEnv?: string;
+  sessionIdleTimeout: string;
+  maxSessions: string;
   toolPrefix: string;
   targetsMap?: string;
   argSource: string;
@@ -81,13 +83,15 @@ export function registerProxy(mcp: Command, ctx: CliContext): void {
     .option('--listen <host:port>', 'serve Streamable HTTP to clients instead of stdio (non-loopback needs --auth-token-env)')
     .option('--listen-path <path>', 'MCP endpoint path with --listen', '/mcp')
     .option('--auth-token-env <var>', 'environment variable holding the bearer token clients must send (--listen)')
+    .option('--session-idle-timeout <duration>', 'with --listen: end a session (and stop its server) after this long without a message either way and nothing in flight (0: never)', '30m')
+    .option('--max-sessions <n>', 'with --listen: sessions open at once; a new initialize past it gets HTTP 503 (JSON-RPC -32063)', '32')
     .option('--tool-prefix <prefix>', 'prefix for intent tool names (e.g. fs. gives fs.read_file)', '')
     .option('--targets-map <file>', 'JSON file mapping argument names to targets (extends the defaults)')
     .option('--arg-source <source>', 'provenance of the model\'s arguments: user, tool_output, external, system', 'tool_output')
     .option('--identity <id>', 'intent identity (default mcp-client:<clientInfo.name>)')
     .option('--workspace <path>', 'intent workspace, made absolute; relative path arguments are resolved against it (default the working directory)')
     .option('--risk-class <class>', 'intent risk class', 'high')
-    .addOption(new Option('--deny-as <form>', 'denied calls: an isError tool result, or JSON-RPC error -32001').choices(['result', 'error']).default('result'))
+    .addOption(new Option('--deny-as <form>', 'denied calls: an isError tool result, or JSON-RPC error -32060').choices(['result', 'error']).default('result'))
     .option('--approval-dir <dir>', 'approval tokens for require_approval calls (default <state>/approvals)')
     .option('--approval-public-key <file>', 'approval verify key (default: the signing key)')
     .option('--approval-public-key-env <var>', 'approval verify key from the environment')
@@ -187,12 +191,21 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
   const maxMessageBytes = Number(flags.maxMessageBytes);
   if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1024) throw usage('--max-message-bytes must be an integer >= 1024');
 
-  let listen: { host: string; port: number; path: string; authToken?: string; maxRequestBytes: number } | undefined;
+  let listen: { host: string; port: number; path: string; authToken?: string; maxRequestBytes: number; idleTimeoutMs: number; maxSessions: number } | undefined;
   if (flags.listen) {
     const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(flags.listen);
     if (!m) throw usage('--listen must be host:port (e.g. 127.0.0.1:8788)');
     const host = m[1]!.replace(/^\[|\]$/g, '');
-    listen = { host, port: Number(m[2]), path: flags.listenPath, maxRequestBytes: Math.min(maxMessageBytes, 16 * 1024 * 1024) };
+    const maxSessions = Number(flags.maxSessions);
+    if (!/^\d+$/.test(flags.maxSessions.trim()) || !Number.isSafeInteger(maxSessions) || maxSessions < 1) throw usage(`--max-sessions ${flags.maxSessions}: expected an integer >= 1`);
+    listen = {
+      host,
+      port: Number(m[2]),
+      path: flags.listenPath,
+      maxRequestBytes: Math.min(maxMessageBytes, 16 * 1024 * 1024),
+      idleTimeoutMs: durationMs(flags.sessionIdleTimeout, '--session-idle-timeout'),
+      maxSessions,
+    };
     if (flags.authTokenEnv) {
       const token = ctx.env[flags.authTokenEnv];
       if (!token) throw usage(`--auth-token-env ${flags.authTokenEnv}: the variable is empty or unset`);

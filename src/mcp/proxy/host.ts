@@ -21,7 +21,7 @@ import { Gatekeeper } from './gatekeeper.js';
 import { PinStore, pinsDir } from './pins.js';
 import type { MappingOptions } from './intent.js';
 import type { ProxyLog } from './log.js';
-import { ChildServerPeer, StreamPeer, type Peer } from './peer.js';
+import { ChildServerPeer, DeferredPeer, StreamPeer, type Peer } from './peer.js';
 import type { DenyAs } from './replies.js';
 import { RunCapture } from './run-capture.js';
 import { perRequestSignals, SdkPeer } from './sdk-peer.js';
@@ -38,7 +38,19 @@ export interface ListenOptions {
   authToken?: string | undefined;
   /** Largest request body accepted from a client. */
   maxRequestBytes: number;
+  /**
+   * A session with no message either way for this long (and no request in flight) is ended, its
+   * server stopped; the client gets 404 for it and starts a new one. 0: never.
+   */
+  idleTimeoutMs: number;
+  /** Sessions open at once; an initialize past it is refused (HTTP 503) and starts nothing. */
+  maxSessions: number;
 }
+
+/** `--session-idle-timeout` default: 30 minutes. */
+export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
+/** `--max-sessions` default. */
+export const DEFAULT_MAX_SESSIONS = 32;
 
 export interface ProxyConfig {
   cwd: string;
@@ -222,23 +234,39 @@ function sameSecret(given: string, expected: string): boolean {
 }
 
 interface HttpSession {
+  id: string;
   transport: NodeStreamableHTTPServerTransport;
   session: ProxySession;
+  /** The SDK transport accepted this session's initialize (it is then routable by its id). */
+  initialized: boolean;
+}
+
+/** `application/json`, with or without parameters (the SDK transport's own test). */
+function isJsonContentType(value: string | undefined): boolean {
+  return (value ?? '').split(';')[0]!.trim().toLowerCase() === 'application/json';
 }
 
 /**
  * Streamable HTTP toward clients (`--listen`): one proxy session — and one upstream connection or
  * server process — per MCP session. Host and Origin are checked on loopback (DNS rebinding), a
  * bearer token is required off loopback.
+ *
+ * Sessions are bounded: a server is started only for an initialize the SDK transport accepted
+ * (its first message is what starts it), at most `maxSessions` exist at once, an idle one ends
+ * after `idleTimeoutMs`, and `stop()` ends every session, initialized or not.
  */
 export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListening?: (url: string) => void): Promise<{ server: Server; stop: () => Promise<void> }> {
   const log = rt.cfg.log;
+  /** Initialized sessions, by id. */
   const sessions = new Map<string, HttpSession>();
+  /** Every session that exists, initialized or still being set up: counted against the cap, ended by stop(). */
+  const live = new Set<HttpSession>();
+  let stopping = false;
   const loopback = isLoopback(listen.host);
   const hostOk = loopback ? localhostHostValidation() : undefined;
   const originOk = loopback ? localhostOriginValidation() : undefined;
 
-  const reject = (res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code = -32000) => {
+  const reject = (res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code: number = RPC.HTTP_REJECTED) => {
     res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
     res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
   };
@@ -255,6 +283,7 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
         return reject(res, 401, m ? 'invalid bearer authorization' : 'missing bearer authorization', { 'WWW-Authenticate': 'Bearer' });
       }
     }
+    if (stopping) return reject(res, 503, 'Ward is shutting down', { Connection: 'close' });
     // Ward reads every POST body itself, strictly (a repeated member name is refused: Ward and the
     // server could otherwise read different messages from it), and hands the transport the result.
     const readPost = async (): Promise<{ body: unknown } | undefined> => {
@@ -266,14 +295,15 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
           log.warn('request with a repeated member name refused; not forwarded', { error: err.message });
           reject(res, 400, `Invalid Request: ${err.message} (a message must not repeat a member name)`, {}, RPC.INVALID_REQUEST);
         } else if (err instanceof RangeError) reject(res, 400, 'Invalid Request: nesting too deep to read', {}, RPC.INVALID_REQUEST);
-        else reject(res, tooLarge ? 413 : 400, tooLarge ? 'request body too large' : 'Parse error: Invalid JSON', {}, tooLarge ? -32000 : RPC.PARSE_ERROR);
+        else reject(res, tooLarge ? 413 : 400, tooLarge ? 'request body too large' : 'Parse error: Invalid JSON', {}, tooLarge ? RPC.HTTP_REJECTED : RPC.PARSE_ERROR);
         return undefined;
       }
     };
     const sid = req.headers['mcp-session-id'];
     if (typeof sid === 'string') {
       const s = sessions.get(sid);
-      if (!s) return reject(res, 404, 'Session not found');
+      if (!s || s.session.isEnded) return reject(res, 404, 'Session not found', {}, RPC.SESSION_NOT_FOUND);
+      s.session.touch();
       if (req.method !== 'POST') return s.transport.handleRequest(req, res);
       const post = await readPost();
       if (post) await s.transport.handleRequest(req, res, post.body);
@@ -286,28 +316,60 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
     const body = post.body;
     const isInit = (m: unknown) => typeof m === 'object' && m !== null && (m as Record<string, unknown>)['method'] === 'initialize';
     if (!(Array.isArray(body) ? body.some(isInit) : isInit(body))) return reject(res, 400, 'Bad Request: Server not initialized');
+    // What the SDK transport would refuse is refused here, before anything exists for it.
+    const accept = req.headers['accept'] ?? '';
+    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+      return reject(res, 406, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+    }
+    if (!isJsonContentType(req.headers['content-type'])) return reject(res, 415, 'Unsupported Media Type: Content-Type must be application/json');
+    if (Array.isArray(body) && body.length > 1) return reject(res, 400, 'Invalid Request: Only one initialization request is allowed', {}, RPC.INVALID_REQUEST);
+    if (live.size >= listen.maxSessions) {
+      log.warn('new MCP session refused: too many sessions', { sessions: live.size, max_sessions: listen.maxSessions });
+      return reject(
+        res,
+        503,
+        `Too many MCP sessions: ${live.size} of ${listen.maxSessions} are open. End one (HTTP DELETE with its Mcp-Session-Id), wait for idle sessions to expire, or raise --max-sessions.`,
+        { 'Retry-After': '5' },
+        RPC.TOO_MANY_SESSIONS,
+      );
+    }
 
     const sessionId = randomUUID();
     const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => sessionId,
-      onsessioninitialized: (id) => void sessions.set(id, entry),
+      onsessioninitialized: (id) => {
+        entry.initialized = true;
+        sessions.set(id, entry);
+      },
       maxRequestBodySize: listen.maxRequestBytes,
     });
     const client = new SdkPeer(transport as never, (err) => log.debug('client transport error', { error: err.message }));
-    const { session, capture } = rt.newSession(client, rt.upstreamPeer(), sessionId, true);
-    const entry: HttpSession = { transport, session };
+    // The server starts with the first message the session sends it: the initialize, once the
+    // transport has accepted it.
+    const upstream = new DeferredPeer(rt.upstreamPeer(), (err) =>
+      log.error('could not start the MCP server for a new session', { session: sessionId, error: err.message }),
+    );
+    const { session, capture } = rt.newSession(client, upstream, sessionId, true);
+    const entry: HttpSession = { id: sessionId, transport, session, initialized: false };
+    live.add(entry);
     void session.done.then((end) => {
-      sessions.delete(sessionId);
+      live.delete(entry);
+      if (sessions.get(sessionId) === entry) sessions.delete(sessionId);
       if (end.error) log.warn(`session ${sessionId} ended: ${end.error.message}`);
       rt.finishSession(capture);
     });
     try {
       await session.start();
-    } catch (err) {
-      log.error('could not start the MCP server for a new session', { error: (err as Error).message });
-      return reject(res, 502, `MCP server unavailable: ${(err as Error).message}`);
+      await transport.handleRequest(req, res, body);
+    } finally {
+      if (!entry.initialized) {
+        // The transport refused the initialize: nothing was started for it; drop what exists.
+        log.debug('initialize not accepted by the transport; session discarded', { session: sessionId });
+        void session.end();
+      } else if (upstream.inner instanceof ChildServerPeer && upstream.started) {
+        log.debug('MCP server started', { session: sessionId, pid: upstream.inner.pid });
+      }
     }
-    await transport.handleRequest(req, res, body);
   };
 
   const server = createServer((req, res) => {
@@ -326,12 +388,31 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
   const port = typeof addr === 'object' && addr ? addr.port : listen.port;
   const shown = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
   const where = `http://${shown}:${port}${listen.path}`;
-  log.info(`listening on ${where}`);
+  log.info(`listening on ${where}`, { max_sessions: listen.maxSessions, session_idle_timeout_ms: listen.idleTimeoutMs });
   onListening?.(where);
+
+  // Idle expiry: a client that goes away without DELETE does not keep its server forever.
+  const sweep =
+    listen.idleTimeoutMs > 0
+      ? setInterval(() => {
+          const now = Date.now();
+          for (const e of sessions.values()) {
+            const since = e.session.idleSince();
+            if (since === undefined || now - since < listen.idleTimeoutMs) continue;
+            log.info('MCP session expired (idle)', { session: e.id, idle_ms: now - since });
+            void e.session.end();
+          }
+        }, Math.min(Math.max(Math.floor(listen.idleTimeoutMs / 4), 200), 60_000))
+      : undefined;
+  sweep?.unref();
+
   const stop = async () => {
-    await Promise.all([...sessions.values()].map((s) => s.session.end(undefined, undefined)));
-    await new Promise<void>((r) => server.close(() => r()));
+    stopping = true;
+    if (sweep) clearInterval(sweep);
+    await Promise.all([...live].map((s) => s.session.end(undefined, undefined)));
+    const closed = new Promise<void>((r) => server.close(() => r()));
     server.closeAllConnections?.();
+    await closed;
     await rt.close();
   };
   return { server, stop };

@@ -18,17 +18,36 @@ export interface JsonRpcMessage {
 
 export type MessageKind = 'request' | 'notification' | 'response';
 
-/** JSON-RPC and MCP error codes the proxy emits. */
+/**
+ * The JSON-RPC error codes Ward's proxy emits (the registry; docs/mcp-proxy.md "Error codes").
+ *
+ * The JSON-RPC 2.0 codes keep their standard meaning. Ward's own codes sit in the server-defined
+ * range (-32000..-32099) away from every code an MCP SDK or a revision of the MCP specification
+ * gives a meaning to: -32000 (TS SDK 1.x ConnectionClosed; the SDKs' generic HTTP rejection),
+ * -32001 (TS SDK 1.x RequestTimeout; "Session not found" in both TS SDKs' HTTP server transports;
+ * header mismatch in drafts of 2026-07-28), -32002 (resource not found, 2024-11-05..2025-11-25),
+ * -32003/-32004 (draft codes for a missing client capability / unsupported protocol version),
+ * -32020..-32022 (2026-07-28: header mismatch, missing required client capability, unsupported
+ * protocol version) and -32042 (URL elicitation required).
+ */
 export const RPC = {
   PARSE_ERROR: -32700,
   INVALID_REQUEST: -32600,
   METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
   INTERNAL_ERROR: -32603,
-  /** Ward's policy denial with `--deny-as error` (mcp.md). */
-  DENIED: -32001,
-  /** The upstream server went away or did not answer in time. */
-  UPSTREAM_UNAVAILABLE: -32002,
-  UPSTREAM_TIMEOUT: -32003,
+  /** HTTP listener: a request Ward's listener rejects before any session sees it (the SDKs' convention). */
+  HTTP_REJECTED: -32000,
+  /** HTTP listener: unknown or expired `Mcp-Session-Id` (404), as both TS SDKs' server transports answer it. */
+  SESSION_NOT_FOUND: -32001,
+  /** Ward's policy did not allow the call (`--deny-as error`); the `ward` object is in `error.data`. */
+  DENIED: -32060,
+  /** The MCP server went away or could not be reached; the request was not answered by it. */
+  UPSTREAM_UNAVAILABLE: -32061,
+  /** The MCP server did not answer within `--call-timeout`; it was sent `notifications/cancelled`. */
+  UPSTREAM_TIMEOUT: -32062,
+  /** HTTP listener: `--max-sessions` sessions are open; no new one was started (HTTP 503). */
+  TOO_MANY_SESSIONS: -32063,
 } as const;
 
 /**

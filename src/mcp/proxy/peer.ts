@@ -231,3 +231,63 @@ export class ChildServerPeer implements Peer {
     this.onclose?.(error);
   }
 }
+
+/**
+ * A peer that is started on first use: `start()` does nothing, the first `send()` starts the
+ * wrapped peer (and waits for it). Over Streamable HTTP a session's server is wrapped in one, so a
+ * server process is started only once the SDK transport has validated the client's `initialize`
+ * and handed it on (an `initialize` the transport rejects — 406, 415, 400 — starts nothing).
+ */
+export class DeferredPeer implements Peer {
+  onmessage?: (m: Inbound) => void;
+  onmalformed?: (reason: string, id: JsonRpcId | null) => void;
+  onclose?: (error?: Error) => void;
+  private starting: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(
+    readonly inner: Peer,
+    private readonly onStartError?: (err: Error) => void,
+  ) {
+    inner.onmessage = (m) => this.onmessage?.(m);
+    inner.onmalformed = (reason, id) => this.onmalformed?.(reason, id);
+    inner.onclose = (error) => this.onclose?.(error);
+  }
+
+  /** Has the wrapped peer been started (or is it starting)? */
+  get started(): boolean {
+    return this.starting !== undefined;
+  }
+
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  private ensure(): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('MCP server connection closed'));
+    this.starting ??= this.inner.start().catch((err: Error) => {
+      this.onStartError?.(err);
+      throw err;
+    });
+    return this.starting;
+  }
+
+  send(msg: JsonRpcMessage, raw?: Buffer, relatedRequestId?: JsonRpcId): Promise<void> {
+    return this.ensure().then(() => this.inner.send(msg, raw, relatedRequestId));
+  }
+
+  setProtocolVersion(version: string): void {
+    this.inner.setProtocolVersion?.(version);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (!this.starting) return;
+    try {
+      await this.starting;
+    } catch {
+      return; // never started
+    }
+    await this.inner.close();
+  }
+}

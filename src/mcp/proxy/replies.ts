@@ -1,6 +1,8 @@
-import { join } from 'node:path';
+import { approvalCommand, approvalTokenPath } from '../../runtime/approval-command.js';
+import { stateDirForApprovalDir } from '../../state/state-dir.js';
 import type { CallDecision } from './gatekeeper.js';
 import { errorResponse, resultResponse, RPC, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
+import { shapeResult } from './protocol.js';
 
 export type DenyAs = 'result' | 'error';
 
@@ -17,36 +19,32 @@ export function wardObject(d: CallDecision, extra?: Record<string, unknown>): Re
   };
 }
 
-/** POSIX shell quoting, only when needed. */
-function sh(arg: string): string {
-  return /^[A-Za-z0-9_./:=,@%+-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
-}
-
-/** The exact command a person runs to approve this call; the token lands where the proxy looks. */
+/**
+ * The exact command a person runs to approve this call, verbatim from any directory: the token is
+ * signed with the state directory's key the proxy verifies with and lands where the proxy looks
+ * (src/runtime/approval-command.ts builds it for gate eval, the proxy and the SDK alike).
+ */
 export function approveCommand(d: CallDecision, approvalDir: string): string {
-  return [
-    'ward',
-    'approve',
-    '--intent-digest',
-    d.intentDigest,
-    '--policy-digest',
-    d.policyDigest,
-    '--ttl',
-    '1h',
-    '--scope',
-    d.approvalScope.join(','),
-    '--approver',
-    '<your-name>',
-    '--reason-code',
-    '<why>',
-    '--out',
-    sh(join(approvalDir, `approval_${d.intentDigest.slice(0, 16)}.json`)),
-  ].join(' ');
+  return approvalCommand({
+    intentDigest: d.intentDigest,
+    policyDigest: d.policyDigest,
+    scope: d.approvalScope,
+    signer: { stateDir: stateDirForApprovalDir(approvalDir) },
+    out: approvalTokenPath(approvalDir, d.intentDigest),
+  });
 }
 
 /**
  * The reply to a `tools/call` that was not forwarded: block, require_approval or dry_run. `note`
  * adds a sentence (e.g. why no inline approval happened) and `extra` fields to the `ward` object.
+ *
+ * The result form is valid for every client and protocol revision: `isError: true`, the text a
+ * model reads (what happened and why), and the machine-readable `ward` object in `_meta`, which
+ * the specification allows on every result. It has no `structuredContent`: a tool that declares an
+ * `outputSchema` constrains it, and TS SDK 1.x clients validate it even on an error result
+ * (`-32602 Structured content does not match the tool's output schema`), so the model would never
+ * see the block. `wire.modern` (a 2026-07-28+ request) adds the `resultType: "complete"` those
+ * revisions require.
  */
 export function verdictReply(
   id: JsonRpcId,
@@ -54,6 +52,7 @@ export function verdictReply(
   denyAs: DenyAs,
   approvalDir: string,
   note?: { text: string; ward?: Record<string, unknown> },
+  wire: { modern?: boolean } = {},
 ): JsonRpcMessage {
   const codes = d.reasonCodes.length ? d.reasonCodes.join(', ') : 'no reason given';
   let text: string;
@@ -81,10 +80,15 @@ export function verdictReply(
     if (note.ward) ward = { ...ward, ...note.ward };
   }
   if (denyAs === 'error') return errorResponse(id, RPC.DENIED, text, ward);
-  return resultResponse(id, {
-    content: [{ type: 'text', text }],
-    isError: true,
-    structuredContent: { ward },
-    _meta: { ward },
-  });
+  return resultResponse(
+    id,
+    shapeResult(
+      {
+        content: [{ type: 'text', text }],
+        isError: true,
+        _meta: { ward },
+      },
+      wire.modern === true,
+    ),
+  );
 }

@@ -21,6 +21,7 @@ import type { Inbound, Peer } from './peer.js';
 import { wardObject, verdictReply, type DenyAs } from './replies.js';
 import type { RunCapture } from './run-capture.js';
 import { serverKey, type PinStore } from './pins.js';
+import { isModernProtocolVersion, requestClientName, requestProtocolVersion, resultServerInfo } from './protocol.js';
 import { foldSpelling } from './spelling.js';
 import { alwaysBlocked, ToolPins } from './tools.js';
 
@@ -88,12 +89,16 @@ export class ProxySession {
     this.o.log.error('tool pins could not be read or written; calls to the tool are blocked until this is fixed', { tool, error: err.message }),
   );
   private clientName = '';
+  /** The version `initialize` negotiated (2025 revisions); modern requests name theirs in `_meta`. */
+  private negotiatedVersion: string | undefined;
   private clientElicits = false;
   private readonly elicitations = new Map<string, Elicitation>();
   private readonly elicitPrefix = `${ELICIT_ID_PREFIX}${randomBytes(4).toString('hex')}-`;
   private elicitSeq = 0;
   private ended = false;
   private serverGone: Error | undefined;
+  /** When a message last went through the session (either way), for idle expiry. */
+  private lastActivity = Date.now();
 
   constructor(private readonly o: SessionOptions) {
     this.done = new Promise((r) => (this.resolveDone = r));
@@ -109,6 +114,25 @@ export class ProxySession {
     return this.o.sessionId;
   }
 
+  /** Count as activity now (a client request on the session's HTTP endpoint, say). */
+  touch(): void {
+    this.lastActivity = Date.now();
+  }
+
+  /**
+   * Since when the session has been idle (epoch ms): the last message either way. Undefined while
+   * a request is in flight (forwarded, waiting for its trace, or waiting for an approval): a long
+   * call is not idle; `--call-timeout` bounds one the server never answers.
+   */
+  idleSince(): number | undefined {
+    if (this.ended || this.pending.size > 0 || this.deciding.size > 0 || this.elicitations.size > 0) return undefined;
+    return this.lastActivity;
+  }
+
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
   /** Start the server side first (so early client messages have somewhere to go), then the client side. */
   async start(): Promise<void> {
     await this.o.server.start();
@@ -118,7 +142,13 @@ export class ProxySession {
   // ---- client → server ------------------------------------------------------------------------
 
   private fromClient(m: Inbound): void {
+    this.lastActivity = Date.now();
     const msg = m.msg;
+    if (m.kind === 'request') {
+      // 2026-07-28+: no initialize; every request names its client in `_meta`.
+      const name = requestClientName(msg.params);
+      if (name !== undefined) this.clientName = name;
+    }
     if (m.kind !== 'response' && isToolCallMethod(msg.method!)) {
       // Every tool call in any spelling is decided or refused; nothing reaches the server undecided.
       if (m.kind === 'notification') return this.refuseNotification(msg);
@@ -219,7 +249,7 @@ export class ProxySession {
       );
       return;
     }
-    const reply = verdictReply(id, decision, this.o.denyAs, this.o.approvalDir, note ?? this.changedToolNote(decision, name));
+    const reply = verdictReply(id, decision, this.o.denyAs, this.o.approvalDir, note ?? this.changedToolNote(decision, name), { modern: this.isModern(msg) });
     decision.durable.then(
       () => {
         if (intentId) this.o.capture?.result(intentId, decision.verdict, reply.result ?? reply.error);
@@ -227,6 +257,11 @@ export class ProxySession {
       },
       (err: Error) => this.traceFailed(id, err, intentId),
     );
+  }
+
+  /** Was this request sent under a 2026-07-28+ revision (its own `_meta`, else what initialize negotiated)? */
+  private isModern(msg: JsonRpcMessage): boolean {
+    return isModernProtocolVersion(requestProtocolVersion(msg.params) ?? this.negotiatedVersion);
   }
 
   private callInput(name: string, args: JsonObject, meta: unknown): CallInput {
@@ -389,7 +424,7 @@ export class ProxySession {
     firstIntent: string | undefined,
   ): void {
     const refuse = (o: ElicitOutcome, d = first, intentId = firstIntent) => {
-      const reply = verdictReply(id, d, this.o.denyAs, this.o.approvalDir, { text: outcomeNote(o), ward: { elicitation: o.kind } });
+      const reply = verdictReply(id, d, this.o.denyAs, this.o.approvalDir, { text: outcomeNote(o), ward: { elicitation: o.kind } }, { modern: this.isModern(msg) });
       if (intentId) this.o.capture?.result(intentId, d.verdict, reply.result ?? reply.error);
       this.toClient(reply);
     };
@@ -467,6 +502,7 @@ export class ProxySession {
   // ---- server → client ------------------------------------------------------------------------
 
   private fromServer(m: Inbound): void {
+    this.lastActivity = Date.now();
     const msg = m.msg;
     if (m.kind !== 'response') {
       this.toClient(msg, m.raw, this.relatedFor(msg));
@@ -487,9 +523,14 @@ export class ProxySession {
     this.settle(p);
     if (p.method === 'initialize' && isJsonObject(msg.result)) {
       const v = msg.result['protocolVersion'];
-      if (typeof v === 'string') this.o.server.setProtocolVersion?.(v);
+      if (typeof v === 'string') {
+        this.negotiatedVersion = v;
+        this.o.server.setProtocolVersion?.(v);
+      }
       this.bindPins(msg.result['serverInfo']);
     }
+    // 2026-07-28+: no initialize; the server names itself in its results' `_meta` (discover first).
+    if (p.method === 'server/discover' && isJsonObject(msg.result) && !this.pins.serverKey) this.bindPins(resultServerInfo(msg.result));
     if (p.method === 'tools/list' && isJsonObject(msg.result)) {
       const rewritten = this.toolsList(msg as JsonRpcMessage & { result: JsonObject });
       if (rewritten) return this.toClient(rewritten);
@@ -542,6 +583,9 @@ export class ProxySession {
       else this.hints.delete(t['name']);
     }
     if (this.o.pinTools) {
+      // A session that never saw initialize or server/discover (a 2026-07-28 client may probe on
+      // another connection) binds its pins here, to the identity this result carries.
+      if (!this.pins.serverKey) this.bindPins(resultServerInfo(msg.result));
       for (const name of this.pins.observeList(listed)) {
         if (this.pinWarned.has(name)) continue;
         this.pinWarned.add(name);

@@ -64,7 +64,7 @@ function usedTokens(cwd: string): { name: string; token: Record<string, unknown>
   }));
 }
 
-const wardOf = (r: { structuredContent?: unknown }) => (r.structuredContent as { ward: Record<string, unknown> }).ward;
+const wardOf = (r: { _meta?: unknown }) => (r._meta as { ward: Record<string, unknown> }).ward;
 
 describe('ward mcp proxy --approval elicit (stdio)', () => {
   it('server-filesystem: accept runs the call with a signed one-use approval; decline does not run it', async () => {
@@ -165,7 +165,7 @@ describe('ward mcp proxy --approval elicit (stdio)', () => {
       const ask = await raw.waitFor((m) => m['method'] === 'elicitation/create');
       expect(String(ask['id'])).toMatch(/^ward-elicit-[0-9a-f]{8}-1$/);
       const reply = await raw.response(1);
-      const w = (reply['result'] as { structuredContent: { ward: Record<string, unknown> } }).structuredContent.ward;
+      const w = (reply['result'] as { _meta: { ward: Record<string, unknown> } })._meta.ward;
       expect(w['elicitation']).toBe('timeout');
       const cancelled = await raw.waitFor((m) => m['method'] === 'notifications/cancelled');
       expect((cancelled['params'] as Record<string, unknown>)['requestId']).toBe(ask['id']);

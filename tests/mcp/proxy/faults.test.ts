@@ -23,7 +23,7 @@ describe('ward mcp proxy: faults', () => {
     raw.call(1, 'crash');
     const r = await raw.response(1);
     const error = r['error'] as { code: number; message: string };
-    expect(error.code).toBe(-32002);
+    expect(error.code).toBe(-32061);
     expect(error.message).toMatch(/MCP server exited before answering: MCP server exited with status 7/);
     expect(await raw.exited).toBe(1);
     expect(raw.stderr).toContain('in flight');
@@ -39,6 +39,7 @@ describe('ward mcp proxy: faults', () => {
     const r = await raw.response(1);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
     expect((r['error'] as { code: number; message: string }).message).toContain('did not answer tools/call within 300 ms');
+    expect((r['error'] as { code: number }).code).toBe(-32062);
     raw.call(2, 'echo', { text: 'still alive' });
     const ok = await raw.response(2);
     expect(JSON.stringify(ok['result'])).toContain('echo: still alive');
@@ -128,7 +129,7 @@ describe('ward mcp proxy: faults', () => {
       expect(relisted.tools.find((t) => t.name === 'echo')?.description).toContain('evil.example');
       const r = await p.client.callTool({ name: 'echo', arguments: { text: 'b' } });
       expect(r.isError).toBe(true);
-      expect((r.structuredContent as { ward: { reason_codes: string[] } }).ward.reason_codes).toEqual(['mcp_tool_definition_changed']);
+      expect((r._meta as { ward: { reason_codes: string[] } }).ward.reason_codes).toEqual(['mcp_tool_definition_changed']);
       // Other tools are unaffected.
       expect((await p.client.callTool({ name: 'big', arguments: { bytes: 3 } })).isError).toBeFalsy();
     } finally {

@@ -115,14 +115,14 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
 
       const blocked = (await p.response(2))['result'] as Msg;
       expect(blocked['isError']).toBe(true);
-      const bw = (blocked['structuredContent'] as { ward: Msg }).ward;
+      const bw = (blocked['_meta'] as { ward: Msg }).ward;
       expect(bw['verdict']).toBe('block');
       expect(bw['reason_codes']).toEqual(['matched_rule_no_secrets']);
 
       for (const id of [3, 4]) {
         const r = (await p.response(id))['result'] as Msg;
         expect(r['isError'], `call ${id}`).toBe(true);
-        const w = (r['structuredContent'] as { ward: Msg }).ward;
+        const w = (r['_meta'] as { ward: Msg }).ward;
         expect(w['verdict']).toBe('block');
         expect(w['reason_codes']).toEqual(['fail_closed_intent_invalid']);
         expect(String(w['trace_id'])).toMatch(/^[0-9a-f]{24}$/);
@@ -147,7 +147,7 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
 
       for (const [id, listed] of [[60, 'write_file'], [61, 'echo']] as const) {
         const r = (await p.response(id))['result'] as Msg;
-        const w = (r['structuredContent'] as { ward: Msg }).ward;
+        const w = (r['_meta'] as { ward: Msg }).ward;
         expect([w['verdict'], w['refused'], w['listed_name']], `call ${id}`).toEqual(['block', 'tool_name_not_listed', listed]);
       }
 
@@ -206,7 +206,7 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
       // Relative to the workspace, this is /etc/shadow: the core joins it to the intent's workspace.
       p.call(2, 'echo', { text: 'x', path: `${'../'.repeat(40)}etc/shadow` });
       const blocked = (await p.response(2))['result'] as Msg;
-      expect((blocked['structuredContent'] as { ward: Msg }).ward['reason_codes']).toEqual(['matched_rule_no_shadow']);
+      expect((blocked['_meta'] as { ward: Msg }).ward['reason_codes']).toEqual(['matched_rule_no_shadow']);
     } finally {
       p.end();
       await p.exited;
@@ -324,7 +324,7 @@ describe('ward mcp proxy --listen: nothing reaches the server undecided (Streama
     expect((misspelled.messages[0]!['error'] as { code: number }).code).toBe(-32601);
 
     const unevaluable = await post(url, write(6, 'tools/call', 'huge.txt', ',"n":1e400'), sid);
-    const uw = ((unevaluable.messages[0]!['result'] as Msg)['structuredContent'] as { ward: Msg }).ward;
+    const uw = ((unevaluable.messages[0]!['result'] as Msg)['_meta'] as { ward: Msg }).ward;
     expect(uw['reason_codes']).toEqual(['fail_closed_intent_invalid']);
 
     // A batch mixing an allowed call, a blocked one, a misspelled one and a notification.
@@ -336,7 +336,7 @@ describe('ward mcp proxy --listen: nothing reaches the server undecided (Streama
     expect(batch.status).toBe(200);
     const byId = new Map(batch.messages.map((m) => [m['id'], m]));
     expect(JSON.stringify(byId.get(7)?.['result'])).toContain('wrote batch-allowed.txt');
-    expect(((byId.get(8)?.['result'] as Msg)['structuredContent'] as { ward: Msg }).ward['verdict']).toBe('block');
+    expect(((byId.get(8)?.['result'] as Msg)['_meta'] as { ward: Msg }).ward['verdict']).toBe('block');
     expect((byId.get(9)?.['error'] as { code: number }).code).toBe(-32601);
 
     const dup = await post(url, `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"duplicate.txt","content":"x"}},"method":"ping"}`, sid);

@@ -69,7 +69,7 @@ describe('ward mcp proxy --listen (Streamable HTTP toward clients)', () => {
       expect(await client.callTool(sum)).toEqual(await direct.client.callTool(sum));
       const blocked = await client.callTool({ name: 'get-env', arguments: {} });
       expect(blocked.isError).toBe(true);
-      expect((blocked.structuredContent as { ward: { verdict: string } }).ward.verdict).toBe('block');
+      expect((blocked._meta as { ward: { verdict: string } }).ward.verdict).toBe('block');
       const progress: number[] = [];
       const long = await client.callTool(
         { name: 'trigger-long-running-operation', arguments: { duration: 1, steps: 2 } },

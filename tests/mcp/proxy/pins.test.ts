@@ -20,7 +20,7 @@ function pinsList(cwd: string, extra: string[] = []): PinsJson {
   return JSON.parse(r.stdout) as PinsJson;
 }
 
-const wardOf = (r: { structuredContent?: unknown }) => (r.structuredContent as { ward: Record<string, unknown> } | undefined)?.ward;
+const wardOf = (r: { _meta?: unknown }) => (r._meta as { ward: Record<string, unknown> } | undefined)?.ward;
 
 async function session(cwd: string, description?: string) {
   return connect(node(DESC), { cwd, ward: ['--policy', 'policy.yaml', '--pin-tools'], env: description ? { DESC_SERVER_ECHO: description } : {} });

@@ -23,11 +23,11 @@ describe('ward mcp proxy over stdio: reference servers', () => {
       const blocked = await proxied.client.callTool({ name: 'get-env', arguments: {} });
       expect(blocked.isError).toBe(true);
       expect(JSON.stringify(blocked.content)).toContain('Blocked by policy: matched_rule_block_writes');
-      const w = (blocked.structuredContent as { ward: Record<string, unknown> }).ward;
+      const w = (blocked._meta as { ward: Record<string, unknown> }).ward;
       expect(w['verdict']).toBe('block');
       expect(w['reason_codes']).toEqual(['matched_rule_block_writes']);
       expect(String(w['trace_id'])).toMatch(/^[0-9a-f]{24}$/);
-      expect((blocked._meta as { ward: unknown }).ward).toEqual(w);
+      expect(blocked.structuredContent).toBeUndefined(); // the tool's outputSchema governs structuredContent, not Ward
       expect(JSON.stringify(blocked.content)).not.toContain('PATH');
 
       const progress: number[] = [];
@@ -71,7 +71,7 @@ describe('ward mcp proxy over stdio: reference servers', () => {
       const target = join(root, 'evil.txt');
       const r = await proxied.client.callTool({ name: 'write_file', arguments: { path: target, content: 'pwned' } });
       expect(r.isError).toBe(true);
-      expect((r.structuredContent as { ward: { verdict: string } }).ward.verdict).toBe('block');
+      expect((r._meta as { ward: { verdict: string } }).ward.verdict).toBe('block');
       // The proxy answered; give a (wrongly) forwarded call time to land, then prove it did not.
       await proxied.client.callTool(list);
       expect(existsSync(target)).toBe(false);
@@ -100,7 +100,7 @@ rules:
     const p = await connect(node(TINY), { cwd, ward: ['--policy', 'policy.yaml', '--tool-prefix', 'notes.', '--capture-intents'] });
     try {
       const r = await p.client.callTool({ name: 'write_note', arguments: { path: '/etc/passwd', text: 'x' } });
-      expect((r.structuredContent as { ward: { reason_codes: string[] } }).ward.reason_codes).toEqual(['matched_rule_no_etc']);
+      expect((r._meta as { ward: { reason_codes: string[] } }).ward.reason_codes).toEqual(['matched_rule_no_etc']);
     } finally {
       await p.close();
     }
@@ -123,7 +123,7 @@ rules:
     ]);
   });
 
-  it('--deny-as error answers with JSON-RPC error -32001 carrying the ward object', async () => {
+  it('--deny-as error answers with JSON-RPC error -32060 (Ward's own code) carrying the ward object', async () => {
     const cwd = tempDir('ward-mcp-deny-');
     writePolicy(cwd);
     const raw = new RawProxy(['--policy', 'policy.yaml', '--deny-as', 'error'], node(TINY), cwd);
@@ -131,7 +131,7 @@ rules:
     raw.call(1, 'write_note', { path: join(cwd, 'n.txt'), text: 'x' });
     const r = await raw.response(1);
     const error = r['error'] as { code: number; message: string; data: Record<string, unknown> };
-    expect(error.code).toBe(-32001);
+    expect(error.code).toBe(-32060);
     expect(error.message).toContain('Blocked by policy');
     expect(error.data['verdict']).toBe('block');
     expect(error.data['policy_digest']).toMatch(/^[0-9a-f]{64}$/);
@@ -149,7 +149,7 @@ rules:
     try {
       const call = { name: 'delete_note', arguments: { path: note } };
       const first = await p.client.callTool(call);
-      const w = (first.structuredContent as { ward: Record<string, string> }).ward;
+      const w = (first._meta as { ward: Record<string, string> }).ward;
       expect(w['verdict']).toBe('require_approval');
       expect(existsSync(note)).toBe(true);
       const command = w['approve_command']!;
@@ -182,7 +182,7 @@ rules:
     try {
       const r = await p.client.callTool({ name: 'echo', arguments: { text: 'x' } });
       expect(JSON.stringify(r.content)).toContain('Dry run by policy');
-      expect((r.structuredContent as { ward: { verdict: string } }).ward.verdict).toBe('dry_run');
+      expect((r._meta as { ward: { verdict: string } }).ward.verdict).toBe('dry_run');
     } finally {
       await p.close();
     }
