@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ERROR_CODES, isWardError, WardError } from '../errors.js';
 import { openLevelStore, storePaths } from './level.js';
@@ -24,6 +24,12 @@ export async function locateArtifact(
   const asPath = resolve(options.cwd, ref);
   if (/[\\/]/.test(ref) || ref.endsWith('.zip') || existsSync(asPath)) {
     if (!existsSync(asPath)) throw new WardError(ERROR_CODES.USAGE, `artifact not found: ${ref}`);
+    if (statSync(asPath).isDirectory()) {
+      const what = options.kinds.join(' or ');
+      throw new WardError(ERROR_CODES.USAGE, `${ref} is a directory; expected a ${what} zip file`, {
+        hint: `pass the .zip file inside it (ls ${ref}), or a ${what} id from \`ward store list\``,
+      });
+    }
     return { bytes: readFileSync(asPath), path: asPath };
   }
   if (options.fileName) {

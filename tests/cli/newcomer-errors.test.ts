@@ -1,4 +1,4 @@
-import { copyFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { REPO, tempDir, ward } from './run.js';
@@ -75,5 +75,23 @@ describe('inputs far too large for what they claim to be', () => {
     const r = run(['gate', 'eval', '--policy', 'policy.yaml', '--intent', 'huge.json']);
     expect(r.code).toBe(6);
     expect(r.stderr).toContain('over the 16 MiB input limit');
+  });
+});
+
+describe('a directory where a file is expected', () => {
+  it.each([
+    [['pack', 'verify', 'packs'], 'pack or runpack'],
+    [['pack', 'inspect', 'packs'], 'pack or runpack'],
+    [['verify', 'packs'], 'runpack'],
+  ])('%j names the path and what was expected (exit 6)', (args, what) => {
+    mkdirSync(join(dir, 'packs'), { recursive: true });
+    const r = run([...args, '--json']);
+    expect(r.code).toBe(6);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      ok: false,
+      error: `packs is a directory; expected a ${what} zip file`,
+      error_category: 'invalid_input',
+      retryable: false,
+    });
   });
 });

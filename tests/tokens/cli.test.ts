@@ -63,6 +63,16 @@ describe('ward approve + gate eval', () => {
     expect(approve(cwd, ['--ttl', '1h', '--max-ops', '-1']).code).toBe(6);
     expect(approve(cwd, ['--ttl', '1h', '--key-mode', 'prod']).code).toBe(6);
   });
+
+  it('refuses a scope entry without a kind prefix, which could never match, and suggests the prefix', () => {
+    const cwd = setup();
+    const r = approve(cwd, ['--ttl', '1h', '--scope', 'tool.write,phase:apply']);
+    expect(r.code).toBe(6);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      error: '--scope "tool.write" can never match: scope entries are tool:<tool_name>, phase:apply, destructive:apply or *',
+      hint: 'did you mean --scope tool:tool.write,phase:apply?',
+    });
+  });
 });
 
 describe('one-use approval tokens and the 24h cap (CLI)', () => {

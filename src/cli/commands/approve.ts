@@ -52,7 +52,7 @@ export function register(program: Command, ctx: CliContext): void {
           policyDigest: flags.policyDigest,
           delegationBindingDigest: flags.delegationBindingDigest,
           ttlNs: parseGoDuration(flags.ttl),
-          scope: flags.scope.split(','),
+          scope: parseScope(flags.scope),
           approver: flags.approver,
           reasonCode: flags.reasonCode,
           maxTargets: parseCount(flags.maxTargets, '--max-targets'),
@@ -68,6 +68,22 @@ export function register(program: Command, ctx: CliContext): void {
 
 const APPROVE_EXAMPLE =
   'ward approve --intent-digest <sha256> --policy-digest <sha256> --scope tool:fs.write_file --ttl 1h --approver you@example.com --reason-code CHG-123';
+
+/**
+ * Scope entries are `kind:value` (`tool:fs.write_file`, `phase:apply`, `destructive:apply`) or `*`.
+ * A bare tool name (as the reference's runbook writes it) can never match, so the token would be
+ * useless: it is refused with the spelling that works.
+ */
+function parseScope(csv: string): string[] {
+  const scope = csv.split(',').map((entry) => entry.trim());
+  const bare = scope.filter((entry) => entry !== '*' && !entry.includes(':'));
+  if (bare.length > 0) {
+    throw new WardError(ERROR_CODES.USAGE, `--scope ${bare.map((e) => JSON.stringify(e)).join(', ')} can never match: scope entries are tool:<tool_name>, phase:apply, destructive:apply or *`, {
+      hint: `did you mean --scope ${scope.map((e) => (bare.includes(e) ? `tool:${e}` : e)).join(',')}?`,
+    });
+  }
+  return scope;
+}
 
 const REQUIRED: readonly (keyof ApproveFlags)[] = ['intentDigest', 'policyDigest', 'ttl', 'scope', 'approver', 'reasonCode'];
 

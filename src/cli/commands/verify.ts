@@ -36,6 +36,7 @@ export function register(program: Command, ctx: CliContext): void {
             `verify failed: ${result.run_id}`,
             ...(result.missing_files ?? []).map((f) => `missing: ${f}`),
             ...(result.hash_mismatches ?? []).map((m) => `hash mismatch: ${m.path}`),
+            ...(result.undeclared_files ?? []).map((f) => `undeclared: ${f}`),
             ...(result.signature_errors ?? []).map((e) => `signature: ${e}`),
             `signature status: ${result.signature_status}`,
           ].join('\n');
