@@ -1,5 +1,7 @@
-import { basename, relative, resolve } from 'node:path';
-import type { ExitCode } from '../contract/exit-codes.js';
+import { basename, relative } from 'node:path';
+import { EXIT, type ExitCode } from '../contract/exit-codes.js';
+import { ERROR_CODES, WardError, isWardError } from '../errors.js';
+import { describeStateDir, rememberStateDir, resolveStateDir, type StateDirResolution } from '../state/state-dir.js';
 
 /** What a command needs from its process, injectable so commands can run in-process in tests. */
 export interface CliContext {
@@ -13,14 +15,37 @@ export interface CliContext {
   isTTY: boolean;
   /** Set by a command to choose the process exit code. */
   exitCode: ExitCode;
+  /** The state directory the command resolved (set by `stateDir`), named in errors about state. */
+  state?: StateDirResolution;
 }
 
 /**
- * Ward's state directory: `--state-dir`, else `WARD_STATE_DIR`, else `.ward` in the working
- * directory. An empty value counts as unset, so `WARD_STATE_DIR=` never means "the cwd itself".
+ * Ward's state directory (src/state/state-dir.ts): `--state-dir`, else `WARD_STATE_DIR` (`~`
+ * expanded; an empty value counts as unset), else the nearest existing `.ward/` upwards from the
+ * working directory, else `.ward/` beside the command's `--policy` file, else the per-user
+ * directory. Throws a usage error that says how to choose one when none is usable.
  */
 export function stateDir(ctx: CliContext, flag?: string): string {
-  return resolve(ctx.cwd, flag || ctx.env['WARD_STATE_DIR'] || '.ward');
+  return stateDirResolution(ctx, flag).dir;
+}
+
+export function stateDirResolution(ctx: CliContext, flag?: string): StateDirResolution {
+  const r = resolveStateDir({ cwd: ctx.cwd, env: ctx.env, explicit: flag, policyPath: policyArg(ctx.argv) });
+  ctx.state = r;
+  rememberStateDir(r);
+  return r;
+}
+
+/** The command line's `--policy` value (also `-policy`, `--policy=…`), before any `--`. */
+export function policyArg(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') return undefined;
+    if (a === '--policy' || a === '-policy') return argv[i + 1] || undefined;
+    const m = /^--?policy=(.+)$/s.exec(a);
+    if (m) return m[1];
+  }
+  return undefined;
 }
 
 /** How the user ran Ward, for the commands we suggest: `ward` when on PATH, else `node <path to bin/ward.js>`. */
@@ -29,4 +54,24 @@ export function wardInvocation(ctx: CliContext): string {
   if (basename(script) === 'ward') return 'ward';
   const rel = relative(ctx.cwd, script);
   return `node ${rel.startsWith('..') ? script : rel}`;
+}
+
+/**
+ * An error that names a path in the resolved state directory gets one more line: which state
+ * directory this is and why it was chosen, and how to choose another. Other errors pass through.
+ */
+export function withStateContext(err: unknown, state: StateDirResolution | undefined): unknown {
+  if (!state || !(err instanceof Error) || !err.message.includes(state.dir)) return err;
+  if (isWardError(err) && err.message.includes(describeStateDir(state))) return err;
+  const message = `${err.message}\nstate directory: ${describeStateDir(state)}`;
+  const hint = 'choose another with --state-dir DIR or WARD_STATE_DIR=DIR, or create .ward/ in the project with: ward init';
+  if (isWardError(err)) {
+    return new WardError(err.code, message, {
+      exitCode: err.exitCode,
+      cause: err,
+      hint: err.hint ? `${err.hint}; ${hint}` : hint,
+      ...(err.details ? { details: err.details } : {}),
+    });
+  }
+  return new WardError(ERROR_CODES.IO, message, { exitCode: EXIT.INTERNAL, cause: err, hint });
 }

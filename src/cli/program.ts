@@ -1,7 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { EXIT, type ExitCode } from '../contract/exit-codes.js';
 import { WARD_VERSION } from '../version.js';
-import type { CliContext } from './context.js';
+import { withStateContext, type CliContext } from './context.js';
 import { correlationId, describeFailure, goJsonLine } from './output.js';
 import { COMMANDS } from './commands/index.js';
 
@@ -47,7 +47,7 @@ export async function runCli(args: readonly string[], ctx: CliContext): Promise<
       }
       return EXIT.INVALID_INPUT;
     }
-    const failure = describeFailure(err);
+    const failure = describeFailure(withStateContext(err, ctx.state));
     if (wantsJson) ctx.stdout(goJsonLine({ correlation_id: correlationId(ctx.argv), ...failure.json }) + '\n');
     else ctx.stderr(failure.text + '\n');
     return failure.exitCode;
@@ -77,7 +77,9 @@ Start here:
 
 Exit codes: 0 allow/ok, 1 internal, 2 verification failed, 3 block, 4 approval required,
             5 regression, 6 invalid input, 7 missing dependency, 8 unsafe operation.
-State lives in ./.ward (override with --state-dir or WARD_STATE_DIR).`,
+State lives in the nearest .ward/ up from the working directory (ward init creates one), else
+beside the --policy file, else ~/.local/state/ward; --state-dir or WARD_STATE_DIR overrides.
+ward doctor says which one is used.`,
     );
   const first = args.find((a) => !a.startsWith('-'));
   const wanted = COMMANDS.filter((m) => first !== undefined && m.names.includes(first));

@@ -1,6 +1,7 @@
 import { EXIT } from '../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import type { Verdict } from '../policy/types.js';
+import type { ApprovalRequest } from './ward.js';
 
 /** What a refused tool call carries: enough to explain it and to find its signed trace. */
 export interface BlockedDecision {
@@ -12,6 +13,8 @@ export interface BlockedDecision {
   tracePath: string;
   intentDigest: string;
   policyDigest: string;
+  /** On `require_approval`: the approve command and a way to wait for the token. */
+  approval?: ApprovalRequest;
 }
 
 /**
@@ -28,6 +31,8 @@ export class WardBlockedError extends WardError {
   readonly tracePath: string;
   readonly intentDigest: string;
   readonly policyDigest: string;
+  /** On `require_approval`: `approval.command` for a person to run, `approval.waitForToken()`. */
+  readonly approval: ApprovalRequest | undefined;
 
   constructor(decision: BlockedDecision) {
     const reasons = decision.reasonCodes.length ? decision.reasonCodes.join(', ') : 'no reason codes';
@@ -50,11 +55,13 @@ export class WardBlockedError extends WardError {
     this.tracePath = decision.tracePath;
     this.intentDigest = decision.intentDigest;
     this.policyDigest = decision.policyDigest;
+    this.approval = decision.approval;
   }
 }
 
 function hintFor(d: BlockedDecision): string {
   if (d.verdict === 'require_approval') {
+    if (d.approval) return `a person approves exactly this call with: ${d.approval.command} — then retry it; the decision is in ${d.tracePath}`;
     return `an approver can mint a token for intent ${d.intentDigest}: ward approve --help; the decision is in ${d.tracePath}`;
   }
   if (d.verdict === 'dry_run') return `the policy only allows a dry run (plan phase) of ${d.toolName}; see ${d.tracePath}`;

@@ -1,5 +1,14 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { approvalCommand, approvalTokenPath, type ApprovalSigner } from '../runtime/approval-command.js';
+import { approvalTokensInDir, waitForApprovalToken, type ApprovalTokenFile, type WaitForTokenOptions } from '../runtime/approval-dir.js';
+import { approvalStep } from '../runtime/token-steps.js';
+import { approvalLedgerOf } from '../runtime/gate-run.js';
+import { resolveStateDir, type StateDirResolution } from '../state/state-dir.js';
+import { requiredApprovalScope } from '../tokens/approval.js';
+import { readTokenFile } from '../tokens/files.js';
+import type { ParsedToken } from '../tokens/rollup.js';
+import { delegationDigest } from '../intent/digest.js';
 import type { GoTime } from '../canon/gotime.js';
 import { parseRFC3339 } from '../canon/gotime.js';
 import { parseJsonText, type JsonObject, type JsonValue } from '../canon/json.js';
@@ -21,8 +30,19 @@ import type { IntentRequest } from './intent.js';
 export interface WardOptions {
   /** A policy file path, policy YAML text, or a policy already loaded with `parsePolicyYaml`/`loadPolicyFile`. */
   policy: string | LoadedPolicy;
-  /** Ward's state directory (keys, traces, rate-limit counters). Default `$WARD_STATE_DIR` or `./.ward`. */
+  /**
+   * Ward's state directory (keys, traces, the token ledger, rate-limit counters); `~` is expanded.
+   * Default, as for the CLI: `$WARD_STATE_DIR`, else the nearest existing `.ward/` upwards from
+   * `cwd`, else `.ward/` beside the policy file, else the per-user directory
+   * (`$XDG_STATE_HOME/ward` or `~/.local/state/ward`). `ward.state` says which and why.
+   */
   stateDir?: string;
+  /**
+   * Where approval tokens for this Ward's calls are dropped (`ward approve --out <dir>/…`, the
+   * command `decision.approval.command` prints) and picked up by the next identical call.
+   * Default `<stateDir>/approvals`; `false` reads no directory (only `approvalTokens`).
+   */
+  approvalDir?: string | false;
   /** The trace signing key, or a private key file (mode 0600). Default: Ward's persistent key in `<stateDir>/keys`. */
   signingKey?: SigningKey | string;
   /** Where signed traces are written. Default `<stateDir>/traces`. */
@@ -50,7 +70,48 @@ export interface WardEvaluateOptions {
   correlationId?: string;
   /** Write the trace to this exact file instead of `traceDir`. */
   traceOut?: string;
+  /**
+   * Approval tokens to present for this call, as token objects or token file paths (relative to
+   * `cwd`): the `--approval-token`/`--approval-token-chain` of `ward gate eval`. Checked exactly as
+   * the gate checks them (signature with this Ward's signing key, digests, scope, expiry, one use).
+   * Tokens in the approval directory for this intent are presented too.
+   */
+  approvalTokens?: readonly (JsonObject | string)[];
 }
+
+/**
+ * How a person approves a call that needs approval: the command to run (verbatim, from any
+ * directory) and a way to wait for the token it writes. Retry the identical call afterwards.
+ */
+export interface ApprovalRequest {
+  intentDigest: string;
+  policyDigest: string;
+  /** Scopes the token must hold. */
+  scope: string[];
+  /** `ward approve …`: absolute state directory and token path, the real way to run this Ward. */
+  command: string;
+  /** Where `command` writes the token (inside `approvalDir`). */
+  tokenPath: string;
+  /** The directory the next identical call reads tokens from (undefined with `approvalDir: false`). */
+  approvalDir: string | undefined;
+  /**
+   * Resolves when an unused token for this intent and policy appears in the approval directory
+   * (rejects on `timeoutMs` or `signal`). The retried call then decides with it.
+   */
+  waitForToken(options?: WaitForTokenOptions): Promise<ApprovalTokenFile>;
+}
+
+export interface GuardToolOptions<A extends unknown[]> {
+  /**
+   * Called when a call needs approval, with the request and the call's arguments. Resolve with
+   * tokens (objects or file paths) or `true` (a token is now in the approval directory, e.g. after
+   * `await request.waitForToken()`) to decide the call again — it runs if that is `allow`; resolve
+   * with `false`/`undefined` to refuse it (`WardBlockedError`, verdict `require_approval`).
+   */
+  onApprovalRequired?: (request: ApprovalRequest, ...args: A) => Promise<ApprovalAnswer> | ApprovalAnswer;
+}
+
+export type ApprovalAnswer = boolean | undefined | JsonObject | string | readonly (JsonObject | string)[];
 
 /** One decision, with its signed trace already written. */
 export interface WardDecision {
@@ -72,6 +133,8 @@ export interface WardDecision {
   output: JsonObject;
   /** The decision capture file, when `captureIntents` is on. */
   capturePath?: string;
+  /** On `require_approval`: how to get the approval (`command`, `waitForToken()`). */
+  approval?: ApprovalRequest;
 }
 
 /** A tool function: anything async (or sync) taking arguments. */
@@ -90,8 +153,14 @@ export type DescribeIntent<A extends unknown[]> = (...args: A) => IntentRequest 
 export class Ward {
   readonly policy: LoadedPolicy;
   readonly stateDir: string;
+  /** How `stateDir` was chosen: `flag` (the `stateDir` option), `env`, `found`, `policy` or `user`, and why. */
+  readonly state: StateDirResolution;
   readonly traceDir: string;
+  /** Where approval tokens are picked up (undefined with `approvalDir: false`). */
+  readonly approvalDir: string | undefined;
   readonly #runtime: GateRuntime;
+  readonly #cwd: string;
+  readonly #signer: ApprovalSigner;
   #sink: FileTraceSink | undefined;
 
   constructor(options: WardOptions) {
@@ -101,10 +170,25 @@ export class Ward {
       });
     }
     const cwd = options.cwd ?? process.cwd();
+    this.#cwd = cwd;
     this.policy = loadPolicy(options.policy, cwd);
-    this.stateDir = resolve(cwd, options.stateDir || process.env['WARD_STATE_DIR'] || '.ward');
+    this.state = resolveStateDir({
+      cwd,
+      env: process.env,
+      explicit: options.stateDir,
+      explicitName: 'stateDir',
+      policyPath: typeof options.policy === 'string' && isPolicyPath(options.policy, cwd) ? options.policy : undefined,
+    });
+    this.stateDir = this.state.dir;
     this.traceDir = resolve(cwd, options.traceDir ?? resolve(this.stateDir, 'traces'));
+    this.approvalDir = options.approvalDir === false ? undefined : resolve(cwd, options.approvalDir ?? resolve(this.stateDir, 'approvals'));
     const signingKey = signingKeyOf(options.signingKey, this.stateDir, cwd);
+    this.#signer =
+      typeof options.signingKey === 'string'
+        ? { privateKeyPath: resolve(cwd, options.signingKey) }
+        : options.signingKey
+          ? { approverKey: true }
+          : { stateDir: this.stateDir };
     this.#runtime = {
       policy: this.policy,
       signingKey,
@@ -133,6 +217,23 @@ export class Ward {
     if (options.simulate) request.simulate = true;
     if (options.correlationId) request.correlationId = options.correlationId;
     if (options.traceOut) request.traceOut = options.traceOut;
+    // The gate's own approval step (signature, digests, scope, expiry, one use via the ledger),
+    // given the tokens passed in and those in the approval directory for this intent.
+    let scope: string[] | undefined;
+    let binding: string | undefined;
+    const given = options.approvalTokens ?? [];
+    request.approvals = (t) => {
+      scope = requiredApprovalScope(t.intent);
+      binding = t.intent.delegation ? delegationDigest(t.intent.delegation) : undefined;
+      return approvalStep({
+        tokens: () => [
+          ...given.map((token, i) => this.#tokenOf(token, i)),
+          ...(this.approvalDir ? approvalTokensInDir(this.approvalDir, t.intentDigest) : []),
+        ],
+        verifyKeys: [this.#runtime.signingKey],
+        audit: { dir: resolve(this.stateDir, 'audits') },
+      })(t);
+    };
     const pending = decideGate(this.#runtime, request);
     let r: GateResultOutput;
     if (options.traceOut) {
@@ -158,6 +259,40 @@ export class Ward {
       exitCode: r.exitCode,
       output: out,
       ...(pending.capture ? { capturePath: join(this.traceDir, captureFileName(pending.capture)) } : {}),
+      ...(out['verdict'] === 'require_approval' && scope
+        ? { approval: this.#approvalRequest(r.intentDigest, this.policy.digest, scope, binding) }
+        : {}),
+    };
+  }
+
+  /** A token given as an object or a file path, read as `gate eval --approval-token` reads it. */
+  #tokenOf(token: JsonObject | string, index: number): ParsedToken {
+    if (typeof token === 'string') return readTokenFile(token, this.#cwd);
+    if (token && typeof token === 'object' && !Array.isArray(token)) return { source: `approvalTokens[${index}]`, value: token };
+    return { source: `approvalTokens[${index}]`, error: 'an approval token must be a token object or a file path' };
+  }
+
+  #approvalRequest(intentDigest: string, policyDigest: string, scope: string[], binding: string | undefined): ApprovalRequest {
+    const dir = this.approvalDir;
+    const tokenPath = approvalTokenPath(dir ?? resolve(this.stateDir, 'approvals'), intentDigest);
+    const ledger = approvalLedgerOf(this.#runtime);
+    return {
+      intentDigest,
+      policyDigest,
+      scope,
+      command: approvalCommand({ intentDigest, policyDigest, scope, delegationBindingDigest: binding, signer: this.#signer, out: tokenPath }),
+      tokenPath,
+      approvalDir: dir,
+      waitForToken: (options) => {
+        if (!dir) {
+          return Promise.reject(
+            new WardError(ERROR_CODES.USAGE, 'waitForToken needs an approval directory (this Ward was created with approvalDir: false)', {
+              hint: 'pass the token to evaluate({ approvalTokens }) instead',
+            }),
+          );
+        }
+        return waitForApprovalToken(dir, { intentDigest, policyDigest }, ledger, options);
+      },
     };
   }
 
@@ -167,8 +302,12 @@ export class Ward {
   }
 
   /** Wrap `fn` so it runs only when Ward allows the call `describeIntent` describes. */
-  guardTool<A extends unknown[], R>(fn: ToolFunction<A, R>, describeIntent: NoInfer<DescribeIntent<A>>): (...args: A) => Promise<R> {
-    return guardTool(this, fn, describeIntent);
+  guardTool<A extends unknown[], R>(
+    fn: ToolFunction<A, R>,
+    describeIntent: NoInfer<DescribeIntent<A>>,
+    options?: GuardToolOptions<NoInfer<A>>,
+  ): (...args: A) => Promise<R> {
+    return guardTool(this, fn, describeIntent, options);
   }
 }
 
@@ -181,9 +320,18 @@ export function guardTool<A extends unknown[], R>(
   ward: Ward,
   fn: ToolFunction<A, R>,
   describeIntent: NoInfer<DescribeIntent<A>>,
+  options: GuardToolOptions<NoInfer<A>> = {},
 ): (...args: A) => Promise<R> {
   return async (...args: A): Promise<R> => {
-    const decision = await ward.evaluate(await describeIntent(...args));
+    const described = await describeIntent(...args);
+    let decision = await ward.evaluate(described);
+    if (decision.approval && options.onApprovalRequired) {
+      const answer = await options.onApprovalRequired(decision.approval, ...args);
+      if (answer !== undefined && answer !== false) {
+        const tokens = answer === true ? [] : Array.isArray(answer) ? (answer as readonly (JsonObject | string)[]) : [answer as JsonObject | string];
+        decision = await ward.evaluate(described, { approvalTokens: tokens });
+      }
+    }
     if (decision.verdict !== 'allow') {
       throw new WardBlockedError({
         verdict: decision.verdict,
@@ -194,10 +342,16 @@ export function guardTool<A extends unknown[], R>(
         tracePath: decision.tracePath,
         intentDigest: decision.intentDigest,
         policyDigest: decision.policyDigest,
+        ...(decision.approval ? { approval: decision.approval } : {}),
       });
     }
     return fn(...args);
   };
+}
+
+/** Whether `policy` names a file (as `loadPolicy` decides), so the state directory may be found beside it. */
+function isPolicyPath(policy: string, cwd: string): boolean {
+  return !policy.includes('\n') && existsSync(resolve(cwd, policy));
 }
 
 /** A string is YAML when it spans lines or is not an existing file but reads like a mapping. */

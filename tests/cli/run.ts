@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdtempSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,7 +36,18 @@ export function wardAsync(args: string[], opts: { cwd: string }): Promise<CliRes
   });
 }
 
+/**
+ * A fresh project directory: like one after `ward init`, it holds `.ward/`, so every `ward`
+ * command run in it (or below it) keeps its state there. Use `bareDir()` for a directory without.
+ */
 export function tempDir(prefix = 'ward-test-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  mkdirSync(join(dir, '.ward'));
+  return dir;
+}
+
+/** A fresh directory with no `.ward/`: Ward looks upwards, beside the policy, then per user. */
+export function bareDir(prefix = 'ward-bare-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 

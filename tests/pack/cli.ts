@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +35,9 @@ export async function ward(args: string[], cwd: string): Promise<Run> {
   return { code, stdout, stderr, json };
 }
 
+/** A project directory holding `.ward/` (as after `ward init`), where the CLI keeps its state. */
 export function workdir(): string {
-  return mkdtempSync(join(tmpdir(), 'ward-cli-'));
+  const dir = mkdtempSync(join(tmpdir(), 'ward-cli-'));
+  mkdirSync(join(dir, '.ward'));
+  return dir;
 }

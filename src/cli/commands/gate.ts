@@ -9,7 +9,8 @@ import { rawRiskClass } from '../../gate/evaluate.js';
 import { explainOutcome } from '../../gate/explain.js';
 import { parseKillSwitchState } from '../../gate/kill-switch.js';
 import { parseWrkrInventory } from '../../gate/wrkr.js';
-import { resolveSigningKey, type KeyMode, type SigningKey } from '../../keys/index.js';
+import { isVerifyKeyConfigured, resolveSigningKey, type KeyMode, type SigningKey } from '../../keys/index.js';
+import { approvalCommand, approvalTokenPath, shellQuote, type ApprovalSigner } from '../../runtime/approval-command.js';
 import type { NormalizedPolicy } from '../../policy/types.js';
 import { verifyApprovedScriptRegistry, type ApprovedScriptEntry } from '../../tokens/approved-scripts.js';
 import { readApprovedScriptRegistry } from '../../tokens/files.js';
@@ -78,7 +79,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--rate-limit-state <file>', 'rate-limit counters (default .ward/gate_rate_limits.json)')
     .option('--kill-switch-state <file>', 'kill-switch state JSON (gait.gate.kill_switch_state)')
     .option('--wrkr-inventory <file>', 'Wrkr tool inventory for context enrichment')
-    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--state-dir <dir>', 'Ward state directory (default: $WARD_STATE_DIR, the nearest .ward/ upwards, .ward/ beside --policy, ~/.local/state/ward)')
     .option('--daemon <url>', 'ask a running ward serve (default $WARD_DAEMON_URL); its policy and key decide')
     .option('--approved-script-registry <file>', 'signed approved-script registry: a matching script skips policy evaluation')
     .option('--approved-script-public-key <file>', 'registry verify key (default: the approval verify key)')
@@ -225,17 +226,41 @@ async function gateEval(ctx: CliContext, flags: GateEvalFlags): Promise<void> {
     ctx.stdout(goJsonLine({ ...omitEmpty(result.output), correlation_id: cid }) + '\n');
     return;
   }
-  ctx.stdout(renderText(result.output) + approvalNextStep(result.output, result.outcome.preparedIntent));
+  ctx.stdout(renderText(result.output) + approvalNextStep(ctx, flags, state, result.output, result.outcome.preparedIntent));
 }
 
-/** On require_approval, the exact `ward approve` command that would unblock this intent. */
-function approvalNextStep(out: Record<string, unknown>, intent: NormalizedIntent | undefined): string {
+/**
+ * On require_approval, the `ward approve` command that unblocks this intent, verbatim from any
+ * directory (absolute paths, the real way to run this Ward, the key the retry verifies with), and
+ * how to retry with the token it writes.
+ */
+function approvalNextStep(ctx: CliContext, flags: GateEvalFlags, state: string, out: Record<string, unknown>, intent: NormalizedIntent | undefined): string {
   if (out['verdict'] !== 'require_approval' || !intent) return '';
-  const binding = intent.delegation ? ` --delegation-binding-digest ${delegationDigest(intent.delegation)}` : '';
+  const intentDigest = String(out['intent_digest']);
+  const tokenPath = approvalTokenPath(resolve(state, 'approvals'), intentDigest);
+  let signer: ApprovalSigner;
+  let note = '';
+  if (isVerifyKeyConfigured(approvalSources(flags))) {
+    signer = { approverKey: true };
+    note = '  (tokens must verify with --approval-public-key/--approval-jwks: each approver signs with their own --private-key)\n';
+  } else if (flags.privateKey) signer = { privateKeyPath: resolve(ctx.cwd, flags.privateKey) };
+  else if (flags.privateKeyEnv) signer = { privateKeyEnv: flags.privateKeyEnv };
+  else signer = { stateDir: state };
+  if (flags.keyMode === 'dev') note = '  (--key-mode dev signs with a throwaway key, so no token can verify: evaluate without it)\n';
+  const command = approvalCommand({
+    intentDigest,
+    policyDigest: String(out['policy_digest']),
+    scope: requiredApprovalScope(intent),
+    delegationBindingDigest: intent.delegation ? delegationDigest(intent.delegation) : undefined,
+    signer,
+    out: tokenPath,
+  });
   return (
-    'next: each approver mints a token, then re-run with --approval-token <file> (or --approval-token-chain a.json,b.json):\n' +
-    `  ward approve --intent-digest ${String(out['intent_digest'])} --policy-digest ${String(out['policy_digest'])}${binding}` +
-    ` --scope ${requiredApprovalScope(intent).join(',')} --ttl 1h --approver <you@example.com> --reason-code <ticket>\n`
+    'next: a person approves exactly this call with (runs from any directory):\n' +
+    `  ${command}\n` +
+    note +
+    `then run the same gate eval again with --approval-token ${shellQuote(tokenPath)}` +
+    ' (several approvers: --approval-token-chain a.json,b.json); a token grants one decision\n'
   );
 }
 

@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +11,8 @@ import { policyFindings, type PolicyFinding } from '../../policy/findings.js';
 import { loadPolicyFile, parsePolicyYaml } from '../../policy/load.js';
 import type { LoadedPolicy } from '../../policy/types.js';
 import { WARD_VERSION } from '../../version.js';
-import { stateDir, wardInvocation, type CliContext } from '../context.js';
+import { describeStateDir, STATE_DIR_NAME, type StateDirResolution } from '../../state/state-dir.js';
+import { stateDirResolution, wardInvocation, type CliContext } from '../context.js';
 import { goJsonLine } from '../output.js';
 
 /** The package root (holds `policies/`, `dist/`, and in a checkout `src/`). */
@@ -43,7 +44,14 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
     .option('--json', 'one line of JSON on stdout (gait.doctor.result)')
     .action(async (flags: { stateDir?: string; json?: boolean }) => {
-      const result = await runDoctor({ cwd: ctx.cwd, stateDir: stateDir(ctx, flags.stateDir), invocation: wardInvocation(ctx) });
+      let state: StateDirResolution | { error: string; hint?: string | undefined };
+      try {
+        state = stateDirResolution(ctx, flags.stateDir);
+      } catch (err) {
+        if (!isWardError(err)) throw err;
+        state = { error: err.message, hint: err.hint };
+      }
+      const result = await runDoctor({ cwd: ctx.cwd, state, invocation: wardInvocation(ctx) });
       ctx.exitCode = doctorExitCode(result);
       ctx.stdout(flags.json ? goJsonLine(result) + '\n' : renderDoctor(result));
     });
@@ -64,6 +72,7 @@ function init(ctx: CliContext, flags: { template: Template; force?: boolean; jso
   const text = readFileSync(join(PACKAGE_ROOT, 'policies', `${flags.template}.yaml`), 'utf8');
   const policy = parsePolicyYaml(text);
   writeFileSync(path, text, { mode: 0o644 });
+  const stateCreated = createProjectStateDir(ctx.cwd);
   const next = [`${ward} check`, `${ward} doctor`, `${ward} gate eval --policy ${POLICY_FILE} --intent <intent.json>`];
   if (flags.json) {
     ctx.stdout(
@@ -75,6 +84,8 @@ function init(ctx: CliContext, flags: { template: Template; force?: boolean; jso
         default_verdict: policy.policy.default_verdict,
         rule_count: policy.policy.rules.length,
         policy_digest: policy.digest,
+        state_dir: STATE_DIR_NAME,
+        state_dir_created: stateCreated,
         next_commands: next,
       }) + '\n',
     );
@@ -82,8 +93,23 @@ function init(ctx: CliContext, flags: { template: Template; force?: boolean; jso
   }
   ctx.stdout(
     `${existed ? 'replaced' : 'wrote'} ${POLICY_FILE} from ${flags.template}: ${policy.policy.rules.length} rules, default verdict ${policy.policy.default_verdict}\n` +
+      `${stateCreated ? 'created' : 'kept'} ${STATE_DIR_NAME}/: this project's state (signing key, traces, approvals), used from here and every subdirectory\n` +
       `next:\n${next.map((c) => `  ${c}\n`).join('')}`,
   );
+}
+
+/**
+ * `.ward/` in the project (mode 0700), found from every subdirectory, with a `.gitignore` that
+ * keeps its contents (the private signing key among them) out of version control.
+ * Returns whether it was created now.
+ */
+export function createProjectStateDir(projectDir: string): boolean {
+  const dir = join(projectDir, STATE_DIR_NAME);
+  const created = !existsSync(dir);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const ignore = join(dir, '.gitignore');
+  if (!existsSync(ignore)) writeFileSync(ignore, '# Ward state: signing keys, traces, approvals. Never commit it.\n*\n', { mode: 0o644 });
+  return created;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -207,11 +233,18 @@ export interface DoctorResult {
   summary: string;
   fix_commands: string[];
   checks: DoctorCheck[];
+  /** The state directory checked, how it was chosen (flag, env, found, policy, user) and why. */
+  state_dir?: string;
+  state_dir_source?: StateDirResolution['source'];
+  state_dir_reason?: string;
 }
 
 export interface DoctorOptions {
   cwd: string;
-  stateDir: string;
+  /** The state directory to check (tests); `state` says how it was chosen. */
+  stateDir?: string;
+  /** How the CLI resolved the state directory, or why it could not. */
+  state?: StateDirResolution | { error: string; hint?: string | undefined };
   /** `ward` or `node bin/ward.js`, for fix commands. */
   invocation?: string;
   /** Default: this process's Node version. */
@@ -224,15 +257,23 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorResult> {
   const ward = opts.invocation ?? 'ward';
   const root = opts.packageRoot ?? PACKAGE_ROOT;
   const checkout = existsSync(join(root, 'src')) && existsSync(join(root, 'tsconfig.json'));
-  const checks: DoctorCheck[] = [
-    nodeVersionCheck(opts.nodeVersion ?? process.versions.node),
-    stateDirCheck(opts.stateDir, ward),
-    keyCheck(opts.stateDir, ward),
-    await storeCheck(opts.stateDir, ward),
-    rateLimitLockCheck(opts.stateDir),
-    tempDirCheck(),
-    policyFileCheck(opts.cwd, ward),
-  ];
+  const state = opts.state && 'error' in opts.state ? opts.state : undefined;
+  const resolved: StateDirResolution | undefined =
+    opts.state && !('error' in opts.state) ? opts.state : opts.stateDir !== undefined ? { dir: resolve(opts.cwd, opts.stateDir), source: 'flag', reason: 'given' } : undefined;
+  const checks: DoctorCheck[] = [nodeVersionCheck(opts.nodeVersion ?? process.versions.node)];
+  if (resolved) {
+    const dir = resolved.dir;
+    checks.push(stateDirCheck(resolved, ward), keyCheck(dir, ward), await storeCheck(dir, ward), rateLimitLockCheck(dir));
+  } else {
+    checks.push({
+      name: 'state_dir',
+      scope: 'universal',
+      status: 'fail',
+      message: state?.error ?? 'no state directory',
+      fix_command: `${ward} init   (creates .ward/ here), or pass --state-dir /absolute/path/.ward (or set WARD_STATE_DIR)`,
+    });
+  }
+  checks.push(tempDirCheck(), policyFileCheck(opts.cwd, ward));
   if (checkout) checks.push(buildCheck(root));
   const failed = checks.filter((c) => c.status === 'fail').length;
   const warned = checks.filter((c) => c.status === 'warn').length;
@@ -248,6 +289,7 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorResult> {
     status,
     non_fixable: nonFixable,
     summary: `doctor: onboarding_mode=${mode} status=${status} failed=${failed} warned=${warned} non_fixable=${nonFixable}`,
+    ...(resolved ? { state_dir: resolved.dir, state_dir_source: resolved.source, state_dir_reason: resolved.reason } : {}),
     fix_commands: [...new Set(checks.flatMap((c) => (c.fix_command ? [c.fix_command] : [])))].sort(),
     checks,
   };
@@ -273,27 +315,31 @@ export function nodeVersionCheck(version: string): DoctorCheck {
   };
 }
 
-function stateDirCheck(dir: string, ward: string): DoctorCheck {
+function stateDirCheck(state: StateDirResolution, ward: string): DoctorCheck {
   const base = { name: 'state_dir', scope: 'universal' as const };
+  const dir = state.dir;
+  const which = describeStateDir(state);
+  const shared =
+    state.source === 'user' ? `; every project without its own ${STATE_DIR_NAME}/ shares it (${ward} init in a project gives it one)` : '';
   let st;
   try {
     st = statSync(dir);
   } catch {
-    return { ...base, status: 'pass', message: `${dir} does not exist yet; Ward creates it on first use (or now: ${ward} keys init)` };
+    return { ...base, status: 'pass', message: `${which} does not exist yet; Ward creates it on first use (or now: ${ward} keys init)${shared}` };
   }
   if (!st.isDirectory()) {
-    return { ...base, status: 'fail', message: `${dir} is not a directory`, fix_command: `mv ${dir} ${dir}.bak` };
+    return { ...base, status: 'fail', message: `${which} is not a directory`, fix_command: `mv ${dir} ${dir}.bak` };
   }
   try {
     accessSync(dir, constants.R_OK | constants.W_OK | constants.X_OK);
   } catch {
-    return { ...base, status: 'fail', message: `${dir} is not writable by this user`, fix_command: `chmod u+rwx ${dir}` };
+    return { ...base, status: 'fail', message: `${which} is not writable by this user`, fix_command: `chmod u+rwx ${dir}` };
   }
   if (process.platform !== 'win32' && (st.mode & 0o022) !== 0) {
     const mode = (st.mode & 0o777).toString(8).padStart(4, '0');
-    return { ...base, status: 'warn', message: `${dir} is writable by group or others (mode ${mode})`, fix_command: `chmod go-w ${dir}` };
+    return { ...base, status: 'warn', message: `${which} is writable by group or others (mode ${mode})`, fix_command: `chmod go-w ${dir}` };
   }
-  return { ...base, status: 'pass', message: `${dir} is writable` };
+  return { ...base, status: 'pass', message: `${which} is writable${shared}` };
 }
 
 function keyCheck(dir: string, ward: string): DoctorCheck {

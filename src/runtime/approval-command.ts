@@ -1,0 +1,113 @@
+import { existsSync, realpathSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { delimiter, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The `ward approve` command Ward prints when a call needs approval — by `gate eval`, the MCP
+ * proxy and the SDK alike. It must work verbatim when pasted into a shell anywhere: it names the
+ * way to run this very Ward (`ward` only when that is on PATH and is this installation, else
+ * `node /abs/path/bin/ward.js`), signs with the key the gate verifies with (the absolute state
+ * directory, or the explicit key file) and writes the token to an absolute path.
+ */
+export interface ApprovalCommandInput {
+  intentDigest: string;
+  policyDigest: string;
+  /** Scopes the token must hold (`requiredApprovalScope`). */
+  scope: readonly string[];
+  /** The intent's delegation digest, when it carries delegation. */
+  delegationBindingDigest?: string | undefined;
+  /** What signs the token: the gate's default key in a state directory, or its explicit key. */
+  signer: ApprovalSigner;
+  /** Where the token is written (made absolute against `process.cwd()`). */
+  out: string;
+  /** Default `1h`. */
+  ttl?: string;
+  /** Default: the operating-system user running Ward. */
+  approver?: string;
+  /** Default `manual_approval`. */
+  reasonCode?: string;
+  /** How to run Ward; default `wardCommand()`. */
+  ward?: string;
+}
+
+/**
+ * What signs the token. `approverKey`: tokens verify only with keys configured for approvers
+ * (`--approval-public-key`, `--approval-jwks`), so each approver fills in their own key file.
+ */
+export type ApprovalSigner = { stateDir: string } | { privateKeyPath: string } | { privateKeyEnv: string } | { approverKey: true };
+
+export function approvalCommand(input: ApprovalCommandInput): string {
+  const args = ['approve', '--intent-digest', input.intentDigest, '--policy-digest', input.policyDigest];
+  if (input.delegationBindingDigest) args.push('--delegation-binding-digest', input.delegationBindingDigest);
+  args.push('--scope', input.scope.join(','), '--ttl', input.ttl ?? '1h');
+  args.push('--approver', input.approver ?? defaultApprover(), '--reason-code', input.reasonCode ?? 'manual_approval');
+  const s = input.signer;
+  if ('stateDir' in s) args.push('--state-dir', resolve(s.stateDir));
+  else if ('privateKeyPath' in s) args.push('--private-key', resolve(s.privateKeyPath));
+  else if ('privateKeyEnv' in s) args.push('--private-key-env', s.privateKeyEnv);
+  args.push('--out', resolve(input.out));
+  const placeholder = 'approverKey' in s ? ' --private-key <approver-private-key>' : '';
+  return `${input.ward ?? wardCommand()} ${args.map(shellQuote).join(' ')}${placeholder}`;
+}
+
+/** The conventional token file for an intent in an approval directory (`<state>/approvals`). */
+export function approvalTokenPath(approvalDir: string, intentDigest: string): string {
+  return join(resolve(approvalDir), `approval_${intentDigest.slice(0, 16)}.json`);
+}
+
+/** POSIX shell quoting, only when needed. */
+export function shellQuote(arg: string): string {
+  return /^[A-Za-z0-9_./:=,@%+-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/** This package's CLI entry point (`bin/ward.js`), from dist/runtime or src/runtime alike. */
+export const WARD_BIN = fileURLToPath(new URL('../../bin/ward.js', import.meta.url));
+
+let cached: { key: string; command: string } | undefined;
+
+/**
+ * How to run this Ward from any shell: `ward` when a `ward` on PATH is this installation (its
+ * real path is this package's `bin/ward.js`, as after `npm link` or a global install); otherwise
+ * `node <absolute bin/ward.js>`, with `node` spelled as the absolute path of the running Node
+ * when the `node` on PATH is another one. Never `npx ward`, which may fetch a package from the
+ * registry.
+ */
+export function wardCommand(env: NodeJS.ProcessEnv = process.env, bin: string = WARD_BIN, execPath: string = process.execPath): string {
+  const key = `${env['PATH'] ?? ''}\0${bin}\0${execPath}`;
+  if (cached?.key === key) return cached.command;
+  const realBin = real(bin);
+  let command: string;
+  if (onPath('ward', env) === realBin) command = 'ward';
+  else command = `${onPath('node', env) === real(execPath) ? 'node' : shellQuote(execPath)} ${shellQuote(realBin)}`;
+  cached = { key, command };
+  return command;
+}
+
+/** The real path of the first `name` on PATH, if any. */
+function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
+  for (const dir of (env['PATH'] ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, name);
+    if (existsSync(candidate)) return real(candidate);
+  }
+  return undefined;
+}
+
+function real(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+function defaultApprover(): string {
+  try {
+    const name = userInfo().username;
+    if (name) return name;
+  } catch {
+    // no passwd entry (some containers)
+  }
+  return 'operator';
+}
