@@ -35,7 +35,7 @@ describe('intent mapping', () => {
     ]);
     expect(i['context']).toEqual({ identity: 'mcp-client:claude', workspace: '/ws', risk_class: 'high', session_id: 's1', run_id: 'mcp_s1' });
     expect(intentForCall(call('run', { command: 'rm -rf /' }), mapping, false)['targets']).toEqual([
-      { kind: 'other', value: 'rm -rf /', discovery_method: 'mcp', operation: 'exec' },
+      { kind: 'other', value: 'rm -rf /', discovery_method: 'mcp', operation: 'execute', endpoint_class: 'proc.exec' },
     ]);
     expect(intentForCall(call('read_multiple_files', { paths: ['/x', '/y', 3] }), mapping, false)['targets']).toHaveLength(2);
     expect(intentForCall(call('fetch', { url: 'https://a.example/x' }), mapping, false)['targets']).toEqual([
