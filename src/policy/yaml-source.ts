@@ -14,9 +14,32 @@ export interface YamlSource {
   resolve(alias: Alias): Node | undefined;
 }
 
+const TOO_DEEP_HINT = 'a policy nests a few levels deep (rules → match → lists); check that this is the policy file you meant';
+
 export function parseYamlSource(text: string): YamlSource {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, {
+  let doc: Document.Parsed;
+  try {
+    doc = parseYaml(text, lineCounter);
+  } catch (err) {
+    // The YAML parser recurses per nesting level; thousands of levels exhaust the stack.
+    if (err instanceof RangeError) throw policyParseError('the document is nested too deeply', TOO_DEEP_HINT);
+    throw err;
+  }
+  const first = doc.errors[0];
+  const pos = (offset: number) => positionOf(text, lineCounter, offset);
+  if (first && /Maximum call stack size exceeded/.test(first.message)) {
+    throw policyParseError(`${formatPos(pos(first.pos[0]))} the document is nested too deeply`, TOO_DEEP_HINT);
+  }
+  if (first) throw policyParseError(`${formatPos(pos(first.pos[0]))} ${first.message}`);
+  const anchors = indexAnchors(doc);
+  const source: YamlSource = { doc, pos, resolve: (alias) => resolveAlias(anchors, alias) };
+  checkDuplicateKeys(source, doc.contents);
+  return source;
+}
+
+function parseYaml(text: string, lineCounter: LineCounter): Document.Parsed {
+  return parseDocument(text, {
     schema: 'core',
     version: '1.2',
     // Duplicates are reported by checkDuplicateKeys with both positions, as the reference does.
@@ -26,13 +49,6 @@ export function parseYamlSource(text: string): YamlSource {
     prettyErrors: false,
     lineCounter,
   });
-  const first = doc.errors[0];
-  const pos = (offset: number) => positionOf(text, lineCounter, offset);
-  if (first) throw policyParseError(`${formatPos(pos(first.pos[0]))} ${first.message}`);
-  const anchors = indexAnchors(doc);
-  const source: YamlSource = { doc, pos, resolve: (alias) => resolveAlias(anchors, alias) };
-  checkDuplicateKeys(source, doc.contents);
-  return source;
 }
 
 /** The position of a node's first character. */

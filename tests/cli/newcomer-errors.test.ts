@@ -78,6 +78,23 @@ describe('inputs far too large for what they claim to be', () => {
   });
 });
 
+describe('nesting 5,000 deep', () => {
+  it('a policy says it is nested too deeply, not "Maximum call stack size exceeded"', () => {
+    writeFileSync(join(dir, 'deep.yaml'), `rules:\n  - { name: x, effect: block, match: { tool_names: ${'['.repeat(5000)}a${']'.repeat(5000)} } }\n`);
+    const r = run(['check', '--policy', 'deep.yaml']);
+    expect(r.code).toBe(6);
+    expect(r.stderr).toContain('the document is nested too deeply');
+    expect(r.stderr).not.toContain('call stack');
+  });
+
+  it('an intent says which part nests too deeply', () => {
+    writeFileSync(join(dir, 'deep.json'), INTENT.replace('"args":{}', `"args":{"a":${'['.repeat(5000)}1${']'.repeat(5000)}}`));
+    const r = run(['gate', 'eval', '--policy', 'policy.yaml', '--intent', 'deep.json']);
+    expect(r.code).toBe(6);
+    expect(r.stderr).toContain('args nests deeper than 100 levels');
+  });
+});
+
 describe('a directory where a file is expected', () => {
   it.each([
     [['pack', 'verify', 'packs'], 'pack or runpack'],
