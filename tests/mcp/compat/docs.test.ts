@@ -68,14 +68,31 @@ describe.each(PAGES)('%s', (page) => {
 });
 
 describe('docs/integrations-claude-code.md', () => {
-  it('its examples answer allow, deny, ask and deny', () => {
+  const page = () => readFileSync(join(REPO, 'docs/integrations-claude-code.md'), 'utf8');
+
+  it('its examples answer allow, deny, ask, a PermissionRequest deny, a PostToolUse block, a deny for a bad option and exit 2 for no input', () => {
     const cwd = tempDir('ward-docs-hook-');
     for (const entry of LINKED) symlinkSync(join(REPO, entry), join(cwd, entry));
-    const hookLines = commands(readFileSync(join(REPO, 'docs/integrations-claude-code.md'), 'utf8')).filter((c) => c.command.includes('hook claude-code'));
-    const decisions = hookLines.map(({ command }) => {
+    const hookLines = commands(page()).filter((c) => c.command.includes('hook claude-code'));
+    const answers = hookLines.map(({ command }) => {
       const r = spawnSync('sh', ['-c', command], { cwd, encoding: 'utf8' });
-      return JSON.parse(r.stdout).hookSpecificOutput.permissionDecision as string;
+      if (r.status !== 0) return `exit ${String(r.status)}`;
+      const out = JSON.parse(r.stdout) as { decision?: string; hookSpecificOutput?: { permissionDecision?: string; decision?: { behavior: string } } };
+      return out.hookSpecificOutput?.permissionDecision ?? out.hookSpecificOutput?.decision?.behavior ?? out.decision ?? 'none';
     });
-    expect(decisions).toEqual(['allow', 'deny', 'ask', 'deny']);
+    expect(answers).toEqual(['allow', 'deny', 'ask', 'deny', 'block', 'deny', 'exit 2']);
+  });
+
+  it('the documented hook command runs only an installed Ward, quotes the project path and turns a failure to start into exit 2', () => {
+    const text = page();
+    const cmd = /"command": "(.*)",/.exec(text)![1]!.replace(/\\"/g, '"');
+    expect(cmd).toMatch(/^node \/\S+\/bin\/ward\.js hook claude-code /);
+    expect(cmd).toContain('--policy "$CLAUDE_PROJECT_DIR/.ward/policy.yaml"');
+    expect(cmd.endsWith(' || exit 2')).toBe(true);
+    expect(text).not.toMatch(/"command": "npx/);
+    // `|| exit 2` really does turn a command that cannot start into a blocking exit 2.
+    const broken = spawnSync('sh', ['-c', `node /nonexistent/ward/bin/ward.js hook claude-code --policy p.yaml || exit 2`], { encoding: 'utf8' });
+    expect(broken.status).toBe(2);
+    expect(broken.stderr).toContain('Cannot find module');
   });
 });
