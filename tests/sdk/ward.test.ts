@@ -225,7 +225,7 @@ describe('guardTool', () => {
     const approval = await ward.guardTool(write, () => writeIntent())().catch((e: unknown) => e);
     expect((approval as WardBlockedError).verdict).toBe('require_approval');
     expect((approval as WardBlockedError).exitCode).toBe(EXIT.APPROVAL_REQUIRED);
-    expect((approval as WardBlockedError).hint).toContain('ward approve');
+    expect((approval as WardBlockedError).hint).toContain(' approve --intent-digest ');
     const deploy = vi.fn(async () => 'deployed');
     const dry = await ward
       .guardTool(deploy, () => intent({ tool_name: 'deploy.run', context: ctx }))()

@@ -141,7 +141,7 @@ describe('ward mcp proxy --approval elicit (stdio)', () => {
       const w = wardOf(r);
       expect(w['verdict']).toBe('require_approval');
       expect(w['elicitation']).toBe('unsupported');
-      expect(String(w['approve_command'])).toMatch(/^ward approve --intent-digest [0-9a-f]{64}/);
+      expect(String(w['approve_command'])).toMatch(/^(ward|\S+ \S+\/bin\/ward\.js) approve --intent-digest [0-9a-f]{64}/);
       expect(JSON.stringify(r.content)).toContain('did not declare the MCP elicitation capability');
       await p.client.callTool({ name: 'echo', arguments: { text: 'x' } });
       expect(existsSync(note)).toBe(true);

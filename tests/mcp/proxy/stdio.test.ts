@@ -1,7 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tempDir, ward } from '../../cli/run.js';
+import { bareDir, tempDir, ward } from '../../cli/run.js';
 import { connect, EVERYTHING, FILESYSTEM, node, RawProxy, TINY, traceFiles, writePolicy } from './helpers.js';
 
 describe('ward mcp proxy over stdio: reference servers', () => {
@@ -153,16 +154,11 @@ rules:
       expect(w['verdict']).toBe('require_approval');
       expect(existsSync(note)).toBe(true);
       const command = w['approve_command']!;
-      expect(command).toMatch(/^ward approve --intent-digest [0-9a-f]{64} --policy-digest [0-9a-f]{64} --ttl 1h --scope /);
+      expect(command).toMatch(/^(ward|\S+ \S+\/bin\/ward\.js) approve --intent-digest [0-9a-f]{64} --policy-digest [0-9a-f]{64} --scope /);
       expect(command).toContain(w['intent_digest']);
-      // A person runs the command (with their name and reason filled in).
-      const args = command
-        .replace('<your-name>', 'alice')
-        .replace('<why>', 'cleanup')
-        .split(' ')
-        .slice(1);
-      const minted = ward(args, { cwd });
-      expect(minted.code).toBe(0);
+      // A person pastes the command, verbatim, in a shell somewhere else (src/runtime/approval-command.ts).
+      const minted = spawnSync('sh', ['-c', command], { cwd: bareDir(), encoding: 'utf8', env: { ...process.env, WARD_STATE_DIR: '' } });
+      expect(minted.status, minted.stderr).toBe(0);
       const second = await p.client.callTool(call);
       expect(second.isError).toBeFalsy();
       expect(JSON.stringify(second.content)).toContain('deleted');
