@@ -124,7 +124,7 @@ rules:
     ]);
   });
 
-  it('--deny-as error answers with JSON-RPC error -32060 (Ward's own code) carrying the ward object', async () => {
+  it("--deny-as error answers with JSON-RPC error -32060 (a code of Ward's own) carrying the ward object", async () => {
     const cwd = tempDir('ward-mcp-deny-');
     writePolicy(cwd);
     const raw = new RawProxy(['--policy', 'policy.yaml', '--deny-as', 'error'], node(TINY), cwd);
