@@ -4,6 +4,7 @@ import { WARD_VERSION } from '../version.js';
 import { withStateContext, type CliContext } from './context.js';
 import { correlationId, describeFailure, goJsonLine } from './output.js';
 import { COMMANDS } from './commands/index.js';
+import { addHelpNotes } from './help-notes.js';
 
 /**
  * Go's flag package treats `-policy` like `--policy`; reference users type both. Rewrite
@@ -85,7 +86,13 @@ ward doctor says which one is used.`,
   const wanted = COMMANDS.filter((m) => first !== undefined && m.names.includes(first));
   // `ward --version` needs no command module; help and unknown commands need them all.
   const versionOnly = first === undefined && args.some((a) => a === '--version' || a === '-v');
-  if (!versionOnly) for (const m of wanted.length ? wanted : COMMANDS) (await m.load()).register(program, ctx);
+  if (!versionOnly) {
+    for (const m of wanted.length ? wanted : COMMANDS) {
+      (await m.load()).register(program, ctx);
+      for (const cmd of program.commands) if (m.names.includes(cmd.name())) cmd.helpGroup(m.group);
+    }
+  }
+  addHelpNotes(program);
   // Every subcommand inherits the same error handling and output routing.
   for (const cmd of allCommands(program)) {
     cmd.exitOverride().showSuggestionAfterError(true).configureOutput({

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/cli/commands/index.js';
+import { HELP_NOTES } from '../../src/cli/help-notes.js';
 import type { CliContext } from '../../src/cli/context.js';
 import { runCli } from '../../src/cli/program.js';
 import { tempDir, WARD, ward } from '../cli/run.js';
@@ -86,6 +87,64 @@ describe('--help', () => {
       const r = ward([...path, '--help'], { cwd: tempDir() });
       expect(r.code, path.join(' ')).toBe(0);
       expect(r.stdout).toContain(`Usage: ward ${path.join(' ')}`);
+    }
+  });
+});
+
+describe('help that teaches (issue 15)', () => {
+  it('ward --help groups the commands, starting with init, check and doctor', () => {
+    const r = ward(['--help'], { cwd: tempDir() });
+    const headings = ['Start here:', 'Decide:', 'Evidence:', 'CI:', 'MCP and agent hosts:', 'Daemon:', 'Keys and tokens:'];
+    const at = headings.map((h) => r.stdout.indexOf(`\n${h}\n`));
+    expect(at.every((i) => i > 0)).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+    const start = r.stdout.slice(at[0]!, at[1]!);
+    expect(start.indexOf('  init')).toBeLessThan(start.indexOf('  check'));
+    expect(start.indexOf('  check')).toBeLessThan(start.indexOf('  doctor'));
+  });
+
+  it('every command without subcommands shows at least one example', async () => {
+    const paths = await commandPaths();
+    const parents = new Set(paths.map((p) => p.slice(0, -1).join(' ')));
+    const leaves = paths.filter((p) => !parents.has(p.join(' ')));
+    const cwd = tempDir();
+    for (const path of leaves) {
+      const ctx = fakeContext(cwd);
+      await runCli([...path, '--help'], ctx);
+      expect(ctx.out, `ward ${path.join(' ')} --help`).toMatch(/\nExamples?( \(.*\))?:?\n|Register it with/);
+    }
+  });
+
+  it('each example runs the command it documents, with options that command declares', async () => {
+    const program = new Command('ward');
+    const ctx = fakeContext(tempDir());
+    for (const m of COMMANDS) (await m.load()).register(program, ctx);
+    const find = (path: string[]) => path.reduce<Command | undefined>((cmd, name) => cmd?.commands.find((c) => c.name() === name), program);
+    for (const [path, note] of Object.entries(HELP_NOTES)) {
+      const cmd = find(path.split(' '));
+      expect(cmd, path).toBeDefined();
+      const longs = new Set(cmd!.options.map((o) => o.long));
+      for (const example of note.examples) {
+        const words = example.replace(/^.*?\bward /, 'ward ').split(/\s+/);
+        expect(words.slice(1, 1 + path.split(' ').length).join(' '), example).toBe(path);
+        for (const flag of words.filter((w) => w.startsWith('--') && w !== '--')) {
+          if (example.includes(' -- ') && words.indexOf(flag) > words.indexOf('--')) continue;
+          expect(longs.has(flag), `${example}: ${flag}`).toBe(true);
+        }
+      }
+    }
+  });
+
+  it('serve, mcp serve and mcp proxy say when to use which; so do the verify commands', async () => {
+    const cwd = tempDir();
+    const helpOf = async (path: string[]) => {
+      const ctx = fakeContext(cwd);
+      await runCli([...path, '--help'], ctx);
+      return ctx.out;
+    };
+    for (const path of [['serve'], ['mcp', 'serve'], ['mcp', 'proxy']]) expect(await helpOf(path), path.join(' ')).toContain('Which server?');
+    for (const path of [['verify'], ['trace', 'verify'], ['pack', 'verify'], ['mcp', 'verify'], ['keys', 'verify'], ['delegate', 'verify']]) {
+      expect(await helpOf(path), path.join(' ')).toContain('Which verify?');
     }
   });
 });

@@ -7,32 +7,42 @@ export type RegisterCommand = (program: Command, ctx: CliContext) => void;
 interface CommandModule {
   /** The top-level command names the module registers. */
   names: readonly string[];
+  /** The heading the commands are listed under in `ward --help`. */
+  group: string;
   load: () => Promise<{ register: RegisterCommand }>;
 }
+
+const START = 'Start here:';
+const DECIDE = 'Decide:';
+const EVIDENCE = 'Evidence:';
+const CI = 'CI:';
+const HOSTS = 'MCP and agent hosts:';
+const DAEMON = 'Daemon:';
+const KEYS = 'Keys and tokens:';
 
 /**
  * Every command module, loaded on demand: `ward gate eval` imports only the gate module, so a
  * short-lived decision does not pay for the pack store, zip or JOSE code. Help and unknown
- * commands load them all. Order here is the order in `ward --help`.
+ * commands load them all. Order here is the order in `ward --help`, grouped by `group`.
  */
 export const COMMANDS: readonly CommandModule[] = [
-  { names: ['demo'], load: () => import('./demo.js') },
-  { names: ['gate'], load: () => import('./gate.js') },
-  { names: ['policy'], load: () => import('./policy.js') },
-  { names: ['policy'], load: () => import('./policy-test.js') },
-  { names: ['digest'], load: () => import('./digest.js') },
-  { names: ['keys'], load: () => import('./keys.js') },
-  { names: ['trace'], load: () => import('./trace.js') },
-  { names: ['approve'], load: () => import('./approve.js') },
-  { names: ['approve-script', 'list-scripts'], load: () => import('./approve-script.js') },
-  { names: ['delegate'], load: () => import('./delegate.js') },
-  { names: ['run'], load: () => import('./run.js') },
-  { names: ['pack'], load: () => import('./pack.js') },
-  { names: ['verify'], load: () => import('./verify.js') },
-  { names: ['store'], load: () => import('./store.js') },
-  { names: ['regress'], load: () => import('./regress.js') },
-  { names: ['mcp'], load: () => import('./mcp.js') },
-  { names: ['hook'], load: () => import('./hook.js') },
-  { names: ['serve'], load: () => import('./serve.js') },
-  { names: ['init', 'check', 'doctor'], load: () => import('./onboard.js') },
+  { names: ['init', 'check', 'doctor'], group: START, load: () => import('./onboard.js') },
+  { names: ['demo'], group: START, load: () => import('./demo.js') },
+  { names: ['gate'], group: DECIDE, load: () => import('./gate.js') },
+  { names: ['policy'], group: DECIDE, load: () => import('./policy.js') },
+  { names: ['policy'], group: DECIDE, load: () => import('./policy-test.js') },
+  { names: ['digest'], group: DECIDE, load: () => import('./digest.js') },
+  { names: ['trace'], group: EVIDENCE, load: () => import('./trace.js') },
+  { names: ['run'], group: EVIDENCE, load: () => import('./run.js') },
+  { names: ['pack'], group: EVIDENCE, load: () => import('./pack.js') },
+  { names: ['verify'], group: EVIDENCE, load: () => import('./verify.js') },
+  { names: ['store'], group: EVIDENCE, load: () => import('./store.js') },
+  { names: ['regress'], group: CI, load: () => import('./regress.js') },
+  { names: ['mcp'], group: HOSTS, load: () => import('./mcp.js') },
+  { names: ['hook'], group: HOSTS, load: () => import('./hook.js') },
+  { names: ['serve'], group: DAEMON, load: () => import('./serve.js') },
+  { names: ['keys'], group: KEYS, load: () => import('./keys.js') },
+  { names: ['approve'], group: KEYS, load: () => import('./approve.js') },
+  { names: ['approve-script', 'list-scripts'], group: KEYS, load: () => import('./approve-script.js') },
+  { names: ['delegate'], group: KEYS, load: () => import('./delegate.js') },
 ];

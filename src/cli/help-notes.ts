@@ -1,0 +1,112 @@
+import type { Command } from 'commander';
+
+/**
+ * What `--help` adds after each command's options: examples, and for commands that are easy to
+ * confuse, which one to use when. Kept in one table so every command has an example and the
+ * "instead of" notes say the same thing from both sides. Commands that write their own examples
+ * (`approve`, `hook claude-code`) are not listed.
+ */
+interface HelpNote {
+  examples: readonly string[];
+  instead?: string;
+}
+
+const VERIFY_CHOICE = `Which verify?
+  ward trace verify     signed decision records (trace JSON, a directory of them, JWS or DSSE exports)
+  ward verify           a runpack (a recorded run: runpack_<run_id>.zip, a run id or a store id)
+  ward pack verify      a pack (PackSpec v1 zip), or a bare runpack
+  ward keys verify      the signing key pair in the state directory
+  ward delegate verify  one delegation token
+  ward mcp verify       not a signature check: an MCP server against the policy's mcp_trust block`;
+
+const SERVE_CHOICE = `Which server?
+  ward serve      Ward's governance daemon: gate decisions, traces and packs over HTTP for many agents
+                  (POST /v1/gate/eval with an intent); use it when agents call Ward directly
+  ward mcp serve  the reference-compatible decision service: tool-call payloads in MCP, OpenAI,
+                  Anthropic, Claude Code or LangChain shape (POST /v1/evaluate); use it for
+                  integrations written for the reference
+  ward mcp proxy  sits between an MCP client and an MCP server and enforces every tools/call`;
+
+export const HELP_NOTES: Readonly<Record<string, HelpNote>> = {
+  init: { examples: ['ward init', 'ward init --template baseline-mediumrisk --force'] },
+  check: { examples: ['ward check', 'ward check --policy policies/baseline-highrisk.yaml --json'] },
+  doctor: { examples: ['ward doctor', 'ward doctor --json'] },
+  demo: { examples: ['ward demo', 'ward demo --json'] },
+  'gate eval': {
+    examples: [
+      'ward gate eval --policy .ward.yaml --intent intent.json',
+      'ward gate eval --policy .ward.yaml --intent intent.json --json --capture-intents',
+      'cat intent.json | ward gate eval --policy .ward.yaml --intent - --simulate',
+    ],
+  },
+  'policy validate': { examples: ['ward policy validate .ward.yaml'] },
+  'policy fmt': { examples: ['ward policy fmt .ward.yaml', 'ward policy fmt --write .ward.yaml'] },
+  'policy test': { examples: ['ward policy test .ward.yaml intent.json'] },
+  digest: { examples: ['ward digest intent.json', 'ward digest --context-envelope envelope.json'] },
+  'trace verify': { examples: ['ward trace verify .ward/traces', 'ward trace verify trace.jws --jwks jwks.json'], instead: VERIFY_CHOICE },
+  'trace export': { examples: ['ward trace export trace.json --format jws --out trace.jws', 'ward trace export trace.json --format dsse --out trace.dsse.json'] },
+  'run record': { examples: ['ward run record run_record.json --out-dir evidence'] },
+  'pack build': {
+    examples: ['ward pack build --type run --from runpack_run_1.zip --out evidence.zip', 'ward pack build --type authorization --from .ward/traces/trace_<trace_id>.json'],
+  },
+  'pack verify': { examples: ['ward pack verify evidence.zip --require-signature'], instead: VERIFY_CHOICE },
+  'pack inspect': { examples: ['ward pack inspect evidence.zip', 'ward pack inspect evidence.zip --json'] },
+  'pack diff': { examples: ['ward pack diff before.zip after.zip', 'ward pack diff before.zip after.zip --output diff.json'] },
+  verify: { examples: ['ward verify runpack_run_1.zip', 'ward verify run_1 --require-signature'], instead: VERIFY_CHOICE },
+  'store list': { examples: ['ward store list', 'ward store list --verdict block --since 2026-01-01T00:00:00Z --json'] },
+  'store show': { examples: ['ward store show <id from ward store list>', 'ward store show <trace_id> --kind trace'] },
+  'store ingest': { examples: ['ward store ingest .ward/traces', 'ward store ingest trace_a.json runpack_run_1.zip'] },
+  'store gc': { examples: ['ward store gc --max-age 30d', 'ward store gc --max-count 10000 --kind trace'] },
+  'store export': { examples: ['ward store export --out evidence-store.zip', 'ward store export --kind trace --verdict block --out blocked.zip'] },
+  'store import': { examples: ['ward store import evidence-store.zip'] },
+  'regress init': { examples: ['ward regress init --from runpack_run_1.zip'] },
+  'regress add': { examples: ['ward regress add --from run_2 --name second-run'] },
+  'regress run': { examples: ['ward regress run', 'ward regress run --junit junit.xml'] },
+  'regress bootstrap': { examples: ['ward regress bootstrap --from runpack_run_1.zip --junit junit.xml'] },
+  'regress replay': {
+    examples: ['ward regress replay --policy candidate.yaml --from .ward/traces', 'ward regress replay --policy candidate.yaml --from store --markdown replay.md'],
+  },
+  'mcp proxy': {
+    examples: [
+      'ward mcp proxy --policy .ward.yaml -- node my-mcp-server.js',
+      'ward mcp proxy --policy .ward.yaml --listen 127.0.0.1:7470 --upstream-url http://127.0.0.1:8000/mcp',
+    ],
+    instead: SERVE_CHOICE,
+  },
+  'mcp serve': { examples: ['ward mcp serve --policy .ward.yaml --listen 127.0.0.1:8787'], instead: SERVE_CHOICE },
+  'mcp verify': { examples: ['ward mcp verify --policy .ward.yaml --server server.json'], instead: VERIFY_CHOICE },
+  'mcp pins list': { examples: ['ward mcp pins list', 'ward mcp pins list --json'] },
+  'mcp pins accept': { examples: ['ward mcp pins accept --server <key> --all', 'ward mcp pins accept --server <key> --tool write_file'] },
+  'mcp pins forget': { examples: ['ward mcp pins forget --server <key>', 'ward mcp pins forget --server <key> --tool write_file'] },
+  serve: { examples: ['ward serve --policy .ward.yaml', 'WARD_TOKEN=secret ward serve --policy .ward.yaml --listen 0.0.0.0:7433 --auth-token-env WARD_TOKEN'], instead: SERVE_CHOICE },
+  'keys init': { examples: ['ward keys init', 'ward keys init --out-dir keys --prefix prod'] },
+  'keys rotate': { examples: ['ward keys rotate'] },
+  'keys verify': { examples: ['ward keys verify'], instead: VERIFY_CHOICE },
+  'keys list': { examples: ['ward keys list', 'ward keys list --json'] },
+  'keys jwks': { examples: ['ward keys jwks', 'ward keys jwks --out jwks.json'] },
+  'approve-script': {
+    examples: ['ward approve-script --policy .ward.yaml --intent script.json --pattern-id nightly-build --approver alice --ttl 168h --registry approved_scripts.json'],
+  },
+  'list-scripts': { examples: ['ward list-scripts --registry approved_scripts.json'] },
+  'delegate mint': { examples: ['ward delegate mint --delegator alice --delegate build-bot --scope tool:fs.write --ttl 1h'] },
+  'delegate verify': { examples: ['ward delegate verify delegation_<token_id>.json --delegate build-bot'], instead: VERIFY_CHOICE },
+};
+
+/** Attach each note to its command (`path` is the command path under `ward`, e.g. "gate eval"). */
+export function addHelpNotes(program: Command): void {
+  const walk = (cmd: Command, path: readonly string[]) => {
+    for (const sub of cmd.commands) {
+      const subPath = [...path, sub.name()];
+      const note = HELP_NOTES[subPath.join(' ')];
+      if (note) sub.addHelpText('after', helpNoteText(note));
+      walk(sub, subPath);
+    }
+  };
+  walk(program, []);
+}
+
+function helpNoteText(note: HelpNote): string {
+  const heading = note.examples.length === 1 ? 'Example:' : 'Examples:';
+  const examples = `\n${heading}\n${note.examples.map((e) => `  ${e}`).join('\n')}\n`;
+  return note.instead ? `${examples}\n${note.instead}\n` : examples;
+}
