@@ -92,13 +92,100 @@ export const HELP_NOTES: Readonly<Record<string, HelpNote>> = {
   'delegate verify': { examples: ['ward delegate verify delegation_<token_id>.json --delegate build-bot'], instead: VERIFY_CHOICE },
 };
 
-/** Attach each note to its command (`path` is the command path under `ward`, e.g. "gate eval"). */
+/**
+ * Headings for the options of the commands with dozens of flags. An option a table does not name
+ * stays under commander's default "Options:" heading, so a new flag is never hidden.
+ */
+export const OPTION_GROUPS: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> = {
+  'gate eval': {
+    'Input:': ['--policy', '--intent', '--context-envelope', '--evaluation-time', '--profile', '--simulate', '--explain', '--json'],
+    'Trace and signing:': ['--trace-out', '--trace-format', '--capture-intents', '--key-mode', '--private-key', '--private-key-env', '--state-dir'],
+    'Approvals:': [
+      '--approval-token',
+      '--approval-token-chain',
+      '--approval-token-ref',
+      '--approval-token-reuse',
+      '--approval-audit-out',
+      '--approval-public-key',
+      '--approval-public-key-env',
+      '--approval-jwks',
+      '--approval-private-key',
+      '--approval-private-key-env',
+    ],
+    'Delegation:': [
+      '--delegation-token',
+      '--delegation-token-chain',
+      '--delegation-audit-out',
+      '--delegation-public-key',
+      '--delegation-public-key-env',
+      '--delegation-private-key',
+      '--delegation-private-key-env',
+    ],
+    'Runtime state and enrichment:': [
+      '--rate-limit-state',
+      '--kill-switch-state',
+      '--wrkr-inventory',
+      '--approved-script-registry',
+      '--approved-script-public-key',
+      '--approved-script-public-key-env',
+      '--credential-broker',
+      '--daemon',
+    ],
+  },
+  'mcp proxy': {
+    'Policy and identity:': ['--policy', '--context-envelope', '--identity', '--workspace', '--risk-class', '--arg-source', '--tool-prefix', '--targets-map', '--state-dir'],
+    'Upstream server and listening (proxy mode):': [
+      '--upstream-url',
+      '--upstream-header',
+      '--listen',
+      '--listen-path',
+      '--auth-token-env',
+      '--session-idle-timeout',
+      '--max-sessions',
+      '--call-timeout',
+      '--max-message-bytes',
+    ],
+    'Blocks, approvals and tool pins (proxy mode):': [
+      '--deny-as',
+      '--approval',
+      '--approval-dir',
+      '--approval-public-key',
+      '--approval-public-key-env',
+      '--pin-tools',
+      '--hide-blocked-tools',
+    ],
+    'Traces and logs:': ['--trace-sink', '--trace-sync', '--capture-intents', '--no-run-capture', '--log-file', '--verbose', '--key-mode', '--private-key', '--private-key-env'],
+    'One-shot decision (--call, reference mcp proxy):': [
+      '--call',
+      '--adapter',
+      '--profile',
+      '--job-root',
+      '--kill-switch-state',
+      '--trace-out',
+      '--run-id',
+      '--runpack-out',
+      '--pack-out',
+      '--export-log-out',
+      '--export-otel-out',
+      '--json',
+    ],
+  },
+};
+
+/** Attach each note and option grouping to its command (keys are command paths under `ward`, e.g. "gate eval"). */
 export function addHelpNotes(program: Command): void {
   const walk = (cmd: Command, path: readonly string[]) => {
     for (const sub of cmd.commands) {
       const subPath = [...path, sub.name()];
-      const note = HELP_NOTES[subPath.join(' ')];
+      const key = subPath.join(' ');
+      const note = HELP_NOTES[key];
       if (note) sub.addHelpText('after', helpNoteText(note));
+      const groups = OPTION_GROUPS[key];
+      if (groups) {
+        for (const [heading, longs] of Object.entries(groups)) {
+          for (const option of sub.options) if (option.long && longs.includes(option.long)) option.helpGroup(heading);
+        }
+      }
       walk(sub, subPath);
     }
   };

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/cli/commands/index.js';
-import { HELP_NOTES } from '../../src/cli/help-notes.js';
+import { HELP_NOTES, OPTION_GROUPS } from '../../src/cli/help-notes.js';
 import type { CliContext } from '../../src/cli/context.js';
 import { runCli } from '../../src/cli/program.js';
 import { tempDir, WARD, ward } from '../cli/run.js';
@@ -132,6 +132,19 @@ describe('help that teaches (issue 15)', () => {
           expect(longs.has(flag), `${example}: ${flag}`).toBe(true);
         }
       }
+    }
+  });
+
+  it('gate eval and mcp proxy list every flag under a heading, and the tables name only real flags', async () => {
+    const program = new Command('ward');
+    const ctx = fakeContext(tempDir());
+    for (const m of COMMANDS) (await m.load()).register(program, ctx);
+    for (const [path, groups] of Object.entries(OPTION_GROUPS)) {
+      const cmd = path.split(' ').reduce<Command | undefined>((c, name) => c?.commands.find((x) => x.name() === name), program)!;
+      const declared = cmd.options.map((o) => o.long!);
+      const grouped = Object.values(groups).flat();
+      expect(grouped.filter((flag) => !declared.includes(flag)), path).toEqual([]);
+      expect(declared.filter((flag) => !grouped.includes(flag)), path).toEqual([]);
     }
   });
 
