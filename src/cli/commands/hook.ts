@@ -110,7 +110,24 @@ export function register(program: Command, ctx: CliContext): void {
   // Program-level options (`--version`, `-v`) must not be read from the hook's arguments: they would
   // print a version and exit 0, which Claude Code takes as "no objection".
   program.enablePositionalOptions();
-  const hook = program.command('hook').description('agent hook integrations (Claude Code)').enablePositionalOptions();
+  const hook = program
+    .command('hook')
+    .description('agent hook integrations (Claude Code)')
+    .usage('claude-code --policy <file> [options]')
+    .enablePositionalOptions()
+    // A misspelt hook (`ward hook claude_code …`) or an option before the hook's name would be a
+    // commander error (exit 6: the tool runs). Answer it like any other bad hook command line.
+    .allowUnknownOption()
+    .argument('[args...]')
+    .action(async (args: string[]) => {
+      if (args.length === 0) {
+        ctx.stdout(hook.helpInformation());
+        if (!process.stdin.isTTY) ctx.exitCode = 2;
+        return;
+      }
+      const what = args[0]!.startsWith('-') ? `option ${JSON.stringify(args[0])} before the hook name` : `unknown hook ${JSON.stringify(args[0])}`;
+      await runClaudeCodeHook(ctx, {}, `${what} (use: ward hook claude-code --policy <file> ...)`);
+    });
   hook
     .command('claude-code')
     .description(DESCRIPTION)

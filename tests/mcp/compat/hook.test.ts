@@ -256,6 +256,20 @@ describe('ward hook claude-code: every failure is a deny, never another exit cod
     expect(post.json).toMatchObject({ decision: 'block', reason: expect.stringContaining(FAIL) });
   });
 
+  it('a misspelt hook name, or an option before it, is a deny too (not a commander error)', () => {
+    for (const [args, message] of [
+      [['hook', 'claude_code', '--policy', POLICY], 'unknown hook "claude_code" (use: ward hook claude-code --policy <file> ...)'],
+      [['hook', '--policy', POLICY, 'claude-code'], 'option "--policy" before the hook name (use: ward hook claude-code --policy <file> ...)'],
+    ] as const) {
+      const r = ward([...args], { cwd: tempDir(), input: recorded('pre-read') });
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual({
+        hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: FAIL + message + CONFIG },
+        systemMessage: `Ward hook failed closed: ${message}${CONFIG}`,
+      });
+    }
+  });
+
   it('--help prints help, but as a hook (stdin not a terminal) it exits 2 so the call is blocked', () => {
     const r = hook(recorded('pre-read'), ['--policy', POLICY, '--help']);
     expect(r.stdout).toContain('Usage: ward hook claude-code');
