@@ -168,7 +168,9 @@ export async function readHookInput(ctx: CliContext): Promise<HookInput> {
   try {
     payload = parseJsonText(text);
   } catch (err) {
-    return { ok: false, event: undefined, message: `malformed hook input: ${(err as Error).message}` };
+    // Refused by the strict reader (a repeated key, say): still a deny, shaped for the event a
+    // lenient reader finds, if it finds one.
+    return { ok: false, event: lenientEvent(text), message: `malformed hook input: ${(err as Error).message}` };
   }
   if (!isJsonObject(payload)) return { ok: false, event: undefined, message: 'malformed hook input: expected a JSON object' };
   const raw = payload['hook_event_name'];
@@ -182,6 +184,16 @@ export async function readHookInput(ctx: CliContext): Promise<HookInput> {
     };
   }
   return { ok: true, payload, event: raw as HookEvent };
+}
+
+function lenientEvent(text: string): HookEvent | undefined {
+  try {
+    const v: unknown = JSON.parse(text);
+    const e = v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>)['hook_event_name'] : undefined;
+    return typeof e === 'string' && (HOOK_EVENTS as readonly string[]).includes(e) ? (e as HookEvent) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

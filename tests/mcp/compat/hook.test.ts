@@ -228,6 +228,16 @@ describe('ward hook claude-code: every failure is a deny, never another exit cod
     });
   }
 
+  it('input the strict reader refuses (a repeated key) but whose event is readable: a deny in that event\'s shape', () => {
+    const r = hook('{"hook_event_name":"PermissionRequest","tool_name":"Read","tool_input":{"file_path":"/workspace/README.md"},"tool_name":"Bash"}');
+    expect(r.code).toBe(0);
+    expect(r.json).toMatchObject({
+      hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'deny', message: expect.stringContaining(`${FAIL}malformed hook input`) } },
+    });
+    expect((r.json as { hookSpecificOutput: { decision: { message: string } } }).hookSpecificOutput.decision.message).toContain('duplicate key "tool_name"');
+    expect(traces(r.state)).toHaveLength(0);
+  });
+
   const evalCases: [string, string, string[] | undefined, RegExp][] = [
     ['no tool name', '{"hook_event_name":"PreToolUse","tool_input":{}}', undefined, /decode claude_code payload: tool_name is required/],
     ['tool_input that is not JSON', '{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":"{broken"}', undefined, /tool_input is not valid JSON/],
