@@ -4,8 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { fixture, tempDir, ward } from '../../cli/run.js';
 
 /**
- * `ward hook claude-code` through the real CLI (`node bin/ward.js`), fed recorded Claude Code hook
- * inputs (fixtures/claude-code/*.json: the fields Claude Code sends, per event and tool). Each case
+ * `ward hook claude-code` through the real CLI (`node bin/ward.js`), fed Claude Code hook inputs in
+ * the real format (fixtures/claude-code/*.json: the fields Claude Code sends, per event and tool,
+ * written from the hooks reference; no live Claude Code session is involved). Each case
  * asserts what Claude Code acts on: the exit code and the exact JSON on stdout.
  */
 const cc = (name: string) => fixture(join('claude-code', name));
