@@ -28,6 +28,18 @@ export {
 export { startMcpServe, runMcpServe, parseListen, isLoopbackHost, type McpServeFlags } from './serve-command.js';
 export { runMcpVerify, type McpVerifyFlags } from './verify.js';
 export { evaluateMcpTrust, parseTrustSnapshot, applyMcpTrust, mcpTrustDecisionJson, type McpTrustDecision } from './trust.js';
-export { runClaudeCodeHook, hookOutput, hookOutputFor, type ClaudeCodeHookFlags, type HookOutput } from './hook.js';
+export {
+  runClaudeCodeHook,
+  hookOutput,
+  hookOutputFor,
+  replyForVerdict,
+  failReply,
+  readHookInput,
+  HOOK_EVENTS,
+  type ClaudeCodeHookFlags,
+  type HookOutput,
+  type HookEvent,
+  type HookReply,
+} from './hook.js';
 export { contextOsResultEnvelope, CONTEXTOS_CALL_VERSION, CONTEXTOS_RESULT_VERSION } from './contextos.js';
 export type { ToolCall, CallContext, CallTarget, ServerInfo } from './tool-call.js';
