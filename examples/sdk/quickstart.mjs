@@ -1,6 +1,6 @@
 import { Ward, WardBlockedError, intent } from 'ward';
 
-const ward = new Ward({ policy: 'policies/baseline-highrisk.yaml' }); // traces and key in ./.ward
+const ward = new Ward({ policy: 'policies/baseline-highrisk.yaml' }); // traces and key in the nearest .ward/
 
 const deleteFile = ward.guardTool(
   async (path) => `deleted ${path}`, // your real tool
