@@ -183,7 +183,8 @@ export function operationFromToolName(name: string): string {
  * reference's claude_code adapter writes them), so one policy matches both.
  */
 export function intentToolName(prefix: string, name: string): string {
-  if (/^tool\.mcp__/i.test(prefix)) return claudeCodeToolName(prefix.slice('tool.'.length) + name);
+  // Claude Code writes an MCP tool name with characters other than letters, digits, `_` and `-` as `_`.
+  if (/^tool\.mcp__/i.test(prefix)) return claudeCodeToolName(prefix.slice('tool.'.length) + name.replace(/[^A-Za-z0-9_-]/g, '_'));
   return prefix + name;
 }
 

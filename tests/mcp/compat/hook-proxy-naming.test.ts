@@ -69,6 +69,8 @@ describe('one policy matches the same action through the Claude Code hook and th
     for (const name of ['write_note', 'readNote', 'read-file', 'getHTTPResponse']) {
       expect(intentToolName('tool.mcp__tiny__', name)).toBe(claudeCodeToolName(`mcp__tiny__${name}`));
     }
+    // Claude Code writes `files.read` as `files_read` in mcp__<server>__<tool>.
+    expect(intentToolName('tool.mcp__tiny__', 'files.read')).toBe('tool.mcp__tiny__files_read');
     expect(intentToolName('fs.', 'readNote')).toBe('fs.readNote');
     expect(intentToolName('', 'write_note')).toBe('write_note');
     const mapping = { toolPrefix: 'tool.mcp__tiny__', targets: DEFAULT_TARGET_MAPPING, argSource: 'tool_output', workspace: '/ws', riskClass: 'high' };
