@@ -104,7 +104,7 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
       // A listed tool in another spelling: refused (pins, annotations and target maps are keyed by the listed name).
       p.call(60, 'Write_File', { path: 'alias.txt', content: 'x' });
       p.call(61, 'ｅｃｈｏ', { text: 'wide' });
-      // Valid JSON nested too deeply for Ward to read at all: refused with its id.
+      // Valid JSON nested 100,000 levels deep: read (iteratively), found unevaluable, refused and traced.
       p.send(`{"jsonrpc":"2.0","id":70,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"very-deep.txt","content":${'['.repeat(100_000)}1${']'.repeat(100_000)}}}}`);
       // A tools/call without a usable name or arguments: refused (-32602) and traced.
       p.send('{"jsonrpc":"2.0","id":80,"method":"tools/call","params":{"name":"write_file","arguments":"path=bad.txt"}}');
@@ -151,7 +151,8 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
         expect([w['verdict'], w['refused'], w['listed_name']], `call ${id}`).toEqual(['block', 'tool_name_not_listed', listed]);
       }
 
-      expect(((await p.response(70))['error'] as { code: number }).code).toBe(-32600);
+      const veryDeep = ((await p.response(70))['result'] as Msg)['_meta'] as { ward: Msg };
+      expect([veryDeep.ward['verdict'], veryDeep.ward['reason_codes'], veryDeep.ward['refused']]).toEqual(['block', ['fail_closed_intent_invalid'], 'not_evaluable']);
 
       const bad = (await p.response(80))['error'] as { code: number; data: { ward: Msg } };
       expect([bad.code, bad.data.ward['verdict'], bad.data.ward['refused']]).toEqual([-32602, 'block', 'invalid_params']);
@@ -179,14 +180,14 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
     const all = traces(cwd);
     expect(assertOnlyAllowedCallsReached(got, all)).toEqual([1, 40]);
 
-    // Every tool call was decided or refused, and traced: 2 allowed, 1 blocked by policy, 2
-    // unevaluable, 2 notifications, the misspellings, 2 tool-name aliases, 1 with bad params. The
-    // batch, the duplicate-key and the too-deep messages never became calls.
+    // Every tool call was decided or refused, and traced: 2 allowed, 1 blocked by policy, 3
+    // unevaluable (1e400, 200 and 100,000 levels deep), 2 notifications, the misspellings, 2
+    // tool-name aliases, 1 with bad params. The batch and the duplicate-key message never became calls.
     const verdicts = all.map((t) => t['verdict']).sort();
     expect(verdicts.filter((v) => v === 'allow')).toHaveLength(2);
-    expect(verdicts.filter((v) => v === 'block')).toHaveLength(1 + 2 + 2 + MISSPELLED.length + 2 + 1);
+    expect(verdicts.filter((v) => v === 'block')).toHaveLength(1 + 3 + 2 + MISSPELLED.length + 2 + 1);
     const refusals = all.filter((t) => (t['reason_codes'] as string[]).includes('fail_closed_intent_invalid'));
-    expect(refusals).toHaveLength(2 + 2 + MISSPELLED.length + 2 + 1);
+    expect(refusals).toHaveLength(3 + 2 + MISSPELLED.length + 2 + 1);
     expect(refusals.filter((t) => /:notification-\d+$/.test(String(t['correlation_id'])))).toHaveLength(2);
     const v = ward(['trace', 'verify', '.ward/traces'], { cwd });
     expect(v.code, v.stdout + v.stderr).toBe(0);
