@@ -94,15 +94,13 @@ function helpText(): string {
     if (o.default !== undefined) opt.default(o.default);
     c.addOption(opt);
   }
-  c.addHelpText(
-    'after',
-    `
-Register it with an absolute path, and turn a failure to start into a block:
+  // helpInformation() leaves out addHelpText blocks: the example is appended here.
+  return `${c.helpInformation()}
+Example (register it with an absolute path, and turn a failure to start into a block):
   node /abs/path/to/ward/bin/ward.js hook claude-code --policy "$CLAUDE_PROJECT_DIR/.ward/policy.yaml" \\
     --state-dir "$CLAUDE_PROJECT_DIR/.ward" || exit 2
-See docs/integrations-claude-code.md.`,
-  );
-  return c.helpInformation();
+See docs/integrations-claude-code.md.
+`;
 }
 
 /** `ward hook claude-code`: a Claude Code hook (docs/integrations-claude-code.md). */
