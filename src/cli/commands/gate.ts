@@ -355,6 +355,13 @@ function renderText(out: Record<string, unknown>): string {
   list('reason_codes', 'reasons');
   list('violations', 'violations');
   if (out['matched_rule']) lines.push(`matched rule: ${String(out['matched_rule'])}`);
+  const reasons = Array.isArray(out['reason_codes']) ? out['reason_codes'] : [];
+  if (out['verdict'] === 'block' && reasons.includes('destructive_apply_requires_approval')) {
+    // The code says why the call is dangerous; on a block it must not read as "get an approval".
+    lines.push(
+      `why: destructive_apply_requires_approval marks a destructive change; ${out['matched_rule'] ? `rule ${String(out['matched_rule'])}` : 'the policy'} blocks it outright, so no approval lets it through`,
+    );
+  }
   if (out['required_approvals']) {
     lines.push(`approvals: ${String(out['valid_approvals'] ?? 0)} of ${String(out['required_approvals'])} valid`);
   }
