@@ -3,8 +3,9 @@
 // 2025-revision sessions and in a 2026-07-28 session, over stdio and over `--listen`. Each cell runs
 // the same scenario — list tools, an allowed call, a blocked call on a tool that declares an
 // outputSchema, a call that needs approval — and asserts what the model sees: the client accepts
-// every reply without a validation error, and the text says what happened and why.
-import { spawn, type ChildProcess } from 'node:child_process';
+// every reply without a validation error, and the text says what happened and why; the approval
+// command the reply prints, pasted into a shell elsewhere, lets the retried call through.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client as Client1 } from '@modelcontextprotocol/sdk/client/index.js';
@@ -110,6 +111,12 @@ async function filesystemScenario(client: AnyClient, root: string): Promise<void
   expect(approval.structuredContent).toBeUndefined();
   expect(wardOf(approval)['verdict']).toBe('require_approval');
   expect(existsSync(dir)).toBe(false);
+
+  approveAsPrinted(approval);
+  const retried = (await client.callTool({ name: 'create_directory', arguments: { path: dir } })) as ToolResult;
+  expect(retried.isError).toBeFalsy();
+  expect(textOf(retried)).toContain('Successfully created directory');
+  expect(existsSync(dir)).toBe(true);
 }
 
 /** The same scenario against the dual-era server (echo, write_file with an outputSchema, delete_note). */
@@ -135,11 +142,28 @@ async function dualScenario(client: AnyClient, root: string, log: string): Promi
   expect(textOf(approval)).toMatch(/^Approval required by policy: .*matched_rule_approve_changes/);
   expect(textOf(approval)).toContain(`--intent-digest ${String(wardOf(approval)['intent_digest'])}`);
   expect(wardOf(approval)['verdict']).toBe('require_approval');
+  expect(existsSync(note)).toBe(true);
+
+  approveAsPrinted(approval);
+  const retried = (await client.callTool({ name: 'delete_note', arguments: { path: note } })) as ToolResult;
+  expect(retried.isError).toBeFalsy();
+  expect(textOf(retried)).toBe(`deleted ${note}`);
 
   expect(existsSync(target)).toBe(false);
-  expect(existsSync(note)).toBe(true);
+  expect(existsSync(note)).toBe(false);
   const ran = readFileSync(log, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { name: string }).name);
-  expect(ran).toEqual(['echo']);
+  expect(ran).toEqual(['echo', 'delete_note']);
+}
+
+/**
+ * A person approves exactly this call with the command the reply printed, pasted verbatim into a
+ * shell in some other directory; it must mint the token the retry is allowed with.
+ */
+function approveAsPrinted(approval: ToolResult): void {
+  const command = String(wardOf(approval)['approve_command']);
+  expect(textOf(approval)).toContain(command);
+  const r = spawnSync('sh', ['-c', command], { cwd: tempDir('ward-clients-elsewhere-'), encoding: 'utf8', env: { ...process.env, WARD_STATE_DIR: '' } });
+  expect(r.status, r.stdout + r.stderr).toBe(0);
 }
 
 const proxyArgs = (wardArgs: string[], server: string[]) => [WARD, 'mcp', 'proxy', ...wardArgs, '--', ...server];
@@ -201,6 +225,7 @@ describe('stdio proxy: every client accepts Ward\'s replies', () => {
     const wardReplies = received.filter((m) => ((m['result'] as ToolResult | undefined)?._meta as { ward?: unknown } | undefined)?.ward);
     expect(wardReplies).toHaveLength(2);
     for (const m of wardReplies) expect((m['result'] as Record<string, unknown>)['resultType']).toBe('complete');
+    expect(received.filter((m) => (m['result'] as Record<string, unknown> | undefined)?.['isError'] === undefined && m['result'] !== undefined).every((m) => (m['result'] as Record<string, unknown>)['resultType'] === 'complete')).toBe(true);
 
     // clientInfo arrives in each request's _meta, not in an initialize.
     expect(new Set(traceIdentities(w.state))).toEqual(new Set(['mcp-client:modern-client']));
