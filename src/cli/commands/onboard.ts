@@ -41,7 +41,7 @@ export function register(program: Command, ctx: CliContext): void {
   program
     .command('doctor')
     .description('check Node, the state directory, key permissions, the store and the build; print a fix for each problem')
-    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--state-dir <dir>', 'Ward state directory to check (default: $WARD_STATE_DIR, the nearest .ward/ upwards, .ward/ beside --policy, ~/.local/state/ward)')
     .option('--json', 'one line of JSON on stdout (gait.doctor.result)')
     .action(async (flags: { stateDir?: string; json?: boolean }) => {
       let state: StateDirResolution | { error: string; hint?: string | undefined };
