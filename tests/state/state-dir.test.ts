@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isWardError } from '../../src/errors.js';
 import { describeStateDir, expandHome, findStateDirUpwards, resolveStateDir } from '../../src/state/state-dir.js';
+import { spawnSync } from 'node:child_process';
 import { REPO, bareDir, ward } from '../cli/run.js';
+import { node, RawProxy, TINY, writePolicy } from '../mcp/proxy/helpers.js';
 
 const POLICY = join(REPO, 'policies', 'baseline-highrisk.yaml');
 const INTENT = (name: string) => join(REPO, 'examples', 'quickstart', `${name}.json`);
@@ -215,5 +217,34 @@ describe('the CLI', () => {
     expect(JSON.parse(eval1.stdout).trace_path.startsWith(join(project, '.ward', 'traces'))).toBe(true);
     const again = ward(['init', '--force'], { cwd: project, env: { HOME: home } });
     expect(again.stdout).toContain('kept .ward/');
+  });
+
+  it('a proxy started as Claude Desktop starts it (cwd /, empty HOME) uses .ward/ beside the policy; its approve command works pasted anywhere', async () => {
+    const project = bareDir('ward-sd-desktop-');
+    mkdirSync(join(project, '.ward'));
+    const policy = writePolicy(project);
+    const note = join(project, 'doomed.txt');
+    writeFileSync(note, 'still here');
+    const raw = new RawProxy(['--policy', policy], node(TINY), '/', { HOME: '', XDG_STATE_HOME: '' });
+    try {
+      await raw.initialize();
+      raw.call(1, 'delete_note', { path: note });
+      const first = (await raw.response(1))['result'] as { isError: boolean; _meta: { ward: Record<string, string> } };
+      expect(first.isError).toBe(true);
+      const w = first._meta.ward;
+      expect(w['verdict']).toBe('require_approval');
+      expect(w['approve_command']).toContain(`--state-dir ${join(project, '.ward')} `);
+      expect(w['approve_command']).toContain(`--out ${join(project, '.ward', 'approvals')}/approval_`);
+      const minted = spawnSync('sh', ['-c', w['approve_command']!], { cwd: bareDir(), encoding: 'utf8', env: { ...process.env, WARD_STATE_DIR: '' } });
+      expect(minted.status, minted.stderr).toBe(0);
+      raw.call(2, 'delete_note', { path: note });
+      const second = (await raw.response(2))['result'] as { isError?: boolean };
+      expect(second.isError).toBeFalsy();
+      expect(existsSync(note)).toBe(false);
+    } finally {
+      raw.end();
+      await raw.exited;
+    }
+    expect(existsSync(join(project, '.ward', 'traces'))).toBe(true);
   });
 });
