@@ -1,4 +1,5 @@
-import { basename, relative } from 'node:path';
+import { basename, relative, resolve as resolvePath } from 'node:path';
+import { rememberApprovalSigner, type ApprovalSigner } from '../runtime/approval-command.js';
 import { EXIT, type ExitCode } from '../contract/exit-codes.js';
 import { ERROR_CODES, WardError, isWardError } from '../errors.js';
 import { describeStateDir, rememberStateDir, resolveStateDir, type StateDirResolution } from '../state/state-dir.js';
@@ -33,19 +34,41 @@ export function stateDirResolution(ctx: CliContext, flag?: string): StateDirReso
   const r = resolveStateDir({ cwd: ctx.cwd, env: ctx.env, explicit: flag, policyPath: policyArg(ctx.argv) });
   ctx.state = r;
   rememberStateDir(r);
+  rememberApprovalSigner(r.dir, approvalSignerOf(ctx, r.dir));
   return r;
 }
 
 /** The command line's `--policy` value (also `-policy`, `--policy=…`), before any `--`. */
 export function policyArg(argv: readonly string[]): string | undefined {
+  return flagArg(argv, 'policy');
+}
+
+/** A `--name value` / `-name value` / `--name=value` of the command line, before any `--`. */
+export function flagArg(argv: readonly string[], name: string): string | undefined {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--') return undefined;
-    if (a === '--policy' || a === '-policy') return argv[i + 1] || undefined;
-    const m = /^--?policy=(.+)$/s.exec(a);
-    if (m) return m[1];
+    if (a === `--${name}` || a === `-${name}`) return argv[i + 1] || undefined;
+    if (a.startsWith(`--${name}=`) || a.startsWith(`-${name}=`)) return a.slice(a.indexOf('=') + 1) || undefined;
   }
   return undefined;
+}
+
+/**
+ * How an approval for this command's decisions must be signed, from its key flags: approvers'
+ * own keys when approval verify keys are configured, else the command's explicit signing key,
+ * else the state directory's key.
+ */
+function approvalSignerOf(ctx: CliContext, dir: string): ApprovalSigner {
+  const has = (name: string) => flagArg(ctx.argv, name) !== undefined;
+  if (['approval-public-key', 'approval-public-key-env', 'approval-jwks', 'approval-private-key', 'approval-private-key-env'].some(has)) {
+    return { approverKey: true };
+  }
+  const key = flagArg(ctx.argv, 'private-key');
+  if (key) return { privateKeyPath: resolvePath(ctx.cwd, key) };
+  const env = flagArg(ctx.argv, 'private-key-env');
+  if (env) return { privateKeyEnv: env };
+  return { stateDir: dir };
 }
 
 /** How the user ran Ward, for the commands we suggest: `ward` when on PATH, else `node <path to bin/ward.js>`. */

@@ -2,6 +2,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stateDirForApprovalDir } from '../state/state-dir.js';
 
 /**
  * The `ward approve` command Ward prints when a call needs approval — by `gate eval`, the MCP
@@ -110,4 +111,21 @@ function defaultApprover(): string {
     // no passwd entry (some containers)
   }
   return 'operator';
+}
+
+const signers = new Map<string, ApprovalSigner>();
+
+/**
+ * Record how approvals for the state directory `stateDir` must be signed in this process: the
+ * CLI does, from the command's key flags (`--private-key`, `--approval-public-key`, …), so a host
+ * that only knows its approval directory (the MCP proxy) prints the right key in its command.
+ */
+export function rememberApprovalSigner(stateDir: string, signer: ApprovalSigner): void {
+  signers.set(resolve(stateDir), signer);
+}
+
+/** The signer for approvals dropped into `approvalDir`: its state directory's key unless recorded otherwise. */
+export function approvalSignerFor(approvalDir: string): ApprovalSigner {
+  const state = stateDirForApprovalDir(approvalDir);
+  return signers.get(resolve(state)) ?? { stateDir: state };
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { approvalCommand, shellQuote, WARD_BIN, wardCommand } from '../../src/runtime/approval-command.js';
 import { REPO, bareDir, ward } from './run.js';
+import { node, RawProxy, TINY, writePolicy } from '../mcp/proxy/helpers.js';
 
 export const APPROVAL_POLICY = `schema_id: gait.gate.policy
 schema_version: 1.0.0
@@ -103,5 +104,34 @@ describe('gate eval prints an approve command that works verbatim from anywhere'
     const tokenPath = /--out (\S+)$/.exec(command)![1]!;
     const retry = ward(['gate', 'eval', '--policy', 'policy.yaml', '--intent', INTENT, '--private-key', key, '--approval-token', tokenPath], { cwd: project });
     expect(retry.code, retry.stdout).toBe(0);
+  });
+});
+
+describe('the MCP proxy prints the same command', () => {
+  it('with --private-key, it signs with that key file, and the retried call is allowed', async () => {
+    const project = bareDir('ward-approve-proxy-');
+    mkdirSync(join(project, '.ward'));
+    writePolicy(project);
+    const keyDir = bareDir('ward-key-');
+    expect(ward(['keys', 'init', '--state-dir', keyDir], { cwd: project }).code).toBe(0);
+    const key = join(keyDir, 'keys', 'ward_private.key');
+    const note = join(project, 'doomed.txt');
+    writeFileSync(note, 'x');
+    const raw = new RawProxy(['--policy', 'policy.yaml', '--private-key', key], node(TINY), project);
+    try {
+      await raw.initialize();
+      raw.call(1, 'delete_note', { path: note });
+      const w = ((await raw.response(1))['result'] as { _meta: { ward: Record<string, string> } })._meta.ward;
+      const command = w['approve_command']!;
+      expect(command).toContain(`--private-key ${key} `);
+      expect(command).not.toContain('--state-dir');
+      expect(paste(command, bareDir()).status).toBe(0);
+      raw.call(2, 'delete_note', { path: note });
+      expect(((await raw.response(2))['result'] as { isError?: boolean }).isError).toBeFalsy();
+      expect(existsSync(note)).toBe(false);
+    } finally {
+      raw.end();
+      await raw.exited;
+    }
   });
 });

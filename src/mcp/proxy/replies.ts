@@ -1,5 +1,4 @@
-import { approvalCommand, approvalTokenPath } from '../../runtime/approval-command.js';
-import { stateDirForApprovalDir } from '../../state/state-dir.js';
+import { approvalCommand, approvalSignerFor, approvalTokenPath } from '../../runtime/approval-command.js';
 import type { CallDecision } from './gatekeeper.js';
 import { errorResponse, resultResponse, RPC, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
 import { shapeResult } from './protocol.js';
@@ -21,7 +20,8 @@ export function wardObject(d: CallDecision, extra?: Record<string, unknown>): Re
 
 /**
  * The exact command a person runs to approve this call, verbatim from any directory: the token is
- * signed with the state directory's key the proxy verifies with and lands where the proxy looks
+ * signed with the key the proxy verifies with (its state directory's, or its --private-key) and
+ * lands where the proxy looks
  * (src/runtime/approval-command.ts builds it for gate eval, the proxy and the SDK alike).
  */
 export function approveCommand(d: CallDecision, approvalDir: string): string {
@@ -29,7 +29,7 @@ export function approveCommand(d: CallDecision, approvalDir: string): string {
     intentDigest: d.intentDigest,
     policyDigest: d.policyDigest,
     scope: d.approvalScope,
-    signer: { stateDir: stateDirForApprovalDir(approvalDir) },
+    signer: approvalSignerFor(approvalDir),
     out: approvalTokenPath(approvalDir, d.intentDigest),
   });
 }
