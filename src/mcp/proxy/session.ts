@@ -698,7 +698,9 @@ export class ProxySession {
 
   /** End the session: the other side is closed too. Idempotent. */
   async end(error?: Error, from?: 'client' | 'server'): Promise<void> {
-    if (this.ended) return;
+    // A second caller (SIGTERM while an idle session is already ending) waits for the same end,
+    // so nobody returns before the server process is stopped.
+    if (this.ended) return this.done.then(() => undefined);
     this.ended = true;
     for (const p of this.pending.values()) if (p.timer) clearTimeout(p.timer);
     for (const e of this.elicitations.values()) clearTimeout(e.timer);
