@@ -103,12 +103,12 @@ export interface ApprovalRequest {
 
 export interface GuardToolOptions<A extends unknown[]> {
   /**
-   * Called when a call needs approval, with the request and the call's arguments. Resolve with
+   * Called when a call needs approval, with the request and the call's arguments (as an array). Resolve with
    * tokens (objects or file paths) or `true` (a token is now in the approval directory, e.g. after
    * `await request.waitForToken()`) to decide the call again — it runs if that is `allow`; resolve
    * with `false`/`undefined` to refuse it (`WardBlockedError`, verdict `require_approval`).
    */
-  onApprovalRequired?: (request: ApprovalRequest, ...args: A) => Promise<ApprovalAnswer> | ApprovalAnswer;
+  onApprovalRequired?: (request: ApprovalRequest, args: Readonly<A>) => Promise<ApprovalAnswer> | ApprovalAnswer;
 }
 
 export type ApprovalAnswer = boolean | undefined | JsonObject | string | readonly (JsonObject | string)[];
@@ -326,7 +326,7 @@ export function guardTool<A extends unknown[], R>(
     const described = await describeIntent(...args);
     let decision = await ward.evaluate(described);
     if (decision.approval && options.onApprovalRequired) {
-      const answer = await options.onApprovalRequired(decision.approval, ...args);
+      const answer = await options.onApprovalRequired(decision.approval, args);
       if (answer !== undefined && answer !== false) {
         const tokens = answer === true ? [] : Array.isArray(answer) ? (answer as readonly (JsonObject | string)[]) : [answer as JsonObject | string];
         decision = await ward.evaluate(described, { approvalTokens: tokens });

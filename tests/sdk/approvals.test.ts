@@ -131,7 +131,7 @@ describe('SDK approvals, end to end', () => {
     const write = vi.fn(async (path: string) => `wrote ${path}`);
     const asked: ApprovalRequest[] = [];
     const guarded = ward.guardTool(write, (path: string) => writeIntent(path), {
-      onApprovalRequired: async (request, path) => {
+      onApprovalRequired: async (request, [path]) => {
         expect(path).toBe('/workspace/config.yaml');
         asked.push(request);
         setTimeout(() => paste(request.command), 50); // a person, a little later
