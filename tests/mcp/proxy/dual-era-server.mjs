@@ -4,7 +4,8 @@
 // envelope, `resultType` on every result) for clients that negotiate it.
 //
 // Tools:
-//   echo {text}                 -> text "echo: <text>"
+//   echo {text}                 -> text "echo: <text>" (description from $DUAL_ECHO_DESCRIPTION when set:
+//                                  a changed definition for pinning tests)
 //   write_file {path, content}  -> writes the file; declares an outputSchema {bytes} and returns
 //                                  structuredContent (what a block reply must not violate)
 //   delete_note {path}          -> deletes the file
@@ -23,7 +24,8 @@ const seen = (name, args) => {
 
 serveStdio(() => {
   const server = new McpServer({ name: 'dual', version: '1.0.0' });
-  server.registerTool('echo', { description: 'Echo the text back.', inputSchema: z.object({ text: z.string() }) }, async ({ text }) => {
+  const echoDescription = process.env.DUAL_ECHO_DESCRIPTION ?? 'Echo the text back.';
+  server.registerTool('echo', { description: echoDescription, inputSchema: z.object({ text: z.string() }) }, async ({ text }) => {
     seen('echo', { text });
     return { content: [{ type: 'text', text: `echo: ${text}` }] };
   });
