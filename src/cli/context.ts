@@ -79,13 +79,27 @@ export function wardInvocation(ctx: CliContext): string {
   return `node ${rel.startsWith('..') ? script : rel}`;
 }
 
+/** Errors about the state directory itself (creating, reading, locking what is in it). */
+const STATE_ERROR_CODES: ReadonlySet<string> = new Set([
+  ERROR_CODES.IO,
+  ERROR_CODES.STATE_LOCK,
+  ERROR_CODES.STATE_INVALID,
+  ERROR_CODES.KEY_PERMISSIONS,
+  ERROR_CODES.KEY_MISSING,
+  ERROR_CODES.KEY_INVALID,
+  ERROR_CODES.STORE_LOCKED,
+  ERROR_CODES.STORE_INVALID,
+]);
+
 /**
  * An error that names a path in the resolved state directory gets one more line: which state
  * directory this is and why it was chosen, and how to choose another. Other errors pass through.
  */
 export function withStateContext(err: unknown, state: StateDirResolution | undefined): unknown {
   if (!state || !(err instanceof Error) || !err.message.includes(state.dir)) return err;
-  if (isWardError(err) && err.message.includes(describeStateDir(state))) return err;
+  if (isWardError(err) ? !STATE_ERROR_CODES.has(err.code) || err.message.includes(describeStateDir(state)) : !(err as NodeJS.ErrnoException).code) {
+    return err; // e.g. a failed verification of a trace in the state directory is not about the directory
+  }
   const message = `${err.message}\nstate directory: ${describeStateDir(state)}`;
   const hint = 'choose another with --state-dir DIR or WARD_STATE_DIR=DIR, or create .ward/ in the project with: ward init';
   if (isWardError(err)) {
