@@ -7,7 +7,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempDir, WARD } from '../../cli/run.js';
+import { tempDir, ward, WARD } from '../../cli/run.js';
 import { writePolicy } from './helpers.js';
 
 const DUAL = join(import.meta.dirname, 'dual-era-server.mjs');
@@ -204,5 +204,22 @@ describe('ward mcp proxy --listen: sessions are bounded and cleaned up', () => {
     expect(errorCode(stale.body).code).toBe(-32001);
     expect(await echoText(active.client, 'still here')).toContain('echo: still here');
     await Promise.all([idle.client.close().catch(() => undefined), active.client.close()]);
+  });
+
+  it('bad --max-sessions and --session-idle-timeout values are usage errors (exit 6) that name the flag', () => {
+    const cwd = tempDir('ward-listen-flags-');
+    writePolicy(cwd);
+    const run = (...flags: string[]) =>
+      ward(['mcp', 'proxy', '--policy', 'policy.yaml', '--listen', '127.0.0.1:0', ...flags, '--', process.execPath, DUAL], { cwd });
+    for (const [flags, named] of [
+      [['--max-sessions', '0'], '--max-sessions 0'],
+      [['--max-sessions', 'many'], '--max-sessions many'],
+      [['--session-idle-timeout', '5'], '--session-idle-timeout 5: give a unit'],
+      [['--session-idle-timeout', 'soon'], '--session-idle-timeout soon: not a duration'],
+    ] as const) {
+      const r = run(...flags);
+      expect(r.code, r.stderr).toBe(6);
+      expect(r.stderr).toContain(named);
+    }
   });
 });
