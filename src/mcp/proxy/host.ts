@@ -42,14 +42,14 @@ export interface ListenOptions {
    * A session with no message either way for this long (and no request in flight) is ended, its
    * server stopped; the client gets 404 for it and starts a new one. 0: never.
    */
-  idleTimeoutMs: number;
+  idleTimeoutMs?: number | undefined;
   /** Sessions open at once; an initialize past it is refused (HTTP 503) and starts nothing. */
-  maxSessions: number;
+  maxSessions?: number | undefined;
 }
 
-/** `--session-idle-timeout` default: 30 minutes. */
+/** `--session-idle-timeout` default (and `ListenOptions.idleTimeoutMs`): 30 minutes. The CLI's default says the same. */
 export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
-/** `--max-sessions` default. */
+/** `--max-sessions` default (and `ListenOptions.maxSessions`). The CLI's default says the same. */
 export const DEFAULT_MAX_SESSIONS = 32;
 
 export interface ProxyConfig {
@@ -257,6 +257,8 @@ function isJsonContentType(value: string | undefined): boolean {
  */
 export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListening?: (url: string) => void): Promise<{ server: Server; stop: () => Promise<void> }> {
   const log = rt.cfg.log;
+  const maxSessions = listen.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const idleTimeoutMs = listen.idleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS;
   /** Initialized sessions, by id. */
   const sessions = new Map<string, HttpSession>();
   /** Every session that exists, initialized or still being set up: counted against the cap, ended by stop(). */
@@ -323,12 +325,12 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
     }
     if (!isJsonContentType(req.headers['content-type'])) return reject(res, 415, 'Unsupported Media Type: Content-Type must be application/json');
     if (Array.isArray(body) && body.length > 1) return reject(res, 400, 'Invalid Request: Only one initialization request is allowed', {}, RPC.INVALID_REQUEST);
-    if (live.size >= listen.maxSessions) {
-      log.warn('new MCP session refused: too many sessions', { sessions: live.size, max_sessions: listen.maxSessions });
+    if (live.size >= maxSessions) {
+      log.warn('new MCP session refused: too many sessions', { sessions: live.size, max_sessions: maxSessions });
       return reject(
         res,
         503,
-        `Too many MCP sessions: ${live.size} of ${listen.maxSessions} are open. End one (HTTP DELETE with its Mcp-Session-Id), wait for idle sessions to expire, or raise --max-sessions.`,
+        `Too many MCP sessions: ${live.size} of ${maxSessions} are open. End one (HTTP DELETE with its Mcp-Session-Id), wait for idle sessions to expire, or raise --max-sessions.`,
         { 'Retry-After': '5' },
         RPC.TOO_MANY_SESSIONS,
       );
@@ -388,21 +390,21 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
   const port = typeof addr === 'object' && addr ? addr.port : listen.port;
   const shown = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
   const where = `http://${shown}:${port}${listen.path}`;
-  log.info(`listening on ${where}`, { max_sessions: listen.maxSessions, session_idle_timeout_ms: listen.idleTimeoutMs });
+  log.info(`listening on ${where}`, { max_sessions: maxSessions, session_idle_timeout_ms: idleTimeoutMs });
   onListening?.(where);
 
   // Idle expiry: a client that goes away without DELETE does not keep its server forever.
   const sweep =
-    listen.idleTimeoutMs > 0
+    idleTimeoutMs > 0
       ? setInterval(() => {
           const now = Date.now();
           for (const e of sessions.values()) {
             const since = e.session.idleSince();
-            if (since === undefined || now - since < listen.idleTimeoutMs) continue;
+            if (since === undefined || now - since < idleTimeoutMs) continue;
             log.info('MCP session expired (idle)', { session: e.id, idle_ms: now - since });
             void e.session.end();
           }
-        }, Math.min(Math.max(Math.floor(listen.idleTimeoutMs / 4), 200), 60_000))
+        }, Math.min(Math.max(Math.floor(idleTimeoutMs / 4), 200), 60_000))
       : undefined;
   sweep?.unref();
 

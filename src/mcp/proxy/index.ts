@@ -7,11 +7,12 @@ export { ToolPins, type PinBinding, alwaysBlocked, definitionDigest } from './to
 export { PinStore, pinsDir, serverKey, observeTools, acceptPins, forgetPins, type PinsDocument, type ToolPin, type ServerIdentity } from './pins.js';
 export { declaresFormElicitation, elicitOutcome, elicitParams, type ApprovalMode, type ElicitOutcome } from './elicit.js';
 export { RunCapture } from './run-capture.js';
-export { ProxyRuntime, runStdio, runListen, isLoopback, type ProxyConfig, type ListenOptions, type Upstream } from './host.js';
+export { ProxyRuntime, runStdio, runListen, isLoopback, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT_MS, type ProxyConfig, type ListenOptions, type Upstream } from './host.js';
 export { ProxyLog } from './log.js';
 export { LineReader } from './framing.js';
-export { isToolCallMethod } from './jsonrpc.js';
+export { isToolCallMethod, RPC } from './jsonrpc.js';
+export { isModernProtocolVersion, FIRST_MODERN_PROTOCOL_VERSION } from './protocol.js';
 export { foldSpelling } from './spelling.js';
-export { StreamPeer, ChildServerPeer, type Peer, type Inbound } from './peer.js';
+export { StreamPeer, ChildServerPeer, DeferredPeer, type Peer, type Inbound } from './peer.js';
 export { SdkPeer } from './sdk-peer.js';
 export { JournalTraceSink, recoverJournals } from './journal-sink.js';
