@@ -265,6 +265,15 @@ export class Ward {
     };
   }
 
+  /**
+   * Decide `intent` (a traced decision, like `evaluate`) and, when it needs approval, return how
+   * to get it: the approve command and `waitForToken()`. Undefined when the call needs no approval
+   * (allowed, blocked or dry run: `evaluate` says which).
+   */
+  async requestApproval(intent: IntentRequest | JsonObject | string, options: WardEvaluateOptions = {}): Promise<ApprovalRequest | undefined> {
+    return (await this.evaluate(intent, options)).approval;
+  }
+
   /** A token given as an object or a file path, read as `gate eval --approval-token` reads it. */
   #tokenOf(token: JsonObject | string, index: number): ParsedToken {
     if (typeof token === 'string') return readTokenFile(token, this.#cwd);

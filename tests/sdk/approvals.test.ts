@@ -99,6 +99,12 @@ describe('SDK approvals, end to end', () => {
     expect(first.approval?.approvalDir).toBeUndefined();
     await expect(first.approval!.waitForToken()).rejects.toThrow(/approvalDir: false/);
 
+    const requested = await ward.requestApproval(writeIntent());
+    expect(requested).toMatchObject({ intentDigest: first.intentDigest, policyDigest: first.policyDigest, scope: ['tool:fs.write_file'] });
+    const read = intent.tool('fs.read_file').args({ path: '/a' }).target({ kind: 'path', value: '/a', operation: 'read' })
+      .context({ identity: 'agent.sdk', workspace: '/workspace', risk_class: 'low' }).build();
+    expect(await ward.requestApproval(read)).toBeUndefined(); // blocked by default: no approval helps
+
     const byObject = await ward.evaluate(writeIntent(), { approvalTokens: [mint(ward, first.approval!)] });
     expect(byObject).toMatchObject({ verdict: 'allow', allowed: true });
     expect(byObject.reasonCodes).toContain('approval_granted');
