@@ -144,8 +144,9 @@ export class ProxySession {
   private fromClient(m: Inbound): void {
     this.lastActivity = Date.now();
     const msg = m.msg;
-    if (m.kind === 'request') {
-      // 2026-07-28+: no initialize; every request names its client in `_meta`.
+    if (m.kind === 'request' && isModernProtocolVersion(requestProtocolVersion(msg.params))) {
+      // 2026-07-28+: no initialize; every request names its client in `_meta`. (A 2025-revision
+      // session keeps the name its initialize gave.)
       const name = requestClientName(msg.params);
       if (name !== undefined) this.clientName = name;
     }
