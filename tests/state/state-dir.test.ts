@@ -140,6 +140,9 @@ describe('the CLI', () => {
       ids.add(listed.stdout);
     }
     expect(ids.size).toBe(1);
+    const keys = JSON.parse([...ids][0]!).keys as { key_id: string; path: string }[];
+    expect(keys).toHaveLength(1);
+    expect(keys[0]!.path).toBe(join(root, '.ward', 'keys', 'ward_public.key'));
     expect(existsSync(join(sub, '.ward'))).toBe(false);
     expect(existsSync(join(root, 'a', '.ward'))).toBe(false);
     expect(existsSync(join(home, '.local'))).toBe(false);
