@@ -19,7 +19,7 @@ export * from './context/index.js';
 export { evaluate, evaluateNormalized, GATE_RESULT_SCHEMA_ID, GATE_RESULT_SCHEMA_VERSION } from './gate/evaluate.js';
 export type { EvaluateOptions, GateOutcome, GateResult, ScriptSummary } from './gate/evaluate.js';
 export { explainOutcome, POLICY_EXPLAIN_SCHEMA_ID } from './gate/explain.js';
-export { REASON_CODES, REASON_CODE_FAMILIES, isRegisteredReasonCode } from './gate/reason-codes.js';
+export { REASON_CODES, REASON_CODE_FAMILIES, describeReasonCode, isRegisteredReasonCode } from './gate/reason-codes.js';
 export type { ReasonCodeInfo } from './gate/reason-codes.js';
 export { parseWrkrInventory, enrichWithWrkr } from './gate/wrkr.js';
 export type { WrkrInventory } from './gate/wrkr.js';

@@ -20,6 +20,9 @@ export interface CliContext {
   state?: StateDirResolution;
 }
 
+/** The help text of every `--state-dir` option: how the directory is found when it is not given. */
+export const STATE_DIR_HELP = 'Ward state directory (default: $WARD_STATE_DIR, the nearest .ward/ upwards, .ward/ beside --policy, ~/.local/state/ward)';
+
 /**
  * Ward's state directory (src/state/state-dir.ts): `--state-dir`, else `WARD_STATE_DIR` (`~`
  * expanded; an empty value counts as unset), else the nearest existing `.ward/` upwards from the

@@ -150,3 +150,8 @@ export const REASON_CODE_FAMILIES: readonly { pattern: RegExp; meaning: string }
 export function isRegisteredReasonCode(code: string): boolean {
   return code in REASON_CODES || REASON_CODE_FAMILIES.some((f) => f.pattern.test(code));
 }
+
+/** What a code means, from the registry or its family; undefined for codes a policy defines itself. */
+export function describeReasonCode(code: string): string | undefined {
+  return REASON_CODES[code]?.meaning ?? REASON_CODE_FAMILIES.find((f) => f.pattern.test(code))?.meaning;
+}

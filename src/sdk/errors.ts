@@ -1,4 +1,5 @@
 import { EXIT } from '../contract/exit-codes.js';
+import { describeReasonCode } from '../gate/reason-codes.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import type { Verdict } from '../policy/types.js';
 import type { ApprovalRequest } from './ward.js';
@@ -65,7 +66,16 @@ function hintFor(d: BlockedDecision): string {
     return `an approver can mint a token for intent ${d.intentDigest}: ward approve --help; the decision is in ${d.tracePath}`;
   }
   if (d.verdict === 'dry_run') return `the policy only allows a dry run (plan phase) of ${d.toolName}; see ${d.tracePath}`;
-  return `inspect the reason codes (docs/reason-codes.md) and the signed trace ${d.tracePath}`;
+  return `${explainReasons(d.reasonCodes)}; the signed trace is ${d.tracePath} (every code: REASON_CODES exported by ward)`;
+}
+
+/**
+ * The codes with their meanings from the registry, so a consumer project needs no docs of Ward's
+ * to read why a call was not run. Codes a policy defines itself are named as such.
+ */
+function explainReasons(codes: readonly string[]): string {
+  if (codes.length === 0) return 'no reason codes';
+  return codes.map((code) => `${code}: ${describeReasonCode(code) ?? 'a code set by the policy'}`).join('; ');
 }
 
 export function isWardBlockedError(value: unknown): value is WardBlockedError {

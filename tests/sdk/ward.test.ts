@@ -217,6 +217,9 @@ describe('guardTool', () => {
     expect(blocked.intentDigest).toMatch(/^[0-9a-f]{64}$/);
     expect(existsSync(blocked.tracePath)).toBe(true);
     expect(blocked.message).toContain('fs.delete_file');
+    // The hint explains the codes itself: a consumer project has none of Ward's docs.
+    expect(blocked.hint).toContain('default_block: no rule matched; the policy default is block');
+    expect(blocked.hint).not.toContain('docs/');
   });
 
   it('require_approval and dry_run do not run the tool either', async () => {

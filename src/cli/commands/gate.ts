@@ -21,7 +21,7 @@ import { delegationDigest } from '../../intent/digest.js';
 import type { NormalizedIntent } from '../../intent/types.js';
 import { requiredApprovalScope } from '../../tokens/approval.js';
 import type { TraceFormat } from '../../trace/record.js';
-import { stateDir, type CliContext } from '../context.js';
+import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 import { daemonUrl, gateEvalOverDaemon, printDaemonJson } from '../daemon-client.js';
 import { parseEvaluationTime, parseJsonInput, readInputText } from '../input.js';
 import { correlationId, goJsonLine, omitEmpty } from '../output.js';
@@ -79,7 +79,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--rate-limit-state <file>', 'rate-limit counters (default .ward/gate_rate_limits.json)')
     .option('--kill-switch-state <file>', 'kill-switch state JSON (gait.gate.kill_switch_state)')
     .option('--wrkr-inventory <file>', 'Wrkr tool inventory for context enrichment')
-    .option('--state-dir <dir>', 'Ward state directory (default: $WARD_STATE_DIR, the nearest .ward/ upwards, .ward/ beside --policy, ~/.local/state/ward)')
+    .option('--state-dir <dir>', STATE_DIR_HELP)
     .option('--daemon <url>', 'ask a running ward serve (default $WARD_DAEMON_URL); its policy and key decide')
     .option('--approved-script-registry <file>', 'signed approved-script registry: a matching script skips policy evaluation')
     .option('--approved-script-public-key <file>', 'registry verify key (default: the approval verify key)')

@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import type { CliContext } from '../context.js';
+import { STATE_DIR_HELP, type CliContext } from '../context.js';
 import { runClaudeCodeHook, type ClaudeCodeHookFlags } from '../../mcp/compat/hook.js';
 
 interface HookOptionSpec {
@@ -32,7 +32,7 @@ const HOOK_OPTIONS: readonly HookOptionSpec[] = [
   },
   { flag: '--private-key', key: 'privateKey', value: 'file', help: 'trace signing key file' },
   { flag: '--private-key-env', key: 'privateKeyEnv', value: 'var', help: 'environment variable holding the signing key' },
-  { flag: '--state-dir', key: 'stateDir', value: 'dir', help: 'Ward state directory (default .ward or $WARD_STATE_DIR)' },
+  { flag: '--state-dir', key: 'stateDir', value: 'dir', help: STATE_DIR_HELP },
 ];
 
 const DESCRIPTION =

@@ -21,7 +21,7 @@ import {
   type VerifyKey,
 } from '../../keys/index.js';
 import { writeFileAtomic } from '../../state/atomic-file.js';
-import { stateDir, type CliContext } from '../context.js';
+import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 import { correlationId, goJsonLine } from '../output.js';
 
 /** Flags shared by every command that signs (`approve`, `delegate mint`, `trace export`). */
@@ -41,7 +41,7 @@ export function addSigningKeyOptions(cmd: Command): Command {
     )
     .option('--private-key <file>', 'signing key file (reference base64, JWK or PEM)')
     .option('--private-key-env <var>', 'environment variable holding the signing key')
-    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)');
+    .option('--state-dir <dir>', STATE_DIR_HELP);
 }
 
 export function signingKeyFromFlags(ctx: CliContext, flags: SigningKeyFlags): ResolvedSigningKey {
@@ -113,7 +113,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--out-dir <dir>', 'write <prefix>_private.key / <prefix>_public.key here instead of the state directory')
     .option('--prefix <prefix>', 'file name prefix with --out-dir', 'ward')
     .option('--force', 'with --out-dir, replace existing files')
-    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--state-dir <dir>', STATE_DIR_HELP)
     .option('--json', 'one line of JSON on stdout')
     .action((flags: KeysFlags & { outDir?: string; prefix: string; force?: boolean }) => {
       if (flags.outDir) {
@@ -134,7 +134,7 @@ export function register(program: Command, ctx: CliContext): void {
   keys
     .command('rotate')
     .description('replace the current key; the old public key stays in <state>/keys/retired for verification')
-    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--state-dir <dir>', STATE_DIR_HELP)
     .option('--json', 'one line of JSON on stdout')
     .action((flags: KeysFlags) => {
       const result = rotateDefaultKey(stateDir(ctx, flags.stateDir), nowUTC());
@@ -153,7 +153,7 @@ export function register(program: Command, ctx: CliContext): void {
     .description('check that a private and a public key file form a pair (default: the state directory pair)')
     .option('--private-key <file>', 'private key file')
     .option('--public-key <file>', 'public key file')
-    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--state-dir <dir>', STATE_DIR_HELP)
     .option('--json', 'one line of JSON on stdout')
     .action((flags: KeysFlags & { privateKey?: string; publicKey?: string }) => {
       const paths = defaultKeyPaths(stateDir(ctx, flags.stateDir));
@@ -175,7 +175,7 @@ export function register(program: Command, ctx: CliContext): void {
   keys
     .command('list')
     .description('list the keys that verify traces in this state directory (current and retired)')
-    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--state-dir <dir>', STATE_DIR_HELP)
     .option('--json', 'one line of JSON on stdout')
     .action((flags: KeysFlags) => {
       const ring = loadKeyRing(stateDir(ctx, flags.stateDir));
@@ -187,7 +187,7 @@ export function register(program: Command, ctx: CliContext): void {
     .command('jwks')
     .description('print the verify keys as a JWKS (kid = RFC 7638 thumbprint, key_id = sha256 of the raw key)')
     .option('--out <file>', 'write the JWKS to a file instead of stdout')
-    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--state-dir <dir>', STATE_DIR_HELP)
     .action((flags: KeysFlags & { out?: string }) => {
       const dir = stateDir(ctx, flags.stateDir);
       const ring = loadKeyRing(dir);

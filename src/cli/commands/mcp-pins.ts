@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import type { PinsDocument, ToolPin } from '../../mcp/proxy/pins.js';
 import type { CliContext } from '../context.js';
-import { stateDir } from '../context.js';
+import { STATE_DIR_HELP, stateDir } from '../context.js';
 import { correlationId, goJsonLine } from '../output.js';
 
 interface PinsFlags {
@@ -29,7 +29,7 @@ export function registerPins(mcp: Command, ctx: CliContext): void {
   pins
     .command('list')
     .description('servers, their tools, pinned and pending definition digests')
-    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--state-dir <dir>', STATE_DIR_HELP)
     .option('--server <key>', 'only this server')
     .option('--json', 'one line of JSON on stdout')
     .action(async (flags: PinsFlags) => {
@@ -73,7 +73,7 @@ export function registerPins(mcp: Command, ctx: CliContext): void {
   pins
     .command('accept')
     .description('accept the pending (changed) definition of tools: calls to them are allowed again, also in running proxies')
-    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--state-dir <dir>', STATE_DIR_HELP)
     .option('--server <key>', 'the server key (ward mcp pins list shows it)')
     .option('--tool <name>', 'a tool whose pending definition to accept (repeatable)', collect, [])
     .option('--all', 'every tool of the server with a pending definition')
@@ -94,7 +94,7 @@ export function registerPins(mcp: Command, ctx: CliContext): void {
   pins
     .command('forget')
     .description('drop the pins of a server (or of one tool): the next tools/list pins them afresh')
-    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--state-dir <dir>', STATE_DIR_HELP)
     .option('--server <key>', 'the server key (ward mcp pins list shows it)')
     .option('--tool <name>', 'only this tool', collect, [])
     .option('--json', 'one line of JSON on stdout')

@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import type { CliContext } from '../context.js';
 import { runMcpServe, type McpServeFlags } from '../../mcp/compat/serve-command.js';
 import { runMcpVerify, type McpVerifyFlags } from '../../mcp/compat/verify.js';
+import { STATE_DIR_HELP } from '../context.js';
 
 /**
  * `ward mcp serve` (the HTTP decision service) and `ward mcp verify` (MCP server trust), the
@@ -48,7 +49,7 @@ export function registerService(mcp: Command, ctx: CliContext): void {
     )
     .option('--private-key <file>', 'trace signing key file')
     .option('--private-key-env <var>', 'environment variable holding the signing key')
-    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--state-dir <dir>', STATE_DIR_HELP)
     .option('--json', 'print the startup line as JSON')
     .action(async (flags: McpServeFlags) => {
       await runMcpServe(ctx, flags);

@@ -18,7 +18,7 @@ import {
 import { locateArtifact, spoolBytes, type EntryKind } from '../../store/index.js';
 import { WARD_VERSION } from '../../version.js';
 import { openZip } from '../../zip/index.js';
-import { stateDir, type CliContext } from '../context.js';
+import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 import { daemonUrl, isLocalArtifact, packDiffOverDaemon, packInspectOverDaemon } from '../daemon-client.js';
 import { correlationId, goJsonLine } from '../output.js';
 import { addSigningKeyOptions, addVerifyKeyOptions, signingKeyFromFlags, verifyKeysFromFlags, type SigningKeyFlags, type VerifyKeyFlags } from './keys.js';
@@ -118,7 +118,7 @@ export function register(program: Command, ctx: CliContext): void {
     .command('inspect')
     .description('show what a pack declares, with its context summary (no verification)')
     .argument('<pack>', 'pack path or store id')
-    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--state-dir <dir>', STATE_DIR_HELP)
     .option('--json', 'one line of JSON on stdout')
     .option('--daemon <url>', 'read store ids from a running ward serve (default $WARD_DAEMON_URL)')
     .action(async (ref: string, flags: ReadFlags & { daemon?: string }) => {
@@ -144,7 +144,7 @@ export function register(program: Command, ctx: CliContext): void {
     .argument('<left>', 'pack path or store id')
     .argument('<right>', 'pack path or store id')
     .option('--output <file>', 'also write the diff JSON here')
-    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--state-dir <dir>', STATE_DIR_HELP)
     .option('--json', 'one line of JSON on stdout')
     .option('--daemon <url>', 'read store ids from a running ward serve (default $WARD_DAEMON_URL)')
     .action(async (leftRef: string, rightRef: string, flags: ReadFlags & { output?: string; daemon?: string }) => {

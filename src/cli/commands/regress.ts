@@ -35,7 +35,7 @@ import { parseJsonInput, readInputText } from '../input.js';
 import { writeFileAtomic } from '../../state/atomic-file.js';
 import { locateArtifact } from '../../store/index.js';
 import { WARD_VERSION } from '../../version.js';
-import { stateDir, type CliContext } from '../context.js';
+import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 import { correlationId, goJsonLine } from '../output.js';
 import { displayPath } from './run.js';
 
@@ -114,14 +114,14 @@ function sourceOptions(cmd: Command): Command {
     .option('--name <name>', 'fixture name (default: the run id, sanitized)')
     .option('--checkpoint <n>', 'session chains only (not supported by Ward)')
     .option('--config <file>', 'regress config to rewrite (default ward.yaml, or gait.yaml when only that exists)')
-    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--state-dir <dir>', STATE_DIR_HELP)
     .option('--json', 'one line of JSON on stdout');
 }
 
 function runOptions(cmd: Command): Command {
   const has = (name: string) => cmd.options.some((o) => o.long === name);
   if (!has('--config')) cmd.option('--config <file>', 'regress config (default ward.yaml, or gait.yaml when only that exists)');
-  if (!has('--state-dir')) cmd.option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)');
+  if (!has('--state-dir')) cmd.option('--state-dir <dir>', STATE_DIR_HELP);
   if (!has('--json')) cmd.option('--json', 'one line of JSON on stdout');
   return cmd
     .option('--output <file>', `result JSON (default ${DEFAULT_RESULT_FILE})`)
@@ -347,7 +347,7 @@ function registerReplay(regress: Command, ctx: CliContext): void {
     .option('--output <file>', 'write the report JSON here')
     .option('--markdown <file>', 'write a Markdown summary (for a pull-request comment)')
     .option('--junit <file>', 'write JUnit XML (one testcase per tool)')
-    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--state-dir <dir>', STATE_DIR_HELP)
     .option('--json', 'the report as one line of JSON on stdout')
     .action(async (flags: ReplayFlags) =>
       guarded(async () => {

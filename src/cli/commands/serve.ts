@@ -4,7 +4,7 @@ import { EXIT } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { defaultKeyPaths, loadVerifyKeys, readPrivateKeyFile, resolveSigningKey, type KeyMode } from '../../keys/index.js';
 import type { TraceFormat } from '../../trace/record.js';
-import { stateDir, type CliContext } from '../context.js';
+import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 import { goJsonLine } from '../output.js';
 
 interface ServeFlags {
@@ -42,7 +42,7 @@ export function register(program: Command, ctx: CliContext): void {
     .description('run the governance daemon: decisions, traces and the pack store over HTTP (docs/daemon.md)')
     .requiredOption('--policy <file>', 'policy YAML; reloaded on change and on SIGHUP (a bad policy keeps the old one)')
     .option('--listen <addr>', 'host:port to listen on; non-loopback addresses require --auth-token-env', '127.0.0.1:7433')
-    .option('--state-dir <dir>', 'Ward state directory the daemon owns (default .ward or $WARD_STATE_DIR)')
+    .option('--state-dir <dir>', `${STATE_DIR_HELP}; the daemon owns it`)
     .option('--auth-token-env <var>', 'environment variable holding the bearer token clients must send')
     .option('--allowed-host <names>', 'comma-separated extra Host header names accepted (loopback accepts localhost, 127.0.0.1, [::1])')
     .addOption(new Option('--key-mode <mode>', 'signing key: default (.ward/keys), dev (ephemeral) or prod (explicit key)').choices(['default', 'dev', 'prod']).default('default'))

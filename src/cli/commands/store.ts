@@ -21,7 +21,7 @@ import {
   type StoreInput,
 } from '../../store/index.js';
 import { openZip } from '../../zip/index.js';
-import { stateDir, type CliContext } from '../context.js';
+import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 import { daemonUrl, storeEntryOverDaemon, storeListOverDaemon } from '../daemon-client.js';
 import { print } from './pack.js';
 
@@ -149,7 +149,7 @@ export function register(program: Command, ctx: CliContext): void {
 }
 
 function withCommon(cmd: Command): Command {
-  return cmd.option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)').option('--json', 'one line of JSON on stdout');
+  return cmd.option('--state-dir <dir>', STATE_DIR_HELP).option('--json', 'one line of JSON on stdout');
 }
 
 function withFilters(cmd: Command): Command {
