@@ -9,8 +9,7 @@ import { loadVerifyKeys, resolveSigningKey, type KeyMode } from '../../keys/inde
 import { loadPolicyFile } from '../../policy/load.js';
 import { checkProfile } from '../../policy/profile.js';
 import { FileTraceSink } from '../../runtime/trace-sink.js';
-import type { CliContext } from '../context.js';
-import { stateDir } from '../context.js';
+import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 import { readInputText } from '../input.js';
 
 /** Options shared with the reference one-shot mode (`--call`, mcp-decision-service.md §6.4). */
@@ -77,7 +76,7 @@ export function registerProxy(mcp: Command, ctx: CliContext): void {
     .argument('[command...]', 'the MCP server to start (after --); or, reference style, <policy> <call>')
     .option('--policy <file>', 'policy YAML; reloaded when it changes (a bad edit keeps the old policy)')
     .option('--context-envelope <file>', 'context envelope verified at startup and bound to every call')
-    .option('--state-dir <dir>', 'Ward state directory (default .ward or $WARD_STATE_DIR)')
+    .option('--state-dir <dir>', STATE_DIR_HELP)
     .option('--upstream-url <url>', 'proxy to a Streamable HTTP MCP server instead of starting one')
     .option('--upstream-header <name:value>', 'HTTP header for the upstream server (repeatable)', collect, [])
     .option('--listen <host:port>', 'serve Streamable HTTP to clients instead of stdio (non-loopback needs --auth-token-env)')

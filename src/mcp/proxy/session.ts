@@ -14,7 +14,7 @@ import {
   type ElicitOutcome,
 } from './elicit.js';
 import type { CallDecision, Gatekeeper } from './gatekeeper.js';
-import { hintsOf, type CallInput, type ToolHints } from './intent.js';
+import { hintsOf, intentToolName, type CallInput, type ToolHints } from './intent.js';
 import { errorResponse, idKey, isToolCallMethod, RPC, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
 import type { ProxyLog } from './log.js';
 import type { Inbound, Peer } from './peer.js';
@@ -600,7 +600,7 @@ export class ProxySession {
     if (!this.o.hideBlockedTools) return undefined;
     const policy = this.o.gate.runtime.policy.policy;
     const prefix = this.o.gate.mapping.toolPrefix;
-    const kept = tools.filter((t) => !(isJsonObject(t) && typeof t['name'] === 'string' && alwaysBlocked(policy, (prefix + t['name']).toLowerCase())));
+    const kept = tools.filter((t) => !(isJsonObject(t) && typeof t['name'] === 'string' && alwaysBlocked(policy, intentToolName(prefix, t['name']).toLowerCase())));
     if (kept.length === tools.length) return undefined;
     return { ...msg, result: { ...msg.result, tools: kept } };
   }
