@@ -17,7 +17,9 @@ export function readTokenFile(path: string, cwd: string): ParsedToken {
   try {
     return { source: path, value: parseStrictJson(readFileSync(full, 'utf8')) };
   } catch (err) {
-    return { source: path, error: (err as Error).message };
+    const code = (err as NodeJS.ErrnoException).code;
+    const error = code === 'ENOENT' ? `no such file (${full})` : code === 'EISDIR' ? `is a directory (${full})` : (err as Error).message;
+    return { source: path, error };
   }
 }
 

@@ -95,6 +95,16 @@ describe('nesting 5,000 deep', () => {
   });
 });
 
+describe('a token file that is not there', () => {
+  it('--approval-token names the missing file, beside approval_token_invalid', () => {
+    writeFileSync(join(dir, 'ask.yaml'), 'default_verdict: require_approval\n');
+    const r = run(['gate', 'eval', '--policy', 'ask.yaml', '--intent', 'intent.json', '--approval-token', 'nope.json', '--json']);
+    expect(r.code).toBe(4);
+    expect(JSON.parse(r.stdout).reason_codes).toContain('approval_token_invalid');
+    expect(r.stderr).toContain(`warning: approval token nope.json: no such file (${join(dir, 'nope.json')})`);
+  });
+});
+
 describe('a directory where a file is expected', () => {
   it.each([
     [['pack', 'verify', 'packs'], 'pack or runpack'],

@@ -3,6 +3,7 @@ import type { ApprovalStep, ApprovalTokenReuse, DelegationStep, TokenContext } f
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { approvalStep as runtimeApprovalStep, delegationStep as runtimeDelegationStep } from '../../runtime/token-steps.js';
 import { readTokenFiles } from '../../tokens/files.js';
+import type { ParsedToken } from '../../tokens/rollup.js';
 import type { CliContext } from '../context.js';
 
 export interface TokenFlags {
@@ -54,9 +55,18 @@ export function approvalSources(f: TokenFlags): VerifyKeySources {
   };
 }
 
+/**
+ * A token file that cannot be read counts as an invalid token (the reference's reason code), but
+ * the code alone does not say that the file is missing or not JSON: the person retrying needs that.
+ */
+function warnUnreadable(ctx: CliContext, kind: string, tokens: ParsedToken[]): ParsedToken[] {
+  for (const token of tokens) if ('error' in token) ctx.stderr(`warning: ${kind} token ${token.source}: ${token.error}\n`);
+  return tokens;
+}
+
 export function approvalStep(ctx: CliContext, flags: TokenFlags, signingKey: SigningKey, auditDir: string): (t: TokenContext) => ApprovalStep {
   return runtimeApprovalStep({
-    tokens: () => readTokenFiles(flags.approvalToken, flags.approvalTokenChain, ctx.cwd),
+    tokens: () => warnUnreadable(ctx, 'approval', readTokenFiles(flags.approvalToken, flags.approvalTokenChain, ctx.cwd)),
     verifyKeys: () => verifyKeysFor(ctx, [approvalSources(flags)], signingKey),
     audit: { dir: auditDir, path: flags.approvalAuditOut, cwd: ctx.cwd },
   });
@@ -70,7 +80,7 @@ export function delegationStep(ctx: CliContext, flags: TokenFlags, signingKey: S
     privateKeyEnv: flags.delegationPrivateKeyEnv,
   };
   return runtimeDelegationStep({
-    tokens: () => readTokenFiles(flags.delegationToken, flags.delegationTokenChain, ctx.cwd),
+    tokens: () => warnUnreadable(ctx, 'delegation', readTokenFiles(flags.delegationToken, flags.delegationTokenChain, ctx.cwd)),
     verifyKeys: () => verifyKeysFor(ctx, [own, approvalSources(flags)], signingKey),
     audit: { dir: auditDir, path: flags.delegationAuditOut, cwd: ctx.cwd },
   });
