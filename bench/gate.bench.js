@@ -1,5 +1,5 @@
 // The gate engine on the reference's typical workload (gate.md §9 / issue 2): in-process
-// evaluate() against the same policy with 2, 10, 100 and 1,000 rules, the cost of digesting and
+// evaluate() against the same policy with 2, 10, 100, 1,000 and 10,000 rules, the cost of digesting and
 // signing a decision, and the whole-process wall time of `ward gate eval --json`.
 // Baselines: normalizeIntent() alone for the engine (so the ratio is what policy evaluation adds),
 // raw crypto.sign for signing, and `node -e 0` for the process.
@@ -58,7 +58,7 @@ export default async function gateBench(h) {
   if (check.verdict !== 'allow' || check.matchedRule !== 'allow-safe-write') {
     throw new Error(`typical workload must allow via allow-safe-write, got ${check.verdict}`);
   }
-  const sized = [8, 98, 998].map((n) => [n + 2, policyWithRules(n)]);
+  const sized = [8, 98, 998, 9998].map((n) => [n + 2, policyWithRules(n)]);
   for (const [, p] of sized) if (evaluate(p, intent, { now }).verdict !== 'allow') throw new Error('sized policy must allow');
 
   await h.suite(
