@@ -5,6 +5,7 @@ import type { NormalizedPolicy, PolicyRule, RateLimitConfig, Verdict } from '../
 import { pickFreezeDecision, pickSandboxDecision, type FreezeWindowDecision, type SandboxDecision } from './decisions.js';
 import { ruleMatches } from './match.js';
 import { evaluateMatchedRule } from './rule.js';
+import { candidateRules } from './rule-index.js';
 import { mostRestrictive } from './verdict.js';
 
 export interface MatchedRuleRef {
@@ -34,10 +35,13 @@ export interface SingleOutcome {
   sandbox: SandboxDecision | undefined;
 }
 
-/** `evaluateSingleIntent` (§3.2): the first matching priority tier decides. */
+/**
+ * `evaluateSingleIntent` (§3.2): the first matching priority tier decides. Only the rules that can
+ * match are walked (rule-index.ts); skipping a rule that does not match changes nothing in this walk.
+ */
 export function evaluateSingleIntent(policy: NormalizedPolicy, intent: NormalizedIntent, now: GoTime): SingleOutcome {
   const tier: PolicyRule[] = [];
-  for (const rule of policy.rules) {
+  for (const rule of candidateRules(policy, intent)) {
     if (tier.length && rule.priority !== tier[0]!.priority) {
       if (ruleMatches(rule, intent)) break;
       continue;
