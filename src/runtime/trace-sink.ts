@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { closeSync, linkSync, mkdirSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { link, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JsonObject } from '../canon/json.js';
@@ -30,18 +30,40 @@ export async function runGateAsync(sink: TraceSink, rt: GateRuntime, req: GateRe
 }
 
 /**
+ * When a sink's `write` resolves, as the MCP proxy's `--trace-sync` (and the SDK's `durability`):
+ * - `fsync`: the trace is on disk (data and name synced): it survives a power loss.
+ * - `write`: the trace reached the operating system (written, not synced): it survives a crash or
+ *   kill -9 of the process, not a power loss or kernel crash before the OS writes it back.
+ */
+export type TraceSync = 'fsync' | 'write';
+
+export interface FileTraceSinkOptions {
+  /** Default `fsync`. */
+  sync?: TraceSync;
+}
+
+/**
  * Traces as files in one directory, named as `gate eval` names them (`trace_<trace_id>.json`, then
- * `trace_<trace_id>_<event_id>.json`; never overwritten). Each file is written and fsynced off the
- * main thread under a temporary name and published with link(2); the directory fsync that makes the
- * names durable is shared by every write that published while the previous one ran (group commit).
+ * `trace_<trace_id>_<event_id>.json`; never overwritten). Each file is written under a temporary
+ * name and published with link(2), so a reader (or a crash) never leaves a partial trace under a
+ * trace name.
+ * - `fsync` (default): written and fsynced off the main thread; the directory fsync that makes the
+ *   names durable is shared by every write that published while the previous one ran (group commit).
+ * - `write`: written and published synchronously on the calling thread, with no fsync (a few
+ *   system calls, no thread hop); `write` resolves once the file is in the OS's hands.
  */
 export class FileTraceSink implements TraceSink {
   private readonly inFlight = new Set<Promise<unknown>>();
   private dirSync: Promise<void> | undefined;
   private dirSyncQueued: Promise<void> | undefined;
+  readonly sync: TraceSync;
 
-  constructor(private readonly dir: string) {
+  constructor(
+    private readonly dir: string,
+    options: FileTraceSinkOptions = {},
+  ) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
+    this.sync = options.sync ?? 'fsync';
   }
 
   /**
@@ -49,6 +71,13 @@ export class FileTraceSink implements TraceSink {
    * random suffix), for hosts with their own naming such as the MCP decision service.
    */
   write(trace: SignedTrace, capture?: JsonObject, names?: readonly string[]): Promise<string> {
+    if (this.sync === 'write') {
+      try {
+        return Promise.resolve(this.writeNow(trace, capture, names));
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
+    }
     const work = this.persist(trace, capture, names);
     this.inFlight.add(work);
     void work.then(
@@ -60,6 +89,18 @@ export class FileTraceSink implements TraceSink {
 
   async close(): Promise<void> {
     await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** `write` mode: publish the trace (and capture) now, on this thread, without fsync. */
+  private writeNow(trace: SignedTrace, capture: JsonObject | undefined, names: readonly string[] | undefined): string {
+    const traceId = String(trace['trace_id'] ?? '');
+    const eventId = String(trace['event_id'] ?? '');
+    if (!/^[0-9a-f]{24}$/.test(traceId) || !/^[0-9a-f]{24}$/.test(eventId)) {
+      throw new WardError(ERROR_CODES.INTERNAL, 'trace sink: record has no valid trace_id/event_id');
+    }
+    const path = publishNow(this.dir, names?.length ? names : [`trace_${traceId}.json`, `trace_${traceId}_${eventId}.json`], traceFileText(trace));
+    if (capture) publishNow(this.dir, [captureFileName(capture)], captureFileText(capture));
+    return path;
   }
 
   private async persist(trace: SignedTrace, capture: JsonObject | undefined, names: readonly string[] | undefined): Promise<string> {
@@ -111,6 +152,49 @@ export class FileTraceSink implements TraceSink {
       return this.syncDirectory();
     });
     return this.dirSyncQueued;
+  }
+}
+
+/**
+ * Publish `text` in `dir` under the first free name of `names` (then the last with a random
+ * suffix) now, on the calling thread and without fsync: written under a temporary name, then
+ * link(2)ed, so the name never shows a partial file. Returns the path; `WardError` `ERR_IO` on failure.
+ * With `exact`, only `names[0]` is tried and a file already there counts as published (for a name
+ * that only this content can have, such as a journaled trace's).
+ */
+export function publishNow(dir: string, names: readonly string[], text: string, exact = false): string {
+  const temp = join(dir, `.${names[0]!}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  let created = false;
+  try {
+    const fd = openSync(temp, 'wx', 0o600);
+    created = true;
+    try {
+      const bytes = Buffer.from(text, 'utf8');
+      let written = 0;
+      while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
+    } finally {
+      closeSync(fd);
+    }
+    for (const name of withFallback(names)) {
+      try {
+        linkSync(temp, join(dir, name));
+        return join(dir, name);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        if (exact) return join(dir, name);
+      }
+    }
+    throw new Error('no free file name');
+  } catch (err) {
+    throw new WardError(ERROR_CODES.IO, `write trace in ${dir}: ${(err as Error).message}`, { cause: err });
+  } finally {
+    if (created) {
+      try {
+        unlinkSync(temp);
+      } catch {
+        // Already gone.
+      }
+    }
   }
 }
 

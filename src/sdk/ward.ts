@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { approvalCommand, approvalTokenPath, type ApprovalSigner } from '../runtime/approval-command.js';
 import { approvalTokensInDir, waitForApprovalToken, type ApprovalTokenFile, type WaitForTokenOptions } from '../runtime/approval-dir.js';
 import { approvalStep } from '../runtime/token-steps.js';
@@ -19,13 +19,25 @@ import { ERROR_CODES, WardError } from '../errors.js';
 import { readPrivateKeyFile, resolveSigningKey, type SigningKey } from '../keys/index.js';
 import { loadPolicyFile, parsePolicyYaml } from '../policy/load.js';
 import type { LoadedPolicy, Verdict } from '../policy/types.js';
-import { captureFileName, writeCapture } from '../runtime/capture.js';
-import { decideGate, type GateRequest, type GateResultOutput, type GateRuntime } from '../runtime/gate-run.js';
-import { FileTraceSink } from '../runtime/trace-sink.js';
-import { writeTrace } from '../trace/write.js';
+import { captureFileName, captureFileText, writeCapture } from '../runtime/capture.js';
+import { decideGate, type GateRequest, type GateResultOutput, type GateRuntime, type PendingDecision } from '../runtime/gate-run.js';
+import { FileTraceSink, publishNow } from '../runtime/trace-sink.js';
+import { JournalTraceSink, recoverJournals } from '../mcp/proxy/journal-sink.js';
+import { traceFileText, writeTrace } from '../trace/write.js';
 import type { TraceFormat } from '../trace/record.js';
 import { WardBlockedError } from './errors.js';
 import type { IntentRequest } from './intent.js';
+
+/**
+ * When `evaluate` resolves, as the MCP proxy's `--trace-sync`:
+ * - `write` (default): the signed trace file is written to the operating system (not fsynced). It
+ *   survives a crash or kill -9 of the agent, not a power loss or kernel crash before the OS writes
+ *   it back.
+ * - `fsync`: the trace is on disk: it survives a power loss. Concurrent calls share one
+ *   synchronized journal write (group commit, the proxy's journal); the trace file is there too
+ *   when `evaluate` resolves, and is rebuilt from the journal after a power loss.
+ */
+export type WardDurability = 'write' | 'fsync';
 
 export interface WardOptions {
   /** A policy file path, policy YAML text, or a policy already loaded with `parsePolicyYaml`/`loadPolicyFile`. */
@@ -56,6 +68,8 @@ export interface WardOptions {
    */
   captureIntents?: boolean;
   traceFormat?: TraceFormat;
+  /** What a trace survives once `evaluate` resolves: `write` (default, a crash of the agent) or `fsync` (a power loss). */
+  durability?: WardDurability;
   /** Relative paths resolve against this directory. Default `process.cwd()`. */
   cwd?: string;
 }
@@ -77,6 +91,8 @@ export interface WardEvaluateOptions {
    * Tokens in the approval directory for this intent are presented too.
    */
   approvalTokens?: readonly (JsonObject | string)[];
+  /** This call's durability, instead of the Ward's (`durability` option, default `write`). */
+  durability?: WardDurability;
 }
 
 /**
@@ -148,7 +164,7 @@ export type DescribeIntent<A extends unknown[]> = (...args: A) => IntentRequest 
 /**
  * Ward as a library: load a policy and a signing key once, then decide tool calls. Every decision
  * goes through the same gate as `ward gate eval` (rate limits, approvals, simulate) and returns
- * only after its signed trace is durably written.
+ * only after its signed trace is written (`durability`: to the operating system, or to disk).
  */
 export class Ward {
   readonly policy: LoadedPolicy;
@@ -161,7 +177,13 @@ export class Ward {
   readonly #runtime: GateRuntime;
   readonly #cwd: string;
   readonly #signer: ApprovalSigner;
+  /** The default for `evaluate`'s `durability`. */
+  readonly durability: WardDurability;
+  /** `write`: trace files published on the calling thread, no fsync. */
   #sink: FileTraceSink | undefined;
+  /** `fsync`: the MCP proxy's group-committed journal, beside the trace directory. */
+  #journal: JournalTraceSink | undefined;
+  readonly #journalDir: string;
 
   constructor(options: WardOptions) {
     if (!options || options.policy === undefined) {
@@ -182,6 +204,10 @@ export class Ward {
     this.stateDir = this.state.dir;
     this.traceDir = resolve(cwd, options.traceDir ?? resolve(this.stateDir, 'traces'));
     this.approvalDir = options.approvalDir === false ? undefined : resolve(cwd, options.approvalDir ?? resolve(this.stateDir, 'approvals'));
+    this.durability = durabilityOf(options.durability, 'durability');
+    this.#journalDir = `${this.traceDir}.journal`;
+    // Traces journaled by an `fsync` Ward whose process died are rebuilt as files before anything else.
+    if (existsSync(this.#journalDir)) recoverJournals(this.traceDir, this.#journalDir);
     const signingKey = signingKeyOf(options.signingKey, this.stateDir, cwd);
     this.#signer =
       typeof options.signingKey === 'string'
@@ -234,14 +260,17 @@ export class Ward {
         audit: { dir: resolve(this.stateDir, 'audits') },
       })(t);
     };
+    const durability = options.durability === undefined ? this.durability : durabilityOf(options.durability, 'evaluate durability');
     const pending = decideGate(this.#runtime, request);
     let r: GateResultOutput;
     if (options.traceOut) {
       r = pending.finish(writeTrace(pending.trace, { dir: this.traceDir, path: options.traceOut }));
       if (pending.capture) writeCapture(this.traceDir, pending.capture);
+    } else if (durability === 'fsync') {
+      r = pending.finish(await this.#writeSynced(pending));
     } else {
-      // Written and fsynced off the main thread; concurrent decisions share one directory sync.
-      this.#sink ??= new FileTraceSink(this.traceDir);
+      // Published on this thread (temporary name, link), no fsync: a few system calls.
+      this.#sink ??= new FileTraceSink(this.traceDir, { sync: 'write' });
       r = pending.finish(await this.#sink.write(pending.trace, pending.capture));
     }
     const out = r.output;
@@ -305,9 +334,29 @@ export class Ward {
     };
   }
 
-  /** Wait for trace writes in flight (each `evaluate` already waits for its own). */
+  /**
+   * `fsync`: the trace goes into the journal, and `evaluate` waits for the synchronized write that
+   * covers it (one for every call in flight: group commit). The trace file is then published
+   * at the journal's name for it, so it is there when `evaluate` resolves; the journal sink fsyncs
+   * the files before it drops a journal, and rebuilds them from a journal left by a crash.
+   */
+  async #writeSynced(pending: PendingDecision): Promise<string> {
+    this.#journal ??= new JournalTraceSink(this.traceDir, this.#journalDir, 'fsync');
+    const location = await this.#journal.write(pending.trace, pending.capture);
+    publishNow(this.traceDir, [basename(location)], traceFileText(pending.trace), true);
+    if (pending.capture) publishNow(this.traceDir, [captureFileName(pending.capture)], captureFileText(pending.capture), true);
+    return location;
+  }
+
+  /**
+   * Wait for trace writes in flight (each `evaluate` already waits for its own); with `fsync`, sync
+   * the trace files and drop the journal. Call it before the process exits: a journal left behind
+   * is replayed by the next Ward on the same trace directory.
+   */
   async close(): Promise<void> {
-    await this.#sink?.close();
+    const journal = this.#journal;
+    this.#journal = undefined;
+    await Promise.all([this.#sink?.close(), journal?.close()]);
   }
 
   /** Wrap `fn` so it runs only when Ward allows the call `describeIntent` describes. */
@@ -356,6 +405,14 @@ export function guardTool<A extends unknown[], R>(
     }
     return fn(...args);
   };
+}
+
+function durabilityOf(value: unknown, name: string): WardDurability {
+  if (value === undefined) return 'write';
+  if (value === 'write' || value === 'fsync') return value;
+  throw new WardError(ERROR_CODES.USAGE, `${name} must be 'write' or 'fsync', not ${JSON.stringify(value)}`, {
+    hint: "new Ward({ policy, durability: 'fsync' }) waits for the disk; 'write' for the operating system",
+  });
 }
 
 /** Whether `policy` names a file (as `loadPolicy` decides), so the state directory may be found beside it. */
