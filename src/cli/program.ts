@@ -3,7 +3,7 @@ import { EXIT, type ExitCode } from '../contract/exit-codes.js';
 import { WARD_VERSION } from '../version.js';
 import { withStateContext, type CliContext } from './context.js';
 import { correlationId, describeFailure, goJsonLine } from './output.js';
-import { COMMANDS } from './commands/index.js';
+import type { CommandModule } from './commands/groups.js';
 import { addHelpNotes } from './help-notes.js';
 
 /**
@@ -21,14 +21,18 @@ export function normalizeGoFlags(args: readonly string[]): string[] {
   return out;
 }
 
-/** Run the CLI with `args` (without node and script path). Resolves to the exit code. */
-export async function runCli(args: readonly string[], ctx: CliContext): Promise<ExitCode> {
+/**
+ * Run the CLI with `args` (without node and script path). Resolves to the exit code. `commands`
+ * defaults to every command module (src/cli/commands/index.ts, imported only when a command needs
+ * it); the fast entries (src/cli/fast-*.ts) pass just the one they were built for.
+ */
+export async function runCli(args: readonly string[], ctx: CliContext, commands?: readonly CommandModule[]): Promise<ExitCode> {
   const wantsJson = args.includes('--json') || args.includes('-json');
   if (wantsJson && args.length === 2 && (args.includes('--version') || args.includes('-v'))) {
     ctx.stdout(goJsonLine({ ok: true, version: WARD_VERSION }) + '\n');
     return EXIT.OK;
   }
-  const program = await buildProgram(ctx, args);
+  const program = await buildProgram(ctx, args, commands);
   if (args.length === 0) {
     program.outputHelp();
     return EXIT.OK;
@@ -57,7 +61,7 @@ export async function runCli(args: readonly string[], ctx: CliContext): Promise<
 
 class UsageError extends Error {}
 
-async function buildProgram(ctx: CliContext, args: readonly string[]): Promise<Command> {
+async function buildProgram(ctx: CliContext, args: readonly string[], commands: readonly CommandModule[] | undefined): Promise<Command> {
   const program = new Command('ward');
   program
     .description('Ward: a policy gate for AI-agent tool calls (Gait v1 contract-compatible).')
@@ -83,11 +87,12 @@ beside the --policy file, else ~/.local/state/ward; --state-dir or WARD_STATE_DI
 ward doctor says which one is used.`,
     );
   const first = args.find((a) => !a.startsWith('-'));
-  const wanted = COMMANDS.filter((m) => first !== undefined && m.names.includes(first));
   // `ward --version` needs no command module; help and unknown commands need them all.
   const versionOnly = first === undefined && args.some((a) => a === '--version' || a === '-v');
   if (!versionOnly) {
-    for (const m of wanted.length ? wanted : COMMANDS) {
+    const all = commands ?? (await import('./commands/index.js')).COMMANDS;
+    const wanted = all.filter((m) => first !== undefined && m.names.includes(first));
+    for (const m of wanted.length ? wanted : all) {
       (await m.load()).register(program, ctx);
       for (const cmd of program.commands) if (m.names.includes(cmd.name())) cmd.helpGroup(m.group);
     }

@@ -1,24 +1,6 @@
-import type { Command } from 'commander';
-import type { CliContext } from '../context.js';
+import { CI, DAEMON, DECIDE, EVIDENCE, HOSTS, KEYS, START, type CommandModule } from './groups.js';
 
-/** A command module adds its commands to the program. */
-export type RegisterCommand = (program: Command, ctx: CliContext) => void;
-
-interface CommandModule {
-  /** The top-level command names the module registers. */
-  names: readonly string[];
-  /** The heading the commands are listed under in `ward --help`. */
-  group: string;
-  load: () => Promise<{ register: RegisterCommand }>;
-}
-
-const START = 'Start here:';
-const DECIDE = 'Decide:';
-const EVIDENCE = 'Evidence:';
-const CI = 'CI:';
-const HOSTS = 'MCP and agent hosts:';
-const DAEMON = 'Daemon:';
-const KEYS = 'Keys and tokens:';
+export type { CommandModule, RegisterCommand } from './groups.js';
 
 /**
  * Every command module, loaded on demand: `ward gate eval` imports only the gate module, so a

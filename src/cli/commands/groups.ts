@@ -1,0 +1,21 @@
+import type { Command } from 'commander';
+import type { CliContext } from '../context.js';
+
+/** A command module adds its commands to the program. */
+export type RegisterCommand = (program: Command, ctx: CliContext) => void;
+
+export interface CommandModule {
+  /** The top-level command names the module registers. */
+  names: readonly string[];
+  /** The heading the commands are listed under in `ward --help`. */
+  group: string;
+  load: () => Promise<{ register: RegisterCommand }>;
+}
+
+export const START = 'Start here:';
+export const DECIDE = 'Decide:';
+export const EVIDENCE = 'Evidence:';
+export const CI = 'CI:';
+export const HOSTS = 'MCP and agent hosts:';
+export const DAEMON = 'Daemon:';
+export const KEYS = 'Keys and tokens:';
