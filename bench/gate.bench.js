@@ -1,12 +1,14 @@
 // The gate engine on the reference's typical workload (gate.md §9 / issue 2): in-process
 // evaluate() against the same policy with 2, 10, 100, 1,000 and 10,000 rules, the cost of digesting and
-// signing a decision, and the whole-process wall time of `ward gate eval --json`.
+// signing a decision, and the whole-process wall time of `ward gate eval --json`, of
+// `ward hook claude-code` on one PreToolUse event and of `ward --version` (issue 17: ≤ 1.5× bare node).
 // Baselines: normalizeIntent() alone for the engine (so the ratio is what policy evaluation adds),
 // raw crypto.sign for signing, and `node -e 0` for the process.
 
 import { spawnSync } from 'node:child_process';
 import { sign } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -114,12 +116,25 @@ export default async function gateBench(h) {
   const ward = path.join(repo, 'bin', 'ward.js');
   const intentFile = path.join(repo, 'fixtures', 'intents', 'v1-approval-valid.json');
   const policyFile = path.join(repo, 'fixtures', 'policies', 'bench-typical.yaml');
-  const cwd = spawnSync('mktemp', ['-d'], { encoding: 'utf8' }).stdout.trim();
+  const hookPolicy = path.join(repo, 'fixtures', 'claude-code', 'policy.yaml');
+  const hookEvent = readFileSync(path.join(repo, 'fixtures', 'claude-code', 'pre-read.json'));
+  // A fresh directory with its own .ward/ (key and traces there, found as the nearest .ward/).
+  const cwd = mkdtempSync(path.join(tmpdir(), 'ward-bench-'));
+  mkdirSync(path.join(cwd, '.ward'));
+  const run = (args, input, ok) => () => {
+    const r = spawnSync(process.execPath, [ward, ...args], { cwd, input });
+    if (!ok.includes(r.status)) throw new Error(`ward ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+    return r;
+  };
   await h.suite(
-    'gate · whole process `ward gate eval --json`',
+    'gate · whole process: `ward gate eval --json`, `ward hook claude-code`, `ward --version`',
     [
       ['node -e 0', () => spawnSync(process.execPath, ['-e', '0'])],
-      ['ward gate eval --json', () => spawnSync(process.execPath, [ward, 'gate', 'eval', '--policy', policyFile, '--intent', intentFile, '--json'], { cwd })],
+      // require_approval: exit 4
+      ['ward gate eval --json', run(['gate', 'eval', '--policy', policyFile, '--intent', intentFile, '--json'], undefined, [4])],
+      // a PreToolUse Read the policy allows: exit 0 with the JSON answer
+      ['ward hook claude-code (PreToolUse)', run(['hook', 'claude-code', '--policy', hookPolicy], hookEvent, [0])],
+      ['ward --version', run(['--version'], undefined, [0])],
     ],
     { baseline: 'node -e 0', rounds: 5, roundMs: 400, minIterations: 2, warmupMs: 300, alloc: false },
   );

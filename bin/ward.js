@@ -3,11 +3,15 @@
 // (dist/cli/fast-*.cjs, with its V8 code cache; scripts/build-cli.js builds them in `npm run build`).
 // Everything else, and these too when their bundle is missing or older than the `tsc` output in
 // dist/ (a `tsc`-only build), runs the unbundled CLI. Both run the same compiled code.
-import { readFileSync, statSync } from 'node:fs';
 import Module from 'node:module';
-import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Script } from 'node:vm';
+
+// Builtins through require: an ESM import of node:fs builds its ESM facade, which loads fs streams
+// and fs/promises this path never uses.
+const require = Module.createRequire(import.meta.url);
+const { readFileSync, statSync } = require('node:fs');
+const { dirname } = require('node:path');
+const { fileURLToPath } = require('node:url');
+const { Script } = require('node:vm');
 
 /** The bundle for this command line: the command program.ts would load alone, or none (see buildProgram). */
 function fastEntry(args) {
