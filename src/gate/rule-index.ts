@@ -21,11 +21,17 @@ const KEYS: readonly { selector: (m: PolicyMatch) => readonly string[]; value: (
   { selector: (m) => m.risk_classes, value: (intent) => intent.context.risk_class },
 ];
 
+/** Rules in policy order, with their positions in `policy.rules`. */
+interface Bucket {
+  positions: number[];
+  rules: PolicyRule[];
+}
+
 interface RuleIndex {
-  /** Per KEYS entry: selector value → positions in `policy.rules` of the rules filed under it, ascending. */
-  byKey: Map<string, number[]>[];
-  /** Positions of the rules filed under no key, ascending. */
-  unfiled: number[];
+  /** Per KEYS entry: selector value → the rules filed under it. */
+  byKey: Map<string, Bucket>[];
+  /** The rules filed under no key. */
+  unfiled: Bucket;
 }
 
 /** Built once per rule list: a normalized policy is not modified after it is loaded. */
@@ -40,42 +46,58 @@ export function candidateRules(policy: NormalizedPolicy, intent: NormalizedInten
     indexes.set(rules, index);
   }
   if (index === 'linear') return rules;
-  let positions: readonly number[] = index.unfiled;
+  const buckets: Bucket[] = index.unfiled.rules.length ? [index.unfiled] : [];
   for (let k = 0; k < KEYS.length; k++) {
     const filed = index.byKey[k]!.get(KEYS[k]!.value(intent));
-    if (filed) positions = mergeAscending(positions, filed);
+    if (filed) buckets.push(filed);
   }
-  return positions.map((i) => rules[i]!);
+  return mergeInPolicyOrder(buckets);
 }
 
 function buildIndex(rules: readonly PolicyRule[]): RuleIndex {
-  const index: RuleIndex = { byKey: KEYS.map(() => new Map()), unfiled: [] };
+  const index: RuleIndex = { byKey: KEYS.map(() => new Map()), unfiled: { positions: [], rules: [] } };
+  const file = (bucket: Bucket, position: number) => {
+    bucket.positions.push(position);
+    bucket.rules.push(rules[position]!);
+  };
   rules.forEach((rule, position) => {
     const k = KEYS.findIndex((key) => key.selector(rule.match).length > 0);
     if (k < 0) {
-      index.unfiled.push(position);
+      file(index.unfiled, position);
       return;
     }
     const byValue = index.byKey[k]!;
     for (const value of new Set(KEYS[k]!.selector(rule.match))) {
-      const filed = byValue.get(value);
-      if (filed) filed.push(position);
-      else byValue.set(value, [position]);
+      let bucket = byValue.get(value);
+      if (!bucket) byValue.set(value, (bucket = { positions: [], rules: [] }));
+      file(bucket, position);
     }
   });
   return index;
 }
 
-/** Two ascending lists of distinct positions (a rule is filed under one key, so no position is in both) merged into one. */
-function mergeAscending(a: readonly number[], b: readonly number[]): readonly number[] {
-  if (a.length === 0) return b;
-  const out: number[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < a.length && j < b.length) out.push(a[i]! < b[j]! ? a[i++]! : b[j++]!);
-  while (i < a.length) out.push(a[i++]!);
-  while (j < b.length) out.push(b[j++]!);
-  return out;
+/**
+ * The rules of a few buckets in policy order. A rule is filed under one key, and an intent has one
+ * value per key, so no rule is in two of the buckets.
+ */
+function mergeInPolicyOrder(buckets: readonly Bucket[]): readonly PolicyRule[] {
+  if (buckets.length === 0) return [];
+  if (buckets.length === 1) return buckets[0]!.rules;
+  const out: PolicyRule[] = [];
+  const next = buckets.map(() => 0);
+  for (;;) {
+    let best = -1;
+    let bestPosition = Infinity;
+    for (let b = 0; b < buckets.length; b++) {
+      const position = buckets[b]!.positions[next[b]!];
+      if (position !== undefined && position < bestPosition) {
+        best = b;
+        bestPosition = position;
+      }
+    }
+    if (best < 0) return out;
+    out.push(buckets[best]!.rules[next[best]!++]!);
+  }
 }
 
 /**
