@@ -2,15 +2,14 @@
 // `ward gate …`, `ward hook …` and `ward --version` run a bundle of just that command
 // (dist/cli/fast-*.cjs, with its V8 code cache; scripts/build-cli.js builds them in `npm run build`).
 // Everything else, and these too when their bundle is missing or older than the `tsc` output in
-// dist/ (a `tsc`-only build), runs the unbundled CLI. Both run the same compiled code.
-import Module from 'node:module';
-
-// Builtins through require: an ESM import of node:fs builds its ESM facade, which loads fs streams
-// and fs/promises this path never uses.
-const require = Module.createRequire(import.meta.url);
+// dist/ (a `tsc`-only build), runs the unbundled CLI (dist/cli/main.js). Both run the same code.
+//
+// This file is CommonJS (bin/package.json): an ES module entry costs Node's ESM loader several
+// milliseconds before the first line runs.
+'use strict';
 const { readFileSync, statSync } = require('node:fs');
-const { dirname } = require('node:path');
-const { fileURLToPath } = require('node:url');
+const Module = require('node:module');
+const { dirname, join } = require('node:path');
 const { Script } = require('node:vm');
 
 /** The bundle for this command line: the command program.ts would load alone, or none (see buildProgram). */
@@ -26,7 +25,7 @@ const mtime = (file) => statSync(file, { throwIfNoEntry: false })?.mtimeMs;
 
 /** Run a bundle as CommonJS, with its code cache when there is one. False when it must not be used. */
 async function runBundle(name) {
-  const file = fileURLToPath(new URL(`../dist/cli/${name}.cjs`, import.meta.url));
+  const file = join(__dirname, '..', 'dist', 'cli', `${name}.cjs`);
   const built = mtime(file);
   const compiled = mtime(file.replace(/\.cjs$/, '.js'));
   if (built === undefined || compiled === undefined || built < compiled) return false;
@@ -39,5 +38,14 @@ async function runBundle(name) {
   return true;
 }
 
-const entry = fastEntry(process.argv.slice(2));
-if (!(entry && (await runBundle(entry)))) await (await import('../dist/cli/main.js')).main();
+async function start() {
+  const entry = fastEntry(process.argv.slice(2));
+  if (entry && (await runBundle(entry))) return;
+  await (await import('../dist/cli/main.js')).main();
+}
+
+// As an unhandled error in an ES module entry: printed, exit 1.
+start().catch((err) => {
+  process.exitCode = 1;
+  throw err;
+});

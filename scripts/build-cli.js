@@ -63,6 +63,7 @@ async function build() {
  *   given) stays external: the fast entries always give one.
  * - Ward's own modules are free of import side effects, so a module none of whose exports are
  *   used is left out (with the packages it imports: the hook does not load classic-level).
+ * - commander's `child_process` is required when first used (never, in Ward), not at load.
  * - `import.meta.url` is rewritten to the URL of the module's file in dist/, so paths computed
  *   from it (bin/ward.js, package.json, policies/) are the same as unbundled.
  */
@@ -80,6 +81,15 @@ function wardDist(outdir) {
         if (args.path.startsWith('node:')) return { path: args.path, external: true };
         const pkg = args.path.split('/').slice(0, args.path.startsWith('@') ? 2 : 1).join('/');
         return BUNDLED_PACKAGES.has(pkg) ? undefined : { path: args.path, external: true };
+      });
+      b.onLoad({ filter: /[\\/]commander[\\/]lib[\\/]command\.js$/ }, (args) => {
+        // commander needs child_process only to run executable subcommands, which Ward has none
+        // of; loading it (net, dgram, streams) costs every command a few milliseconds.
+        const source = readFileSync(args.path, 'utf8');
+        const eager = "const childProcess = require('node:child_process');";
+        if (!source.includes(eager)) throw new Error(`build-cli: ${args.path} no longer has: ${eager}`);
+        const lazy = "const childProcess = { spawn: (...a) => require('node:child_process').spawn(...a) };";
+        return { contents: source.replace(eager, lazy), loader: 'js' };
       });
       b.onLoad({ filter: /\.js$/ }, (args) => {
         if (!args.path.startsWith(dist + path.sep)) return undefined;
