@@ -16,7 +16,7 @@
 // `node scripts/build-cli.js --warm <bundle> <cache> <cwd> <args…>` is the warm-up run (internal).
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, unlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import Module from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -38,7 +38,8 @@ async function build() {
   for (const name of ENTRIES) {
     const outfile = path.join(cliDir, `${name}.cjs`);
     rmSync(`${outfile}.cache`, { force: true });
-    await esbuild.build({
+    const result = await esbuild.build({
+      write: false,
       entryPoints: [path.join(cliDir, `${name}.js`)],
       outfile,
       bundle: true,
@@ -52,6 +53,8 @@ async function build() {
       legalComments: 'none',
       plugins: [wardDist(path.dirname(outfile))],
     });
+    // Replaced whole (rename), so a ward process started meanwhile reads the old or the new bundle.
+    writeAtomic(outfile, result.outputFiles[0].contents);
     writeCodeCache(name, outfile);
   }
 }
@@ -105,6 +108,12 @@ function wardDist(outdir) {
       });
     },
   };
+}
+
+function writeAtomic(file, bytes) {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, bytes);
+  renameSync(tmp, file);
 }
 
 /** Run the bundle once on a sample call (in a temporary directory), then save its code cache. */
@@ -169,8 +178,5 @@ async function warm([bundle, cache, cwd, ...args]) {
   await module.exports.run();
   // Verdicts exit 0, 3 or 4; the warm-up only needs an answer.
   process.exitCode = 0;
-  try {
-    unlinkSync(cache);
-  } catch {}
-  writeFileSync(cache, script.createCachedData());
+  writeAtomic(cache, script.createCachedData());
 }
