@@ -159,10 +159,8 @@ export class FileTraceSink implements TraceSink {
  * Publish `text` in `dir` under the first free name of `names` (then the last with a random
  * suffix) now, on the calling thread and without fsync: written under a temporary name, then
  * link(2)ed, so the name never shows a partial file. Returns the path; `WardError` `ERR_IO` on failure.
- * With `exact`, only `names[0]` is tried and a file already there counts as published (for a name
- * that only this content can have, such as a journaled trace's).
  */
-export function publishNow(dir: string, names: readonly string[], text: string, exact = false): string {
+export function publishNow(dir: string, names: readonly string[], text: string): string {
   const temp = join(dir, `.${names[0]!}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   let created = false;
   try {
@@ -181,7 +179,6 @@ export function publishNow(dir: string, names: readonly string[], text: string, 
         return join(dir, name);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-        if (exact) return join(dir, name);
       }
     }
     throw new Error('no free file name');
@@ -195,6 +192,30 @@ export function publishNow(dir: string, names: readonly string[], text: string, 
         // Already gone.
       }
     }
+  }
+}
+
+/**
+ * Create `path` with `text` now, on the calling thread, without fsync (O_EXCL; a file already there
+ * counts as written). For a file whose content is already durable elsewhere — a journaled trace,
+ * which the journal rewrites if a crash tore it — so the temporary name and link are not needed.
+ */
+export function writeJournaledNow(path: string, text: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, 'wx', 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return;
+    throw new WardError(ERROR_CODES.IO, `write trace ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  try {
+    const bytes = Buffer.from(text, 'utf8');
+    let written = 0;
+    while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
+  } catch (err) {
+    throw new WardError(ERROR_CODES.IO, `write trace ${path}: ${(err as Error).message}`, { cause: err });
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { approvalCommand, approvalTokenPath, type ApprovalSigner } from '../runtime/approval-command.js';
 import { approvalTokensInDir, waitForApprovalToken, type ApprovalTokenFile, type WaitForTokenOptions } from '../runtime/approval-dir.js';
 import { approvalStep } from '../runtime/token-steps.js';
@@ -21,7 +21,7 @@ import { loadPolicyFile, parsePolicyYaml } from '../policy/load.js';
 import type { LoadedPolicy, Verdict } from '../policy/types.js';
 import { captureFileName, captureFileText, writeCapture } from '../runtime/capture.js';
 import { decideGate, type GateRequest, type GateResultOutput, type GateRuntime, type PendingDecision } from '../runtime/gate-run.js';
-import { FileTraceSink, publishNow } from '../runtime/trace-sink.js';
+import { FileTraceSink, writeJournaledNow } from '../runtime/trace-sink.js';
 import { JournalTraceSink, recoverJournals } from '../mcp/proxy/journal-sink.js';
 import { traceFileText, writeTrace } from '../trace/write.js';
 import type { TraceFormat } from '../trace/record.js';
@@ -343,8 +343,9 @@ export class Ward {
   async #writeSynced(pending: PendingDecision): Promise<string> {
     this.#journal ??= new JournalTraceSink(this.traceDir, this.#journalDir, 'fsync');
     const location = await this.#journal.write(pending.trace, pending.capture);
-    publishNow(this.traceDir, [basename(location)], traceFileText(pending.trace), true);
-    if (pending.capture) publishNow(this.traceDir, [captureFileName(pending.capture)], captureFileText(pending.capture), true);
+    // Durable in the journal already: written straight to its name (a torn file is rewritten from the journal).
+    writeJournaledNow(location, traceFileText(pending.trace));
+    if (pending.capture) writeJournaledNow(join(this.traceDir, captureFileName(pending.capture)), captureFileText(pending.capture));
     return location;
   }
 
