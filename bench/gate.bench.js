@@ -7,7 +7,7 @@
 
 import { spawnSync } from 'node:child_process';
 import { sign } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -121,6 +121,13 @@ export default async function gateBench(h) {
   // A fresh directory with its own .ward/ (key and traces there, found as the nearest .ward/).
   const cwd = mkdtempSync(path.join(tmpdir(), 'ward-bench-'));
   mkdirSync(path.join(cwd, '.ward'));
+  // bin/ward.js runs gate, hook and --version from dist/cli/fast-*.cjs, unless a bundle is missing
+  // or older than the tsc output (then the unbundled CLI, slower): say which one is measured.
+  const stale = ['fast-gate', 'fast-hook', 'fast-version'].filter((name) => {
+    const bundle = statSync(path.join(repo, 'dist', 'cli', `${name}.cjs`), { throwIfNoEntry: false });
+    return !bundle || bundle.mtimeMs < statSync(path.join(repo, 'dist', 'cli', `${name}.js`)).mtimeMs;
+  });
+  if (stale.length) console.error(`note: ${stale.join(', ')} missing or older than tsc's output: measuring the unbundled CLI (npm run build makes them)`);
   const run = (args, input, ok) => () => {
     const r = spawnSync(process.execPath, [ward, ...args], { cwd, input });
     if (!ok.includes(r.status)) throw new Error(`ward ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
