@@ -224,6 +224,8 @@ export class Ward {
       profile: 'standard',
       captureIntents: options.captureIntents === true,
     };
+    // `fsync`: the journal is preallocated now (in the background), once nothing else can throw, rather than on the first call.
+    if (this.durability === 'fsync') this.#journal = new JournalTraceSink(this.traceDir, this.#journalDir, 'fsync');
   }
 
   /**
