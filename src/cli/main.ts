@@ -1,11 +1,32 @@
+import { readSync } from 'node:fs';
 import { runCli } from './program.js';
 import type { CliContext } from './context.js';
 import type { CommandModule } from './commands/groups.js';
 import { EXIT } from '../contract/exit-codes.js';
 
+/**
+ * All of standard input. Read with blocking reads first: creating `process.stdin` (a socket or
+ * stream over the pipe) costs a few milliseconds, which every hook call would pay. If stdin is
+ * non-blocking (EAGAIN, as when inherited from a process that made it so), what was read is kept
+ * and the rest is read as a stream.
+ */
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const buffer = Buffer.allocUnsafe(64 * 1024);
+  for (;;) {
+    let n: number;
+    try {
+      n = readSync(0, buffer, 0, buffer.length, null);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EOF') break;
+      if (code !== 'EAGAIN') throw err;
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      break;
+    }
+    if (n === 0) break;
+    chunks.push(Buffer.from(buffer.subarray(0, n)));
+  }
   return Buffer.concat(chunks).toString('utf8');
 }
 
