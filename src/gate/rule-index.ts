@@ -37,21 +37,50 @@ interface RuleIndex {
 /** Built once per rule list: a normalized policy is not modified after it is loaded. */
 const indexes = new WeakMap<readonly PolicyRule[], RuleIndex | 'linear'>();
 
-/** The rules that may match `intent`, in evaluation order: a subsequence of `policy.rules` holding every rule that matches. */
-export function candidateRules(policy: NormalizedPolicy, intent: NormalizedIntent): readonly PolicyRule[] {
+/**
+ * Visit the rules that may match `intent` in evaluation order, until `visit` returns false: a
+ * subsequence of `policy.rules` that holds every rule that matches.
+ */
+export function visitCandidates(policy: NormalizedPolicy, intent: NormalizedIntent, visit: (rule: PolicyRule) => boolean): void {
   const rules = policy.rules;
   let index = indexes.get(rules);
   if (index === undefined) {
     index = buildIndex(rules);
     indexes.set(rules, index);
   }
-  if (index === 'linear') return rules;
+  if (index === 'linear') {
+    for (const rule of rules) if (!visit(rule)) return;
+    return;
+  }
   const buckets: Bucket[] = index.unfiled.rules.length ? [index.unfiled] : [];
   for (let k = 0; k < KEYS.length; k++) {
     const filed = index.byKey[k]!.get(KEYS[k]!.value(intent));
     if (filed) buckets.push(filed);
   }
-  return mergeInPolicyOrder(buckets);
+  // Merge the buckets in policy order: visit the bucket with the earliest next rule up to the next
+  // rule of any other bucket. A rule is filed under one key and the intent has one value per key,
+  // so no rule is in two buckets.
+  const next = buckets.map(() => 0);
+  for (;;) {
+    let best = -1;
+    let first = Infinity;
+    let limit = Infinity;
+    for (let b = 0; b < buckets.length; b++) {
+      const position = next[b]! < buckets[b]!.positions.length ? buckets[b]!.positions[next[b]!]! : Infinity;
+      if (position < first) {
+        limit = first;
+        first = position;
+        best = b;
+      } else if (position < limit) {
+        limit = position;
+      }
+    }
+    if (best < 0) return;
+    const { positions, rules: filed } = buckets[best]!;
+    let n = next[best]!;
+    while (n < positions.length && positions[n]! < limit) if (!visit(filed[n++]!)) return;
+    next[best] = n;
+  }
 }
 
 function buildIndex(rules: readonly PolicyRule[]): RuleIndex {
@@ -74,30 +103,6 @@ function buildIndex(rules: readonly PolicyRule[]): RuleIndex {
     }
   });
   return index;
-}
-
-/**
- * The rules of a few buckets in policy order. A rule is filed under one key, and an intent has one
- * value per key, so no rule is in two of the buckets.
- */
-function mergeInPolicyOrder(buckets: readonly Bucket[]): readonly PolicyRule[] {
-  if (buckets.length === 0) return [];
-  if (buckets.length === 1) return buckets[0]!.rules;
-  const out: PolicyRule[] = [];
-  const next = buckets.map(() => 0);
-  for (;;) {
-    let best = -1;
-    let bestPosition = Infinity;
-    for (let b = 0; b < buckets.length; b++) {
-      const position = buckets[b]!.positions[next[b]!];
-      if (position !== undefined && position < bestPosition) {
-        best = b;
-        bestPosition = position;
-      }
-    }
-    if (best < 0) return out;
-    out.push(buckets[best]!.rules[next[best]!++]!);
-  }
 }
 
 /**

@@ -5,7 +5,7 @@ import type { NormalizedPolicy, PolicyRule, RateLimitConfig, Verdict } from '../
 import { pickFreezeDecision, pickSandboxDecision, type FreezeWindowDecision, type SandboxDecision } from './decisions.js';
 import { ruleMatches } from './match.js';
 import { evaluateMatchedRule } from './rule.js';
-import { candidateRules } from './rule-index.js';
+import { visitCandidates } from './rule-index.js';
 import { mostRestrictive } from './verdict.js';
 
 export interface MatchedRuleRef {
@@ -41,13 +41,12 @@ export interface SingleOutcome {
  */
 export function evaluateSingleIntent(policy: NormalizedPolicy, intent: NormalizedIntent, now: GoTime): SingleOutcome {
   const tier: PolicyRule[] = [];
-  for (const rule of candidateRules(policy, intent)) {
-    if (tier.length && rule.priority !== tier[0]!.priority) {
-      if (ruleMatches(rule, intent)) break;
-      continue;
-    }
+  visitCandidates(policy, intent, (rule) => {
+    // A matching rule of another priority ends the tier.
+    if (tier.length && rule.priority !== tier[0]!.priority) return !ruleMatches(rule, intent);
     if (ruleMatches(rule, intent)) tier.push(rule);
-  }
+    return true;
+  });
   if (tier.length === 0) return defaultOutcome(policy.default_verdict);
 
   const evaluations = tier.map((rule) => evaluateMatchedRule(rule, intent, now));

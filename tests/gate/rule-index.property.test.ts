@@ -2,12 +2,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { evaluate, type GateOutcome } from '../../src/gate/evaluate.js';
 import { ruleMatches } from '../../src/gate/match.js';
-import { candidateRules, linearScanPolicy } from '../../src/gate/rule-index.js';
+import { linearScanPolicy } from '../../src/gate/rule-index.js';
 import { normalizeIntent } from '../../src/intent/normalize.js';
 import type { NormalizedIntent } from '../../src/intent/types.js';
 import { parsePolicyYaml } from '../../src/policy/load.js';
 import type { NormalizedPolicy } from '../../src/policy/types.js';
-import { NOW, intent } from './helpers.js';
+import { NOW, candidateRules, intent } from './helpers.js';
 
 /*
  * Issue 17 item 4: evaluation walks only the rules the index says can match. Over random policies

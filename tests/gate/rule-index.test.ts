@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { evaluate } from '../../src/gate/evaluate.js';
-import { candidateRules, linearScanPolicy } from '../../src/gate/rule-index.js';
+import { linearScanPolicy } from '../../src/gate/rule-index.js';
 import { normalizeIntent } from '../../src/intent/normalize.js';
 import { parsePolicyYaml } from '../../src/policy/load.js';
-import { NOW, intent } from './helpers.js';
+import { NOW, candidateRules, intent } from './helpers.js';
 
 const POLICY = parsePolicyYaml(`
 default_verdict: require_approval
