@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { evaluate } from '../../src/gate/evaluate.js';
-import { linearScanPolicy } from '../../src/gate/rule-index.js';
+import { linearScanPolicy, visitCandidates } from '../../src/gate/rule-index.js';
 import { normalizeIntent } from '../../src/intent/normalize.js';
 import { parsePolicyYaml } from '../../src/policy/load.js';
 import { NOW, candidateRules, intent } from './helpers.js';
@@ -50,6 +50,15 @@ describe('candidateRules', () => {
     expect(candidateRules(p.policy, normalizeIntent(intent({}, { identity: 'alice' }))).map((r) => r.name)).toEqual(['write-as-bob']);
     expect(evaluate(p, intent({}, { identity: 'alice' }), { now: NOW }).verdict).toBe('allow');
     expect(evaluate(p, intent({}, { identity: 'bob' }), { now: NOW }).verdict).toBe('block');
+  });
+
+  it('stops when the visitor says so', () => {
+    const visited: string[] = [];
+    visitCandidates(POLICY, normalizeIntent(intent({ tool_name: 'fs.delete' }, { identity: 'alice', risk_class: 'high' })), (rule) => {
+      visited.push(rule.name);
+      return rule.name !== 'alice';
+    });
+    expect(visited).toEqual(['any-path', 'empty-tool-list', 'write', 'alice']);
   });
 
   it('linearScanPolicy tries every rule', () => {
