@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `ward gate …`, `ward hook …` and `ward --version` run a bundle of just that command
 // (dist/cli/fast-*.cjs, with its V8 code cache; scripts/build-cli.js builds them in `npm run build`).
-// Everything else, and these too when their bundle is missing or older than the `tsc` output in
-// dist/ (a `tsc`-only build), runs the unbundled CLI (dist/cli/main.js). Both run the same code.
+// Everything else, and these too when their bundle is missing or older than one of the dist/ files
+// it was built from (a `tsc`-only build), runs the unbundled CLI (dist/cli/main.js). Both run the
+// same code.
 //
 // This file is CommonJS (bin/package.json): an ES module entry costs Node's ESM loader several
 // milliseconds before the first line runs.
@@ -25,10 +26,21 @@ const mtime = (file) => statSync(file, { throwIfNoEntry: false })?.mtimeMs;
 
 /** Run a bundle as CommonJS, with its code cache when there is one. False when it must not be used. */
 async function runBundle(name) {
-  const file = join(__dirname, '..', 'dist', 'cli', `${name}.cjs`);
+  const dir = join(__dirname, '..', 'dist', 'cli');
+  const file = join(dir, `${name}.cjs`);
   const built = mtime(file);
-  const compiled = mtime(file.replace(/\.cjs$/, '.js'));
-  if (built === undefined || compiled === undefined || built < compiled) return false;
+  if (built === undefined) return false;
+  // Stale when any dist/ file it was built from is newer (a `tsc` run alone, `tsc --watch`).
+  let inputs;
+  try {
+    inputs = readFileSync(`${file}.inputs`, 'utf8').split('\n').filter(Boolean);
+  } catch {
+    return false;
+  }
+  for (const input of inputs) {
+    const compiled = mtime(join(dir, input));
+    if (compiled === undefined || compiled > built) return false;
+  }
   const cacheTime = mtime(`${file}.cache`);
   const cachedData = cacheTime !== undefined && cacheTime >= built ? readFileSync(`${file}.cache`) : undefined;
   const script = new Script(Module.wrap(readFileSync(file, 'utf8')), { filename: file, cachedData });

@@ -9,7 +9,8 @@
 // and 80 CommonJS files, plus a V8 code cache (`<bundle>.cache`) made by running the bundle once
 // on a sample decision, so that the next process neither parses nor compiles what that run used.
 // bin/ward.js picks the bundle for the command; every other command, and every command when a
-// bundle is missing or older than the `tsc` output, runs the unbundled dist/cli/main.js.
+// bundle is missing or older than one of its dist/ files (`<bundle>.inputs` lists them), runs the
+// unbundled dist/cli/main.js.
 // Only pure-JS dependencies the commands need are bundled; the others (classic-level's native
 // addon, undici, the MCP SDK, ajv, jose, zod) stay `require`d from node_modules where used.
 //
@@ -40,6 +41,7 @@ async function build() {
     rmSync(`${outfile}.cache`, { force: true });
     const result = await esbuild.build({
       write: false,
+      metafile: true,
       entryPoints: [path.join(cliDir, `${name}.js`)],
       outfile,
       bundle: true,
@@ -55,6 +57,13 @@ async function build() {
     });
     // Replaced whole (rename), so a ward process started meanwhile reads the old or the new bundle.
     writeAtomic(outfile, result.outputFiles[0].contents);
+    // The dist/ files inside, for bin/ward.js to check that none is newer than the bundle (as after
+    // a `tsc` run alone, or `tsc --watch`, which rewrites only what changed).
+    const inputs = Object.keys(result.metafile.inputs)
+      .map((input) => path.resolve(root, input))
+      .filter((file) => file.startsWith(dist + path.sep))
+      .map((file) => path.relative(cliDir, file).split(path.sep).join('/'));
+    writeAtomic(`${outfile}.inputs`, inputs.join('\n') + '\n');
     writeCodeCache(name, outfile);
   }
 }

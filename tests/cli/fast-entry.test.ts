@@ -25,10 +25,14 @@ const answer = (stdout: string) => {
 };
 
 describe('bin/ward.js: bundled and unbundled CLI answer alike', () => {
-  it('npm run build made a bundle and a code cache for gate, hook and --version', () => {
+  it('npm run build made a bundle, a code cache and an input list for gate, hook and --version', () => {
     for (const name of ['fast-gate', 'fast-hook', 'fast-version']) {
       expect(existsSync(join(REPO, 'dist/cli', `${name}.cjs`)), name).toBe(true);
       expect(existsSync(join(REPO, 'dist/cli', `${name}.cjs.cache`)), `${name} cache`).toBe(true);
+      // the dist/ files it was built from, which bin/ward.js checks are not newer than the bundle
+      const inputs = readFileSync(join(REPO, 'dist/cli', `${name}.cjs.inputs`), 'utf8').split('\n').filter(Boolean);
+      expect(inputs).toContain('main.js');
+      for (const input of inputs) expect(existsSync(join(REPO, 'dist/cli', input)), input).toBe(true);
     }
   });
 
