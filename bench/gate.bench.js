@@ -122,12 +122,16 @@ export default async function gateBench(h) {
   const cwd = mkdtempSync(path.join(tmpdir(), 'ward-bench-'));
   mkdirSync(path.join(cwd, '.ward'));
   // bin/ward.js runs gate, hook and --version from dist/cli/fast-*.cjs, unless a bundle is missing
-  // or older than the tsc output (then the unbundled CLI, slower): say which one is measured.
+  // or older than a dist/ file it was built from (then the unbundled CLI, slower): say which is measured.
+  const cli = path.join(repo, 'dist', 'cli');
   const stale = ['fast-gate', 'fast-hook', 'fast-version'].filter((name) => {
-    const bundle = statSync(path.join(repo, 'dist', 'cli', `${name}.cjs`), { throwIfNoEntry: false });
-    return !bundle || bundle.mtimeMs < statSync(path.join(repo, 'dist', 'cli', `${name}.js`)).mtimeMs;
+    const built = statSync(path.join(cli, `${name}.cjs`), { throwIfNoEntry: false })?.mtimeMs;
+    const inputs = statSync(path.join(cli, `${name}.cjs.inputs`), { throwIfNoEntry: false })
+      ? readFileSync(path.join(cli, `${name}.cjs.inputs`), 'utf8').split('\n').filter(Boolean)
+      : [];
+    return built === undefined || inputs.length === 0 || inputs.some((f) => (statSync(path.join(cli, f), { throwIfNoEntry: false })?.mtimeMs ?? Infinity) > built);
   });
-  if (stale.length) console.error(`note: ${stale.join(', ')} missing or older than tsc's output: measuring the unbundled CLI (npm run build makes them)`);
+  if (stale.length) console.error(`note: ${stale.join(', ')} missing or older than its dist/ files: measuring the unbundled CLI (npm run build makes them)`);
   const run = (args, input, ok) => () => {
     const r = spawnSync(process.execPath, [ward, ...args], { cwd, input });
     if (!ok.includes(r.status)) throw new Error(`ward ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
