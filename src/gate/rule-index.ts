@@ -9,7 +9,7 @@ import type { NormalizedPolicy, PolicyMatch, PolicyRule } from '../policy/types.
  * filed under the first of these selectors it sets, once per listed value; a rule that sets none
  * of them is a candidate for every intent. The candidates for an intent are then the rules filed
  * under its tool name, its identity and its risk class, plus the unfiled ones: every rule left
- * out has a selector the intent provably fails. Candidates come back in policy order (priority,
+ * out has a selector the intent provably fails. Candidates are visited in policy order (priority,
  * then name), and the tier walk still runs the full `ruleMatches` on each, so the outcome is the
  * linear scan's; the index only saves trying rules that cannot match.
  */
