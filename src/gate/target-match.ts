@@ -18,32 +18,44 @@ import type { Target } from '../intent/types.js';
 export function targetValueIn(list: readonly string[], target: Target, workspace: string): boolean {
   if (list.includes(target.value)) return true;
   const canonical = canonicalTarget(target, workspace).value;
-  if (canonical === undefined) return false;
-  for (const v of list) if (canonicalValueOf(target.kind, v, workspace) === canonical) return true;
-  return false;
+  return canonical !== undefined && canonicalValues(list, target.kind, workspace).has(canonical);
 }
 
-const policyValues = new Map<string, string | undefined>();
+/**
+ * The canonical forms of a policy list, per target kind (and workspace, for paths). Policy lists
+ * live as long as their policy, so each is canonicalized once per kind and workspace, however many
+ * rules the policy has.
+ */
+const canonicalLists = new WeakMap<readonly string[], Map<string, ReadonlySet<string>>>();
+
+function canonicalValues(list: readonly string[], kind: string, workspace: string): ReadonlySet<string> {
+  let byKind = canonicalLists.get(list);
+  if (!byKind) canonicalLists.set(list, (byKind = new Map()));
+  const key = kind === 'path' ? `path\0${workspace}` : kind;
+  let set = byKind.get(key);
+  if (!set) {
+    set = new Set(list.map((v) => canonicalValueOf(kind, v, workspace)).filter((v): v is string => v !== undefined));
+    // A daemon sees many workspaces: keep the per-list memory bounded.
+    if (byKind.size >= 64) byKind.clear();
+    byKind.set(key, set);
+  }
+  return set;
+}
 
 function canonicalValueOf(kind: string, value: string, workspace: string): string | undefined {
-  const key = `${kind}\0${kind === 'path' ? workspace : ''}\0${value}`;
-  if (policyValues.has(key)) return policyValues.get(key);
-  let canonical: string | undefined;
   if (kind === 'path') {
     const p = canonicalPath(value, workspace);
-    canonical = p.ok ? p.value : undefined;
-  } else if (kind === 'url') {
-    const u = canonicalUrl(value);
-    canonical = u.ok ? u.value.href : undefined;
-  } else if (kind === 'host') {
-    const h = canonicalHostTarget(value);
-    canonical = h.ok ? h.value : undefined;
-  } else {
-    canonical = value;
+    return p.ok ? p.value : undefined;
   }
-  if (policyValues.size > 4096) policyValues.clear();
-  policyValues.set(key, canonical);
-  return canonical;
+  if (kind === 'url') {
+    const u = canonicalUrl(value);
+    return u.ok ? u.value.href : undefined;
+  }
+  if (kind === 'host') {
+    const h = canonicalHostTarget(value);
+    return h.ok ? h.value : undefined;
+  }
+  return value;
 }
 
 const domainPatterns = new Map<string, string>();
