@@ -5,50 +5,18 @@ import {
   approvalOpCount,
   approvalTargetCount,
   evaluateApprovals,
-  mintApprovalToken,
   requiredApprovalScope,
-  validateApprovalToken,
   type ApprovalBinding,
-  type MintApprovalOptions,
   type ParsedToken,
 } from '../../src/tokens/index.js';
 import { intent, v7Intent } from '../trace/fixtures.js';
-import { HOUR, INTENT_DIGEST, POLICY_DIGEST, T0, referenceVerify } from './helpers.js';
+import { approvalFixtures, HOUR, INTENT_DIGEST, POLICY_DIGEST, T0, referenceVerify } from './helpers.js';
 
 const key = generateSigningKey();
+const { mint, binding, codeOf } = approvalFixtures(key);
 
-function mint(overrides: Partial<MintApprovalOptions> = {}): JsonObject {
-  return mintApprovalToken({
-    intentDigest: INTENT_DIGEST,
-    policyDigest: POLICY_DIGEST,
-    ttlNs: HOUR,
-    scope: ['tool:tool.write'],
-    approver: 'alice',
-    reasonCode: 'change_ticket_42',
-    now: nowUTC(),
-    producerVersion: '0.1.0',
-    key,
-    ...overrides,
-  });
-}
 
-function binding(overrides: Partial<ApprovalBinding> = {}): ApprovalBinding {
-  return {
-    verifyKeys: [key],
-    intentDigest: INTENT_DIGEST,
-    policyDigest: POLICY_DIGEST,
-    requiredScope: ['tool:tool.write'],
-    targetCount: 1,
-    opCount: 1,
-    now: nowUTC(),
-    ...overrides,
-  };
-}
 
-function codeOf(token: unknown, b: ApprovalBinding = binding()): string {
-  const result = validateApprovalToken(token as JsonObject, b);
-  return result.ok ? 'ok' : result.code;
-}
 
 describe('approval token minting', () => {
   it('normalizes scope, computes token_id per §7.1 and expires_at = created_at + ttl', () => {

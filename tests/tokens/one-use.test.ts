@@ -14,7 +14,6 @@ import {
   approverKey,
   evaluateApprovals,
   MAX_APPROVAL_TOKEN_TTL_NS,
-  mintApprovalToken,
   normalizeApprovalToken,
   mintDelegationToken,
   readApprovedScriptRegistry,
@@ -24,28 +23,14 @@ import {
   validateDelegationToken,
   verifyApprovedScriptEntry,
   type ApprovalBinding,
-  type MintApprovalOptions,
   type ParsedToken,
 } from '../../src/tokens/index.js';
 import { signDigestedJson } from '../../src/trace/sign.js';
-import { HOUR, INTENT_DIGEST, POLICY_DIGEST } from './helpers.js';
+import { approvalFixtures, HOUR, INTENT_DIGEST, POLICY_DIGEST } from './helpers.js';
 
 const key = generateSigningKey();
+const { mint, binding, codeOf } = approvalFixtures(key);
 
-function mint(overrides: Partial<MintApprovalOptions> = {}): JsonObject {
-  return mintApprovalToken({
-    intentDigest: INTENT_DIGEST,
-    policyDigest: POLICY_DIGEST,
-    ttlNs: HOUR,
-    scope: ['tool:tool.write'],
-    approver: 'alice',
-    reasonCode: 'change_ticket_42',
-    now: nowUTC(),
-    producerVersion: '0.1.0',
-    key,
-    ...overrides,
-  });
-}
 
 /** Re-sign a token after editing its fields, as an approver holding the key could. */
 function resign(token: JsonObject, edit: Partial<Record<'created_at' | 'expires_at', string>>, signer: SigningKey = key): JsonObject {
@@ -54,23 +39,7 @@ function resign(token: JsonObject, edit: Partial<Record<'created_at' | 'expires_
   return { ...payload, signature: signDigestedJson(payload, signer) };
 }
 
-function binding(overrides: Partial<ApprovalBinding> = {}): ApprovalBinding {
-  return {
-    verifyKeys: [key],
-    intentDigest: INTENT_DIGEST,
-    policyDigest: POLICY_DIGEST,
-    requiredScope: ['tool:tool.write'],
-    targetCount: 1,
-    opCount: 1,
-    now: nowUTC(),
-    ...overrides,
-  };
-}
 
-const codeOf = (token: unknown, b: ApprovalBinding = binding()): string => {
-  const result = validateApprovalToken(token as JsonObject, b);
-  return result.ok ? 'ok' : result.code;
-};
 
 const tokens = (...values: unknown[]): ParsedToken[] => values.map((value, i) => ({ source: `t${i}.json`, value: value as JsonObject }));
 
