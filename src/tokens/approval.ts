@@ -255,13 +255,6 @@ export function validateApprovalToken(value: JsonValue, binding: ApprovalBinding
   return { ok: true, token, keyId: signature.keyId };
 }
 
-/**
- * The form in which approver identities are compared: `alice`, `ALICE` and `ａｌｉｃｅ` are one
- * approver (Unicode compatibility normalization, then full case folding via upper and lower case).
- */
-export function approverKey(identity: string): string {
-  return identity.normalize('NFKC').toUpperCase().toLowerCase().normalize('NFKC');
-}
 
 /** `tool:<tool_name>`, plus `phase:apply` and `destructive:apply` for a destructive apply. */
 export function requiredApprovalScope(intent: NormalizedIntent): string[] {

@@ -11,7 +11,6 @@ export {
   requiredApprovalScope,
   approvalTargetCount,
   approvalOpCount,
-  approverKey,
   MAX_APPROVAL_TOKEN_TTL_NS,
   MAX_APPROVAL_TOKEN_TTL_TEXT,
 } from './approval.js';

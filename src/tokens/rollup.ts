@@ -1,6 +1,7 @@
 import { formatRFC3339Nano, uniqueSorted, type JsonValue } from '../canon/index.js';
 import type { NormalizedIntent } from '../intent/types.js';
-import { approverKey, validateApprovalToken, type ApprovalBinding, type ApprovalErrorCode } from './approval.js';
+import { caselessKey } from '../canon/fold.js';
+import { validateApprovalToken, type ApprovalBinding, type ApprovalErrorCode } from './approval.js';
 import { TokenInvalidError } from './decode.js';
 import {
   delegationChainProblem,
@@ -101,7 +102,8 @@ export function evaluateApprovals(input: ApprovalEvaluationInput): ApprovalEvalu
       continue;
     }
     if (!validTokenIds.includes(result.token.token_id)) validTokenIds.push(result.token.token_id);
-    const folded = approverKey(result.token.approver_identity);
+    // `alice`, `ALICE` and `ａｌｉｃｅ` are one approver.
+    const folded = caselessKey(result.token.approver_identity);
     if (!approvers.has(folded)) approvers.set(folded, result.token.approver_identity);
     let keys = approverKeys.get(folded);
     if (!keys) approverKeys.set(folded, (keys = new Set()));

@@ -2,4 +2,4 @@ export { writeDeterministicZip, writeDeterministicZipFile, checkNames, normalize
 export type { ZipFileInput } from './write.js';
 export { openZip, openZipFile, duplicatePaths, aliasedPaths, DEFAULT_ZIP_LIMITS } from './read.js';
 export type { ZipArchive, ZipFileArchive, ZipEntry, ZipLimits, OpenZipOptions } from './read.js';
-export { entryKey, unsafePathReason, nonCanonicalNameReason, collisionKey, MAX_ENTRY_NAME_LENGTH } from './path.js';
+export { entryKey, unsafePathReason, nonCanonicalNameReason, MAX_ENTRY_NAME_LENGTH } from './path.js';

@@ -39,7 +39,7 @@ export const MAX_ENTRY_NAME_LENGTH = 1024;
  * * at most `MAX_ENTRY_NAME_LENGTH` characters.
  *
  * Case is kept, but two names that differ only in case or Unicode compatibility form collide
- * (`collisionKey`): on a case-insensitive file system they are one file.
+ * (`caselessKey` in canon/fold.ts): on a case-insensitive file system they are one file.
  */
 export function nonCanonicalNameReason(name: string): string | undefined {
   const unsafe = unsafePathReason(name);
@@ -58,14 +58,5 @@ export function nonCanonicalNameReason(name: string): string | undefined {
   return undefined;
 }
 
-/**
- * What two canonical names are compared by to find aliases: Unicode compatibility form (NFKC) and
- * case folded. `INTENTS.JSONL` and `intents.jsonl`, or a full-width `ｒｕｎ.json` and `run.json`, collide.
- */
-export function collisionKey(name: string): string {
-  if (PRINTABLE_ASCII.test(name)) return name.toLowerCase();
-  return name.normalize('NFKC').toLowerCase().toUpperCase().toLowerCase().normalize('NFKC');
-}
-
-/** Names made of printable ASCII only (nearly all): NFC and NFKC leave them as they are. */
+/** Names made of printable ASCII only (nearly all): NFC leaves them as they are. */
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;

@@ -2,7 +2,8 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { crc32, inflateRawSync } from 'node:zlib';
 import { compareUtf8 } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
-import { collisionKey, entryKey, nonCanonicalNameReason, unsafePathReason } from './path.js';
+import { caselessKey } from '../canon/fold.js';
+import { entryKey, nonCanonicalNameReason, unsafePathReason } from './path.js';
 import {
   CENTRAL_HEADER_LEN,
   CENTRAL_HEADER_SIG,
@@ -240,11 +241,11 @@ export function duplicatePaths(names: readonly string[]): string[] {
   return [...dups].sort(compareUtf8);
 }
 
-/** Distinct names that collide after case folding and NFKC (`collisionKey`), sorted, each group joined by ` = `. */
+/** Distinct names that collide after case folding and NFKC (`caselessKey`), sorted, each group joined by ` = `. */
 export function aliasedPaths(names: readonly string[]): string[] {
   const groups = new Map<string, Set<string>>();
   for (const name of names) {
-    const key = collisionKey(name);
+    const key = caselessKey(name);
     const group = groups.get(key) ?? new Set<string>();
     group.add(name);
     groups.set(key, group);

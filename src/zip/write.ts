@@ -6,7 +6,8 @@ import { crc32 } from 'node:zlib';
 import { compareUtf8 } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { syncDir } from '../state/atomic-file.js';
-import { collisionKey, nonCanonicalNameReason } from './path.js';
+import { caselessKey } from '../canon/fold.js';
+import { nonCanonicalNameReason } from './path.js';
 import {
   CENTRAL_HEADER_LEN,
   CENTRAL_HEADER_SIG,
@@ -86,7 +87,7 @@ export function checkNames(sortedPaths: readonly string[]): void {
       if (previous === path) throw new WardError(ERROR_CODES.ZIP_DUPLICATE_ENTRY, `zip contains duplicate entries: ${path}`);
       throw new WardError(ERROR_CODES.INTERNAL, 'zip entries must be written in byte-wise order');
     }
-    const key = collisionKey(path);
+    const key = caselessKey(path);
     const other = seen.get(key);
     if (other !== undefined) {
       throw new WardError(ERROR_CODES.ZIP_DUPLICATE_ENTRY, `zip contains entries that differ only in case or Unicode form: ${other} = ${path}`);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addSeconds, formatRFC3339Nano, nowUTC, parseGoDuration, type JsonObject } from '../../src/canon/index.js';
 import { addDuration } from '../../src/canon/duration.js';
+import { caselessKey } from '../../src/canon/fold.js';
 import { generateSigningKey, type SigningKey } from '../../src/keys/index.js';
 import { parsePolicyYaml } from '../../src/policy/load.js';
 import { decideGate, type GateRequest, type GateRuntime } from '../../src/runtime/gate-run.js';
@@ -11,7 +12,6 @@ import { approvalStep } from '../../src/runtime/token-steps.js';
 import { FileTokenLedger } from '../../src/state/token-ledger.js';
 import {
   approvalTokenPayload,
-  approverKey,
   evaluateApprovals,
   MAX_APPROVAL_TOKEN_TTL_NS,
   normalizeApprovalToken,
@@ -124,9 +124,9 @@ describe('approver identities and keys', () => {
     evaluateApprovals({ ...binding(b), tokens: list, requiredApprovals: required, requireDistinct: true });
 
   it('folds case (and compatibility forms) when comparing approvers', () => {
-    expect(approverKey('alice')).toBe(approverKey('ALICE'));
-    expect(approverKey('Alice')).toBe(approverKey('ａｌｉｃｅ'));
-    expect(approverKey('alice')).not.toBe(approverKey('bob'));
+    expect(caselessKey('alice')).toBe(caselessKey('ALICE'));
+    expect(caselessKey('Alice')).toBe(caselessKey('ａｌｉｃｅ'));
+    expect(caselessKey('alice')).not.toBe(caselessKey('bob'));
   });
 
   it('alice and ALICE are one approver even with two keys', () => {

@@ -1,3 +1,5 @@
+import { caselessKey } from '../../canon/fold.js';
+
 /** Characters that change a name's spelling but not how a lenient reader may see it. */
 const INVISIBLE = /[\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
 /** Separators a lenient router or binder may treat alike (`/`, `.`, `_`, `-`, `∕`...): all punctuation and symbols. */
@@ -10,5 +12,5 @@ const SEPARATORS = /[\p{P}\p{S}]/gu;
  * `tools.call` all fold to `toolscall`; `filePath`, `file_path` and `FILE-PATH` to `filepath`.
  */
 export function foldSpelling(name: string): string {
-  return name.normalize('NFKC').replace(INVISIBLE, '').toUpperCase().toLowerCase().normalize('NFKC').replace(SEPARATORS, '');
+  return caselessKey(name.normalize('NFKC').replace(INVISIBLE, '')).replace(SEPARATORS, '');
 }
