@@ -17,7 +17,8 @@ export async function readInputText(ctx: CliContext, path: string, what: string)
   if (path === '-') return checkInputSize(await ctx.readStdin(), 'standard input', what);
   try {
     const full = resolve(ctx.cwd, path);
-    if (statSync(full).size > MAX_INPUT_BYTES) throw tooLarge(path, what, statSync(full).size);
+    const size = statSync(full).size;
+    if (size > MAX_INPUT_BYTES) throw tooLarge(path, what, size);
     return readFileSync(full, 'utf8');
   } catch (err) {
     if (err instanceof WardError) throw err;

@@ -67,11 +67,14 @@ const FOREIGN_DOCUMENTS: readonly { what: string; keys: readonly string[]; enoug
   },
 ];
 
+function topLevelKeys(source: YamlSource): ReadonlySet<string> {
+  const root = source.doc.contents;
+  return isMap(root) ? new Set(root.items.map((pair) => keyText(source, pair.key))) : new Set();
+}
+
 /** Refuse a document that is recognisably something else, with what to pass instead. */
 export function checkForeignDocument(source: YamlSource): void {
-  const root = source.doc.contents;
-  if (!isMap(root)) return;
-  const present = new Set(root.items.map((pair) => keyText(source, pair.key)));
+  const present = topLevelKeys(source);
   if (present.has('rules') || present.has('default_verdict') || present.has('schema_id')) return;
   for (const doc of FOREIGN_DOCUMENTS) {
     const seen = doc.keys.filter((k) => present.has(k));
@@ -86,9 +89,7 @@ export function checkForeignDocument(source: YamlSource): void {
  * migration guidance rather than an `unknown field` error.
  */
 export function checkLegacyFields(source: YamlSource): void {
-  const root = source.doc.contents;
-  if (!isMap(root)) return;
-  const present = new Set(root.items.map((pair) => keyText(source, pair.key)));
+  const present = topLevelKeys(source);
   const found = LEGACY_FIELDS.filter((f) => present.has(f.field));
   if (found.length === 0) return;
   const guidance = found.map(describeReplacement).join('; ');
