@@ -150,7 +150,7 @@ async function components(h) {
   const { intentForCall, DEFAULT_TARGET_MAPPING, Gatekeeper, JournalTraceSink } = await import('../dist/mcp/proxy/index.js');
   const { parsePolicyYaml } = await import('../dist/policy/index.js');
   const { generateSigningKey } = await import('../dist/keys/index.js');
-  const { decideGate } = await import('../dist/runtime/gate-run.js');
+  const { decideGate } = await import('../dist/decision/gate-run.js');
   const { evaluate } = await import('../dist/gate/evaluate.js');
   const { nowUTC } = await import('../dist/canon/gotime.js');
   const dir = mkdtempSync(path.join(tmpdir(), 'ward-bench-mcpc-'));

@@ -15,8 +15,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Ward, generateSigningKey } from '../dist/index.js';
-import { decideGate } from '../dist/runtime/gate-run.js';
-import { FileTraceSink, runGateAsync } from '../dist/runtime/trace-sink.js';
+import { decideGate } from '../dist/decision/gate-run.js';
+import { FileTraceSink, runGateAsync } from '../dist/decision/trace-sink.js';
 
 const json = process.argv.includes('--json');
 const print = (text) => (json ? process.stderr : process.stdout).write(text + '\n');

@@ -27,8 +27,8 @@ export { parseKillSwitchState, evaluateKillSwitch } from './gate/kill-switch.js'
 export type { KillSwitchState, KillSwitchDecision } from './gate/kill-switch.js';
 
 // A full decision with post-processing and a durably written signed trace.
-export { runGate } from './runtime/gate-run.js';
-export type { GateRuntime, GateRequest, GateResultOutput } from './runtime/gate-run.js';
+export { runGate } from './decision/gate-run.js';
+export type { GateRuntime, GateRequest, GateResultOutput } from './decision/gate-run.js';
 
 // Keys, traces, tokens (gate.md §6–7)
 export * from './keys/index.js';

@@ -1,5 +1,5 @@
 import { basename, relative, resolve as resolvePath } from 'node:path';
-import { rememberApprovalSigner, type ApprovalSigner } from '../runtime/approval-command.js';
+import { rememberApprovalSigner, type ApprovalSigner } from '../decision/approval-command.js';
 import { EXIT, type ExitCode } from '../contract/exit-codes.js';
 import { ERROR_CODES, WardError, isWardError } from '../errors.js';
 import { describeStateDir, rememberStateDir, resolveStateDir, type StateDirResolution } from '../state/state-dir.js';

@@ -373,8 +373,8 @@ async function decisionServiceRoutes(
   keys: SigningKeyHolder,
   maxBodyBytes: number,
 ): Promise<{ routes: Route[]; close: () => Promise<void> }> {
-  const { createEvaluateHandler, EVALUATE_ROUTES } = await import('../mcp/compat/http.js');
-  const { DecisionTraceWriter } = await import('../mcp/compat/evaluate.js');
+  const { createEvaluateHandler, EVALUATE_ROUTES } = await import('../mcp/service/http.js');
+  const { DecisionTraceWriter } = await import('../mcp/service/evaluate.js');
   const config = {
     policy: policies.current,
     signingKey: keys.current,

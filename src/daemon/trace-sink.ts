@@ -5,8 +5,8 @@ import type { StoreInput } from '../store/types.js';
 import type { Journal } from './journal.js';
 import { traceFileText } from '../trace/write.js';
 import type { SignedTrace } from '../trace/record.js';
-import { captureFileText } from '../runtime/capture.js';
-import type { TraceSink } from '../runtime/trace-sink.js';
+import { captureFileText } from '../decision/capture.js';
+import type { TraceSink } from '../decision/trace-sink.js';
 import type { DaemonMetrics } from './metrics.js';
 
 /**

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { approvalCommand, shellQuote, WARD_BIN, wardCommand } from '../../src/runtime/approval-command.js';
+import { approvalCommand, shellQuote, WARD_BIN, wardCommand } from '../../src/decision/approval-command.js';
 import { REPO, bareDir, ward } from './run.js';
 import { node, RawProxy, TINY, writePolicy } from '../mcp/proxy/helpers.js';
 

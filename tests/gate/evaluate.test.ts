@@ -340,7 +340,7 @@ describe('registry', () => {
 
 describe('broker credentials (§3.6 step 9)', () => {
   it('a winning rule that requires a brokered credential cannot allow without a broker', async () => {
-    const { runGate } = await import('../../src/runtime/gate-run.js');
+    const { runGate } = await import('../../src/decision/gate-run.js');
     const { parsePolicyYaml } = await import('../../src/policy/load.js');
     const { generateSigningKey } = await import('../../src/keys/index.js');
     const { mkdtempSync } = await import('node:fs');

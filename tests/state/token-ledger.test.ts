@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { addSeconds, nowUTC } from '../../src/canon/gotime.js';
 import { generateSigningKey } from '../../src/keys/index.js';
 import { parsePolicyYaml } from '../../src/policy/load.js';
-import { decideGate } from '../../src/runtime/gate-run.js';
+import { decideGate } from '../../src/decision/gate-run.js';
 import { FileTokenLedger } from '../../src/state/token-ledger.js';
 import { mintApprovalToken } from '../../src/tokens/approval.js';
 import { distModule, runConcurrently } from '../trace/spawn.js';
@@ -145,8 +145,8 @@ describe('FileTokenLedger under 50 concurrent processes', () => {
       const { join } = await import('node:path');
       const { parsePolicyYaml } = await import(${JSON.stringify(distModule('policy/load.js'))});
       const { parsePrivateKey } = await import(${JSON.stringify(distModule('keys/index.js'))});
-      const { runGate } = await import(${JSON.stringify(distModule('runtime/gate-run.js'))});
-      const { approvalStep } = await import(${JSON.stringify(distModule('runtime/token-steps.js'))});
+      const { runGate } = await import(${JSON.stringify(distModule('decision/gate-run.js'))});
+      const { approvalStep } = await import(${JSON.stringify(distModule('decision/token-steps.js'))});
       const state = process.argv[process.argv.length - 1];
       const key = parsePrivateKey(readFileSync(join(state, 'key.pem'), 'utf8'));
       const rt = { policy: parsePolicyYaml(readFileSync(join(state, 'policy.yaml'), 'utf8')), signingKey: key, traceFormat: 'ward',

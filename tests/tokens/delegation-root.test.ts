@@ -6,8 +6,8 @@ import { nowUTC, ZERO_TIME, type JsonObject } from '../../src/canon/index.js';
 import type { Delegation, NormalizedIntent } from '../../src/intent/types.js';
 import { generateSigningKey } from '../../src/keys/index.js';
 import { parsePolicyYaml } from '../../src/policy/load.js';
-import { decideGate, type GateRuntime } from '../../src/runtime/gate-run.js';
-import { delegationStep } from '../../src/runtime/token-steps.js';
+import { decideGate, type GateRuntime } from '../../src/decision/gate-run.js';
+import { delegationStep } from '../../src/decision/token-steps.js';
 import {
   delegationChainProblem,
   delegationChainRoot,

@@ -7,8 +7,8 @@ import { addDuration } from '../../src/canon/duration.js';
 import { caselessKey } from '../../src/canon/fold.js';
 import { generateSigningKey, type SigningKey } from '../../src/keys/index.js';
 import { parsePolicyYaml } from '../../src/policy/load.js';
-import { decideGate, type GateRequest, type GateRuntime } from '../../src/runtime/gate-run.js';
-import { approvalStep } from '../../src/runtime/token-steps.js';
+import { decideGate, type GateRequest, type GateRuntime } from '../../src/decision/gate-run.js';
+import { approvalStep } from '../../src/decision/token-steps.js';
 import { FileTokenLedger } from '../../src/state/token-ledger.js';
 import {
   approvalTokenPayload,

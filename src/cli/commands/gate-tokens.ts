@@ -1,7 +1,7 @@
 import { isVerifyKeyConfigured, loadVerifyKeys, type SigningKey, type VerifyKey, type VerifyKeySources } from '../../keys/index.js';
-import type { ApprovalStep, ApprovalTokenReuse, DelegationStep, TokenContext } from '../../runtime/gate-run.js';
+import type { ApprovalStep, ApprovalTokenReuse, DelegationStep, TokenContext } from '../../decision/gate-run.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
-import { approvalStep as runtimeApprovalStep, delegationStep as runtimeDelegationStep } from '../../runtime/token-steps.js';
+import { approvalStep as runtimeApprovalStep, delegationStep as runtimeDelegationStep } from '../../decision/token-steps.js';
 import { readTokenFiles } from '../../tokens/files.js';
 import type { ParsedToken } from '../../tokens/rollup.js';
 import type { CliContext } from '../context.js';

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { STATE_DIR_HELP, type CliContext } from '../context.js';
-import { runClaudeCodeHook, type ClaudeCodeHookFlags } from '../../mcp/compat/hook.js';
+import { runClaudeCodeHook, type ClaudeCodeHookFlags } from '../../mcp/service/hook.js';
 
 interface HookOptionSpec {
   flag: string;

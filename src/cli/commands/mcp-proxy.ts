@@ -8,7 +8,7 @@ import { ERROR_CODES, WardError, isWardError } from '../../errors.js';
 import { loadVerifyKeys, resolveSigningKey, type KeyMode } from '../../keys/index.js';
 import { loadPolicyFile } from '../../policy/load.js';
 import { checkProfile } from '../../policy/profile.js';
-import { FileTraceSink } from '../../runtime/trace-sink.js';
+import { FileTraceSink } from '../../decision/trace-sink.js';
 import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 import { readInputText } from '../input.js';
 
@@ -117,7 +117,7 @@ export function registerProxy(mcp: Command, ctx: CliContext): void {
     .option('--max-message-bytes <n>', 'largest JSON-RPC message accepted on stdio', String(64 * 1024 * 1024))
     .option('--log-file <file>', 'also write diagnostics here as JSON lines (stdout carries protocol only)')
     .option('--verbose', 'more diagnostics on stderr')
-    // The reference one-shot mode (implemented in src/mcp/compat).
+    // The reference one-shot mode (implemented in src/mcp/service).
     .option('--call <file|->', 'one-shot: decide one tool-call payload and print the decision (reference mode)')
     .option('--adapter <name>', 'one-shot payload format: mcp, openai, anthropic, claude_code, langchain, contextos')
     .addOption(new Option('--profile <profile>', 'evaluation profile').choices(['standard', 'oss-prod']))
@@ -142,7 +142,7 @@ export function registerProxy(mcp: Command, ctx: CliContext): void {
         if (!flags.call && rest.length === 1) flags.call = rest.shift();
       }
       if (flags.call) {
-        const { runMcpCall } = await import('../../mcp/compat/call-command.js');
+        const { runMcpCall } = await import('../../mcp/service/call-command.js');
         return runMcpCall(ctx, flags);
       }
       await runProxy(ctx, flags, command);

@@ -11,11 +11,11 @@ import { argsDigest as argsDigestOf, intentDigest as intentDigestOf } from '../.
 import type { VerifyKey } from '../../keys/index.js';
 import type { NormalizedIntent } from '../../intent/types.js';
 import type { NormalizedPolicy } from '../../policy/types.js';
-import type { GateRequest, GateRuntime } from '../../runtime/gate-run.js';
-import { decideGate } from '../../runtime/gate-run.js';
-import { approvalStep } from '../../runtime/token-steps.js';
-import { unevaluableIntent } from '../../runtime/unevaluable.js';
-import type { TraceSink } from '../../runtime/trace-sink.js';
+import type { GateRequest, GateRuntime } from '../../decision/gate-run.js';
+import { decideGate } from '../../decision/gate-run.js';
+import { approvalStep } from '../../decision/token-steps.js';
+import { unevaluableIntent } from '../../decision/unevaluable.js';
+import type { TraceSink } from '../../decision/trace-sink.js';
 import { requiredApprovalScope } from '../../tokens/approval.js';
 import type { ParsedToken } from '../../tokens/rollup.js';
 import { buildTraceRecord, signTrace, type SignedTrace } from '../../trace/record.js';

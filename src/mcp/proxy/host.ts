@@ -14,8 +14,8 @@ import { parseKillSwitchState, type KillSwitchState } from '../../gate/kill-swit
 import type { SigningKey, VerifyKey } from '../../keys/index.js';
 import { loadPolicyFile } from '../../policy/load.js';
 import { checkProfile } from '../../policy/profile.js';
-import type { GateRuntime } from '../../runtime/gate-run.js';
-import type { TraceSink } from '../../runtime/trace-sink.js';
+import type { GateRuntime } from '../../decision/gate-run.js';
+import type { TraceSink } from '../../decision/trace-sink.js';
 import type { ApprovalMode } from './elicit.js';
 import { Gatekeeper } from './gatekeeper.js';
 import { PinStore, pinsDir } from './pins.js';

@@ -4,7 +4,7 @@ import { isJsonObject } from '../../canon/json.js';
 import { PROVENANCE_SOURCES, TARGET_KINDS, ENDPOINT_CLASSES } from '../../contract/vocabulary.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { foldSpelling } from './spelling.js';
-import { claudeCodeToolName } from '../compat/adapters.js';
+import { claudeCodeToolName } from '../service/adapters.js';
 
 /** How one argument becomes a target. */
 export interface TargetRule {

@@ -1,4 +1,4 @@
-import { approvalCommand, approvalSignerFor, approvalTokenPath } from '../../runtime/approval-command.js';
+import { approvalCommand, approvalSignerFor, approvalTokenPath } from '../../decision/approval-command.js';
 import type { CallDecision } from './gatekeeper.js';
 import { errorResponse, resultResponse, RPC, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
 import { shapeResult } from './protocol.js';
@@ -22,7 +22,7 @@ export function wardObject(d: CallDecision, extra?: Record<string, unknown>): Re
  * The exact command a person runs to approve this call, verbatim from any directory: the token is
  * signed with the key the proxy verifies with (its state directory's, or its --private-key) and
  * lands where the proxy looks
- * (src/runtime/approval-command.ts builds it for gate eval, the proxy and the SDK alike).
+ * (src/decision/approval-command.ts builds it for gate eval, the proxy and the SDK alike).
  */
 export function approveCommand(d: CallDecision, approvalDir: string): string {
   return approvalCommand({

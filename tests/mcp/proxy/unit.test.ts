@@ -10,7 +10,7 @@ import { LineReader } from '../../../src/mcp/proxy/framing.js';
 import { isToolCallMethod, messageKind } from '../../../src/mcp/proxy/jsonrpc.js';
 import { JournalTraceSink, recoverJournals } from '../../../src/mcp/proxy/journal-sink.js';
 import { alwaysBlocked, ToolPins } from '../../../src/mcp/proxy/tools.js';
-import { decideGate } from '../../../src/runtime/gate-run.js';
+import { decideGate } from '../../../src/decision/gate-run.js';
 import { verifyTraceRecord } from '../../../src/trace/index.js';
 import { tempDir } from '../../cli/run.js';
 

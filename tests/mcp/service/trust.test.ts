@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseRFC3339 } from '../../../src/canon/gotime.js';
-import { applyMcpTrust, evaluateMcpTrust, parseTrustSnapshot } from '../../../src/mcp/compat/trust.js';
+import { applyMcpTrust, evaluateMcpTrust, parseTrustSnapshot } from '../../../src/mcp/service/trust.js';
 import { loadPolicyFile } from '../../../src/policy/load.js';
 import type { McpTrustConfig } from '../../../src/policy/types.js';
 import { REPO, ward, tempDir } from '../../cli/run.js';

@@ -1,8 +1,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decodeToolCall, normalizeAdapter, claudeCodeToolName } from '../../../src/mcp/compat/adapters.js';
-import { toIntentRequest } from '../../../src/mcp/compat/intent.js';
+import { decodeToolCall, normalizeAdapter, claudeCodeToolName } from '../../../src/mcp/service/adapters.js';
+import { toIntentRequest } from '../../../src/mcp/service/intent.js';
 import { verifyTraceText } from '../../../src/trace/verify.js';
 import { loadOrCreateDefaultKey } from '../../../src/keys/index.js';
 import { join } from 'node:path';

@@ -3,7 +3,7 @@ import { nowUTC } from '../../src/canon/gotime.js';
 import { evaluate } from '../../src/gate/evaluate.js';
 import { generateSigningKey } from '../../src/keys/ed25519.js';
 import { parsePolicyYaml } from '../../src/policy/load.js';
-import { decideGate, type GateRuntime } from '../../src/runtime/gate-run.js';
+import { decideGate, type GateRuntime } from '../../src/decision/gate-run.js';
 import { WARD_VERSION } from '../../src/version.js';
 
 const rt: GateRuntime = {
