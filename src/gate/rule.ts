@@ -109,11 +109,13 @@ export function evaluateMatchedRule(rule: PolicyRule, intent: NormalizedIntent, 
 
 /**
  * The default reason-code suffix for a rule: Go-JSON-encode the name (HTML-safe escapes included),
- * drop the quotes, turn spaces and `-` into `_`, lowercase.
+ * strip quotes the way Go's `strings.Trim(s, "\"")` does — every leading and trailing `"`, so a
+ * name ending in a quote also loses the quote of its `\"` escape (gate.md §3.3) — then turn spaces
+ * and `-` into `_` and lowercase.
  */
 export function sanitizeRuleName(name: string): string {
   const encoded = JSON.stringify(name)
-    .slice(1, -1)
+    .replace(/^"+|"+$/g, '')
     .replace(/[<>&\u2028\u2029]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
   return encoded.replace(/[ -]/g, '_').toLowerCase();
 }

@@ -64,6 +64,13 @@ rules:
     expect(o.reasonCodes).toEqual(['matched_rule_allow_everything_now']);
   });
 
+  it('strips every leading and trailing quote like Go strings.Trim, eating the quote of a final \\" escape (§3.3)', () => {
+    const named = (name: string) => decide(`rules: [{ name: ${JSON.stringify(name)}, effect: allow }]`, intent()).reasonCodes;
+    expect(named('say "hi"')).toEqual(['matched_rule_say_\\"hi\\']);
+    expect(named('"quoted"')).toEqual(['matched_rule_\\"quoted\\']);
+    expect(named('a<b & c')).toEqual(['matched_rule_a\\u003cb_\\u0026_c']);
+  });
+
   it('matches workspace prefixes as raw string prefixes (no path boundary)', () => {
     const policy = `
 default_verdict: block
