@@ -89,7 +89,7 @@ export const REASON_CODES: Readonly<Record<string, ReasonCodeInfo>> = {
   sandbox_read_only_root_missing: r('sandbox_read_only_root_missing', 'block', 'required read-only roots not all present'),
   rate_limit_exceeded: r('rate_limit_exceeded', 'block', 'rate limit reached'),
   destructive_budget_exceeded: r('destructive_budget_exceeded', 'block', 'destructive budget reached'),
-  delegation_token_missing: r('delegation_not_granted', 'block', 'delegation required and no token given'),
+  delegation_token_missing: r('delegation_not_granted', 'block', 'delegation required and no token given, or a hop of an incomplete chain left without a valid token'),
   delegation_chain_insufficient: r('delegation_not_granted', 'block', 'delegation chain incomplete'),
   delegation_token_invalid: r('', 'none', 'a delegation token failed normalization'),
   delegation_token_signature_missing: r('', 'none', 'a delegation token is unsigned'),

@@ -1,4 +1,4 @@
-import { formatRFC3339Nano, uniqueSorted, type JsonValue } from '../canon/index.js';
+import { compareUtf8, formatRFC3339Nano, uniqueSorted, type JsonValue } from '../canon/index.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import { caselessKey } from '../canon/fold.js';
 import { validateApprovalToken, type ApprovalBinding, type ApprovalErrorCode } from './approval.js';
@@ -273,7 +273,9 @@ export function evaluateDelegations(input: DelegationEvaluationInput): Delegatio
     reasons.push('delegation_token_missing');
     violations.push('delegation_not_granted');
   } else if (!complete) {
-    reasons.push(...tokenFailures, 'delegation_chain_insufficient');
+    // A link without a valid token counts as missing even when a token for it was presented and
+    // failed (gate.md §3.6 step 7, as the reference reports it).
+    reasons.push(...tokenFailures, 'delegation_chain_insufficient', 'delegation_token_missing');
     violations.push('delegation_not_granted');
   } else {
     reasons.push('delegation_granted');
@@ -282,7 +284,7 @@ export function evaluateDelegations(input: DelegationEvaluationInput): Delegatio
     granted: input.tokens.length > 0 && complete,
     reasonCodes: uniqueSorted(reasons),
     violations,
-    validTokenIds,
+    validTokenIds: [...validTokenIds].sort(compareUtf8),
     entries,
     validCount: validTokenIds.length,
     requiredLinks: links.length,

@@ -67,7 +67,7 @@ describe('delegation chains are one chain of authority', () => {
     // Valid tokens for every listed hop prove nothing when the hops do not form one chain.
     const r = evaluateDelegations({ ...binding(), tokens: parsed(mint('agent.lead', 'agent.manager'), mint('agent.senior', 'agent.worker')), intent: gap });
     expect(r).toMatchObject({ granted: false, validCount: 0 });
-    expect(r.reasonCodes).toEqual(['delegation_chain_insufficient', 'delegation_token_chain_mismatch']);
+    expect(r.reasonCodes).toEqual(['delegation_chain_insufficient', 'delegation_token_chain_mismatch', 'delegation_token_missing']);
   });
 });
 
@@ -82,7 +82,7 @@ describe('the root must be an allowed delegator', () => {
   it('an allowed delegator at a later hop does not make the chain allowed', () => {
     const r = evaluateDelegations({ ...binding({ allowedRootDelegators: ['agent.senior'] }), tokens: parsed(...v5Tokens()), intent: v5 });
     expect(r.granted).toBe(false);
-    expect(r.reasonCodes).toEqual(['delegation_chain_insufficient', 'delegation_token_delegator_mismatch']);
+    expect(r.reasonCodes).toEqual(['delegation_chain_insufficient', 'delegation_token_delegator_mismatch', 'delegation_token_missing']);
     // The root hop is the one left unproven.
     expect(r.entries.find((e) => e.error_code === 'delegation_token_missing')).toMatchObject({ delegator_identity: 'agent.lead' });
   });
@@ -97,7 +97,7 @@ describe('the root must be an allowed delegator', () => {
     const from = (delegator: string) =>
       evaluateDelegations({ ...binding({ allowedRootDelegators: ['agent.lead'] }), tokens: parsed(mint(delegator, 'agent.worker')), intent: noChain });
     expect(from('agent.lead').granted).toBe(true);
-    expect(from('agent.mallory')).toMatchObject({ granted: false, reasonCodes: ['delegation_chain_insufficient', 'delegation_token_delegator_mismatch'] });
+    expect(from('agent.mallory')).toMatchObject({ granted: false, reasonCodes: ['delegation_chain_insufficient', 'delegation_token_delegator_mismatch', 'delegation_token_missing'] });
   });
 });
 

@@ -133,19 +133,20 @@ describe('evaluateDelegations (chain validation and gate eval step 7)', () => {
     const tokens = chainTokens();
     const result = run(parsed(tokens[2], tokens[0], tokens[1]));
     expect(result).toMatchObject({ granted: true, reasonCodes: ['delegation_granted'], violations: [], validCount: 3, requiredLinks: 3 });
-    expect(result.validTokenIds).toEqual(tokens.map((t) => t['token_id']));
+    // delegation_ref lists the valid token ids in byte order, not chain order (gate.md §3.6 step 7)
+    expect(result.validTokenIds).toEqual(tokens.map((t) => String(t['token_id'])).sort());
   });
 
   it('no tokens: delegation_token_missing / delegation_not_granted', () => {
     expect(run([])).toMatchObject({ granted: false, reasonCodes: ['delegation_token_missing'], violations: ['delegation_not_granted'] });
   });
 
-  it('a missing link is an audit entry, not a reason code; a leftover reports its first failure', () => {
+  it('a link left without a valid token is delegation_token_missing too; a leftover reports its first failure', () => {
     const [first, , third] = chainTokens();
     const wrong = mint({ delegator: 'agent.manager', delegate: 'agent.nobody' });
     const result = run(parsed(first, wrong, third));
     expect(result.granted).toBe(false);
-    expect(result.reasonCodes).toEqual(['delegation_chain_insufficient', 'delegation_token_delegate_mismatch']);
+    expect(result.reasonCodes).toEqual(['delegation_chain_insufficient', 'delegation_token_delegate_mismatch', 'delegation_token_missing']);
     expect(result.violations).toEqual(['delegation_not_granted']);
     expect(result.entries.map((e) => [e.delegator_identity, e.delegate_identity, e.valid, e.error_code])).toEqual([
       ['agent.lead', 'agent.manager', true, ''],
@@ -165,7 +166,7 @@ describe('evaluateDelegations (chain validation and gate eval step 7)', () => {
 
   it('unreadable token files are delegation_token_invalid', () => {
     const result = run([{ source: 'x.json', error: 'duplicate key "scope" at $' }]);
-    expect(result.reasonCodes).toEqual(['delegation_chain_insufficient', 'delegation_token_invalid']);
+    expect(result.reasonCodes).toEqual(['delegation_chain_insufficient', 'delegation_token_invalid', 'delegation_token_missing']);
   });
 
   it('without a chain, one pseudo-link to the requester with any delegator', () => {
@@ -227,7 +228,7 @@ describe('audit records', () => {
       delegation_required: true,
       valid_delegations: 3,
       delegated: true,
-      delegation_ref: tokens.map((t) => t['token_id']).join(','),
+      delegation_ref: tokens.map((t) => String(t['token_id'])).sort().join(','),
     });
     expect((record['entries'] as JsonObject[]).length).toBe(3);
   });
