@@ -3,7 +3,7 @@ import { ERROR_CODES, WardError } from '../errors.js';
 import { inspectPack, packVerified, verifyPack } from '../pack/index.js';
 import { readRunpack } from '../runpack/index.js';
 import { parseStrictJson } from '../canon/strict-json.js';
-import { parseDecisionCapture } from '../decision/capture.js';
+import { parseDecisionCapture } from '../trace/capture.js';
 import { checkId } from './ids.js';
 import type { StoreEntry, StoreInput } from './types.js';
 

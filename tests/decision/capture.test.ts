@@ -7,7 +7,7 @@ import { evaluate } from '../../src/gate/evaluate.js';
 import { intentDigest, normalizedIntentJson } from '../../src/intent/digest.js';
 import { normalizeIntent } from '../../src/intent/normalize.js';
 import { loadPolicyFile } from '../../src/policy/load.js';
-import { parseDecisionCapture } from '../../src/decision/capture.js';
+import { parseDecisionCapture } from '../../src/trace/capture.js';
 import { fixture, tempDir, v7PrivateKeyFile, ward } from '../cli/run.js';
 
 const V7_POLICY = fixture('policies/context-proof.yaml');

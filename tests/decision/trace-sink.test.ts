@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateSigningKey } from '../../src/keys/ed25519.js';
 import { parsePolicyYaml } from '../../src/policy/load.js';
-import { parseDecisionCapture } from '../../src/decision/capture.js';
+import { parseDecisionCapture } from '../../src/trace/capture.js';
 import { decideGate, runGate, type GateRuntime } from '../../src/decision/gate-run.js';
 import { FileTraceSink, runGateAsync } from '../../src/decision/trace-sink.js';
 import { verifyTraceText } from '../../src/trace/verify.js';

@@ -17,7 +17,7 @@ import {
   readPrivateKeyFile,
   verifyTraceFile,
 } from '../../src/index.js';
-import { parseDecisionCapture } from '../../src/decision/capture.js';
+import { parseDecisionCapture } from '../../src/trace/capture.js';
 import { REPO, tempDir, v7PrivateKeyFile } from '../cli/run.js';
 
 const HIGH_RISK = join(REPO, 'policies', 'baseline-highrisk.yaml');
