@@ -1,0 +1,236 @@
+/**
+ * Golden host outputs (issue 16): byte-for-byte pins of what each host prints, returns and signs.
+ *
+ * WHAT. For every host that turns a call into a signed decision — `ward gate eval` (CLI), the SDK's
+ * `Ward.evaluate`, the daemon's HTTP routes, `ward mcp proxy` over stdio, and the MCP decision
+ * service (`ward mcp proxy --call`, `ward hook claude-code`) — the tests in tests/golden/ run a fixed
+ * set of cases with a fixed policy and the fixed V7 test signing key, and compare the exit code /
+ * HTTP status, the JSON result and every trace written with fixtures/golden/<host>/<case>.json.
+ * The comparison is on the serialized text, not a deep-equal: key order is pinned too. Raw stdout
+ * and trace files are pinned byte for byte through `format` (the exact serialization they use, see
+ * `parseJsonText`), so the fixture plus its format reproduces the original bytes.
+ *
+ * Every trace's signature is verified (sha256 over RFC 8785 JCS, Ed25519, independent of Ward's own
+ * code) with the V7 public key *before* masking; the record says `signature_verified: true`.
+ *
+ * MASKED (and only these; everything else is compared exactly):
+ * - `observed_at`: the wall clock when the trace was emitted.
+ * - `event_id`: derived from `trace_id` and `observed_at`.
+ * - `latency_ms`, `decision_latency_ms`: measured time.
+ * - `sig`, `signed_digest` (in `signature` objects): they cover the masked fields above. They are
+ *   verified first, and `key_id` stays pinned.
+ * - per host, when the host makes them up from randomness or the wall clock (passed as `extraKeys`):
+ *   e.g. `correlation_id` (random per CLI process), `created_at` where no intent time drives it.
+ * - the timestamp inside rate-limit counter keys (`rate_limit_key`: the current hour bucket).
+ * - values that come from the test's own environment, by substitution wherever they occur: the
+ *   temporary work directory (`<WORK>`) and ids of tokens minted at test time (`<APPROVAL_TOKEN_ID>`…).
+ * A masked string value is also replaced wherever else it appears (e.g. an event id inside a
+ * `store:trace/<event_id>` path), with the same placeholder.
+ *
+ * REGENERATE:  UPDATE_GOLDEN=1 npx vitest run tests/golden   (then review `git diff fixtures/golden`)
+ * Only legitimate for a deliberate, reviewed behaviour change (a contract erratum, a new public
+ * field), committed together with that change and its diff explained in the commit message. A
+ * refactor must never need it: a golden that changes during a refactor is a behaviour change.
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import canonicalize from 'canonicalize';
+import { expect } from 'vitest';
+
+export const REPO = fileURLToPath(new URL('../..', import.meta.url));
+export const WARD = join(REPO, 'bin', 'ward.js');
+export const GOLDEN_DIR = join(REPO, 'fixtures', 'golden');
+export const UPDATE = process.env['UPDATE_GOLDEN'] === '1';
+export const golden = (p: string) => join(GOLDEN_DIR, p);
+export const fixture = (p: string) => join(REPO, 'fixtures', p);
+
+/** The V7 test key pair (gate.md §11): every golden trace is signed with it, so key ids are stable. */
+export const V7_PUBLIC_KEY_FILE = fixture('keys/v7_public.key');
+export const V7_KEY_ID = '65b60673d6ed884bf01c2c222d82ada0740f29ac3355d6a925c81f17f47a27b8';
+
+/** The environment every Ward process gets: no inherited state dir or daemon. */
+export const WARD_ENV: Record<string, string> = { WARD_STATE_DIR: '', WARD_DAEMON_URL: '', TZ: 'UTC' };
+
+/** A fresh work directory with `.ward/` (Ward keeps its state there) and a 0600 copy of the V7 private key. */
+export function workDir(prefix: string): { dir: string; key: string } {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), `ward-golden-${prefix}-`)));
+  mkdirSync(join(dir, '.ward'));
+  const key = join(dir, 'v7_private.key');
+  copyFileSync(fixture('keys/v7_TEST_ONLY_private.key'), key);
+  chmodSync(key, 0o600);
+  return { dir, key };
+}
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function runWard(args: string[], opts: { cwd: string; input?: string; env?: Record<string, string> }): CliRun {
+  const r = spawnSync(process.execPath, [WARD, ...args], {
+    cwd: opts.cwd,
+    input: opts.input ?? '',
+    encoding: 'utf8',
+    env: { ...process.env, ...WARD_ENV, ...opts.env },
+  });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exact serializations
+
+/** The serializations Ward uses; `format` names which one produced a text, so bytes are pinned. */
+const FORMATS: Record<string, (v: unknown) => string> = {
+  'json+lf': (v) => JSON.stringify(v) + '\n',
+  json: (v) => JSON.stringify(v),
+  'json-indent2+lf': (v) => JSON.stringify(v, null, 2) + '\n',
+  'json-indent2': (v) => JSON.stringify(v, null, 2),
+};
+
+/** Parse JSON text and name its exact serialization; a text none of FORMATS reproduces fails the test. */
+export function parseJsonText(text: string, what: string): { format: string; value: unknown } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new Error(`${what}: not JSON: ${JSON.stringify(text.slice(0, 500))}`);
+  }
+  for (const [format, render] of Object.entries(FORMATS)) if (render(value) === text) return { format, value };
+  throw new Error(`${what}: JSON in a serialization the golden helper does not know: ${JSON.stringify(text.slice(0, 200))}`);
+}
+
+/** Newline-delimited JSON (stdout of the stdio proxy, JSONL logs): each line parsed, byte-exact. */
+export function parseJsonLines(text: string, what: string): unknown[] {
+  expect(text.endsWith('\n') || text === '', `${what}: ends with a newline`).toBe(true);
+  return text
+    .split('\n')
+    .slice(0, -1)
+    .map((line, i) => {
+      const p = parseJsonText(line, `${what} line ${i + 1}`);
+      expect(p.format, `${what} line ${i + 1}`).toBe('json');
+      return p.value;
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signatures (independent of Ward's code: node:crypto and the `canonicalize` JCS package)
+
+let v7Key: KeyObject | undefined;
+function v7PublicKey(): KeyObject {
+  const raw = Buffer.from(readFileSync(V7_PUBLIC_KEY_FILE, 'utf8').trim(), 'base64');
+  v7Key ??= createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), raw]), format: 'der', type: 'spki' });
+  return v7Key;
+}
+
+/** gate.md §6.2: signed_digest = sha256(JCS(record without signature)), sig = Ed25519 over its 32 bytes. */
+export function signatureVerifies(record: Record<string, unknown>): boolean {
+  const { signature, ...rest } = record as { signature?: { alg: string; key_id: string; sig: string; signed_digest: string } };
+  if (!signature || signature.alg !== 'ed25519' || signature.key_id !== V7_KEY_ID) return false;
+  const digest = createHash('sha256').update(canonicalize(rest) ?? '').digest();
+  if (digest.toString('hex') !== signature.signed_digest) return false;
+  return verify(null, digest, v7PublicKey(), Buffer.from(signature.sig, 'base64'));
+}
+
+/** A trace file as pinned: its serialization, mode, and the record; the signature must verify. */
+export function traceFile(path: string): Record<string, unknown> {
+  const text = readFileSync(path, 'utf8');
+  const { format, value } = parseJsonText(text, path);
+  const trace = value as Record<string, unknown>;
+  const verified = signatureVerifies(trace);
+  expect(verified, `trace ${path} verifies with the V7 key`).toBe(true);
+  return { path, mode: (statSync(path).mode & 0o777).toString(8), format, signature_verified: verified, trace };
+}
+
+/** A trace object received in a reply (no file): the signature must verify. */
+export function traceObject(trace: Record<string, unknown>, where: string): Record<string, unknown> {
+  const verified = signatureVerifies(trace);
+  expect(verified, `trace in ${where} verifies with the V7 key`).toBe(true);
+  return { signature_verified: verified, trace };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Masking
+
+/** Keys masked wherever they occur (see the header): key -> placeholder. */
+export const MASKED_KEYS: Readonly<Record<string, string>> = {
+  observed_at: '<OBSERVED_AT>',
+  event_id: '<EVENT_ID>',
+  latency_ms: '<LATENCY_MS>',
+  decision_latency_ms: '<LATENCY_MS>',
+  sig: '<SIG>',
+  signed_digest: '<SIGNED_DIGEST>',
+};
+
+/** Keys whose value keeps its shape but holds a wall-clock bucket: only the timestamp is replaced. */
+const BUCKET_KEYS = new Set(['rate_limit_key', 'destructive_budget_key']);
+const RFC3339_SECONDS = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/g;
+
+export class Masker {
+  /** Literal values -> placeholder, replaced in the serialized text (longest first). */
+  readonly substitutions = new Map<string, string>();
+
+  constructor(
+    /** Host-specific volatile keys (e.g. `correlation_id` for the CLI's random one). */
+    readonly extraKeys: Readonly<Record<string, string>> = {},
+  ) {}
+
+  /** Replace this literal (a temp dir, a minted token id) wherever it occurs. */
+  substitute(value: string, placeholder: string): this {
+    if (value) this.substitutions.set(value, placeholder);
+    return this;
+  }
+
+  /** The masked JSON text (2-space indent, newline) of `value`, key order kept. */
+  text(value: unknown): string {
+    const masked = this.#walk(value);
+    let text = JSON.stringify(masked, null, 2) + '\n';
+    const subs = [...this.substitutions.entries()].sort((a, b) => b[0].length - a[0].length);
+    for (const [literal, placeholder] of subs) text = text.split(literal).join(placeholder);
+    return text;
+  }
+
+  #walk(value: unknown): unknown {
+    if (Array.isArray(value)) return value.map((v) => this.#walk(v));
+    if (value === null || typeof value !== 'object') return value;
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
+      const placeholder = this.extraKeys[key] ?? MASKED_KEYS[key];
+      if (placeholder !== undefined && v !== undefined && v !== null && typeof v !== 'object') {
+        // The same value elsewhere (a path holding an event id) gets the same placeholder.
+        if (typeof v === 'string' && v.length >= 8) this.substitutions.set(v, placeholder);
+        out[key] = placeholder;
+      } else if (BUCKET_KEYS.has(key) && typeof v === 'string') {
+        out[key] = v.replace(RFC3339_SECONDS, '<BUCKET_START>');
+      } else {
+        out[key] = this.#walk(v);
+      }
+    }
+    return out;
+  }
+}
+
+/**
+ * Compare (or, with UPDATE_GOLDEN=1, write) fixtures/golden/<name>.json with the masked `record`.
+ */
+export function expectGolden(name: string, record: unknown, masker: Masker): void {
+  const actual = masker.text(record);
+  const path = golden(`${name}.json`);
+  if (UPDATE) {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, actual);
+    return;
+  }
+  expect(existsSync(path), `${path} exists (generate it with UPDATE_GOLDEN=1)`).toBe(true);
+  expect(actual, `golden ${name}`).toBe(readFileSync(path, 'utf8'));
+}
+
+/** Wait until the current wall-clock hour has at least `seconds` left (rate-limit buckets are per hour). */
+export async function awayFromHourBoundary(seconds = 5): Promise<void> {
+  const left = 3600 - (Math.floor(Date.now() / 1000) % 3600);
+  if (left < seconds) await new Promise((r) => setTimeout(r, (left + 1) * 1000));
+}
