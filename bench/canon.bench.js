@@ -5,7 +5,8 @@
 
 import { createHash, hash } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import { digestJcs, jcs, sha256Bytes, sha256Hex } from '../dist/index.js';
+import { digestJcs, jcs, sha256Hex } from '../dist/index.js';
+import { sha256Bytes } from '../dist/canon/index.js'; // internal: benches measure what ships, public or not
 
 /** A trace-record-shaped object whose JCS form is exactly 894 bytes (checked below). */
 export function traceRecord() {

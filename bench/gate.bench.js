@@ -12,7 +12,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  buildTraceRecord,
   digestJcs,
   evaluate,
   generateSigningKey,
@@ -21,8 +20,8 @@ import {
   normalizeIntent,
   nowUTC,
   parsePolicyYaml,
-  signTrace,
 } from '../dist/index.js';
+import { buildTraceRecord, signTrace } from '../dist/trace/index.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const policyText = readFileSync(path.join(repo, 'fixtures/policies/bench-typical.yaml'), 'utf8');

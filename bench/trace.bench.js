@@ -4,7 +4,9 @@
 
 import { sign, verify } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { jcs, parsePrivateKey, sha256Bytes, signDigestedJson, verifyTraceRecord, withoutSignature } from '../dist/index.js';
+import { jcs, parsePrivateKey, verifyTraceRecord } from '../dist/index.js';
+import { sha256Bytes } from '../dist/canon/index.js';
+import { signDigestedJson, withoutSignature } from '../dist/trace/index.js';
 
 const fixture = (path) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
 

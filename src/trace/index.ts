@@ -34,5 +34,3 @@ export { verifyTraceFile, verifyTracePath } from './verify-file.js';
 export type { TraceFileVerification, TracePathVerification } from './verify-file.js';
 export { exportJws, exportDsse, verifyJws, verifyDsse, pae, isCompactJws, isDsseEnvelope, TRACE_PAYLOAD_TYPE, JWS_ALGS, type JwsAlg } from './export.js';
 export type { DsseEnvelope, WrapperCheck } from './export.js';
-export { parseStrictJson } from '../canon/strict-json.js';
-export { writeFileAtomic, createFileExclusive, createUniqueFile } from '../state/atomic-file.js';

@@ -14,10 +14,10 @@ import {
   loadKeyRing,
   nowUTC,
   parsePolicyYaml,
-  readPrivateKeyFile,
   verifyTraceFile,
 } from '../../src/index.js';
 import { parseDecisionCapture } from '../../src/trace/capture.js';
+import { readPrivateKeyFile } from '../../src/keys/index.js';
 import { REPO, tempDir, v7PrivateKeyFile } from '../cli/run.js';
 
 const HIGH_RISK = join(REPO, 'policies', 'baseline-highrisk.yaml');
