@@ -1,0 +1,107 @@
+// Golden outputs of the SDK's `Ward.evaluate` (see golden.ts for what is pinned, masked and how to regenerate).
+import { readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { Ward } from '../../src/index.js';
+import { awayFromHourBoundary, expectGolden, golden, Masker, REPO, runWard, traceFile, workDir } from './golden.js';
+
+const POLICY = golden('inputs/policy.yaml');
+const intentOf = (name: string) => JSON.parse(readFileSync(golden(`inputs/${name}.json`), 'utf8')) as Record<string, unknown>;
+const TIME = '2026-03-12T12:00:00Z';
+
+let dir: string;
+let key: string;
+let ward: Ward;
+beforeEach(() => {
+  ({ dir, key } = workDir('sdk'));
+  ward = new Ward({ policy: POLICY, stateDir: join(dir, '.ward'), signingKey: key, cwd: dir });
+});
+
+function masker(): Masker {
+  // The approve command names the OS user as the default approver.
+  return new Masker()
+    .substitute(dir, '<WORK>')
+    .substitute(REPO.replace(/\/$/, ''), '<REPO>')
+    .substitute(`--approver ${userInfo().username} `, '--approver <USER> ');
+}
+
+type EvalOptions = Parameters<Ward['evaluate']>[1];
+
+/** Pin the decision `evaluate` resolves with (functions are not data and drop out) and its trace, or the error it rejects with. */
+async function pin(name: string, intent: unknown, options: EvalOptions = {}, m = masker()): Promise<Record<string, unknown>> {
+  const opts = { evaluationTime: TIME, ...options };
+  let record: Record<string, unknown>;
+  let decision: Record<string, unknown> = {};
+  try {
+    decision = (await ward.evaluate(intent as Record<string, never>, opts)) as unknown as Record<string, unknown>;
+    record = { options: opts, decision, traces: [traceFile(String(decision['tracePath']))] };
+  } catch (err) {
+    const e = err as Error & Record<string, unknown>;
+    record = { options: opts, error: { name: e.name, message: e.message, ...Object.fromEntries(Object.entries(e).filter(([k]) => k !== 'stack')) } };
+  }
+  expectGolden(`sdk/${name}`, record, m);
+  return decision;
+}
+
+describe('golden: SDK Ward.evaluate', () => {
+  it('allow', async () => {
+    expect((await pin('allow', intentOf('read')))['verdict']).toBe('allow');
+  });
+
+  it('block by rule, with a correlation id', async () => {
+    expect((await pin('block-rule', intentOf('delete'), { correlationId: 'golden-correlation-1' }))['verdict']).toBe('block');
+  });
+
+  it('require_approval without a token (with the approval request), then allow with a valid token', async () => {
+    const d = await pin('approval-missing', intentOf('write'));
+    expect(d['verdict']).toBe('require_approval');
+    const tokenPath = join(dir, 'approval-token.json');
+    const minted = runWard(
+      [
+        'approve', '--intent-digest', String(d['intentDigest']), '--policy-digest', String(d['policyDigest']), '--scope', 'tool:tool.write',
+        '--ttl', '1h', '--approver', 'golden-approver', '--reason-code', 'golden-change', '--key-mode', 'prod', '--private-key', key, '--out', tokenPath, '--json',
+      ],
+      { cwd: dir },
+    );
+    expect(minted.code, minted.stderr).toBe(0);
+    const tokenId = String((JSON.parse(readFileSync(tokenPath, 'utf8')) as Record<string, unknown>)['token_id']);
+    const granted = await pin('approval-granted', intentOf('write'), { approvalTokens: [tokenPath] }, masker().substitute(tokenId, '<APPROVAL_TOKEN_ID>'));
+    expect(granted['verdict']).toBe('allow');
+  });
+
+  it('delegation required, token missing', async () => {
+    expect((await pin('delegation-missing', intentOf('deploy')))['verdict']).toBe('block');
+  });
+
+  it('rate limit: first call allowed, second exceeded', async () => {
+    await awayFromHourBoundary();
+    expect((await pin('rate-limit-first', intentOf('search')))['verdict']).toBe('allow');
+    expect((await pin('rate-limit-exceeded', intentOf('search')))['verdict']).toBe('block');
+  });
+
+  it('unevaluable intent in a fail-closed risk class blocks, traced', async () => {
+    expect((await pin('unevaluable', intentOf('unevaluable')))['verdict']).toBe('block');
+  });
+
+  it('script intent', async () => {
+    expect((await pin('script', intentOf('script')))['verdict']).toBe('require_approval');
+  });
+
+  it('simulate', async () => {
+    expect((await pin('simulate', intentOf('delete'), { simulate: true }))['verdict']).toBe('allow');
+  });
+
+  it('durability fsync (the journal path)', async () => {
+    expect((await pin('durability-fsync', intentOf('read'), { durability: 'fsync' }))['verdict']).toBe('allow');
+    await ward.close();
+  });
+
+  it('intent JSON text with a duplicate key is refused', async () => {
+    await pin('intent-duplicate-key', '{"tool_name":"tool.read","tool_name":"tool.write"}');
+  });
+
+  it('intent without context.identity is refused', async () => {
+    await pin('intent-invalid', { tool_name: 'tool.read' });
+  });
+});
