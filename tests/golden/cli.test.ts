@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { REPO, awayFromHourBoundary, expectGolden, golden, Masker, parseJsonText, runWard, traceFile, V7_PUBLIC_KEY_FILE, workDir, type CliRun } from './golden.js';
+import { REPO, tracePathsIn, awayFromHourBoundary, expectGolden, golden, Masker, parseJsonText, runWard, traceFile, V7_PUBLIC_KEY_FILE, workDir, type CliRun } from './golden.js';
 
 const POLICY = golden('inputs/policy.yaml');
 const input = (name: string) => golden(`inputs/${name}`);
@@ -44,7 +44,7 @@ function pin(name: string, flags: string[], opts: { input?: string; m?: Masker }
   const { run, argv, written } = gateEval(flags, opts);
   const { format, value } = parseJsonText(run.stdout, `${name} stdout`);
   const out = value as Record<string, unknown>;
-  const traces = typeof out['trace_path'] === 'string' && !String(out['trace_path']).startsWith('store:') ? [traceFile(String(out['trace_path']))] : [];
+  const traces = tracePathsIn(out).map(traceFile);
   const record = { argv, exit_code: run.code, stdout_format: format, stdout: out, stderr: run.stderr, state_files_written: written, traces };
   expectGolden(`cli/${name}`, record, opts.m ?? masker());
   return out;

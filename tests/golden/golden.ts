@@ -185,12 +185,21 @@ export class Masker {
     return this;
   }
 
+  /** Replace every match of `re` (global) in the serialized text: for volatile parts inside longer strings. */
+  pattern(re: RegExp, placeholder: string): this {
+    this.patterns.push([re, placeholder]);
+    return this;
+  }
+
+  readonly patterns: [RegExp, string][] = [];
+
   /** The masked JSON text (2-space indent, newline) of `value`, key order kept. */
   text(value: unknown): string {
     const masked = this.#walk(value);
     let text = JSON.stringify(masked, null, 2) + '\n';
     const subs = [...this.substitutions.entries()].sort((a, b) => b[0].length - a[0].length);
     for (const [literal, placeholder] of subs) text = text.split(literal).join(placeholder);
+    for (const [re, placeholder] of this.patterns) text = text.replace(re, placeholder);
     return text;
   }
 
@@ -233,4 +242,20 @@ export function expectGolden(name: string, record: unknown, masker: Masker): voi
 export async function awayFromHourBoundary(seconds = 5): Promise<void> {
   const left = 3600 - (Math.floor(Date.now() / 1000) % 3600);
   if (left < seconds) await new Promise((r) => setTimeout(r, (left + 1) * 1000));
+}
+
+/** Every `trace_path` string anywhere in a reply (top level, `proof_refs`, batch items), in order, once each. */
+export function tracePathsIn(value: unknown): string[] {
+  const out: string[] = [];
+  const walk = (v: unknown) => {
+    if (Array.isArray(v)) v.forEach(walk);
+    else if (v !== null && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+        if (k === 'trace_path' && typeof x === 'string' && x !== '' && !out.includes(x)) out.push(x);
+        else walk(x);
+      }
+    }
+  };
+  walk(value);
+  return out;
 }
