@@ -25,7 +25,10 @@
  * - values that come from the test's own environment, by substitution wherever they occur: the
  *   temporary work directory (`<WORK>`) and ids of tokens minted at test time (`<APPROVAL_TOKEN_ID>`…).
  * A masked string value is also replaced wherever else it appears (e.g. an event id inside a
- * `store:trace/<event_id>` path), with the same placeholder.
+ * `store:trace/<event_id>` path), with the same placeholder. Values derived from randomness (the
+ * MCP proxy's session id, and so its intent digests and trace ids) become numbered placeholders
+ * (`<TRACE_ID_1>`), so that equal values stay equal; a value-sorted list holding one
+ * (`related_entity_ids`) is compared sorted after masking.
  *
  * REGENERATE:  UPDATE_GOLDEN=1 npx vitest run tests/golden   (then review `git diff fixtures/golden`)
  * Only legitimate for a deliberate, reviewed behaviour change (a contract erratum, a new public
@@ -166,6 +169,12 @@ export const MASKED_KEYS: Readonly<Record<string, string>> = {
   signed_digest: '<SIGNED_DIGEST>',
 };
 
+/**
+ * String lists Ward sorts by value. When a random id in one is masked, its position among the
+ * others is random too, so such a list, if sorted as Ward wrote it, is sorted again after masking.
+ */
+const SORTED_ARRAYS = new Set(['related_entity_ids']);
+
 /** Keys whose value keeps its shape but holds a wall-clock bucket: only the timestamp is replaced. */
 const BUCKET_KEYS = new Set(['rate_limit_key', 'destructive_budget_key']);
 const RFC3339_SECONDS = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/g;
@@ -193,14 +202,44 @@ export class Masker {
 
   readonly patterns: [RegExp, string][] = [];
 
+  /**
+   * Values of `key` that come from randomness (e.g. digests over a random session id) become
+   * `<LABEL_n>`, numbered by first appearance, so equal values stay visibly equal (a reply's
+   * trace_id is its trace's). `prefix` also replaces that many leading characters of each value
+   * (file names built from a digest prefix).
+   */
+  number(key: string, label: string, prefix?: number): this {
+    this.#numbered.set(key, { label, prefix, seen: new Map() });
+    return this;
+  }
+
+  readonly #numbered = new Map<string, { label: string; prefix: number | undefined; seen: Map<string, string> }>();
+
   /** The masked JSON text (2-space indent, newline) of `value`, key order kept. */
   text(value: unknown): string {
     const masked = this.#walk(value);
-    let text = JSON.stringify(masked, null, 2) + '\n';
     const subs = [...this.substitutions.entries()].sort((a, b) => b[0].length - a[0].length);
-    for (const [literal, placeholder] of subs) text = text.split(literal).join(placeholder);
-    for (const [re, placeholder] of this.patterns) text = text.replace(re, placeholder);
-    return text;
+    const replace = (text: string) => {
+      for (const [literal, placeholder] of subs) text = text.split(literal).join(placeholder);
+      for (const [re, placeholder] of this.patterns) text = text.replace(re, placeholder);
+      return text;
+    };
+    return JSON.stringify(this.#replaceStrings(masked, replace), null, 2) + '\n';
+  }
+
+  /** Apply substitutions to every string (and key); a sorted SORTED_ARRAYS list is sorted again after. */
+  #replaceStrings(value: unknown, replace: (s: string) => string, key?: string): unknown {
+    if (typeof value === 'string') return replace(value);
+    if (Array.isArray(value)) {
+      const out = value.map((v) => this.#replaceStrings(v, replace));
+      const sortedBefore = value.every((v, i) => i === 0 || typeof v !== 'string' || String(value[i - 1]) <= v);
+      if (key !== undefined && SORTED_ARRAYS.has(key) && sortedBefore && out.every((v) => typeof v === 'string')) return [...(out as string[])].sort();
+      return out;
+    }
+    if (value === null || typeof value !== 'object') return value;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[replace(k)] = this.#replaceStrings(v, replace, k);
+    return out;
   }
 
   #walk(value: unknown): unknown {
@@ -209,7 +248,17 @@ export class Masker {
     const out: Record<string, unknown> = {};
     for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
       const placeholder = this.extraKeys[key] ?? MASKED_KEYS[key];
-      if (placeholder !== undefined && v !== undefined && v !== null && typeof v !== 'object') {
+      const numbered = this.#numbered.get(key);
+      if (numbered && typeof v === 'string' && v !== '') {
+        let p = numbered.seen.get(v);
+        if (!p) {
+          p = `<${numbered.label}_${numbered.seen.size + 1}>`;
+          numbered.seen.set(v, p);
+          this.substitutions.set(v, p);
+          if (numbered.prefix) this.substitutions.set(v.slice(0, numbered.prefix), `<${numbered.label}_${numbered.seen.size}_PREFIX>`);
+        }
+        out[key] = p;
+      } else if (placeholder !== undefined && v !== undefined && v !== null && typeof v !== 'object') {
         // The same value elsewhere (a path holding an event id) gets the same placeholder.
         if (typeof v === 'string' && v.length >= 8) this.substitutions.set(v, placeholder);
         out[key] = placeholder;
