@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { REPO, tracePathsIn, awayFromHourBoundary, expectGolden, golden, Masker, parseJsonText, runWard, traceFile, V7_PUBLIC_KEY_FILE, workDir, type CliRun } from './golden.js';
+import { REPO, auditFile, auditPathsIn, fixture, tracePathsIn, awayFromHourBoundary, expectGolden, golden, Masker, parseJsonText, runWard, traceFile, V7_PUBLIC_KEY_FILE, workDir, type CliRun } from './golden.js';
 
 const POLICY = golden('inputs/policy.yaml');
 const input = (name: string) => golden(`inputs/${name}`);
@@ -28,8 +28,8 @@ function stateFiles(): string[] {
   return out.sort();
 }
 
-function gateEval(flags: string[], opts: { input?: string } = {}): { run: CliRun; argv: string[]; written: string[] } {
-  const argv = ['gate', 'eval', '--policy', POLICY, '--evaluation-time', TIME, '--key-mode', 'prod', '--private-key', key, '--json', ...flags];
+function gateEval(flags: string[], opts: { input?: string; policy?: string } = {}): { run: CliRun; argv: string[]; written: string[] } {
+  const argv = ['gate', 'eval', '--policy', opts.policy ?? POLICY, '--evaluation-time', TIME, '--key-mode', 'prod', '--private-key', key, '--json', ...flags];
   const before = new Set(stateFiles());
   const run = runWard(argv, { cwd: dir, ...(opts.input !== undefined ? { input: opts.input } : {}) });
   return { run, argv, written: stateFiles().filter((f) => !before.has(f) && !f.endsWith('.lock')) };
@@ -40,12 +40,13 @@ function masker(): Masker {
 }
 
 /** Run, pin stdout (exact serialization), exit code, stderr, files written and the trace. */
-function pin(name: string, flags: string[], opts: { input?: string; m?: Masker } = {}): Record<string, unknown> {
+function pin(name: string, flags: string[], opts: { input?: string; policy?: string; m?: Masker } = {}): Record<string, unknown> {
   const { run, argv, written } = gateEval(flags, opts);
   const { format, value } = parseJsonText(run.stdout, `${name} stdout`);
   const out = value as Record<string, unknown>;
   const traces = tracePathsIn(out).map(traceFile);
-  const record = { argv, exit_code: run.code, stdout_format: format, stdout: out, stderr: run.stderr, state_files_written: written, traces };
+  const audits = auditPathsIn(out).map(auditFile);
+  const record = { argv, exit_code: run.code, stdout_format: format, stdout: out, stderr: run.stderr, state_files_written: written, traces, ...(audits.length ? { audits } : {}) };
   expectGolden(`cli/${name}`, record, opts.m ?? masker());
   return out;
 }
@@ -102,6 +103,24 @@ describe('golden: ward gate eval --json', () => {
 
   it('delegation required, token missing', () => {
     expect(pin('delegation-missing', ['--intent', input('deploy.json')])['verdict']).toBe('block');
+  });
+
+  it('delegation granted with a valid token', () => {
+    const tokenPath = join(dir, 'delegation-token.json');
+    const minted = runWard(
+      ['delegate', 'mint', '--delegator', 'agent.lead', '--delegate', 'agent.worker', '--scope', 'deploy', '--scope-class', 'deploy', '--ttl', '1h', '--key-mode', 'prod', '--private-key', key, '--out', tokenPath, '--json'],
+      { cwd: dir },
+    );
+    expect(minted.code, minted.stderr).toBe(0);
+    const token = JSON.parse(readFileSync(tokenPath, 'utf8')) as Record<string, unknown>;
+    const m = masker().substitute(String(token['token_id']), '<DELEGATION_TOKEN_ID>');
+    const flags = ['--intent', input('deploy.json'), '--delegation-token', tokenPath, '--delegation-public-key', V7_PUBLIC_KEY_FILE];
+    expect(pin('delegation-granted', flags, { m })['verdict']).toBe('allow');
+  });
+
+  it('context envelope (gate.md §11 V7: the context-proof policy and envelope)', () => {
+    const flags = ['--intent', fixture('intents/v1-approval-valid.json'), '--context-envelope', fixture('envelopes/v7-envelope.json')];
+    expect(pin('context-envelope-v7', flags, { policy: fixture('policies/context-proof.yaml') })['verdict']).toBe('block');
   });
 
   it('kill switch active', () => {

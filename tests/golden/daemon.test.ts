@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { awayFromHourBoundary, expectGolden, golden, Masker, parseJsonText, REPO, runWard, tracePathsIn, traceFile, traceObject, WARD, WARD_ENV, workDir } from './golden.js';
+import { awayFromHourBoundary, expectGolden, golden, Masker, parseJsonText, REPO, runWard, tracePathsIn, auditFile, auditPathsIn, fixture, traceFile, traceObject, WARD, WARD_ENV, workDir } from './golden.js';
 
 const POLICY = golden('inputs/policy.yaml');
 const intentOf = (name: string) => JSON.parse(readFileSync(golden(`inputs/${name}.json`), 'utf8')) as Record<string, unknown>;
@@ -92,9 +92,16 @@ async function pinGate(name: string, body: Record<string, unknown>, m = masker()
   const out = value as Record<string, unknown>;
   const traces = [];
   for (const p of tracePathsIn(out)) traces.push(await storedTrace(p));
+  const audits = auditPathsIn(out).map(auditFile);
   // The intent is a fixture and minted tokens hold their minting time: the request is pinned without them.
-  const options = { ...full, intent: undefined, approval_tokens: full['approval_tokens'] ? '<MINTED_TOKENS>' : undefined };
-  expectGolden(`daemon/${name}`, { request: { path: '/v1/gate/eval', options }, status: r.status, headers: r.headers, body_format: format, body: out, traces }, m);
+  const options = {
+    ...full,
+    intent: undefined,
+    approval_tokens: full['approval_tokens'] ? '<MINTED_TOKENS>' : undefined,
+    delegation_tokens: full['delegation_tokens'] ? '<MINTED_TOKENS>' : undefined,
+    context_envelope: full['context_envelope'] ? '<fixtures/envelopes/v7-envelope.json>' : undefined,
+  };
+  expectGolden(`daemon/${name}`, { request: { path: '/v1/gate/eval', options }, status: r.status, headers: r.headers, body_format: format, body: out, traces, ...(audits.length ? { audits } : {}) }, m);
   return out;
 }
 
@@ -127,6 +134,25 @@ describe('golden: ward serve POST /v1/gate/eval', () => {
 
   it('delegation required, token missing', async () => {
     expect((await pinGate('gate-delegation-missing', { intent: intentOf('deploy'), correlation_id: 'golden-delegation-1' }))['verdict']).toBe('block');
+  });
+
+  it('delegation granted with a valid token', async () => {
+    const tokenPath = join(dir, 'delegation-token.json');
+    const minted = runWard(
+      ['delegate', 'mint', '--delegator', 'agent.lead', '--delegate', 'agent.worker', '--scope', 'deploy', '--scope-class', 'deploy', '--ttl', '1h', '--key-mode', 'prod', '--private-key', key, '--out', tokenPath, '--json'],
+      { cwd: dir },
+    );
+    expect(minted.code, minted.stderr).toBe(0);
+    const token = JSON.parse(readFileSync(tokenPath, 'utf8')) as Record<string, unknown>;
+    const m = masker().substitute(String(token['token_id']), '<DELEGATION_TOKEN_ID>');
+    const out = await pinGate('gate-delegation-granted', { intent: intentOf('deploy'), delegation_tokens: [token], correlation_id: 'golden-delegation-2' }, m);
+    expect(out['verdict']).toBe('allow');
+  });
+
+  it('context envelope text bound to the intent (the V7 envelope; the golden policy needs no evidence)', async () => {
+    const envelope = readFileSync(fixture('envelopes/v7-envelope.json'), 'utf8');
+    const out = await pinGate('gate-context-envelope', { intent: JSON.parse(readFileSync(fixture('intents/v1-approval-valid.json'), 'utf8')), context_envelope: envelope, correlation_id: 'golden-envelope-1' });
+    expect(out['ok']).toBeDefined();
   });
 
   it('rate limit: first call allowed, second exceeded', async () => {

@@ -19,18 +19,29 @@
  * - `latency_ms`, `decision_latency_ms`: measured time.
  * - `sig`, `signed_digest` (in `signature` objects): they cover the masked fields above. They are
  *   verified first, and `key_id` stays pinned.
- * - per host, when the host makes them up from randomness or the wall clock (passed as `extraKeys`):
- *   e.g. `correlation_id` (random per CLI process), `created_at` where no intent time drives it.
+ * - per host, only where that host makes them up from randomness or the wall clock (the Masker's
+ *   `extraKeys`, each commented in its test): `correlation_id` (random per CLI / one-shot process),
+ *   `x-request-id` (random prefix per HTTP server), `evaluated_at` of a kill-switch check on hosts
+ *   without an evaluation time, `created_at` of MCP proxy intents (stamped with the wall clock),
+ *   and the store entry's `ingested_at`/`time`/`size`/`digest` (they follow from masked fields).
+ * - trace files named by emission time (`trace__<YYYYMMDDTHHMMSS.nnn>.json`, MCP decision service).
+ * - audit records (`auditFile`): `created_at` (written at) and the minted tokens' times.
+ * - the token ledger's file name for a consumed token (a digest of a token minted at test time).
  * - the timestamp inside rate-limit counter keys (`rate_limit_key`: the current hour bucket).
  * - values that come from the test's own environment, by substitution wherever they occur: the
- *   temporary work directory (`<WORK>`) and ids of tokens minted at test time (`<APPROVAL_TOKEN_ID>`…).
+ *   temporary work directory (`<WORK>`), the checkout (`<REPO>`), the OS user an approve command
+ *   names (`--approver <USER>`) and ids of tokens minted at test time (`<APPROVAL_TOKEN_ID>`…).
  * A masked string value is also replaced wherever else it appears (e.g. an event id inside a
  * `store:trace/<event_id>` path), with the same placeholder. Values derived from randomness (the
  * MCP proxy's session id, and so its intent digests and trace ids) become numbered placeholders
  * (`<TRACE_ID_1>`), so that equal values stay equal; a value-sorted list holding one
  * (`related_entity_ids`) is compared sorted after masking.
  *
- * REGENERATE:  UPDATE_GOLDEN=1 npx vitest run tests/golden   (then review `git diff fixtures/golden`)
+ * RUN:  npm run build && npx vitest run tests/golden   — the CLI, daemon, proxy and service cases run
+ * bin/ward.js, i.e. dist/: build first, or they test the previous build. The SDK cases import src/.
+ *
+ * REGENERATE:  UPDATE_GOLDEN=1 npx vitest run tests/golden   (then review `git diff fixtures/golden`;
+ * a renamed or removed case leaves its old file behind: delete it). Inputs live in fixtures/golden/inputs.
  * Only legitimate for a deliberate, reviewed behaviour change (a contract erratum, a new public
  * field), committed together with that change and its diff explained in the commit message. A
  * refactor must never need it: a golden that changes during a refactor is a behaviour change.
@@ -307,4 +318,32 @@ export function tracePathsIn(value: unknown): string[] {
   };
   walk(value);
   return out;
+}
+
+/**
+ * An approval or delegation audit record file (`approval_audit_path`, `delegation_audit_path`):
+ * pinned like a trace, except that its `created_at` (the wall clock when written) and each entry's
+ * token times (`created_at`, `expires_at`: tokens are minted at test time) are masked here.
+ */
+export function auditFile(path: string): Record<string, unknown> {
+  const text = readFileSync(path, 'utf8');
+  const { format, value } = parseJsonText(text, path);
+  const record = { ...(value as Record<string, unknown>) };
+  if ('created_at' in record) record['created_at'] = '<WRITTEN_AT>';
+  if (Array.isArray(record['entries'])) {
+    record['entries'] = (record['entries'] as Record<string, unknown>[]).map((e) => {
+      const out = { ...e };
+      if ('created_at' in out) out['created_at'] = '<TOKEN_CREATED_AT>';
+      if ('expires_at' in out) out['expires_at'] = '<TOKEN_EXPIRES_AT>';
+      return out;
+    });
+  }
+  return { path, mode: (statSync(path).mode & 0o777).toString(8), format, record };
+}
+
+/** The audit files a reply names (`approval_audit_path`, `delegation_audit_path`), in order. */
+export function auditPathsIn(value: unknown): string[] {
+  if (value === null || typeof value !== 'object') return [];
+  const v = value as Record<string, unknown>;
+  return ['approval_audit_path', 'delegation_audit_path'].map((k) => v[k]).filter((p): p is string => typeof p === 'string' && p !== '');
 }

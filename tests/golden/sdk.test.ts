@@ -4,7 +4,7 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { Ward } from '../../src/index.js';
-import { awayFromHourBoundary, expectGolden, golden, Masker, REPO, runWard, traceFile, workDir } from './golden.js';
+import { auditFile, auditPathsIn, awayFromHourBoundary, expectGolden, golden, Masker, REPO, runWard, traceFile, workDir } from './golden.js';
 
 const POLICY = golden('inputs/policy.yaml');
 const intentOf = (name: string) => JSON.parse(readFileSync(golden(`inputs/${name}.json`), 'utf8')) as Record<string, unknown>;
@@ -35,7 +35,8 @@ async function pin(name: string, intent: unknown, options: EvalOptions = {}, m =
   let decision: Record<string, unknown> = {};
   try {
     decision = (await ward.evaluate(intent as Record<string, never>, opts)) as unknown as Record<string, unknown>;
-    record = { options: opts, decision, traces: [traceFile(String(decision['tracePath']))] };
+    const audits = auditPathsIn(decision['output']).map(auditFile);
+    record = { options: opts, decision, traces: [traceFile(String(decision['tracePath']))], ...(audits.length ? { audits } : {}) };
   } catch (err) {
     const e = err as Error & Record<string, unknown>;
     record = { options: opts, error: { name: e.name, message: e.message, ...Object.fromEntries(Object.entries(e).filter(([k]) => k !== 'stack')) } };

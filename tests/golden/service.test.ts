@@ -2,7 +2,7 @@
 // Code hook `ward hook claude-code`, and the `ward mcp serve` HTTP service (see golden.ts for masks
 // and regeneration).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectGolden, golden, Masker, parseJsonText, REPO, runWard, traceFile, tracePathsIn, WARD, WARD_ENV, workDir } from './golden.js';
@@ -58,6 +58,26 @@ describe('golden: ward mcp proxy --call (one-shot decision)', () => {
 
   it('kill switch active', () => {
     expect(pin('kill-switch', ['--call', call('read'), '--kill-switch-state', golden('inputs/kill-switch-stop.json')])['verdict']).toBe('block');
+  });
+
+  it('emergency stop: a stopped job blocks (and the blocked dispatch is recorded); an unreadable job state blocks', () => {
+    // The job root is copied into the work dir: the service appends to <job>/events.jsonl.
+    const { dir, key } = workDir('call-jobs');
+    cpSync(golden('inputs/jobs'), join(dir, 'jobs'), { recursive: true });
+    const flags = (c: string) => ['mcp', 'proxy', '--policy', POLICY, '--key-mode', 'prod', '--private-key', key, '--json', '--job-root', 'jobs', '--call', call(c)];
+    const records: Record<string, unknown>[] = [];
+    for (const c of ['read-job-stopped', 'read-job-missing']) {
+      const run = runWard(flags(c), { cwd: dir });
+      const { format, value } = parseJsonText(run.stdout, c);
+      records.push({ argv: flags(c), exit_code: run.code, stdout_format: format, stdout: value, stderr: run.stderr, traces: tracePathsIn(value).map(traceFile) });
+    }
+    // One event per blocked dispatch; its created_at is the wall clock.
+    const events = readFileSync(join(dir, 'jobs', 'job-stopped', 'events.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => ({ ...(JSON.parse(l) as Record<string, unknown>), created_at: '<WRITTEN_AT>' }));
+    expectGolden('service/call-emergency-stop', { runs: records, job_stopped_events: events }, masker(dir));
+    expect((records[0]!['stdout'] as Record<string, unknown>)['verdict']).toBe('block');
   });
 
   it('explicit --trace-out and --run-id', () => {
