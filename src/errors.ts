@@ -44,6 +44,11 @@ export const ERROR_CODES = {
   WRKR_INVENTORY_INVALID: 'ERR_WRKR_INVENTORY_INVALID',
   KILL_SWITCH_INVALID: 'ERR_KILL_SWITCH_INVALID',
   CAPTURE_INVALID: 'ERR_CAPTURE_INVALID',
+  // An approval or delegation token, or an approved-script entry or registry, that cannot be used
+  // (malformed, not normalizable, expired or badly signed where no reason code reports it).
+  TOKEN_INVALID: 'ERR_TOKEN_INVALID',
+  // An MCP trust snapshot that cannot be read (the trust decision reports it as status invalid).
+  MCP_TRUST_SNAPSHOT_INVALID: 'ERR_MCP_TRUST_SNAPSHOT_INVALID',
   // The SDK's guardTool refused to run a tool (verdict block, require_approval or dry_run).
   TOOL_BLOCKED: 'ERR_TOOL_BLOCKED',
 } as const;

@@ -1,75 +1,54 @@
-import { isJsonObject, type JsonObject, type JsonValue } from '../canon/json.js';
-import { parseJsonTime, type GoTime } from '../canon/gotime.js';
+import type { JsonObject } from '../canon/json.js';
+import type { GoTime } from '../canon/gotime.js';
+import {
+  decodeBool,
+  decodeInt64,
+  decodeObject,
+  decodeObjectArray,
+  decodeString,
+  decodeStringArray,
+  decodeTime,
+  plainFaultMessage,
+  type FaultReporter,
+} from '../canon/decode.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 
 /**
- * Typed field access with Go `encoding/json` semantics: absent and `null` give the zero value, a
- * value of the wrong JSON type is a decode error (`parse intent json: …`, always exit 6). Unknown
- * keys are never looked at, so they are ignored as in the reference.
+ * Intent fields, read by the one decoder (`canon/decode.ts`, Go `encoding/json` rules: absent and
+ * `null` give the zero value, a value of the wrong JSON type is an error). A decode error is
+ * `parse intent json: …` (`ERR_INTENT_PARSE`, always exit 6). Unknown keys are never looked at,
+ * so they are ignored as in the reference. `path` ends with its separator (`context.`).
  */
 export function parseError(message: string): WardError {
   return new WardError(ERROR_CODES.INTENT_PARSE, `parse intent json: ${message}`);
 }
 
+const report: FaultReporter = (fault) => parseError(plainFaultMessage(fault));
+
 export function readString(obj: JsonObject, key: string, path: string): string {
-  const v = obj[key];
-  if (v === undefined || v === null) return '';
-  if (typeof v !== 'string') throw parseError(`${path}${key} must be a string`);
-  return v;
+  return decodeString(report, obj, key, path);
 }
 
 export function readBool(obj: JsonObject, key: string, path: string): boolean {
-  const v = obj[key];
-  if (v === undefined || v === null) return false;
-  if (typeof v !== 'boolean') throw parseError(`${path}${key} must be a boolean`);
-  return v;
+  return decodeBool(report, obj, key, path);
 }
 
 export function readInt(obj: JsonObject, key: string, path: string): number {
-  const v = obj[key];
-  if (v === undefined || v === null) return 0;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw parseError(`${path}${key} must be an integer`);
-  return v;
+  return decodeInt64(report, obj, key, path);
 }
 
 export function readObject(obj: JsonObject, key: string, path: string): JsonObject | undefined {
-  const v = obj[key];
-  if (v === undefined || v === null) return undefined;
-  if (!isJsonObject(v)) throw parseError(`${path}${key} must be a JSON object`);
-  return v;
-}
-
-export function readArray(obj: JsonObject, key: string, path: string): JsonValue[] {
-  const v = obj[key];
-  if (v === undefined || v === null) return [];
-  if (!Array.isArray(v)) throw parseError(`${path}${key} must be an array`);
-  return v;
+  return decodeObject(report, obj, key, path);
 }
 
 export function readObjectArray(obj: JsonObject, key: string, path: string): JsonObject[] {
-  const list = readArray(obj, key, path);
-  for (let i = 0; i < list.length; i++) {
-    const item = list[i];
-    if (item === null) list[i] = {};
-    else if (!isJsonObject(item)) throw parseError(`${path}${key}[${i}] must be a JSON object`);
-  }
-  return list as JsonObject[];
+  return decodeObjectArray(report, obj, key, path);
 }
 
 export function readStringArray(obj: JsonObject, key: string, path: string): string[] {
-  const list = readArray(obj, key, path);
-  for (let i = 0; i < list.length; i++) {
-    const item = list[i];
-    if (item === null) list[i] = '';
-    else if (typeof item !== 'string') throw parseError(`${path}${key}[${i}] must be a string`);
-  }
-  return list as string[];
+  return decodeStringArray(report, obj, key, path);
 }
 
 export function readTime(obj: JsonObject, key: string, path: string): GoTime {
-  try {
-    return parseJsonTime(obj[key], `${path}${key}`);
-  } catch (err) {
-    throw parseError((err as Error).message);
-  }
+  return decodeTime(report, obj, key, path);
 }

@@ -12,11 +12,10 @@ import {
   type JsonObject,
   type JsonValue,
 } from '../canon/index.js';
-import { readInt, readString, readStringArray, readTime } from '../intent/fields.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
 import { signDigestedJson } from '../trace/sign.js';
-import { decodeTokenObject, TokenInvalidError } from './decode.js';
+import { decodeTokenObject, TokenInvalidError, tokenFields } from './decode.js';
 import { addDuration } from '../canon/duration.js';
 import { verifyTokenSignature } from './signature.js';
 
@@ -89,23 +88,25 @@ export function approvalTokenPayload(token: ApprovalToken): JsonObject {
   return out;
 }
 
+const FIELDS = tokenFields('approval token');
+
 /** Normalize a decoded token; throws `TokenInvalidError` for anything §7.1 step 1 rejects. */
 export function normalizeApprovalToken(value: JsonValue): ApprovalToken {
-  const token = decodeTokenObject(value, 'approval token', (obj): ApprovalToken => ({
-    schema_id: goTrim(readString(obj, 'schema_id', '')),
-    schema_version: goTrim(readString(obj, 'schema_version', '')),
-    created_at: readTime(obj, 'created_at', ''),
-    producer_version: readString(obj, 'producer_version', ''),
-    token_id: goTrim(readString(obj, 'token_id', '')),
-    approver_identity: goTrim(readString(obj, 'approver_identity', '')),
-    reason_code: goTrim(readString(obj, 'reason_code', '')),
-    intent_digest: goLower(goTrim(readString(obj, 'intent_digest', ''))),
-    policy_digest: goLower(goTrim(readString(obj, 'policy_digest', ''))),
-    delegation_binding_digest: goLower(goTrim(readString(obj, 'delegation_binding_digest', ''))),
-    scope: uniqueSortedLower(readStringArray(obj, 'scope', '')),
-    max_targets: readInt(obj, 'max_targets', ''),
-    max_ops: readInt(obj, 'max_ops', ''),
-    expires_at: readTime(obj, 'expires_at', ''),
+  const token = decodeTokenObject(value, 'approval token', FIELDS, (obj, f): ApprovalToken => ({
+    schema_id: goTrim(f.string(obj, 'schema_id')),
+    schema_version: goTrim(f.string(obj, 'schema_version')),
+    created_at: f.time(obj, 'created_at'),
+    producer_version: f.string(obj, 'producer_version'),
+    token_id: goTrim(f.string(obj, 'token_id')),
+    approver_identity: goTrim(f.string(obj, 'approver_identity')),
+    reason_code: goTrim(f.string(obj, 'reason_code')),
+    intent_digest: goLower(goTrim(f.string(obj, 'intent_digest'))),
+    policy_digest: goLower(goTrim(f.string(obj, 'policy_digest'))),
+    delegation_binding_digest: goLower(goTrim(f.string(obj, 'delegation_binding_digest'))),
+    scope: uniqueSortedLower(f.strings(obj, 'scope')),
+    max_targets: f.int(obj, 'max_targets'),
+    max_ops: f.int(obj, 'max_ops'),
+    expires_at: f.time(obj, 'expires_at'),
     signature: obj['signature'] ?? undefined,
   }));
   const invalid = (message: string): never => {

@@ -12,11 +12,10 @@ import {
   type JsonObject,
   type JsonValue,
 } from '../canon/index.js';
-import { readString, readStringArray, readTime } from '../intent/fields.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
 import { signDigestedJson } from '../trace/sign.js';
-import { decodeTokenObject, TokenInvalidError } from './decode.js';
+import { decodeTokenObject, TokenInvalidError, tokenFields } from './decode.js';
 import { checkTokenSignature } from './signature.js';
 
 /**
@@ -61,19 +60,21 @@ export function approvedScriptPayload(entry: ApprovedScriptEntry): JsonObject {
   };
 }
 
+const FIELDS = tokenFields('approved script entry');
+
 export function normalizeApprovedScriptEntry(value: JsonValue): ApprovedScriptEntry {
-  const entry = decodeTokenObject(value, 'approved script entry', (obj): ApprovedScriptEntry => ({
-    schema_id: goTrim(readString(obj, 'schema_id', '')) || APPROVED_SCRIPT_SCHEMA_ID,
-    schema_version: goTrim(readString(obj, 'schema_version', '')) || APPROVED_SCRIPT_SCHEMA_VERSION,
-    created_at: readTime(obj, 'created_at', ''),
-    producer_version: readString(obj, 'producer_version', ''),
-    pattern_id: goTrim(readString(obj, 'pattern_id', '')),
-    policy_digest: goLower(goTrim(readString(obj, 'policy_digest', ''))),
-    script_hash: goLower(goTrim(readString(obj, 'script_hash', ''))),
-    tool_sequence: readStringArray(obj, 'tool_sequence', '').map((tool) => goLower(goTrim(tool))),
-    scope: uniqueSortedLower(readStringArray(obj, 'scope', '')),
-    approver_identity: goTrim(readString(obj, 'approver_identity', '')),
-    expires_at: readTime(obj, 'expires_at', ''),
+  const entry = decodeTokenObject(value, 'approved script entry', FIELDS, (obj, f): ApprovedScriptEntry => ({
+    schema_id: goTrim(f.string(obj, 'schema_id')) || APPROVED_SCRIPT_SCHEMA_ID,
+    schema_version: goTrim(f.string(obj, 'schema_version')) || APPROVED_SCRIPT_SCHEMA_VERSION,
+    created_at: f.time(obj, 'created_at'),
+    producer_version: f.string(obj, 'producer_version'),
+    pattern_id: goTrim(f.string(obj, 'pattern_id')),
+    policy_digest: goLower(goTrim(f.string(obj, 'policy_digest'))),
+    script_hash: goLower(goTrim(f.string(obj, 'script_hash'))),
+    tool_sequence: f.strings(obj, 'tool_sequence').map((tool) => goLower(goTrim(tool))),
+    scope: uniqueSortedLower(f.strings(obj, 'scope')),
+    approver_identity: goTrim(f.string(obj, 'approver_identity')),
+    expires_at: f.time(obj, 'expires_at'),
     signature: obj['signature'] ?? undefined,
   }));
   const invalid = (message: string): never => {

@@ -12,11 +12,10 @@ import {
   type JsonObject,
   type JsonValue,
 } from '../canon/index.js';
-import { readString, readStringArray, readTime } from '../intent/fields.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
 import { signDigestedJson } from '../trace/sign.js';
-import { decodeTokenObject, TokenInvalidError } from './decode.js';
+import { decodeTokenObject, TokenInvalidError, tokenFields } from './decode.js';
 import { addDuration } from '../canon/duration.js';
 import { checkTokenSignature } from './signature.js';
 
@@ -71,20 +70,22 @@ export function delegationTokenPayload(token: DelegationToken): JsonObject {
   return out;
 }
 
+const FIELDS = tokenFields('delegation token');
+
 export function normalizeDelegationToken(value: JsonValue): DelegationToken {
-  const token = decodeTokenObject(value, 'delegation token', (obj): DelegationToken => ({
-    schema_id: goTrim(readString(obj, 'schema_id', '')),
-    schema_version: goTrim(readString(obj, 'schema_version', '')),
-    created_at: readTime(obj, 'created_at', ''),
-    producer_version: readString(obj, 'producer_version', ''),
-    token_id: goTrim(readString(obj, 'token_id', '')),
-    delegator_identity: goTrim(readString(obj, 'delegator_identity', '')),
-    delegate_identity: goTrim(readString(obj, 'delegate_identity', '')),
-    scope: uniqueSortedLower(readStringArray(obj, 'scope', '')),
-    scope_class: goLower(goTrim(readString(obj, 'scope_class', ''))),
-    intent_digest: goLower(goTrim(readString(obj, 'intent_digest', ''))),
-    policy_digest: goLower(goTrim(readString(obj, 'policy_digest', ''))),
-    expires_at: readTime(obj, 'expires_at', ''),
+  const token = decodeTokenObject(value, 'delegation token', FIELDS, (obj, f): DelegationToken => ({
+    schema_id: goTrim(f.string(obj, 'schema_id')),
+    schema_version: goTrim(f.string(obj, 'schema_version')),
+    created_at: f.time(obj, 'created_at'),
+    producer_version: f.string(obj, 'producer_version'),
+    token_id: goTrim(f.string(obj, 'token_id')),
+    delegator_identity: goTrim(f.string(obj, 'delegator_identity')),
+    delegate_identity: goTrim(f.string(obj, 'delegate_identity')),
+    scope: uniqueSortedLower(f.strings(obj, 'scope')),
+    scope_class: goLower(goTrim(f.string(obj, 'scope_class'))),
+    intent_digest: goLower(goTrim(f.string(obj, 'intent_digest'))),
+    policy_digest: goLower(goTrim(f.string(obj, 'policy_digest'))),
+    expires_at: f.time(obj, 'expires_at'),
     signature: obj['signature'] ?? undefined,
   }));
   const invalid = (message: string): never => {

@@ -1,4 +1,5 @@
 import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../../canon/json.js';
+import { decodeBool, decodeObject, decodeObjectArray, decodeString, decodeStringArray, plainFaultMessage, type FaultReporter } from '../../canon/decode.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 
 /**
@@ -131,12 +132,20 @@ export function payloadError(adapter: string, message: string): WardError {
   });
 }
 
-/** Go `encoding/json` field reads: absent and null are the zero value, a wrong type is an error. */
+/**
+ * A payload's fields, read by the one decoder (`canon/decode.ts`, Go `encoding/json` rules: absent
+ * and null are the zero value, a null element of a string list is "", a wrong type is an error),
+ * worded `decode <adapter> payload: context.identity must be a string`.
+ */
 export class FieldReader {
+  private readonly report: FaultReporter;
+
   constructor(
     private readonly adapter: string,
     readonly path = '',
-  ) {}
+  ) {
+    this.report = (fault) => this.fail(plainFaultMessage(fault));
+  }
 
   at(path: string): FieldReader {
     return new FieldReader(this.adapter, path);
@@ -147,45 +156,23 @@ export class FieldReader {
   }
 
   string(obj: JsonObject, key: string): string {
-    const v = obj[key];
-    if (v === undefined || v === null) return '';
-    if (typeof v !== 'string') throw this.fail(`${this.path}${key} must be a string`);
-    return v;
+    return decodeString(this.report, obj, key, this.path);
   }
 
   bool(obj: JsonObject, key: string): boolean {
-    const v = obj[key];
-    if (v === undefined || v === null) return false;
-    if (typeof v !== 'boolean') throw this.fail(`${this.path}${key} must be a boolean`);
-    return v;
+    return decodeBool(this.report, obj, key, this.path);
   }
 
   object(obj: JsonObject, key: string): JsonObject | undefined {
-    const v = obj[key];
-    if (v === undefined || v === null) return undefined;
-    if (!isJsonObject(v)) throw this.fail(`${this.path}${key} must be a JSON object`);
-    return v;
+    return decodeObject(this.report, obj, key, this.path);
   }
 
   objects(obj: JsonObject, key: string): JsonObject[] {
-    const v = obj[key];
-    if (v === undefined || v === null) return [];
-    if (!Array.isArray(v)) throw this.fail(`${this.path}${key} must be an array`);
-    return v.map((item, i) => {
-      if (item === null) return {};
-      if (!isJsonObject(item)) throw this.fail(`${this.path}${key}[${i}] must be a JSON object`);
-      return item;
-    });
+    return decodeObjectArray(this.report, obj, key, this.path);
   }
 
   strings(obj: JsonObject, key: string): string[] {
-    const v = obj[key];
-    if (v === undefined || v === null) return [];
-    if (!Array.isArray(v)) throw this.fail(`${this.path}${key} must be an array`);
-    return v.map((item, i) => {
-      if (typeof item !== 'string') throw this.fail(`${this.path}${key}[${i}] must be a string`);
-      return item;
-    });
+    return decodeStringArray(this.report, obj, key, this.path);
   }
 
   /** An arguments value that is an object, or a JSON string holding one (OpenAI, LangChain, Claude Code). */
