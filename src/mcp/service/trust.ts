@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ZERO_TIME, addSeconds, compareTime, formatRFC3339Nano, isZeroTime, parseRFC3339, toUTC, type GoTime } from '../../canon/gotime.js';
+import { decodeObject, decodeObjectArray, decodeString, plainFaultMessage, type FaultReporter } from '../../canon/decode.js';
 import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../../canon/json.js';
 import { uniqueSorted } from '../../canon/sort.js';
 import type { McpTrustConfig, Verdict } from '../../policy/types.js';
+import { ERROR_CODES, WardError } from '../../errors.js';
 import type { ServerInfo } from './tool-call.js';
 
 /**
@@ -52,7 +54,20 @@ export interface McpTrustDecision {
   reason_codes: string[];
 }
 
-class SnapshotInvalid extends Error {}
+/** A snapshot that cannot be used; `evaluateMcpTrust` reports it as status `invalid`. */
+class SnapshotInvalid extends WardError {
+  constructor(message: string) {
+    super(ERROR_CODES.MCP_TRUST_SNAPSHOT_INVALID, message);
+    this.name = 'SnapshotInvalid';
+  }
+}
+
+/** Snapshot fields are read by the one decoder (`canon/decode.ts`): `trust snapshot entries[0].status must be a string`. */
+const report: FaultReporter = (fault) => new SnapshotInvalid(`trust snapshot ${plainFaultMessage(fault)}`);
+
+function str(obj: JsonObject, key: string, i?: number): string {
+  return decodeString(report, obj, key, i === undefined ? '' : `entries[${i}].`);
+}
 
 /** Parse a snapshot; throws on anything malformed, missing identifiers or duplicate keys. */
 export function parseTrustSnapshot(text: string): TrustSnapshot {
@@ -69,11 +84,8 @@ export function parseTrustSnapshot(text: string): TrustSnapshot {
   if (schemaVersion !== '' && schemaVersion !== TRUST_SNAPSHOT_SCHEMA_VERSION) {
     throw new SnapshotInvalid(`unsupported trust snapshot schema_version: ${schemaVersion}`);
   }
-  const list = root['entries'];
-  if (list !== undefined && list !== null && !Array.isArray(list)) throw new SnapshotInvalid('trust snapshot entries must be an array');
   const entries = new Map<string, TrustEntry>();
-  for (const [i, raw] of (list ?? []).entries()) {
-    if (!isJsonObject(raw)) throw new SnapshotInvalid(`trust snapshot entries[${i}] must be an object`);
+  for (const [i, raw] of decodeObjectArray(report, root, 'entries', '').entries()) {
     const entry = decodeEntry(raw, i);
     const key = entryKey(entry);
     if (key === '') throw new SnapshotInvalid(`trust snapshot entries[${i}] requires server_id or server_name`);
@@ -95,10 +107,7 @@ function decodeEntry(raw: JsonObject, i: number): TrustEntry {
   }
   const score = raw['score'];
   if (score !== undefined && score !== null && typeof score !== 'number') throw new SnapshotInvalid(`trust snapshot entries[${i}].score must be a number`);
-  const rv = raw['registry_verification'];
-  if (rv !== undefined && rv !== null && !isJsonObject(rv)) {
-    throw new SnapshotInvalid(`trust snapshot entries[${i}].registry_verification must be an object`);
-  }
+  const rv = decodeObject(report, raw, 'registry_verification', `entries[${i}].`);
   return {
     server_id: str(raw, 'server_id', i).trim(),
     server_name: str(raw, 'server_name', i).trim(),
@@ -109,15 +118,8 @@ function decodeEntry(raw: JsonObject, i: number): TrustEntry {
     updated_at: updatedAt,
     score: typeof score === 'number' ? score : 0,
     evidence_path: str(raw, 'evidence_path', i).trim(),
-    registry_verification: isJsonObject(rv) ? rv : undefined,
+    registry_verification: rv,
   };
-}
-
-function str(obj: JsonObject, key: string, i?: number): string {
-  const v = obj[key];
-  if (v === undefined || v === null) return '';
-  if (typeof v !== 'string') throw new SnapshotInvalid(`trust snapshot ${i === undefined ? '' : `entries[${i}].`}${key} must be a string`);
-  return v;
 }
 
 /** Entry key: lowercase server_id, else lowercase server_name. */

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseRFC3339 } from '../../../src/canon/gotime.js';
 import { applyMcpTrust, evaluateMcpTrust, parseTrustSnapshot } from '../../../src/mcp/service/trust.js';
+import { ERROR_CODES } from '../../../src/errors.js';
 import { loadPolicyFile } from '../../../src/policy/load.js';
 import type { McpTrustConfig } from '../../../src/policy/types.js';
 import { REPO, ward, tempDir } from '../../cli/run.js';
@@ -53,6 +54,13 @@ describe('MCP trust decisions (§6.7)', () => {
     expect(() => parseTrustSnapshot('{"entries":[{"server_id":"A"},{"server_id":"a"}]}')).toThrow(/duplicate entry "a"/);
     expect(() => parseTrustSnapshot('{"entries":[{"status":"trusted"}]}')).toThrow(/requires server_id or server_name/);
     expect(parseTrustSnapshot('{"entries":[{"server_name":"Only Name"}]}').entries.has('only name')).toBe(true);
+  });
+
+  it('a snapshot that cannot be used is a coded WardError (ERR_MCP_TRUST_SNAPSHOT_INVALID)', () => {
+    for (const text of ['[', '[]', '{"entries":{}}', '{"entries":[null]}', '{"entries":[{"server_id":5}]}', '{"entries":[{"server_id":"a","registry_verification":[]}]}']) {
+      expect(() => parseTrustSnapshot(text), text).toThrow(expect.objectContaining({ code: ERROR_CODES.MCP_TRUST_SNAPSHOT_INVALID, exitCode: 6 }));
+    }
+    expect(() => parseTrustSnapshot('{"entries":[{"server_id":"a","status":1}]}')).toThrow('trust snapshot entries[0].status must be a string');
   });
 
   it('enforcement raises the verdict to the action, keeps block and dry_run, adds mcp_trust_policy', () => {
