@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { EXIT, type ExitCode } from '../contract/exit-codes.js';
+import { ERROR_CODES, WardError } from '../errors.js';
 import { WARD_VERSION } from '../version.js';
 import { withStateContext, type CliContext } from './context.js';
 import { correlationId, describeFailure, goJsonLine } from './output.js';
@@ -59,7 +60,13 @@ export async function runCli(args: readonly string[], ctx: CliContext, commands?
   }
 }
 
-class UsageError extends Error {}
+/** A command line commander refused (unknown command or option, missing argument): exit 6. */
+class UsageError extends WardError {
+  constructor(message: string) {
+    super(ERROR_CODES.USAGE, message);
+    this.name = 'UsageError';
+  }
+}
 
 async function buildProgram(ctx: CliContext, args: readonly string[], commands: readonly CommandModule[] | undefined): Promise<Command> {
   const program = new Command('ward');

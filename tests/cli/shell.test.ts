@@ -20,6 +20,14 @@ describe('the ward command shell', () => {
     expect(r.stderr).toContain('Did you mean gate?');
   });
 
+  it('a command line it cannot parse is invalid input in --json output too (exit 6)', () => {
+    for (const args of [['gaet', '--json'], ['gate', 'eval', '--polcy', 'x', '--json']]) {
+      const r = ward(args, { cwd });
+      expect(r.code).toBe(6);
+      expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error_code: 'invalid_input', error_category: 'invalid_input', retryable: false });
+    }
+  });
+
   it('has --help on every command group', () => {
     for (const group of ['demo', 'gate', 'policy', 'digest', 'keys', 'trace', 'approve', 'delegate']) {
       const r = ward([group, '--help'], { cwd });
