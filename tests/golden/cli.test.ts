@@ -1,5 +1,6 @@
 // Golden outputs of `ward gate eval --json` (see golden.ts for what is pinned, masked and how to regenerate).
 import { readdirSync, readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join, relative } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { REPO, auditFile, auditPathsIn, fixture, tracePathsIn, awayFromHourBoundary, expectGolden, golden, Masker, parseJsonText, runWard, traceFile, V7_PUBLIC_KEY_FILE, workDir, type CliRun } from './golden.js';
@@ -36,7 +37,11 @@ function gateEval(flags: string[], opts: { input?: string; policy?: string } = {
 }
 
 function masker(): Masker {
-  return new Masker({ correlation_id: '<CORRELATION_ID>' }).substitute(dir, '<WORK>').substitute(REPO.replace(/\/$/, ''), '<REPO>');
+  // The CLI makes up a random correlation id per process; the approve command it prints names the OS user.
+  return new Masker({ correlation_id: '<CORRELATION_ID>' })
+    .substitute(dir, '<WORK>')
+    .substitute(REPO.replace(/\/$/, ''), '<REPO>')
+    .substitute(`--approver ${userInfo().username} `, '--approver <USER> ');
 }
 
 /** Run, pin stdout (exact serialization), exit code, stderr, files written and the trace. */
@@ -159,6 +164,32 @@ describe('golden: ward gate eval --json', () => {
 
   it('gait trace format', () => {
     expect(pin('trace-format-gait', ['--intent', input('delete.json'), '--trace-format', 'gait', '--trace-out', join(dir, 'gait-trace.json')])['verdict']).toBe('block');
+  });
+
+  it('capture intents: the decision capture beside the trace', () => {
+    const out = pin('capture-intents', ['--intent', input('write.json'), '--capture-intents']);
+    const captures = readdirSync(join(dir, '.ward', 'traces')).filter((n) => n.startsWith('capture_'));
+    expect(captures).toHaveLength(1);
+    const text = readFileSync(join(dir, '.ward', 'traces', captures[0]!), 'utf8');
+    const { format, value } = parseJsonText(text, 'capture');
+    // The trace (with its event id, which names the capture) is in the record, so the name is masked alike.
+    const trace = traceFile(String(out['trace_path']));
+    expectGolden('cli/capture-intents-file', { name: captures[0], format, capture: value, trace }, masker());
+  });
+
+  it('human-readable output (no --json): allow, block, require_approval, error', () => {
+    const human = (flags: string[]) => {
+      const argv = ['gate', 'eval', '--policy', POLICY, '--evaluation-time', TIME, '--key-mode', 'prod', '--private-key', key, ...flags];
+      const run = runWard(argv, { cwd: dir });
+      return { argv, exit_code: run.code, stdout: run.stdout, stderr: run.stderr };
+    };
+    const runs = {
+      allow: human(['--intent', input('read.json')]),
+      block: human(['--intent', input('delete.json')]),
+      require_approval: human(['--intent', input('write.json')]),
+      error: human(['--intent', join(dir, 'missing.json')]),
+    };
+    expectGolden('cli/human-output', runs, masker());
   });
 
   it('malformed intent JSON: exit 6, error envelope, no trace', () => {

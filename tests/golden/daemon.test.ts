@@ -51,10 +51,10 @@ interface Reply {
   text: string;
 }
 
-async function post(path: string, body: unknown, method = 'POST'): Promise<Reply> {
+async function post(path: string, body: unknown, method = 'POST', requestHeaders: Record<string, string> = { 'content-type': 'application/json' }): Promise<Reply> {
   const res = await fetch(url + path, {
     method,
-    headers: { 'content-type': 'application/json' },
+    headers: requestHeaders,
     ...(method === 'POST' ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
   });
   const text = await res.text();
@@ -234,5 +234,51 @@ describe('golden: ward serve /v1/evaluate (MCP decision service)', () => {
   it('sse and stream framings', async () => {
     await pinEvaluate('evaluate-sse', '/v1/evaluate/sse', { call: callOf('read') });
     await pinEvaluate('evaluate-stream', '/v1/evaluate/stream', { call: callOf('delete') });
+  });
+});
+
+describe('golden: ward serve HTTP edge (errors before any decision)', () => {
+  it('unknown route, wrong method, wrong content type, oversized body, foreign Host', async () => {
+    const { request } = await import('node:http');
+    /** A raw request, for a Host header fetch would not send. */
+    const raw = (path: string, headers: Record<string, string>, body: string) =>
+      new Promise<Reply>((resolve, reject) => {
+        const u = new URL(url);
+        const req = request({ host: u.hostname, port: u.port, path, method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => (text += d));
+          res.on('end', () => {
+            const h: Record<string, string> = {};
+            for (const [k, v] of Object.entries(res.headers)) if (!UNPINNED_HEADERS.has(k) && v !== undefined) h[k] = String(v);
+            resolve({ status: res.statusCode ?? 0, headers: h, text });
+          });
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    const big = JSON.stringify({ intent: { pad: 'x'.repeat(1_100_000) } });
+    const replies = {
+      unknown_route: await post('/v1/nope', {}),
+      gate_get: await post('/v1/gate/eval', undefined, 'GET'),
+      gate_text_plain: await post('/v1/gate/eval', 'x', 'POST', { 'content-type': 'text/plain' }),
+      gate_too_large: await post('/v1/gate/eval', big),
+      gate_foreign_host: await raw('/v1/gate/eval', { host: 'evil.example', 'content-type': 'application/json' }, JSON.stringify({ intent: intentOf('read') })),
+      evaluate_get: await post('/v1/evaluate', undefined, 'GET'),
+      evaluate_text_plain: await post('/v1/evaluate', 'x', 'POST', { 'content-type': 'text/plain' }),
+      evaluate_too_large: await post('/v1/evaluate', big),
+      evaluate_foreign_host: await raw('/v1/evaluate', { host: 'evil.example', 'content-type': 'application/json' }, JSON.stringify({ call: callOf('read') })),
+    };
+    expectGolden('daemon/edge-errors', replies, masker());
+  });
+
+  it('ward gate eval --daemon: the CLI asks the daemon', async () => {
+    const run = runWard(['gate', 'eval', '--daemon', url, '--policy', POLICY, '--intent', golden('inputs/delete.json'), '--evaluation-time', TIME, '--json'], { cwd: dir });
+    const { format, value } = parseJsonText(run.stdout, 'gate eval --daemon');
+    const traces = [];
+    for (const p of tracePathsIn(value)) traces.push(await storedTrace(p));
+    // The CLI makes up a random correlation id and sends it to the daemon.
+    const m = new Masker({ ...masker().extraKeys, correlation_id: '<CORRELATION_ID>' }).substitute(dir, '<WORK>').substitute(url, '<DAEMON_URL>');
+    expectGolden('daemon/cli-daemon-client', { exit_code: run.code, stdout_format: format, stdout: value, stderr: run.stderr, traces }, m);
   });
 });
