@@ -3,6 +3,7 @@ import { open } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ERROR_CODES, Ward, WardError, intent, loadKeyRing, verifyTraceFile } from '../../src/index.js';
+import { listSegments, readSegment } from '../../src/state/journal.js';
 import { tempDir } from '../cli/run.js';
 
 const POLICY = `schema_id: gait.gate.policy
@@ -27,17 +28,13 @@ async function fileHandlePrototype(dir: string): Promise<{ write: unknown; datas
   return Object.getPrototypeOf(fh) as { write: unknown; datasync: unknown };
 }
 
-/** Every journal line (one per trace, `[[name, text], …]`) in the Ward's journal directory. */
+/** Every file journaled (record type 16: `<name>\n<text>`) in the Ward's journal directory. */
 function journalFiles(traceDir: string): Map<string, string> {
   const out = new Map<string, string>();
-  const dir = `${traceDir}.journal`;
-  for (const name of existsSync(dir) ? readdirSync(dir) : []) {
-    for (const line of readFileSync(join(dir, name), 'utf8').split('\n')) {
-      try {
-        for (const [file, text] of JSON.parse(line) as [string, string][]) out.set(file, text);
-      } catch {
-        // the preallocated zeros after the last line
-      }
+  for (const seg of listSegments(`${traceDir}.journal`)) {
+    for (const r of readSegment(seg.path).records) {
+      const nl = r.payload.indexOf(0x0a);
+      out.set(r.payload.subarray(0, nl).toString('utf8'), r.payload.subarray(nl + 1).toString('utf8'));
     }
   }
   return out;

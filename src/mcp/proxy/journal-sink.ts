@@ -1,36 +1,37 @@
-import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { link, open, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JsonObject } from '../../canon/json.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { captureFileName, captureFileText } from '../../decision/capture.js';
 import type { TraceSink } from '../../decision/trace-sink.js';
-import { syncDir } from '../../state/atomic-file.js';
+import { syncDir, syncDirAsync, writeTempAsync } from '../../state/atomic-file.js';
+import { Journal, leftoverSegments, readSegment, removeSegment, type JournalRecord, type SegmentRef } from '../../state/journal.js';
 import { traceFileText } from '../../trace/write.js';
 import type { SignedTrace } from '../../trace/record.js';
+
+/**
+ * Journal record type of the proxy's and the SDK's journals: one file of the trace directory,
+ * payload `<file name>\n<file text>` (UTF-8). A trace and its capture are two records of one append.
+ */
+const FILE_RECORD = 16;
+/** The only names a journal may (re)create in the trace directory. */
+const FILE_NAME = /^[a-z]+_[0-9a-f_]+\.json$/;
+/** Trace files written at once, at most (each write syncs; the journal's writes share the thread pool). */
+const SYNC_CONCURRENCY = 2;
 
 interface Entry {
   /** File name in the trace directory → its text. */
   files: [string, string][];
+  /** Materialized (by this sink or by the caller) and fdatasynced. */
+  synced: boolean;
+  /** The write (and sync) of its files, once started. */
+  work?: Promise<void>;
 }
-
-interface Waiter {
-  line: Buffer;
-  location: string;
-  entry: Entry;
-  resolve: (location: string) => void;
-  reject: (err: Error) => void;
-}
-
-/** Each journal is preallocated to this size; a full one is retired after its files are synced. */
-const JOURNAL_BYTES = 8 * 1024 * 1024;
-/** Synchronized-data writes (Linux, macOS); elsewhere each group is followed by an fdatasync. */
-const O_DSYNC: number | undefined = (constants as { O_DSYNC?: number }).O_DSYNC;
 
 /**
  * When `write` resolves — what an answered call's trace survives:
- * - `fsync`: the journal is on disk (group-committed fdatasync): survives a power loss.
+ * - `fsync`: the journal is on disk (group-committed O_DSYNC write): survives a power loss.
  * - `write`: the journal write reached the kernel (one synchronous write, no thread hop): survives a
  *   crash or kill -9 of Ward; the fdatasync follows in the background, so a power loss or kernel
  *   crash can lose the traces of the last fdatasync interval (about a millisecond).
@@ -38,32 +39,27 @@ const O_DSYNC: number | undefined = (constants as { O_DSYNC?: number }).O_DSYNC;
 export type TraceSync = 'fsync' | 'write';
 
 /**
- * A durably queued trace sink for hot paths (the MCP proxy). `write` appends the signed trace to an
- * append-only journal and resolves once the journal is fdatasynced — one sequential write and one
- * fdatasync shared by every trace that arrived meanwhile (group commit), instead of a file create,
- * fsync, link and directory fsync per trace — or, with `TraceSync` `write`, once the write reached
- * the kernel. The trace files (`trace_<trace_id>_<event_id>.json`,
- * named as `gate eval`'s fallback names them) are then written in the background; a journal is
- * deleted only after its files and the directory are fsynced (at rotation and on close).
- * A journal left by a process that died is replayed by the next sink on the same state directory,
- * so every acknowledged trace ends up as a file.
+ * A durably queued trace sink for hot paths (the MCP proxy, the SDK's `durability: 'fsync'`).
+ * `write` appends the signed trace to Ward's journal (`state/journal.ts`, shared: several
+ * processes may use one directory) and resolves once the append is acknowledged — one sequential
+ * write shared by every trace that arrived meanwhile (group commit), instead of a file create,
+ * fsync, link and directory fsync per trace. The trace files (`trace_<trace_id>_<event_id>.json`,
+ * named as `gate eval`'s fallback names them) are then written in the background and fdatasynced
+ * a few at a time; a journal segment is deleted only after its files and the directory are synced
+ * (its checkpoint). A journal left by a process that died is replayed by the next sink on the same
+ * directory, so every acknowledged trace ends up as a file.
  */
 export class JournalTraceSink implements TraceSink {
-  private fh: FileHandle | undefined;
-  private opening: Promise<FileHandle> | undefined;
-  private journalPath = '';
-  private journalBytes = 0;
-  private queue: Waiter[] = [];
-  private flushing: Promise<void> | undefined;
-  /** Entries of the current journal, for the checkpoint that retires it. */
-  private entries: Entry[] = [];
+  private readonly journal: Journal;
+  /** Entries per journal segment, for the checkpoint that retires it. */
+  private readonly bySegment = new Map<number, Entry[]>();
+  private toMaterialize: Entry[] = [];
+  private materializeTimer: NodeJS.Timeout | undefined;
   private readonly materializing = new Set<Promise<void>>();
-  private readonly retiring = new Set<Promise<void>>();
+  /** Entries whose files are being written (and synced) in the background. */
+  private toSync: Entry[] = [];
+  private syncers = 0;
   private closed = false;
-
-  /** `write` mode: a background fdatasync is in flight / another one is needed after it. */
-  private syncing: Promise<void> | undefined;
-  private syncAgain = false;
 
   constructor(
     private readonly traceDir: string,
@@ -73,8 +69,9 @@ export class JournalTraceSink implements TraceSink {
     mkdirSync(traceDir, { recursive: true, mode: 0o700 });
     mkdirSync(journalDir, { recursive: true, mode: 0o700 });
     recoverJournals(traceDir, journalDir);
-    // Preallocate the first journal now, off the first call's path; a failure resurfaces on write.
-    this.journal().catch(() => undefined);
+    this.journal = new Journal(journalDir, { sync, shared: true, checkpoint: (seg) => this.checkpoint(seg) });
+    // Preallocate the first segment now, off the first call's path; a failure resurfaces on write.
+    this.journal.prepare();
   }
 
   write(trace: SignedTrace, capture?: JsonObject): Promise<string> {
@@ -87,201 +84,131 @@ export class JournalTraceSink implements TraceSink {
     const name = `trace_${traceId}_${eventId}.json`;
     const files: [string, string][] = [[name, traceFileText(trace)]];
     if (capture) files.push([captureFileName(capture), captureFileText(capture)]);
-    const entry: Entry = { files };
-    const line = Buffer.from(JSON.stringify(files) + '\n');
+    const entry: Entry = { files, synced: false };
+    const records: JournalRecord[] = files.map(([file, text]) => ({ type: FILE_RECORD, payload: Buffer.from(`${file}\n${text}`) }));
     const location = join(this.traceDir, name);
-    if (this.sync === 'write' && this.fh && !this.flushing && this.journalBytes + line.length <= JOURNAL_BYTES) {
+    if (this.sync === 'write') {
       // The fast path: one synchronous positional write into the preallocated journal.
+      let seg: SegmentRef | undefined;
       try {
-        let written = 0;
-        while (written < line.length) written += writeSync(this.fh.fd, line, written, line.length - written, this.journalBytes + written);
+        seg = this.journal.appendNow(records);
       } catch (err) {
         return Promise.reject(this.journalError(err));
       }
-      this.journalBytes += line.length;
-      this.entries.push(entry);
-      this.materialize([entry]);
-      this.syncSoon();
-      return Promise.resolve(location);
+      if (seg) {
+        this.entered(seg, entry);
+        return Promise.resolve(location);
+      }
     }
-    return new Promise((resolve, reject) => {
-      this.queue.push({ line, location, entry, resolve, reject });
-      this.flushing ??= this.flush();
-    });
+    return this.journal.append(records).then(
+      (seg) => {
+        this.entered(seg, entry);
+        return location;
+      },
+      (err: unknown) => {
+        throw this.journalError(err);
+      },
+    );
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    while (this.flushing) await this.flushing;
-    while (this.syncing) await this.syncing;
+    await this.journal.close();
     this.materializeNow();
     await Promise.allSettled([...this.materializing]);
-    if (this.fh) await this.retire(this.fh, this.journalPath, this.entries);
-    this.fh = undefined;
-    await Promise.allSettled([...this.retiring]);
-  }
-
-  /** Group commit: everything queued goes out in one write and one fdatasync. */
-  private async flush(): Promise<void> {
-    while (this.queue.length) {
-      const batch = this.queue;
-      this.queue = [];
-      try {
-        const bytes = batch.length === 1 ? batch[0]!.line : Buffer.concat(batch.map((w) => w.line));
-        if (this.fh && this.journalBytes + bytes.length > JOURNAL_BYTES) this.rotate();
-        const fh = await this.journal();
-        let written = 0;
-        while (written < bytes.length) {
-          // A group bigger than the preallocated space simply extends the file (and syncs its size).
-          written += (await fh.write(bytes, written, bytes.length - written, this.journalBytes + written)).bytesWritten;
-        }
-        const grew = this.journalBytes + bytes.length > JOURNAL_BYTES;
-        if (this.sync === 'fsync' && (!O_DSYNC || grew)) await fh.datasync();
-        this.journalBytes += bytes.length;
-        if (this.sync === 'write') this.syncSoon();
-        for (const w of batch) {
-          this.entries.push(w.entry);
-          w.resolve(w.location);
-        }
-        this.materialize(batch.map((w) => w.entry));
-      } catch (err) {
-        const e = this.journalError(err);
-        for (const w of batch) w.reject(e);
-      }
-    }
-    this.flushing = undefined;
   }
 
   private journalError(err: unknown): WardError {
-    return new WardError(ERROR_CODES.IO, `trace journal ${this.journalPath}: ${(err as Error).message}`, { cause: err });
+    return new WardError(ERROR_CODES.IO, `trace journal ${this.journalDir}: ${(err as Error).message}`, { cause: err });
   }
 
-  /** `write` mode: fdatasync the journal in the background, one call covering every write before it. */
-  private syncSoon(): void {
-    if (this.syncing) {
-      this.syncAgain = true;
-      return;
+  private entered(seg: SegmentRef, entry: Entry): void {
+    let list = this.bySegment.get(seg.seq);
+    if (!list) this.bySegment.set(seg.seq, (list = []));
+    list.push(entry);
+    this.toMaterialize.push(entry);
+    if (!this.materializeTimer) {
+      this.materializeTimer = setTimeout(() => this.materializeNow(), 200);
+      this.materializeTimer.unref();
     }
-    const fh = this.fh;
-    if (!fh) return; // rotated: the retired journal's files are fsynced at its checkpoint
-    this.syncing = fh
-      .datasync()
-      .catch(() => undefined) // the checkpoint fsyncs the trace files themselves before dropping the journal
-      .then(() => {
-        this.syncing = undefined;
-        if (this.syncAgain) {
-          this.syncAgain = false;
-          this.syncSoon();
-        }
-      });
-  }
-
-  private journal(): Promise<FileHandle> {
-    if (this.fh) return Promise.resolve(this.fh);
-    this.opening ??= (async () => {
-      this.journalPath = join(this.journalDir, `journal_${process.pid}_${randomBytes(6).toString('hex')}.jsonl`);
-      // Preallocated and zero-filled, then opened O_DSYNC: an append overwrites allocated blocks,
-      // so one positional write is durable on return without a file-size (metadata) flush.
-      // Recovery stops at the zeros: they never parse as a journal line.
-      const init = await open(this.journalPath, 'wx', 0o600);
-      try {
-        const zeros = Buffer.alloc(1024 * 1024);
-        for (let at = 0; at < JOURNAL_BYTES; at += zeros.length) await init.write(zeros, 0, zeros.length, at);
-        await init.sync();
-      } finally {
-        await init.close();
-      }
-      syncDir(this.journalDir);
-      const fh = await open(this.journalPath, this.sync === 'fsync' && O_DSYNC ? constants.O_RDWR | O_DSYNC : 'r+');
-      this.fh = fh;
-      this.opening = undefined;
-      return fh;
-    })();
-    return this.opening;
   }
 
   /**
    * Write trace files in the background (they are already durable in the journal), batched on a
-   * short timer so file creation does not compete with the journal's fdatasync call by call.
+   * short timer so file creation does not compete with the journal's writes call by call, by a few
+   * workers at a time (the journal's writes share the thread pool). Each file is written and
+   * fdatasynced under a temporary name and linked into place — a reader never sees a partial
+   * trace, and the checkpoint has nothing left to sync; a file already there (the SDK writes its
+   * own before `evaluate` resolves) is only synced.
    */
-  private materialize(entries: Entry[]): void {
-    this.toMaterialize.push(...entries);
-    if (this.materializeTimer || this.closed) {
-      if (this.closed) this.materializeNow();
-      return;
-    }
-    this.materializeTimer = setTimeout(() => this.materializeNow(), 200);
-    this.materializeTimer.unref();
-  }
-
-  private toMaterialize: Entry[] = [];
-  private materializeTimer: NodeJS.Timeout | undefined;
-
   private materializeNow(): void {
     if (this.materializeTimer) clearTimeout(this.materializeTimer);
     this.materializeTimer = undefined;
-    const entries = this.toMaterialize;
+    this.toSync.push(...this.toMaterialize);
     this.toMaterialize = [];
-    if (entries.length === 0) return;
-    const work = (async () => {
-      for (const e of entries) {
-        for (const [name, text] of e.files) {
-          try {
-            await writeNew(join(this.traceDir, name), text);
-          } catch {
-            // Retried from the journal at checkpoint.
-          }
+    while (this.syncers < SYNC_CONCURRENCY && this.toSync.length > 0) {
+      this.syncers++;
+      const work = (async () => {
+        for (let e = this.toSync.shift(); e; e = this.toSync.shift()) {
+          // A failure is retried at the checkpoint, which does not drop the journal without the file.
+          if (!e.synced) await (e.work ??= syncEntry(this.traceDir, e)).catch(() => undefined);
         }
-      }
-    })();
-    this.materializing.add(work);
-    void work.finally(() => this.materializing.delete(work));
+      })().finally(() => {
+        this.syncers--;
+        if (this.toSync.length > 0) this.materializeNow();
+      });
+      this.materializing.add(work);
+      void work.finally(() => this.materializing.delete(work));
+    }
   }
 
-  private rotate(): void {
-    const fh = this.fh!;
-    const path = this.journalPath;
-    const entries = this.entries;
-    this.fh = undefined;
-    this.entries = [];
-    this.journalBytes = 0;
+  /** Checkpoint: every file of the segment exists and is synced, the directory too; then the journal drops it. */
+  private async checkpoint(seg: SegmentRef): Promise<void> {
+    const entries = this.bySegment.get(seg.seq) ?? [];
+    this.bySegment.delete(seg.seq);
     this.materializeNow();
-    const pending = [...this.materializing];
-    const work = Promise.allSettled(pending).then(() => this.retire(fh, path, entries));
-    this.retiring.add(work);
-    void work.finally(() => this.retiring.delete(work));
-  }
-
-  /** Checkpoint: every file of the journal exists and is fsynced, the directory too; then drop the journal. */
-  private async retire(fh: FileHandle, path: string, entries: Entry[]): Promise<void> {
-    await fh.close().catch(() => undefined);
-    await Promise.all(entries.flatMap((e) => e.files.map(([name, text]) => ensureSynced(join(this.traceDir, name), text))));
-    syncDir(this.traceDir);
-    unlinkSync(path);
-    syncDir(this.journalDir);
+    for (const e of entries) {
+      if (e.work) await e.work.catch(() => undefined);
+      if (!e.synced) await (e.work = syncEntry(this.traceDir, e));
+    }
+    await syncDirAsync(this.traceDir);
   }
 }
 
-async function writeNew(path: string, text: string): Promise<void> {
-  const fh = await open(path, 'wx', 0o600);
+async function syncEntry(dir: string, e: Entry): Promise<void> {
+  for (const [name, text] of e.files) await materializeFile(join(dir, name), text);
+  e.synced = true;
+}
+
+/** `path` holds `text`, durably (but for the directory entry, which the checkpoint syncs). */
+async function materializeFile(path: string, text: string): Promise<void> {
+  if (await syncExisting(path, text)) return;
+  const temp = await writeTempAsync(path, text);
   try {
-    await fh.writeFile(text);
+    await link(temp, path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || !(await syncExisting(path, text))) throw err;
   } finally {
-    await fh.close();
+    await unlink(temp).catch(() => undefined);
   }
 }
 
-/** The file exists with exactly `text`, durably. */
-async function ensureSynced(path: string, text: string): Promise<void> {
+/**
+ * Sync the file at `path` if there is one; false if there is none. This process wrote it (or the
+ * SDK did, before `evaluate` resolved) from the same text: a file of the right size is synced as it
+ * is, a short one (a failed write) is rewritten.
+ */
+async function syncExisting(path: string, text: string): Promise<boolean> {
   let fh: FileHandle;
   try {
     fh = await open(path, 'r+');
-  } catch {
-    fh = await open(path, 'wx', 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
   }
   try {
-    const have = await fh.readFile('utf8');
-    if (have !== text) {
+    const size = Buffer.byteLength(text);
+    if ((await fh.stat()).size !== size) {
       await fh.truncate(0);
       await fh.write(text, 0);
     }
@@ -289,10 +216,69 @@ async function ensureSynced(path: string, text: string): Promise<void> {
   } finally {
     await fh.close();
   }
+  return true;
+}
+
+/**
+ * Replay the journals of writers that are gone — this version's segments and the JSON-lines
+ * journals (`journal_<pid>_<hex>.jsonl`) of Ward before it: write (and fsync) every trace file that
+ * is missing or differs, then delete the journal. Recovery stops at a segment's first torn or
+ * corrupt frame (an append that was never acknowledged). Returns the number of files written.
+ */
+export function recoverJournals(traceDir: string, journalDir: string): number {
+  let recovered = 0;
+  let touched = false;
+  for (const seg of leftoverSegments(journalDir, { shared: true })) {
+    for (const r of readSegment(seg.path).records) {
+      if (r.type !== FILE_RECORD) continue;
+      const nl = r.payload.indexOf(0x0a);
+      if (nl <= 0) continue;
+      if (restoreFile(traceDir, r.payload.subarray(0, nl).toString('utf8'), r.payload.subarray(nl + 1).toString('utf8'))) recovered++;
+    }
+    syncDir(traceDir);
+    removeSegment(seg.path);
+    touched = true;
+  }
+  for (const path of legacyJournals(journalDir)) {
+    for (const line of readFileSync(path, 'utf8').split('\n')) {
+      let files: unknown;
+      try {
+        files = JSON.parse(line);
+      } catch {
+        continue; // a torn last line (never acknowledged), or the preallocated zeros
+      }
+      if (!Array.isArray(files)) continue;
+      for (const f of files) {
+        if (Array.isArray(f) && typeof f[0] === 'string' && typeof f[1] === 'string' && restoreFile(traceDir, f[0], f[1])) recovered++;
+      }
+    }
+    syncDir(traceDir);
+    unlinkSync(path);
+    touched = true;
+  }
+  if (touched) syncDir(journalDir);
+  return recovered;
+}
+
+/** JSON-lines journals (before journal version 1) whose writer is gone. */
+function legacyJournals(journalDir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(journalDir);
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const name of names) {
+    const m = /^journal_(\d+)_[0-9a-f]+\.jsonl$/.exec(name);
+    if (m && !alive(Number(m[1]))) out.push(join(journalDir, name));
+  }
+  return out;
 }
 
 function alive(pid: number): boolean {
-  if (pid === process.pid) return true;
+  // This process writes no JSON-lines journals: one named with its pid is a previous process's.
+  if (pid === process.pid) return false;
   try {
     process.kill(pid, 0);
     return true;
@@ -301,51 +287,23 @@ function alive(pid: number): boolean {
   }
 }
 
-/**
- * Replay journals whose writer is gone: write (and fsync) any trace file that is missing or torn,
- * then delete the journal. A torn last line was never acknowledged and is ignored.
- */
-export function recoverJournals(traceDir: string, journalDir: string): number {
-  let names: string[];
+/** Write `name` in the trace directory unless it already holds exactly `text`; true when written. */
+function restoreFile(traceDir: string, name: string, text: string): boolean {
+  if (!FILE_NAME.test(name)) return false;
+  const target = join(traceDir, name);
+  let have: string | undefined;
   try {
-    names = readdirSync(journalDir);
+    have = readFileSync(target, 'utf8');
   } catch {
-    return 0;
+    have = undefined;
   }
-  let recovered = 0;
-  for (const name of names) {
-    const m = /^journal_(\d+)_[0-9a-f]+\.jsonl$/.exec(name);
-    if (!m || alive(Number(m[1]))) continue;
-    const path = join(journalDir, name);
-    const lines = readFileSync(path, 'utf8').split('\n');
-    for (const line of lines) {
-      let files: unknown;
-      try {
-        files = JSON.parse(line);
-      } catch {
-        continue;
-      }
-      if (!Array.isArray(files)) continue;
-      for (const f of files) {
-        if (!Array.isArray(f) || typeof f[0] !== 'string' || typeof f[1] !== 'string' || !/^[a-z]+_[0-9a-f_]+\.json$/.test(f[0])) continue;
-        const target = join(traceDir, f[0]);
-        let have: string | undefined;
-        try {
-          have = readFileSync(target, 'utf8');
-        } catch {
-          have = undefined;
-        }
-        if (have === f[1]) continue;
-        writeFileSync(target, f[1], { mode: 0o600 });
-        const fd = openSync(target, 'r+');
-        fsyncSync(fd);
-        closeSync(fd);
-        recovered++;
-      }
-    }
-    syncDir(traceDir);
-    unlinkSync(path);
+  if (have === text) return false;
+  writeFileSync(target, text, { mode: 0o600 });
+  const fd = openSync(target, 'r+');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
   }
-  syncDir(journalDir);
-  return recovered;
+  return true;
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { JournalTraceSink, recoverJournals } from '../../../src/mcp/proxy/journal-sink.js';
+import { readSegment } from '../../../src/state/journal.js';
 import { traceFileText } from '../../../src/trace/write.js';
 import type { SignedTrace } from '../../../src/trace/record.js';
 import { tempDir } from '../../cli/run.js';
@@ -12,15 +13,14 @@ const hex = (n: number, width = 24) => n.toString(16).padStart(width, '0');
 const trace = (i: number) => ({ trace_id: hex(i), event_id: hex(i + 1_000_000), verdict: 'allow', tool_name: 'echo' }) as unknown as SignedTrace;
 
 describe('journal trace sink, --trace-sync write', () => {
-  it('acknowledges once the journal line is in the file (visible to any other process), then writes every trace file', async () => {
+  it('acknowledges once the journal record is in the file (visible to any other process), then writes every trace file', async () => {
     const dir = tempDir('ward-journal-write-');
     const sink = new JournalTraceSink(join(dir, 'traces'), join(dir, 'journal'), 'write');
     await sink.write(trace(0)); // the first write waits for the preallocated journal
     const locations: string[] = [];
     for (let i = 1; i <= 20; i++) locations.push(await sink.write(trace(i)));
     const [journal] = readdirSync(join(dir, 'journal'));
-    const lines = readFileSync(join(dir, 'journal', journal!), 'utf8').split('\n').filter((l) => l.startsWith('['));
-    expect(lines).toHaveLength(21);
+    expect(readSegment(join(dir, 'journal', journal!)).records).toHaveLength(21);
     await sink.close();
     expect(readdirSync(join(dir, 'journal'))).toEqual([]);
     for (const [i, loc] of locations.entries()) expect(readFileSync(loc, 'utf8')).toBe(traceFileText(trace(i + 1)));
@@ -50,5 +50,21 @@ describe('journal trace sink, --trace-sync write', () => {
       expect(readFileSync(join(dir, 'traces', name), 'utf8')).toBe(traceFileText(trace(i)));
     }
     expect(readdirSync(join(dir, 'journal'))).toEqual([]);
+  });
+});
+
+describe('journal trace sink, upgrade', () => {
+  it('recovers a JSON-lines journal left by the previous version (dead writer) when it starts, torn last line ignored', async () => {
+    const dir = tempDir('ward-journal-upgrade-');
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    mkdirSync(join(dir, 'journal'), { recursive: true });
+    const t = trace(42);
+    const name = `trace_${hex(42)}_${hex(42 + 1_000_000)}.json`;
+    // pid 2^22+1 is above Linux's default pid_max: no such process.
+    writeFileSync(join(dir, 'journal', 'journal_4194305_abcdef.jsonl'), JSON.stringify([[name, traceFileText(t)]]) + '\n[["trace_torn', { mode: 0o600 });
+    const sink = new JournalTraceSink(join(dir, 'traces'), join(dir, 'journal'), 'write');
+    expect(readFileSync(join(dir, 'traces', name), 'utf8')).toBe(traceFileText(t));
+    expect(readdirSync(join(dir, 'journal')).filter((n) => n.endsWith('.jsonl'))).toEqual([]);
+    await sink.close();
   });
 });
