@@ -174,3 +174,91 @@ describe('golden: ward mcp proxy over stdio, --deny-as error and an active kill 
     expectGolden('proxy/deny-as-error-kill-switch', { exit_code: code, calls, traces: tracesOf(dir) }, masker(dir));
   });
 });
+
+describe('golden: ward mcp proxy --listen (Streamable HTTP toward the client)', () => {
+  let dir: string;
+  let key: string;
+  let child: ChildProcess;
+  let base: URL;
+
+  beforeAll(async () => {
+    ({ dir, key } = workDir('proxy-http'));
+    const args = [WARD, 'mcp', 'proxy', '--policy', POLICY, '--key-mode', 'prod', '--private-key', key, '--workspace', '/golden/ws', '--listen', '127.0.0.1:0', '--', process.execPath, TINY];
+    child = spawn(process.execPath, args, { cwd: dir, env: { ...process.env, ...WARD_ENV }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    base = await new Promise<URL>((resolve, reject) => {
+      child.stderr!.on('data', (d: Buffer) => {
+        err += d.toString();
+        const m = /listening on (http:\/\/\S+)/.exec(err);
+        if (m) resolve(new URL(m[1]!));
+      });
+      child.on('exit', (code) => reject(new Error(`proxy exited ${code}: ${err}`)));
+    });
+  });
+
+  afterAll(async () => {
+    if (child.exitCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
+
+  /** Headers that carry the wall clock or connection handling; the rest are pinned in the order sent. */
+  const UNPINNED = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length']);
+
+  async function send(method: string, headers: Record<string, string>, body?: unknown, path?: string): Promise<{ status: number; headers: [string, string][]; text: string; sessionId?: string }> {
+    const { request } = await import('node:http');
+    const text = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+    return new Promise((resolve, reject) => {
+      const req = request(path ? new URL(path, base) : base, { method, headers: { ...headers, ...(text !== undefined ? { 'content-length': String(Buffer.byteLength(text)) } : {}) } }, (res) => {
+        let t = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (t += d));
+        res.on('end', () => {
+          const pairs: [string, string][] = [];
+          for (let i = 0; i < res.rawHeaders.length; i += 2) {
+            const k = res.rawHeaders[i]!.toLowerCase();
+            if (!UNPINNED.has(k)) pairs.push([k, res.rawHeaders[i + 1]!]);
+          }
+          const sid = res.headers['mcp-session-id'];
+          resolve({ status: res.statusCode ?? 0, headers: pairs, text: t, ...(typeof sid === 'string' ? { sessionId: sid } : {}) });
+        });
+      });
+      req.on('error', reject);
+      req.end(text);
+    });
+  }
+
+  it('initialize, calls (allow, block, require_approval), protocol errors and edge refusals, and the traces written', async () => {
+    const json = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const init = await send('POST', json, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'golden', version: '1.0.0' } } });
+    const sid = init.sessionId!;
+    expect(sid).toBeDefined();
+    const inSession = { ...json, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' };
+    const initialized = await send('POST', inSession, { jsonrpc: '2.0', method: 'notifications/initialized' });
+    const calls = {
+      allow: await send('POST', inSession, { jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'echo', arguments: { text: 'golden' } } }),
+      block: await send('POST', inSession, { jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name: 'write_note', arguments: { path: '/golden/ws/note.txt', text: 'x' } } }),
+      require_approval: await send('POST', inSession, { jsonrpc: '2.0', id: 12, method: 'tools/call', params: { name: 'delete_note', arguments: { path: '/golden/ws/note.txt' } } }),
+    };
+    const refusals = {
+      no_session: await send('POST', json, { jsonrpc: '2.0', id: 20, method: 'tools/list' }),
+      unknown_session: await send('POST', { ...json, 'mcp-session-id': '00000000-0000-4000-8000-000000000000' }, { jsonrpc: '2.0', id: 21, method: 'tools/list' }),
+      text_plain: await send('POST', { 'content-type': 'text/plain' }, 'x'),
+      foreign_host: await send('POST', { ...json, host: 'evil.example' }, {}),
+      wrong_path: await send('POST', json, {}, '/other'),
+    };
+    const terminated = await send('DELETE', { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+    // Stop the proxy so every trace is a file.
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    child.kill('SIGTERM');
+    const code = await exited;
+    const m = masker(dir)
+      .substitute(sid, '<HTTP_SESSION_ID>')
+      // The run id is made from the (random) session id: mcp_<its letters and digits, 32 at most>.
+      .substitute(`mcp_${sid.replace(/[^A-Za-z0-9]/g, '').slice(0, 32)}`, '<RUN_ID>')
+      .substitute(`${base.host}`, '<HOST:PORT>');
+    expectGolden('proxy/http', { initialize: init, initialized, calls, refusals, terminated, exit_code: code, traces: tracesOf(dir) }, m);
+  });
+});
