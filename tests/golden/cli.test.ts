@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join, relative } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { REPO, auditFile, auditPathsIn, fixture, tracePathsIn, awayFromHourBoundary, expectGolden, golden, Masker, parseJsonText, runWard, traceFile, V7_PUBLIC_KEY_FILE, workDir, type CliRun } from './golden.js';
+import { REPO, killSwitchIn, killSwitchJournal, auditFile, auditPathsIn, fixture, tracePathsIn, awayFromHourBoundary, expectGolden, golden, Masker, parseJsonText, runWard, traceFile, V7_PUBLIC_KEY_FILE, workDir, type CliRun } from './golden.js';
 
 const POLICY = golden('inputs/policy.yaml');
 const input = (name: string) => golden(`inputs/${name}`);
@@ -51,7 +51,8 @@ function pin(name: string, flags: string[], opts: { input?: string; policy?: str
   const out = value as Record<string, unknown>;
   const traces = tracePathsIn(out).map(traceFile);
   const audits = auditPathsIn(out).map(auditFile);
-  const record = { argv, exit_code: run.code, stdout_format: format, stdout: out, stderr: run.stderr, state_files_written: written, traces, ...(audits.length ? { audits } : {}) };
+  const journal = killSwitchJournal(dir);
+  const record = { argv, exit_code: run.code, stdout_format: format, stdout: out, stderr: run.stderr, state_files_written: written, traces, ...(audits.length ? { audits } : {}), ...(journal ? { kill_switch_journal: journal } : {}) };
   expectGolden(`cli/${name}`, record, opts.m ?? masker());
   return out;
 }
@@ -129,7 +130,7 @@ describe('golden: ward gate eval --json', () => {
   });
 
   it('kill switch active', () => {
-    expect(pin('kill-switch', ['--intent', input('read.json'), '--kill-switch-state', input('kill-switch-stop.json')])['verdict']).toBe('block');
+    expect(pin('kill-switch', ['--intent', input('read.json'), '--kill-switch-state', killSwitchIn(dir)])['verdict']).toBe('block');
   });
 
   it('kill switch state unreadable', () => {

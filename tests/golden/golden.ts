@@ -347,3 +347,20 @@ export function auditPathsIn(value: unknown): string[] {
   const v = value as Record<string, unknown>;
   return ['approval_audit_path', 'delegation_audit_path'].map((k) => v[k]).filter((p): p is string => typeof p === 'string' && p !== '');
 }
+
+/**
+ * A copy of the kill-switch fixture in `dir`: hosts append a journal (kill_switch_journal.jsonl)
+ * beside the state file, which must not land in fixtures/.
+ */
+export function killSwitchIn(dir: string): string {
+  const path = join(dir, 'kill-switch-stop.json');
+  copyFileSync(golden('inputs/kill-switch-stop.json'), path);
+  return path;
+}
+
+/** The kill-switch journal lines written beside `killSwitchIn(dir)`, with their wall-clock `created_at` masked. */
+export function killSwitchJournal(dir: string): Record<string, unknown>[] | undefined {
+  const path = join(dir, 'kill_switch_journal.jsonl');
+  if (!existsSync(path)) return undefined;
+  return parseJsonLines(readFileSync(path, 'utf8'), path).map((l) => ({ ...(l as Record<string, unknown>), created_at: '<WRITTEN_AT>' }));
+}

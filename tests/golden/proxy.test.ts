@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { awayFromHourBoundary, expectGolden, fixture, golden, Masker, parseJsonText, REPO, runWard, traceFile, WARD, WARD_ENV, workDir } from './golden.js';
+import { killSwitchIn, killSwitchJournal, awayFromHourBoundary, expectGolden, fixture, golden, Masker, parseJsonText, REPO, runWard, traceFile, WARD, WARD_ENV, workDir } from './golden.js';
 
 const POLICY = golden('inputs/mcp-policy.yaml');
 const TINY = fixture('mcp/tiny-server.mjs');
@@ -167,11 +167,12 @@ describe('golden: ward mcp proxy over stdio', () => {
 describe('golden: ward mcp proxy over stdio, --deny-as error and an active kill switch', () => {
   it('a call the kill switch stops gets JSON-RPC error -32060; its trace is written', async () => {
     const { dir, key } = workDir('proxy-ks');
-    const proxy = new Proxy(dir, key, ['--deny-as', 'error', '--kill-switch-state', golden('inputs/kill-switch-stop.json')]);
+    const proxy = new Proxy(dir, key, ['--deny-as', 'error', '--kill-switch-state', killSwitchIn(dir)]);
     await proxy.initialize();
     const calls = [await proxy.call(10, 'echo', { text: 'stopped' }), await proxy.call(11, 'write_note', { path: '/golden/ws/note.txt', text: 'x' })];
     const code = await proxy.close();
-    expectGolden('proxy/deny-as-error-kill-switch', { exit_code: code, calls, traces: tracesOf(dir) }, masker(dir));
+    const journal = killSwitchJournal(dir);
+    expectGolden('proxy/deny-as-error-kill-switch', { exit_code: code, calls, traces: tracesOf(dir), ...(journal ? { kill_switch_journal: journal } : {}) }, masker(dir));
   });
 });
 

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectGolden, golden, Masker, parseJsonText, REPO, runWard, traceFile, tracePathsIn, WARD, WARD_ENV, workDir } from './golden.js';
+import { expectGolden, golden, killSwitchIn, killSwitchJournal, Masker, parseJsonText, REPO, runWard, traceFile, tracePathsIn, WARD, WARD_ENV, workDir } from './golden.js';
 
 const POLICY = golden('inputs/policy.yaml');
 const call = (name: string) => golden(`inputs/calls/${name}.json`);
@@ -32,7 +32,8 @@ function traceFilesIn(dir: string): Record<string, unknown>[] {
 describe('golden: ward mcp proxy --call (one-shot decision)', () => {
   function pin(name: string, flags: string[], opts: { input?: string } = {}): Record<string, unknown> {
     const { dir, key } = workDir('call');
-    const argv = ['mcp', 'proxy', '--policy', POLICY, '--key-mode', 'prod', '--private-key', key, '--json', ...flags];
+    // '@kill-switch' stands for a copy of the kill-switch fixture in the work dir (its journal is written beside it).
+    const argv = ['mcp', 'proxy', '--policy', POLICY, '--key-mode', 'prod', '--private-key', key, '--json', ...flags.map((f) => (f === '@kill-switch' ? killSwitchIn(dir) : f))];
     const run = runWard(argv, { cwd: dir, ...(opts.input !== undefined ? { input: opts.input } : {}) });
     const { format, value } = parseJsonText(run.stdout, `${name} stdout`);
     const out = value as Record<string, unknown>;
@@ -40,7 +41,8 @@ describe('golden: ward mcp proxy --call (one-shot decision)', () => {
     const traces = named.map(traceFile);
     // Any other trace written (there should be none) shows up here.
     const others = traceFilesIn(dir).filter((t) => !named.includes(String(t['path'])));
-    expectGolden(`service/call-${name}`, { argv, exit_code: run.code, stdout_format: format, stdout: out, stderr: run.stderr, traces, other_traces: others }, masker(dir));
+    const journal = killSwitchJournal(dir);
+    expectGolden(`service/call-${name}`, { argv, exit_code: run.code, stdout_format: format, stdout: out, stderr: run.stderr, traces, other_traces: others, ...(journal ? { kill_switch_journal: journal } : {}) }, masker(dir));
     return out;
   }
 
@@ -57,7 +59,7 @@ describe('golden: ward mcp proxy --call (one-shot decision)', () => {
   });
 
   it('kill switch active', () => {
-    expect(pin('kill-switch', ['--call', call('read'), '--kill-switch-state', golden('inputs/kill-switch-stop.json')])['verdict']).toBe('block');
+    expect(pin('kill-switch', ['--call', call('read'), '--kill-switch-state', '@kill-switch'])['verdict']).toBe('block');
   });
 
   it('emergency stop: a stopped job blocks (and the blocked dispatch is recorded); an unreadable job state blocks', () => {
@@ -97,11 +99,12 @@ describe('golden: ward hook claude-code', () => {
 
   function pin(name: string, input: string, extra: string[] = []): CliRunOut {
     const { dir, key } = workDir('hook');
-    const argv = ['hook', 'claude-code', '--policy', CC_POLICY, '--state-dir', join(dir, '.ward'), '--key-mode', 'prod', '--private-key', key, ...extra];
+    const argv = ['hook', 'claude-code', '--policy', CC_POLICY, '--state-dir', join(dir, '.ward'), '--key-mode', 'prod', '--private-key', key, ...extra.map((f) => (f === '@kill-switch' ? killSwitchIn(dir) : f))];
     const run = runWard(argv, { cwd: dir, input });
     const stdout = run.stdout === '' ? { stdout_format: 'empty', stdout: '' } : (({ format, value }) => ({ stdout_format: format, stdout: value }))(parseJsonText(run.stdout, `${name} stdout`));
     // Claude Code reads stderr for exit 2; pinned as text.
-    expectGolden(`service/hook-${name}`, { argv, stdin: input.length > 200 ? '<the event fixture>' : input, exit_code: run.code, ...stdout, stderr: run.stderr, traces: traceFilesIn(dir) }, masker(dir));
+    const journal = killSwitchJournal(dir);
+    expectGolden(`service/hook-${name}`, { argv, stdin: input.length > 200 ? '<the event fixture>' : input, exit_code: run.code, ...stdout, stderr: run.stderr, traces: traceFilesIn(dir), ...(journal ? { kill_switch_journal: journal } : {}) }, masker(dir));
     return { code: run.code, stdout: run.stdout };
   }
 
@@ -122,7 +125,7 @@ describe('golden: ward hook claude-code', () => {
   });
 
   it('kill switch active', () => {
-    pin('kill-switch', read('pre-read'), ['--kill-switch-state', golden('inputs/kill-switch-stop.json')]);
+    pin('kill-switch', read('pre-read'), ['--kill-switch-state', '@kill-switch']);
   });
 
   it('unparsable input and an unknown event fail closed', () => {
