@@ -3,7 +3,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join, relative } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { REPO, killSwitchIn, killSwitchJournal, auditFile, auditPathsIn, fixture, tracePathsIn, awayFromHourBoundary, expectGolden, golden, Masker, parseJsonText, runWard, traceFile, V7_PUBLIC_KEY_FILE, workDir, type CliRun } from './golden.js';
+import { REPO, killSwitchIn, killSwitchJournal, auditFile, auditPathsIn, fixture, tracePathsIn, awayFromHourBoundary, expectGolden, golden, Masker, parseJsonText, runWard, traceFile, V7_PUBLIC_KEY_FILE, workDir, type CliRun, guardInputs } from './golden.js';
+
+guardInputs();
 
 const POLICY = golden('inputs/policy.yaml');
 const input = (name: string) => golden(`inputs/${name}`);

@@ -4,7 +4,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { awayFromHourBoundary, expectGolden, golden, Masker, parseJsonText, REPO, runWard, tracePathsIn, auditFile, auditPathsIn, fixture, traceFile, traceObject, WARD, WARD_ENV, workDir } from './golden.js';
+import { awayFromHourBoundary, expectGolden, golden, Masker, parseJsonText, REPO, runWard, tracePathsIn, auditFile, auditPathsIn, fixture, traceFile, traceObject, WARD, WARD_ENV, workDir, guardInputs } from './golden.js';
+
+guardInputs();
 
 const POLICY = golden('inputs/policy.yaml');
 const intentOf = (name: string) => JSON.parse(readFileSync(golden(`inputs/${name}.json`), 'utf8')) as Record<string, unknown>;

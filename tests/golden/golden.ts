@@ -48,12 +48,12 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import canonicalize from 'canonicalize';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 export const WARD = join(REPO, 'bin', 'ward.js');
@@ -363,4 +363,26 @@ export function killSwitchJournal(dir: string): Record<string, unknown>[] | unde
   const path = join(dir, 'kill_switch_journal.jsonl');
   if (!existsSync(path)) return undefined;
   return parseJsonLines(readFileSync(path, 'utf8'), path).map((l) => ({ ...(l as Record<string, unknown>), created_at: '<WRITTEN_AT>' }));
+}
+
+/** A digest of every file name and content under fixtures/golden/inputs. */
+function inputsDigest(): string {
+  const h = createHash('sha256');
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const p = join(d, e.name);
+      h.update(p + '\0');
+      if (e.isDirectory()) walk(p);
+      else h.update(readFileSync(p));
+    }
+  };
+  walk(golden('inputs'));
+  return h.digest('hex');
+}
+
+/** Call at the top of each golden test file: the hosts must write nothing into fixtures/golden/inputs. */
+export function guardInputs(): void {
+  let before = '';
+  beforeAll(() => void (before = inputsDigest()));
+  afterAll(() => expect(inputsDigest(), 'fixtures/golden/inputs unchanged by the hosts').toBe(before));
 }

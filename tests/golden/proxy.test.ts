@@ -6,7 +6,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killSwitchIn, killSwitchJournal, awayFromHourBoundary, expectGolden, fixture, golden, Masker, parseJsonText, REPO, runWard, traceFile, WARD, WARD_ENV, workDir } from './golden.js';
+import { killSwitchIn, killSwitchJournal, awayFromHourBoundary, expectGolden, fixture, golden, Masker, parseJsonText, REPO, runWard, traceFile, WARD, WARD_ENV, workDir, guardInputs } from './golden.js';
+
+guardInputs();
 
 const POLICY = golden('inputs/mcp-policy.yaml');
 const TINY = fixture('mcp/tiny-server.mjs');

@@ -4,7 +4,9 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { Ward } from '../../src/index.js';
-import { auditFile, auditPathsIn, awayFromHourBoundary, expectGolden, golden, Masker, REPO, runWard, traceFile, workDir } from './golden.js';
+import { auditFile, auditPathsIn, awayFromHourBoundary, expectGolden, golden, Masker, REPO, runWard, traceFile, workDir, guardInputs } from './golden.js';
+
+guardInputs();
 
 const POLICY = golden('inputs/policy.yaml');
 const intentOf = (name: string) => JSON.parse(readFileSync(golden(`inputs/${name}.json`), 'utf8')) as Record<string, unknown>;

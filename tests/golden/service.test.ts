@@ -5,7 +5,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectGolden, golden, killSwitchIn, killSwitchJournal, Masker, parseJsonText, REPO, runWard, traceFile, tracePathsIn, WARD, WARD_ENV, workDir } from './golden.js';
+import { expectGolden, golden, killSwitchIn, killSwitchJournal, Masker, parseJsonText, REPO, runWard, traceFile, tracePathsIn, WARD, WARD_ENV, workDir, guardInputs } from './golden.js';
+
+guardInputs();
 
 const POLICY = golden('inputs/policy.yaml');
 const call = (name: string) => golden(`inputs/calls/${name}.json`);
