@@ -7,7 +7,7 @@ import { writeAuditRecord } from '../tokens/files.js';
 import { evaluateApprovals, evaluateDelegations, type ParsedToken } from '../tokens/rollup.js';
 import type { SignedTrace } from '../trace/record.js';
 import { WARD_VERSION } from '../version.js';
-import type { ApprovalStep, DelegationStep, TokenContext } from './gate-run.js';
+import type { ApprovalStep, DelegationStep, TokenContext } from './types.js';
 
 /**
  * The approval and delegation steps of a decision (§3.6 steps 7–8), shared by every host: the

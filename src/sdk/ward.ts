@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { approvalCommand, approvalTokenPath, type ApprovalSigner } from '../decision/approval-command.js';
 import { approvalTokensInDir, waitForApprovalToken, type ApprovalTokenFile, type WaitForTokenOptions } from '../decision/approval-dir.js';
 import { approvalStep } from '../decision/token-steps.js';
-import { approvalLedgerOf } from '../decision/gate-run.js';
+import { approvalLedgerOf, gateEvalSteps, type ApprovalTokens } from '../decision/steps.js';
 import { resolveStateDir, type StateDirResolution } from '../state/state-dir.js';
 import { requiredApprovalScope } from '../tokens/approval.js';
 import { readTokenFile } from '../tokens/files.js';
@@ -242,7 +242,6 @@ export class Ward {
       request.contextEnvelope = parseContextEnvelope(JSON.stringify(json));
       request.contextEnvelopeJson = json;
     }
-    if (options.simulate) request.simulate = true;
     if (options.correlationId) request.correlationId = options.correlationId;
     if (options.traceOut) request.traceOut = options.traceOut;
     // The gate's own approval step (signature, digests, scope, expiry, one use via the ledger),
@@ -250,7 +249,7 @@ export class Ward {
     let scope: string[] | undefined;
     let binding: string | undefined;
     const given = options.approvalTokens ?? [];
-    request.approvals = (t) => {
+    const approvals: ApprovalTokens = (t) => {
       scope = requiredApprovalScope(t.intent);
       binding = t.intent.delegation ? delegationDigest(t.intent.delegation) : undefined;
       return approvalStep({
@@ -262,6 +261,8 @@ export class Ward {
         audit: { dir: resolve(this.stateDir, 'audits') },
       })(t);
     };
+    // §3.6 steps 4–10; no delegation tokens are taken, so a required delegation is missing.
+    request.steps = gateEvalSteps(this.#runtime, { approvals }, { simulate: Boolean(options.simulate) });
     const durability = options.durability === undefined ? this.durability : durabilityOf(options.durability, 'evaluate durability');
     const pending = decideGate(this.#runtime, request);
     let r: GateResultOutput;

@@ -1,14 +1,10 @@
 import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { nowUTC } from '../../canon/gotime.js';
-import { parseJsonText, type JsonObject } from '../../canon/json.js';
-import { parseContextEnvelope, type ContextEnvelope } from '../../context/index.js';
-import { ERROR_CODES, WardError, isWardError } from '../../errors.js';
+import { ERROR_CODES, WardError } from '../../errors.js';
 import { EXIT } from '../../contract/exit-codes.js';
 import { rawRiskClass } from '../../gate/evaluate.js';
 import { explainOutcome } from '../../gate/explain.js';
-import { parseKillSwitchState } from '../../gate/kill-switch.js';
-import { parseWrkrInventory } from '../../gate/wrkr.js';
 import { isVerifyKeyConfigured, resolveSigningKey, type KeyMode, type SigningKey } from '../../keys/index.js';
 import { approvalCommand, approvalTokenPath, shellQuote, type ApprovalSigner } from '../../decision/approval-command.js';
 import type { NormalizedPolicy } from '../../policy/types.js';
@@ -16,7 +12,9 @@ import { verifyApprovedScriptRegistry, type ApprovedScriptEntry } from '../../to
 import { readApprovedScriptRegistry } from '../../tokens/files.js';
 import { loadPolicyFile } from '../../policy/load.js';
 import { checkProfile } from '../../policy/profile.js';
-import { runGate, type GateRequest } from '../../decision/gate-run.js';
+import { runGate, type GateRequest, type GateResultOutput, type GateRuntime } from '../../decision/gate-run.js';
+import { inputsRequired, loadEnvelope, loadKillSwitchAsync, loadWrkr } from '../../decision/inputs.js';
+import { gateEvalSteps } from '../../decision/steps.js';
 import { delegationDigest } from '../../intent/digest.js';
 import type { NormalizedIntent } from '../../intent/types.js';
 import { requiredApprovalScope } from '../../tokens/approval.js';
@@ -129,55 +127,21 @@ async function gateEval(ctx: CliContext, flags: GateEvalFlags): Promise<void> {
     });
   }
   const evaluationTime = parseEvaluationTime(flags.evaluationTime);
-  if (flags.credentialBroker !== 'off') {
-    throw new WardError(ERROR_CODES.USAGE, `unsupported --credential-broker ${flags.credentialBroker}: only off is available`, {
-      hint: 'rules with require_broker_credential block until a broker is supported; omit --credential-broker',
-    });
-  }
-  if (flags.profile === 'oss-prod') {
-    if (flags.simulate) throw new WardError(ERROR_CODES.POLICY_PROFILE, 'oss-prod profile does not allow --simulate');
-    if (flags.keyMode !== 'prod' || (!flags.privateKey && !flags.privateKeyEnv)) {
-      throw new WardError(ERROR_CODES.POLICY_PROFILE, 'oss-prod profile requires --key-mode prod and --private-key or --private-key-env');
-    }
-  }
+  checkEvalFlags(flags);
   const policy = loadPolicyFile(resolve(ctx.cwd, flags.policy));
   checkProfile(policy.policy, flags.profile);
   const intent = parseJsonInput(await readInputText(ctx, flags.intent, 'intent'), 'parse intent json', ERROR_CODES.INTENT_PARSE, {
     hint: `${flags.intent} must hold one JSON intent request (gait.gate.intent_request); see docs/intents.md`,
   });
-  const highRisk = flags.profile === 'oss-prod' || ['high', 'critical'].includes(rawRiskClass(intent));
+  const highRisk = inputsRequired(flags.profile, rawRiskClass(intent));
 
   const state = stateDir(ctx, flags.stateDir);
   const warnings: string[] = [];
-  const request: GateRequest = { intent, correlationId: cid, simulate: Boolean(flags.simulate) };
+  const request: GateRequest = { intent, correlationId: cid };
   if (evaluationTime) request.evaluationTime = evaluationTime;
   if (flags.traceOut) request.traceOut = resolve(ctx.cwd, flags.traceOut);
   if (flags.approvalTokenRef) request.approvalTokenRef = flags.approvalTokenRef;
-  if (flags.contextEnvelope) {
-    const { envelope, json } = await loadEnvelope(ctx, flags.contextEnvelope);
-    request.contextEnvelope = envelope;
-    if (flags.captureIntents) request.contextEnvelopeJson = json;
-  }
-
-  if (flags.wrkrInventory) {
-    try {
-      const inventory = parseWrkrInventory(await readInputText(ctx, flags.wrkrInventory, 'wrkr inventory'));
-      request.wrkr = { inventory, source: flags.wrkrInventory };
-    } catch (err) {
-      if (highRisk) {
-        throw new WardError(ERROR_CODES.FAIL_CLOSED_DEPENDENCY, `wrkr inventory unavailable in fail-closed mode: ${(err as Error).message}`);
-      }
-      warnings.push('wrkr inventory unavailable; continuing without context enrichment');
-    }
-  }
-  if (flags.killSwitchState) {
-    try {
-      request.killSwitch = { state: parseKillSwitchState(await readInputText(ctx, flags.killSwitchState, 'kill switch state')) };
-    } catch (err) {
-      if (!highRisk) throw err;
-      request.killSwitch = { unavailable: true };
-    }
-  }
+  await loadInputs(ctx, flags, request, highRisk, warnings);
 
   const key = resolveSigningKey({
     mode: flags.keyMode,
@@ -192,24 +156,47 @@ async function gateEval(ctx: CliContext, flags: GateEvalFlags): Promise<void> {
     const entries = loadApprovedScripts(ctx, flags, policy.policy, key.key, highRisk, warnings);
     if (entries) request.approvedScripts = entries;
   }
-  request.approvals = approvalStep(ctx, flags, key.key, resolve(state, 'audits'));
-  request.delegations = delegationStep(ctx, flags, key.key, resolve(state, 'audits'));
-
-  const result = runGate(
-    {
-      policy,
-      signingKey: key.key,
-      traceFormat: flags.traceFormat,
-      traceDir: resolve(state, 'traces'),
-      rateLimitStatePath: resolve(ctx.cwd, flags.rateLimitState ?? resolve(state, 'gate_rate_limits.json')),
-      profile: flags.profile,
-      captureIntents: Boolean(flags.captureIntents),
-      approvalTokenReuse: approvalTokenReuse(flags.approvalTokenReuse),
-      warnings,
-    },
-    request,
+  const rt: GateRuntime = {
+    policy,
+    signingKey: key.key,
+    traceFormat: flags.traceFormat,
+    traceDir: resolve(state, 'traces'),
+    rateLimitStatePath: resolve(ctx.cwd, flags.rateLimitState ?? resolve(state, 'gate_rate_limits.json')),
+    profile: flags.profile,
+    captureIntents: Boolean(flags.captureIntents),
+    approvalTokenReuse: approvalTokenReuse(flags.approvalTokenReuse),
+    warnings,
+  };
+  // §3.6 steps 4–10, with tokens from the flags.
+  const audits = resolve(state, 'audits');
+  request.steps = gateEvalSteps(
+    rt,
+    { approvals: approvalStep(ctx, flags, key.key, audits), delegations: delegationStep(ctx, flags, key.key, audits) },
+    { simulate: Boolean(flags.simulate) },
   );
+
+  const result = runGate(rt, request);
   ctx.exitCode = result.exitCode;
+  printEval(ctx, flags, cid, state, result);
+}
+
+/** §3.6 step 0: flags the profile or this Ward refuses (exit 6 or the profile error). */
+function checkEvalFlags(flags: GateEvalFlags): void {
+  if (flags.credentialBroker !== 'off') {
+    throw new WardError(ERROR_CODES.USAGE, `unsupported --credential-broker ${flags.credentialBroker}: only off is available`, {
+      hint: 'rules with require_broker_credential block until a broker is supported; omit --credential-broker',
+    });
+  }
+  if (flags.profile === 'oss-prod') {
+    if (flags.simulate) throw new WardError(ERROR_CODES.POLICY_PROFILE, 'oss-prod profile does not allow --simulate');
+    if (flags.keyMode !== 'prod' || (!flags.privateKey && !flags.privateKeyEnv)) {
+      throw new WardError(ERROR_CODES.POLICY_PROFILE, 'oss-prod profile requires --key-mode prod and --private-key or --private-key-env');
+    }
+  }
+}
+
+/** The decision as `--json`, `--explain --json` or text with the next step on require_approval. */
+function printEval(ctx: CliContext, flags: GateEvalFlags, cid: string, state: string, result: GateResultOutput): void {
   if (flags.json && flags.explain) {
     const explained = explainOutcome(result.outcome, {
       traceId: String(result.output['trace_id']),
@@ -311,18 +298,22 @@ function requiresContextEvidence(policy: NormalizedPolicy): boolean {
   );
 }
 
-/** The verified envelope, and its JSON as given (what a decision capture keeps). */
-async function loadEnvelope(ctx: CliContext, path: string): Promise<{ envelope: ContextEnvelope; json: JsonObject }> {
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
-    throw new WardError(ERROR_CODES.USAGE, 'context envelope path must be a local filesystem path');
+/** Envelope, Wrkr inventory and kill switch, with their fail-closed fallbacks (decision/inputs.ts). */
+async function loadInputs(ctx: CliContext, flags: GateEvalFlags, request: GateRequest, required: boolean, warnings: string[]): Promise<void> {
+  if (flags.contextEnvelope) {
+    const path = flags.contextEnvelope;
+    const { envelope, json } = await loadEnvelope(() => readInputText(ctx, path, 'context envelope'), path);
+    request.contextEnvelope = envelope;
+    if (flags.captureIntents) request.contextEnvelopeJson = json;
   }
-  try {
-    const text = await readInputText(ctx, path, 'context envelope');
-    const envelope = parseContextEnvelope(text);
-    return { envelope, json: parseJsonText(text) as JsonObject };
-  } catch (err) {
-    if (isWardError(err)) throw err;
-    throw new WardError(ERROR_CODES.ENVELOPE_INVALID, (err as Error).message);
+  if (flags.wrkrInventory) {
+    const path = flags.wrkrInventory;
+    const wrkr = await loadWrkr(() => readInputText(ctx, path, 'wrkr inventory'), path, required, warnings);
+    if (wrkr) request.wrkr = wrkr;
+  }
+  if (flags.killSwitchState) {
+    const path = flags.killSwitchState;
+    request.killSwitch = await loadKillSwitchAsync(() => readInputText(ctx, path, 'kill switch state'), { required, path });
   }
 }
 

@@ -1,25 +1,21 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { nowUTC, parseRFC3339, formatRFC3339Nano, type GoTime } from '../../canon/gotime.js';
+import { nowUTC, formatRFC3339Nano } from '../../canon/gotime.js';
 import type { JsonObject } from '../../canon/json.js';
 import { parseStrictJson } from '../../canon/strict-json.js';
 import type { ContextEnvelope } from '../../context/index.js';
-import { evaluate, type EvaluateOptions, type GateOutcome } from '../../gate/evaluate.js';
 import type { KillSwitchState } from '../../gate/kill-switch.js';
-import { verdictRank } from '../../gate/verdict.js';
-import { argsDigest as argsDigestOf, intentDigest as intentDigestOf } from '../../intent/digest.js';
 import type { VerifyKey } from '../../keys/index.js';
-import type { NormalizedIntent } from '../../intent/types.js';
 import type { NormalizedPolicy } from '../../policy/types.js';
 import type { GateRequest, GateRuntime } from '../../decision/gate-run.js';
 import { decideGate } from '../../decision/gate-run.js';
+import { blockBeforePolicy } from '../../decision/pipeline.js';
+import { steps, type ApprovalTokens } from '../../decision/steps.js';
 import { approvalStep } from '../../decision/token-steps.js';
-import { unevaluableIntent } from '../../decision/unevaluable.js';
 import type { TraceSink } from '../../decision/trace-sink.js';
 import { requiredApprovalScope } from '../../tokens/approval.js';
 import type { ParsedToken } from '../../tokens/rollup.js';
-import { buildTraceRecord, signTrace, type SignedTrace } from '../../trace/record.js';
-import { WARD_VERSION } from '../../version.js';
+import type { SignedTrace } from '../../trace/record.js';
 import { intentForCall, type CallInput, type MappingOptions } from './intent.js';
 
 /** What the session needs to know about one decided `tools/call`. */
@@ -79,29 +75,34 @@ export class Gatekeeper {
    * host then answers with `refuse`.
    */
   decide(call: CallInput, correlationId: string): CallDecision {
-    const now = nowUTC();
     const ks = this.opts.killSwitch?.();
-    const started = performance.now();
-    const { intent, outcome } = this.pickIntent(call, now, ks);
-    const latencyMs = performance.now() - started;
+    const [intent, ...claimedReadings] = this.readings(call);
     let scope: string[] | undefined;
+    const rt = this.opts.runtime;
+    const approvals: ApprovalTokens = (t) => {
+      scope = requiredApprovalScope(t.intent);
+      return approvalStep({ tokens: () => this.tokensFor(t.intentDigest), verifyKeys: this.opts.approvalKeys })(t);
+    };
     const req: GateRequest = {
       intent,
-      evaluationTime: now,
+      claimedReadings,
+      evaluationTime: nowUTC(),
       correlationId,
-      approvals: (t) => {
-        scope = requiredApprovalScope(t.intent);
-        return approvalStep({ tokens: () => this.tokensFor(t.intentDigest), verifyKeys: this.opts.approvalKeys })(t);
-      },
+      steps: [
+        steps.rateLimit(rt.rateLimitStatePath),
+        steps.destructiveBudget(rt.rateLimitStatePath),
+        steps.delegation(rt, undefined),
+        steps.approval(rt, approvals),
+        steps.broker,
+      ],
     };
     if (this.opts.envelope) {
       req.contextEnvelope = this.opts.envelope.envelope;
-      if (this.opts.runtime.captureIntents) req.contextEnvelopeJson = this.opts.envelope.json;
+      if (rt.captureIntents) req.contextEnvelopeJson = this.opts.envelope.json;
     }
     if (ks) req.killSwitch = ks;
-    if (outcome) req.evaluated = { outcome, latencyMs }; // same intent, clock, envelope and kill switch
-    const pending = decideGate(this.opts.runtime, req);
-    return this.decisionOf(pending.trace, pending.capture, intent, scope);
+    const pending = decideGate(rt, req);
+    return this.decisionOf(pending.trace, pending.capture, pending.decidedIntent as JsonObject, scope);
   }
 
   /**
@@ -109,25 +110,11 @@ export class Gatekeeper {
    * `mcp_tool_definition_changed`, and traced like any other decision.
    */
   blockChangedTool(call: CallInput, correlationId: string): CallDecision {
-    const now = nowUTC();
     const intent = intentForCall(call, this.opts.mapping, false);
-    const rt = this.opts.runtime;
-    const outcome = evaluate(rt.policy, intent, {
-      now,
-      contextNow: now,
-      ...(this.opts.envelope ? { contextEnvelope: this.opts.envelope.envelope } : {}),
-    });
-    const prepared = outcome.preparedIntent;
-    if (!prepared) return this.decide(call, correlationId); // not evaluable: the policy path blocks and traces it (or throws)
-    const codes = ['mcp_tool_definition_changed'];
-    const subject = { intent: prepared, argsDigest: argsDigestOf(prepared), intentDigest: intentDigestOf(prepared) };
-    const trace = this.signBlock(subject, codes, codes, parseRFC3339(outcome.result.created_at), correlationId, {
-      contextSetDigest: prepared.context.context_set_digest,
-      contextEvidenceMode: prepared.context.context_evidence_mode,
-      contextRefCount: prepared.context.context_refs.length,
-      contextSource: outcome.contextSource,
-    });
-    return this.decisionOf(trace, undefined, intent, requiredApprovalScope(prepared));
+    const inputs = { now: nowUTC(), ...(this.opts.envelope ? { contextEnvelope: this.opts.envelope.envelope } : {}) };
+    const blocked = blockBeforePolicy(this.opts.runtime, { kind: 'tool_changed', intent, inputs, correlationId });
+    if (!blocked) return this.decide(call, correlationId); // not evaluable: the policy path blocks and traces it (or throws)
+    return this.decisionOf(blocked.trace, undefined, intent, requiredApprovalScope(blocked.subject.intent));
   }
 
   /**
@@ -140,96 +127,22 @@ export class Gatekeeper {
    */
   refuse(call: CallInput, correlationId: string): CallDecision {
     const raw = intentForCall(call, this.opts.mapping, false);
-    let subject: ReturnType<typeof unevaluableIntent>;
-    try {
-      subject = unevaluableIntent(raw);
-    } catch {
-      subject = unevaluableIntent({ ...raw, args: {} }); // arguments too deep even for JSON.stringify
-    }
-    let createdAt: GoTime;
-    try {
-      createdAt = parseRFC3339(call.createdAt);
-    } catch {
-      createdAt = nowUTC();
-    }
-    const trace = this.signBlock(subject, ['fail_closed_intent_invalid'], ['intent_not_evaluable'], createdAt, correlationId, {
-      contextSetDigest: '',
-      contextEvidenceMode: '',
-      contextRefCount: 0,
-      contextSource: '',
-    });
+    const { trace, subject } = blockBeforePolicy(this.opts.runtime, { kind: 'refused', intent: raw, createdAt: call.createdAt, correlationId })!;
     return this.decisionOf(trace, undefined, subject.intent as unknown as JsonObject, [`tool:${subject.intent.tool_name}`]);
   }
 
-  /** A signed `block` trace for a decision made before (or instead of) policy evaluation. */
-  private signBlock(
-    subject: { intent: NormalizedIntent; argsDigest: string; intentDigest: string },
-    codes: string[],
-    violations: string[],
-    createdAt: GoTime,
-    correlationId: string,
-    context: { contextSetDigest: string; contextEvidenceMode: string; contextRefCount: number; contextSource: string },
-  ): SignedTrace {
-    const rt = this.opts.runtime;
-    return signTrace(
-      buildTraceRecord(
-        {
-          intent: subject.intent,
-          argsDigest: subject.argsDigest,
-          intentDigest: subject.intentDigest,
-          policyDigest: rt.policy.digest,
-          policyId: rt.policy.policy.schema_id,
-          policyVersion: rt.policy.policy.schema_version,
-          verdict: 'block',
-          reasonCodes: codes,
-          violations,
-          matchedRule: '',
-          createdAt,
-          observedAt: nowUTC(),
-          producerVersion: rt.producerVersion ?? WARD_VERSION,
-          correlationId,
-          context,
-        },
-        rt.traceFormat,
-      ),
-      rt.signingKey,
-    );
-  }
-
   /**
-   * Annotations are untrusted server claims: evaluate the call with and without them and keep the
-   * variant with the stricter verdict, so a claim can tighten a decision but never loosen it.
+   * The readings of a call the policy must see. Annotations are untrusted server claims: the call
+   * is evaluated with and without them and the stricter verdict wins, so a claim can tighten a
+   * decision but never loosen it. Hints that no rule can see (only annotation selectors read them;
+   * destructiveHint also marks targets destructive) cannot change the verdict: one reading will do.
    */
-  private pickIntent(call: CallInput, now: GoTime, ks: GateRequest['killSwitch']): { intent: JsonObject; outcome: GateOutcome | undefined } {
-    // The options decideGate would use, so that it can take this outcome as its own.
-    const options: EvaluateOptions = {
-      now,
-      contextNow: now,
-      ...(this.opts.envelope ? { contextEnvelope: this.opts.envelope.envelope } : {}),
-      producerVersion: this.opts.runtime.producerVersion ?? WARD_VERSION,
-    };
-    if (ks) options.killSwitch = ks;
-    const policy = this.opts.runtime.policy;
-    // Hints that no rule can see (only annotation selectors read them; destructiveHint also marks
-    // targets destructive) cannot change the verdict: one evaluation of the annotated intent will do.
-    if (call.hints && !call.hints.destructiveHint && !readsAnnotations(policy.policy)) {
-      const hinted = intentForCall(call, this.opts.mapping, true);
-      try {
-        return { intent: hinted, outcome: evaluate(policy, hinted, options) };
-      } catch {
-        return { intent: hinted, outcome: undefined };
-      }
+  private readings(call: CallInput): JsonObject[] {
+    if (call.hints && !call.hints.destructiveHint && !readsAnnotations(this.opts.runtime.policy.policy)) {
+      return [intentForCall(call, this.opts.mapping, true)];
     }
     const plain = intentForCall(call, this.opts.mapping, false);
-    try {
-      const a = evaluate(policy, plain, options);
-      if (!call.hints) return { intent: plain, outcome: a };
-      const hinted = intentForCall(call, this.opts.mapping, true);
-      const b = evaluate(policy, hinted, options);
-      return verdictRank(a.verdict) > verdictRank(b.verdict) ? { intent: plain, outcome: a } : { intent: hinted, outcome: b };
-    } catch {
-      return { intent: plain, outcome: undefined }; // not evaluable: decideGate reports it (or blocks it)
-    }
+    return call.hints ? [plain, intentForCall(call, this.opts.mapping, true)] : [plain];
   }
 
   private decisionOf(trace: SignedTrace, capture: JsonObject | undefined, intent: JsonObject, scope: string[] | undefined): CallDecision {

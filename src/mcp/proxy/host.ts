@@ -10,7 +10,8 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { isJsonDuplicateKeyError, parseJsonText, type JsonObject } from '../../canon/json.js';
 import { RPC } from './jsonrpc.js';
 import type { ContextEnvelope } from '../../context/index.js';
-import { parseKillSwitchState, type KillSwitchState } from '../../gate/kill-switch.js';
+import type { KillSwitchState } from '../../gate/kill-switch.js';
+import { loadKillSwitch } from '../../decision/inputs.js';
 import type { SigningKey, VerifyKey } from '../../keys/index.js';
 import { loadPolicyFile } from '../../policy/load.js';
 import { checkProfile } from '../../policy/profile.js';
@@ -121,13 +122,14 @@ export class ProxyRuntime {
     }
   }
 
+  /** A long-running host always requires its kill switch: an unreadable state blocks every call until it is fixed. */
   private readKillSwitch(): { state: KillSwitchState } | { unavailable: true } {
-    try {
-      return { state: parseKillSwitchState(readFileSync(this.cfg.killSwitchPath!, 'utf8')) };
-    } catch (err) {
-      this.cfg.log.error('kill-switch state unreadable; every call is blocked until it is fixed', { error: (err as Error).message });
-      return { unavailable: true };
-    }
+    const path = this.cfg.killSwitchPath!;
+    return loadKillSwitch(() => readFileSync(path, 'utf8'), {
+      required: true,
+      path,
+      onUnavailable: (err) => this.cfg.log.error('kill-switch state unreadable; every call is blocked until it is fixed', { error: err.message }),
+    });
   }
 
   /** The server side of one session. */

@@ -7,19 +7,18 @@ import { isJsonObject } from '../../canon/json.js';
 import { uniqueSorted } from '../../canon/sort.js';
 import { parseContextEnvelope, type ContextEnvelope } from '../../context/index.js';
 import { EXIT, type ExitCode } from '../../contract/exit-codes.js';
-import { ERROR_CODES, WardError, isWardError } from '../../errors.js';
-import { evaluate, type GateOutcome } from '../../gate/evaluate.js';
-import { killSwitchDecisionJson, parseKillSwitchState } from '../../gate/kill-switch.js';
-import { argsDigest, intentDigest } from '../../intent/digest.js';
+import { ERROR_CODES, WardError } from '../../errors.js';
+import { killSwitchDecisionJson } from '../../gate/kill-switch.js';
 import type { NormalizedIntent } from '../../intent/types.js';
 import type { SigningKey } from '../../keys/index.js';
 import type { LoadedPolicy, Verdict } from '../../policy/types.js';
-import { unevaluableIntent } from '../../decision/unevaluable.js';
-import { outcomeTraceFields } from '../../decision/gate-run.js';
+import { inputsRequired, loadKillSwitch, type KillSwitchInput } from '../../decision/inputs.js';
+import { decide, type Decided } from '../../decision/pipeline.js';
+import { steps, type McpTrustCheck } from '../../decision/steps.js';
 import { FileTraceSink } from '../../decision/trace-sink.js';
 import { writeFileAtomic, writeFileAtomicAsync, createUniqueFile } from '../../state/atomic-file.js';
 import { spoolBytes } from '../../store/index.js';
-import { buildTraceRecord, signTrace, type SignedTrace } from '../../trace/record.js';
+import type { SignedTrace } from '../../trace/record.js';
 import { checkedTracePath, traceFileText } from '../../trace/write.js';
 import { WARD_VERSION } from '../../version.js';
 import { decodeToolCall, normalizeAdapter, type AdapterName } from './adapters.js';
@@ -30,7 +29,7 @@ import { FALLBACK_CONTEXT_WARNING, toIntentRequest, validateAuthEvidence, type P
 import { checkEmergencyStop, recordBlockedDispatch } from './job-state.js';
 import { appendJsonLine } from './jsonl.js';
 import type { ToolCall } from './tool-call.js';
-import { applyMcpTrust, evaluateMcpTrust, mcpTrustDecisionJson, type McpTrustDecision } from './trust.js';
+import { applyMcpTrust, evaluateMcpTrust, mcpTrustDecisionJson } from './trust.js';
 
 /**
  * The decision service: one payload in, one decision and its signed trace out
@@ -134,243 +133,247 @@ export async function evaluateDecisionAsync(cfg: DecisionServiceConfig, req: Dec
 export function prepareDecision(cfg: DecisionServiceConfig, req: DecisionRequest): PendingDecisionResult {
   const started = performance.now();
   const warnings: string[] = [...cfg.keyWarnings];
+  const { adapter, call } = decodeCall(cfg, req);
+  const envelope = bindEnvelope(cfg, call);
+  const { intentJson, riskClass } = callIntent(cfg, call, warnings);
+  const now = nowUTC();
+  const decided = decideCall(cfg, call, intentJson, riskClass, envelope, now);
+  const { intent } = decided.subject;
+  if (decided.outcome.intentError) warnings.push(`intent not evaluable: ${decided.outcome.intentError.message}`);
+  const stop = decided.records.emergencyStop;
+  if (stop?.status === 'unavailable') warnings.push(`emergency stop state unavailable for job ${intent.context.job_id}: ${stop.detail}`);
 
-  // 1. Decode by adapter.
+  // 8 (needed by 6). Run id.
+  const runId = normalizeRunId(req.runId ?? '') || normalizeRunId(call.context.run_id) || `run_mcp_${decided.subject.intentDigest.slice(0, 12)}`;
+  const sessionId = (req.sessionId ?? '').trim() || intent.context.session_id;
+  const c: CallDecided = { cfg, req, adapter, call, envelope, decided, now, runId, sessionId, warnings, started };
+  return { trace: decided.trace, target: decisionTraceTarget(cfg, decided.trace, req.traceOut, req.runId ?? ''), finish: (tracePath) => finishDecision(c, tracePath) };
+}
+
+/** A decided call, carried from the signed trace to the output. */
+interface CallDecided {
+  cfg: DecisionServiceConfig;
+  req: DecisionRequest;
+  adapter: AdapterName;
+  call: ToolCall;
+  envelope: ContextEnvelope | undefined;
+  decided: Decided;
+  /** The decision's clock (evaluation, trust, the blocked-dispatch record). */
+  now: GoTime;
+  runId: string;
+  sessionId: string;
+  warnings: string[];
+  /** performance.now() when the request arrived (decision_latency_ms). */
+  started: number;
+}
+
+/** Step 1: decode by adapter. */
+function decodeCall(cfg: DecisionServiceConfig, req: DecisionRequest): { adapter: AdapterName; call: ToolCall } {
   const adapter = req.adapter !== undefined && req.adapter.trim() !== '' ? normalizeAdapter(req.adapter) : cfg.defaultAdapter;
   const call = decodeToolCall(adapter, req.payload);
   req.enrichCall?.(call);
+  return { adapter, call };
+}
 
-  // 2. Context envelope binding.
-  const envelope = bindEnvelope(cfg, call);
-
-  // 3. Profile, OAuth evidence, kill switch.
+/** Step 3: profile and OAuth evidence, then the intent request. */
+function callIntent(cfg: DecisionServiceConfig, call: ToolCall, warnings: string[]): { intentJson: JsonObject; riskClass: string } {
   validateAuthEvidence(call, cfg.profile);
   const conversion = toIntentRequest(call, cfg.profile);
   if (conversion.usedFallbackContext && cfg.profile === 'standard') warnings.push(FALLBACK_CONTEXT_WARNING);
   const intentJson = conversion.intent;
   const riskClass = String((intentJson['context'] as JsonObject)['risk_class']).trim().toLowerCase();
-  const now = nowUTC();
-  const killSwitch = loadKillSwitch(cfg, riskClass);
+  return { intentJson, riskClass };
+}
 
-  // 4. Evaluate, then MCP trust.
-  const evalStarted = performance.now();
-  const outcome: GateOutcome = evaluate(cfg.policy, intentJson, {
-    now,
-    contextNow: now,
-    ...(envelope ? { contextEnvelope: envelope } : {}),
-    ...(killSwitch ? { killSwitch } : {}),
-    producerVersion: cfg.producerVersion ?? WARD_VERSION,
-  });
-  const evalLatencyMs = performance.now() - evalStarted;
-  const subject = outcome.preparedIntent
-    ? { intent: outcome.preparedIntent, intentDigest: intentDigest(outcome.preparedIntent), argsDigest: argsDigest(outcome.preparedIntent) }
-    : unevaluableIntent(intentJson);
-  const intent = subject.intent;
-  if (outcome.intentError) warnings.push(`intent not evaluable: ${outcome.intentError.message}`);
-
-  let state = { verdict: outcome.verdict, reasonCodes: [...outcome.reasonCodes], violations: [...outcome.violations] };
-  let trust: McpTrustDecision | undefined;
+/**
+ * Steps 3–6 through the decision pipeline: kill switch (fail-closed when required), evaluation,
+ * MCP trust, emergency stop, and one signed trace, always. The service records only the kill
+ * switch among the outcome's decision objects, as the reference does.
+ */
+function decideCall(cfg: DecisionServiceConfig, call: ToolCall, intentJson: JsonObject, riskClass: string, envelope: ContextEnvelope | undefined, now: GoTime): Decided {
+  const killSwitch = cfg.killSwitchStatePath ? loadServiceKillSwitch(cfg, cfg.killSwitchStatePath, riskClass) : undefined;
   const trustConfig = cfg.policy.policy.mcp_trust;
-  if (trustConfig.enabled) {
-    trust = evaluateMcpTrust({ config: trustConfig, server: call.server, riskClass: intent.context.risk_class || riskClass, now, cwd: cfg.cwd });
-    state = applyMcpTrust(state, trust, trustConfig.action);
-  }
-
-  // 5. Emergency stop.
-  const jobId = intent.context.job_id;
-  let emergencyStopped = false;
-  if (jobId) {
-    const stop = checkEmergencyStop(resolve(cfg.cwd, cfg.jobRoot), jobId);
-    if (stop.status === 'stopped') {
-      emergencyStopped = true;
-      state = {
-        verdict: 'block',
-        reasonCodes: uniqueSorted([...state.reasonCodes, 'emergency_stop_preempted']),
-        violations: uniqueSorted([...state.violations, 'emergency_stop_active']),
-      };
-    } else if (stop.status === 'unavailable') {
-      state = {
-        verdict: 'block',
-        reasonCodes: uniqueSorted([...state.reasonCodes, 'emergency_stop_state_unavailable']),
-        violations: uniqueSorted([...state.violations, 'emergency_stop_state_unavailable']),
-      };
-      warnings.push(`emergency stop state unavailable for job ${jobId}: ${stop.detail}`);
-    }
-  }
-
-  // 8 (needed by 6). Run id.
-  const runId = normalizeRunId(req.runId ?? '') || normalizeRunId(call.context.run_id) || `run_mcp_${subject.intentDigest.slice(0, 12)}`;
-  const sessionId = (req.sessionId ?? '').trim() || intent.context.session_id;
-
-  // 6. One signed trace, always.
-  const createdAt = toUTC(parseRFC3339(outcome.result.created_at));
-  const matchedRuleIds = uniqueSorted(outcome.matchedRule.split(','));
-  const unsigned = buildTraceRecord(
-    {
-      intent,
-      argsDigest: subject.argsDigest,
-      intentDigest: subject.intentDigest,
-      policyDigest: cfg.policy.digest,
-      policyId: cfg.policy.policy.schema_id,
-      policyVersion: cfg.policy.policy.schema_version,
-      verdict: state.verdict,
-      reasonCodes: state.reasonCodes,
-      violations: state.violations,
-      matchedRule: outcome.matchedRule,
-      createdAt,
-      observedAt: nowUTC(),
-      producerVersion: cfg.producerVersion ?? WARD_VERSION,
-      latencyMs: evalLatencyMs,
-      ...outcomeTraceFields(intent, outcome),
-      ...(outcome.killSwitch ? { killSwitch: killSwitchDecisionJson(outcome.killSwitch) } : {}),
-      ...(trust ? { mcpTrust: mcpTrustDecisionJson(trust) } : {}),
-    },
-    'ward',
-  );
-  if (call.relationshipExtras && isJsonObject(unsigned['relationship'])) {
-    unsigned['relationship'] = { ...unsigned['relationship'], ...call.relationshipExtras };
-  }
-  const trace = signTrace(unsigned, cfg.signingKey);
-  const traceId = String(trace['trace_id']);
-  const target = decisionTraceTarget(cfg, trace, req.traceOut, req.runId ?? '');
-  const finish = (tracePath: string): DecisionResult => {
-    // 7. Kill-switch journal.
-    if (outcome.killSwitch?.status === 'active' && cfg.killSwitchStatePath) {
-      const journal = join(resolve(cfg.cwd, cfg.killSwitchStatePath, '..'), 'kill_switch_journal.jsonl');
-      try {
-        appendJsonLine(
-          journal,
-          JSON.stringify({
-            created_at: formatRFC3339Nano(nowUTC()),
-            trace_id: traceId,
-            tool_name: intent.tool_name,
-            verdict: state.verdict,
-            matched_entry_ids: [...outcome.killSwitch.matched_entry_ids],
-            reason_codes: [...outcome.killSwitch.reason_codes],
-          }),
-        );
-      } catch (err) {
-        warnings.push(`kill switch journal not written: ${(err as Error).message}`);
-      }
-    }
-    if (emergencyStopped) {
-      const w = recordBlockedDispatch(resolve(cfg.cwd, cfg.jobRoot), jobId, { at: now, toolName: intent.tool_name, traceId, reasonCode: 'emergency_stop_preempted' });
-      if (w) warnings.push(w);
-    }
-
-    // 9–10. Optional runpack and pack.
-    const runpackTarget = runpackPath(cfg, req, runId);
-    const packTarget = packPath(cfg, req, runId, intent);
-    let runpackBytes: Buffer | undefined;
-    let runpackOutPath = '';
-    let packOutPath = '';
-    let packId = '';
-    if (runpackTarget || packTarget) {
-      const recorded = decisionRunpack({
-        runId,
-        createdAt: formatRFC3339Nano(createdAt),
-        producerVersion: cfg.producerVersion ?? WARD_VERSION,
-        toolName: intent.tool_name,
-        argsDigest: subject.argsDigest,
-        args: intent.args,
-        verdict: state.verdict,
-        reasonCodes: state.reasonCodes,
-        violations: state.violations,
-        traceId,
-        envelope,
-        signingKey: cfg.signingKey,
-      });
-      runpackBytes = recorded.bytes;
-      if (runpackTarget) {
-        writeFileAtomic(runpackTarget, recorded.bytes);
-        runpackOutPath = runpackTarget;
-        spoolQuietly(cfg, 'runpack', recorded.bytes, warnings);
-      }
-      if (packTarget) {
-        const pack = decisionPack(recorded.bytes, cfg.producerVersion ?? WARD_VERSION, cfg.signingKey);
-        const path = packTarget === AUTO_PACK_NAME ? join(resolve(cfg.cwd, cfg.packDir!), `pack_${pack.packId}.zip`) : packTarget;
-        writeFileAtomic(path, pack.bytes);
-        packOutPath = path;
-        packId = pack.packId;
-        spoolQuietly(cfg, 'pack', pack.bytes, warnings);
-      }
-    }
-
-    const decisionLatencyMs = Math.floor(performance.now() - started);
-    const delegation = intent.delegation;
-    const exported: DecisionExport = {
-      createdAt: parseRFC3339(String(trace['observed_at'])),
-      producerVersion: cfg.producerVersion ?? WARD_VERSION,
-      runId,
-      sessionId,
-      traceId,
-      tracePath,
-      toolName: intent.tool_name,
-      verdict: state.verdict,
-      reasonCodes: state.reasonCodes,
-      policyDigest: cfg.policy.digest,
-      intentDigest: subject.intentDigest,
-      decisionLatencyMs,
-      delegationRef: delegation ? delegation.token_refs[0] ?? '' : '',
-      delegationDepth: delegation ? delegation.chain.length : 0,
-    };
-    // 11. Exports.
-    let logExport = '';
-    let otelExport = '';
-    if (cfg.exportLogOut) {
-      logExport = resolve(cfg.cwd, cfg.exportLogOut);
-      appendDecisionLog(logExport, exported);
-    }
-    if (cfg.exportOtelOut) {
-      otelExport = resolve(cfg.cwd, cfg.exportOtelOut);
-      appendOtelLog(otelExport, exported);
-    }
-
-    // 12. Exit code.
-    const exitCode: ExitCode = state.verdict === 'block' ? EXIT.BLOCKED : state.verdict === 'require_approval' ? EXIT.APPROVAL_REQUIRED : EXIT.OK;
-    const output = decisionOutput({
-      adapter,
-      runId,
-      jobId,
-      phase: intent.context.phase,
-      sessionId,
-      toolName: intent.tool_name,
-      state,
-      policy: cfg.policy,
-      matchedRuleIds,
-      intentDigest: subject.intentDigest,
-      decisionLatencyMs,
-      traceId,
-      tracePath,
-      runpackPath: runpackOutPath,
-      packPath: packOutPath,
-      packId,
-      logExport,
-      otelExport,
-      killSwitch: outcome.killSwitch ? killSwitchDecisionJson(outcome.killSwitch) : undefined,
-      mcpTrust: trust ? mcpTrustDecisionJson(trust) : undefined,
-      warnings,
-      relationship: isJsonObject(trace['relationship']) ? trace['relationship'] : undefined,
-      resultEnvelope: call.contextos ? contextOsResultEnvelope(call.contextos.toolCallId, state.verdict, state.reasonCodes, traceId) : undefined,
-    });
-    return {
-      output,
-      exitCode,
-      trace,
-      tracePath,
-      verdict: state.verdict,
-      reasonCodes: state.reasonCodes,
-      call,
-      adapter,
-      runId,
-      sessionId,
-      intent,
-      intentDigest: subject.intentDigest,
-      policyDigest: cfg.policy.digest,
-      ...(runpackBytes ? { runpack: runpackBytes } : {}),
-    };
+  const trust: McpTrustCheck = (s) => {
+    const decision = evaluateMcpTrust({ config: trustConfig, server: call.server, riskClass: s.subject.intent.context.risk_class || riskClass, now: s.now, cwd: cfg.cwd });
+    return { decision: applyMcpTrust(s.decision, decision, trustConfig.action), record: mcpTrustDecisionJson(decision) };
   };
-  return { trace, target, finish };
+  const jobRoot = resolve(cfg.cwd, cfg.jobRoot);
+  return decide(
+    { policy: cfg.policy, signingKey: cfg.signingKey, traceFormat: 'ward', ...(cfg.producerVersion !== undefined ? { producerVersion: cfg.producerVersion } : {}) },
+    {
+      intent: intentJson,
+      now,
+      wallNow: now,
+      contextEnvelope: envelope,
+      killSwitch,
+      steps: [...(trustConfig.enabled ? [steps.mcpTrust(trust)] : []), steps.emergencyStop((jobId) => checkEmergencyStop(jobRoot, jobId))],
+      outcomeObjects: ['kill_switch'],
+      relationshipExtras: call.relationshipExtras,
+    },
+  );
+}
+
+/** Steps 7–12, once the trace is durable at `tracePath`. */
+function finishDecision(c: CallDecided, tracePath: string): DecisionResult {
+  const { cfg, decided } = c;
+  const { subject, decision, outcome } = decided;
+  afterTrace(c);
+  const artifacts = decisionArtifacts(c);
+  const decisionLatencyMs = Math.floor(performance.now() - c.started);
+  const exports = exportDecision(c, tracePath, decisionLatencyMs);
+  // 12. Exit code.
+  const exitCode: ExitCode = decision.verdict === 'block' ? EXIT.BLOCKED : decision.verdict === 'require_approval' ? EXIT.APPROVAL_REQUIRED : EXIT.OK;
+  const traceId = String(decided.trace['trace_id']);
+  const output = decisionOutput({
+    adapter: c.adapter,
+    runId: c.runId,
+    jobId: subject.intent.context.job_id,
+    phase: subject.intent.context.phase,
+    sessionId: c.sessionId,
+    toolName: subject.intent.tool_name,
+    state: decision,
+    policy: cfg.policy,
+    matchedRuleIds: uniqueSorted(outcome.matchedRule.split(',')),
+    intentDigest: subject.intentDigest,
+    decisionLatencyMs,
+    traceId,
+    tracePath,
+    runpackPath: artifacts.runpackPath,
+    packPath: artifacts.packPath,
+    packId: artifacts.packId,
+    logExport: exports.log,
+    otelExport: exports.otel,
+    killSwitch: outcome.killSwitch ? killSwitchDecisionJson(outcome.killSwitch) : undefined,
+    mcpTrust: decided.records.mcpTrust,
+    warnings: c.warnings,
+    relationship: isJsonObject(decided.trace['relationship']) ? decided.trace['relationship'] : undefined,
+    resultEnvelope: c.call.contextos ? contextOsResultEnvelope(c.call.contextos.toolCallId, decision.verdict, decision.reasonCodes, traceId) : undefined,
+  });
+  return {
+    output,
+    exitCode,
+    trace: decided.trace,
+    tracePath,
+    verdict: decision.verdict,
+    reasonCodes: decision.reasonCodes,
+    call: c.call,
+    adapter: c.adapter,
+    runId: c.runId,
+    sessionId: c.sessionId,
+    intent: subject.intent,
+    intentDigest: subject.intentDigest,
+    policyDigest: cfg.policy.digest,
+    ...(artifacts.runpack ? { runpack: artifacts.runpack } : {}),
+  };
+}
+
+/** Step 7 (kill-switch journal) and the emergency stop's blocked-dispatch record: best effort, as warnings. */
+function afterTrace(c: CallDecided): void {
+  const { cfg, decided, warnings } = c;
+  const { intent } = decided.subject;
+  const traceId = String(decided.trace['trace_id']);
+  const ks = decided.outcome.killSwitch;
+  if (ks?.status === 'active' && cfg.killSwitchStatePath) {
+    const journal = join(resolve(cfg.cwd, cfg.killSwitchStatePath, '..'), 'kill_switch_journal.jsonl');
+    try {
+      appendJsonLine(
+        journal,
+        JSON.stringify({
+          created_at: formatRFC3339Nano(nowUTC()),
+          trace_id: traceId,
+          tool_name: intent.tool_name,
+          verdict: decided.decision.verdict,
+          matched_entry_ids: [...ks.matched_entry_ids],
+          reason_codes: [...ks.reason_codes],
+        }),
+      );
+    } catch (err) {
+      warnings.push(`kill switch journal not written: ${(err as Error).message}`);
+    }
+  }
+  if (decided.records.emergencyStop?.status === 'stopped') {
+    const w = recordBlockedDispatch(resolve(cfg.cwd, cfg.jobRoot), intent.context.job_id, { at: c.now, toolName: intent.tool_name, traceId, reasonCode: 'emergency_stop_preempted' });
+    if (w) warnings.push(w);
+  }
+}
+
+interface Artifacts {
+  runpack?: Buffer;
+  runpackPath: string;
+  packPath: string;
+  packId: string;
+}
+
+/** Steps 9–10: the optional runpack and pack, written and spooled for the store. */
+function decisionArtifacts(c: CallDecided): Artifacts {
+  const { cfg, req, decided, runId, warnings } = c;
+  const { subject, decision } = decided;
+  const runpackTarget = runpackPath(cfg, req, runId);
+  const packTarget = packPath(cfg, req, runId, subject.intent);
+  const none: Artifacts = { runpackPath: '', packPath: '', packId: '' };
+  if (!runpackTarget && !packTarget) return none;
+  const recorded = decisionRunpack({
+    runId,
+    createdAt: formatRFC3339Nano(toUTC(parseRFC3339(decided.outcome.result.created_at))),
+    producerVersion: cfg.producerVersion ?? WARD_VERSION,
+    toolName: subject.intent.tool_name,
+    argsDigest: subject.argsDigest,
+    args: subject.intent.args,
+    verdict: decision.verdict,
+    reasonCodes: decision.reasonCodes,
+    violations: decision.violations,
+    traceId: String(decided.trace['trace_id']),
+    envelope: c.envelope,
+    signingKey: cfg.signingKey,
+  });
+  const out: Artifacts = { ...none, runpack: recorded.bytes };
+  if (runpackTarget) {
+    writeFileAtomic(runpackTarget, recorded.bytes);
+    out.runpackPath = runpackTarget;
+    spoolQuietly(cfg, 'runpack', recorded.bytes, warnings);
+  }
+  if (packTarget) {
+    const pack = decisionPack(recorded.bytes, cfg.producerVersion ?? WARD_VERSION, cfg.signingKey);
+    const path = packTarget === AUTO_PACK_NAME ? join(resolve(cfg.cwd, cfg.packDir!), `pack_${pack.packId}.zip`) : packTarget;
+    writeFileAtomic(path, pack.bytes);
+    out.packPath = path;
+    out.packId = pack.packId;
+    spoolQuietly(cfg, 'pack', pack.bytes, warnings);
+  }
+  return out;
+}
+
+/** Step 11: the append-only decision log and OpenTelemetry log, when configured. */
+function exportDecision(c: CallDecided, tracePath: string, decisionLatencyMs: number): { log: string; otel: string } {
+  const { cfg, decided } = c;
+  const { intent } = decided.subject;
+  const delegation = intent.delegation;
+  const exported: DecisionExport = {
+    createdAt: parseRFC3339(String(decided.trace['observed_at'])),
+    producerVersion: cfg.producerVersion ?? WARD_VERSION,
+    runId: c.runId,
+    sessionId: c.sessionId,
+    traceId: String(decided.trace['trace_id']),
+    tracePath,
+    toolName: intent.tool_name,
+    verdict: decided.decision.verdict,
+    reasonCodes: decided.decision.reasonCodes,
+    policyDigest: cfg.policy.digest,
+    intentDigest: decided.subject.intentDigest,
+    decisionLatencyMs,
+    delegationRef: delegation ? delegation.token_refs[0] ?? '' : '',
+    delegationDepth: delegation ? delegation.chain.length : 0,
+  };
+  const out = { log: '', otel: '' };
+  if (cfg.exportLogOut) {
+    out.log = resolve(cfg.cwd, cfg.exportLogOut);
+    appendDecisionLog(out.log, exported);
+  }
+  if (cfg.exportOtelOut) {
+    out.otel = resolve(cfg.cwd, cfg.exportOtelOut);
+    appendOtelLog(out.otel, exported);
+  }
+  return out;
 }
 
 interface OutputParts {
@@ -471,20 +474,9 @@ export function checkedLocalPath(path: string, what: string): string {
   return path;
 }
 
-/**
- * Step 3: a kill-switch state that fails to load is fatal unless it is required (oss-prod, or a
- * high/critical risk class); then the decision proceeds fail-closed (`kill_switch_state_unavailable`).
- */
-function loadKillSwitch(cfg: DecisionServiceConfig, riskClass: string) {
-  if (!cfg.killSwitchStatePath) return undefined;
-  try {
-    return { state: parseKillSwitchState(readFileSync(resolve(cfg.cwd, cfg.killSwitchStatePath), 'utf8')) };
-  } catch (err) {
-    const required = cfg.profile === 'oss-prod' || riskClass === 'high' || riskClass === 'critical';
-    if (required) return { unavailable: true as const };
-    if (isWardError(err)) throw err;
-    throw new WardError(ERROR_CODES.KILL_SWITCH_INVALID, `read kill switch state ${cfg.killSwitchStatePath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
+/** Step 3: the kill switch, fail-closed (`kill_switch_state_unavailable`) when required (oss-prod, high or critical risk). */
+function loadServiceKillSwitch(cfg: DecisionServiceConfig, path: string, riskClass: string): KillSwitchInput {
+  return loadKillSwitch(() => readFileSync(resolve(cfg.cwd, path), 'utf8'), { required: inputsRequired(cfg.profile, riskClass), path });
 }
 
 /** Step 8 normalization: `[^A-Za-z0-9_-]+` → `_`, trim `_`, prefix `run_`; "" stays "". */

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { formatRFC3339Nano, type GoTime } from '../../canon/gotime.js';
 import { isJsonObject, parseJsonText } from '../../canon/json.js';
+import type { EmergencyStop } from '../../decision/steps.js';
 import { appendJsonLine } from './jsonl.js';
 
 /**
@@ -11,7 +12,7 @@ import { appendJsonLine } from './jsonl.js';
  * JSON, no status, an unsafe id) blocks it too. Ward has no job runner of its own: any runner that
  * writes that file can stop the calls of its jobs.
  */
-export type EmergencyStop = { status: 'running' } | { status: 'stopped' } | { status: 'unavailable'; detail: string };
+export type { EmergencyStop };
 
 const JOB_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 

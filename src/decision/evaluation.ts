@@ -1,0 +1,107 @@
+import { performance } from 'node:perf_hooks';
+import type { GoTime } from '../canon/gotime.js';
+import type { ContextEnvelope } from '../context/index.js';
+import { approvedScriptOutcome, evaluate, evaluateNormalized, type EvaluateOptions, type GateOutcome } from '../gate/evaluate.js';
+import type { KillSwitchState } from '../gate/kill-switch.js';
+import { verdictRank } from '../gate/verdict.js';
+import type { WrkrInventory } from '../gate/wrkr.js';
+import { normalizeIntent } from '../intent/normalize.js';
+import type { NormalizedIntent } from '../intent/types.js';
+import { matchApprovedScript, type ApprovedScriptEntry } from '../tokens/approved-scripts.js';
+import { WARD_VERSION } from '../version.js';
+import type { DecisionBasis } from './types.js';
+
+/**
+ * How a request is evaluated (`gate.md` §3.1–3.6 step 2): the options are built once per decision
+ * from the request's inputs, then the policy sees the intent — or, for the MCP proxy, each reading
+ * of the call — or the approved-script registry decides instead (§3.6 step 1).
+ */
+
+/** The per-call inputs of an evaluation; loaded (with their fail-closed fallbacks) by decision/inputs.ts. */
+export interface EvaluationInputs {
+  /** `--evaluation-time`; the wall clock otherwise. */
+  now: GoTime;
+  contextEnvelope?: ContextEnvelope | undefined;
+  wrkr?: { inventory: WrkrInventory; source: string } | undefined;
+  killSwitch?: { state: KillSwitchState } | { unavailable: true } | undefined;
+}
+
+export function evaluationOptions(basis: DecisionBasis, inputs: EvaluationInputs): EvaluateOptions {
+  return {
+    now: inputs.now,
+    contextNow: inputs.now,
+    ...(inputs.contextEnvelope ? { contextEnvelope: inputs.contextEnvelope } : {}),
+    ...(inputs.wrkr ? { wrkr: inputs.wrkr } : {}),
+    ...(inputs.killSwitch ? { killSwitch: inputs.killSwitch } : {}),
+    producerVersion: basis.producerVersion ?? WARD_VERSION,
+  };
+}
+
+/** The registry match; `intent` is the normalized intent whenever it normalized, so it is not normalized twice. */
+export type FastPath =
+  | { matched: true; patternId: string; intent: NormalizedIntent }
+  | { matched: false; reason: string; intent: NormalizedIntent | undefined };
+
+export interface Evaluated {
+  outcome: GateOutcome;
+  /** The reading of the call the outcome is about (the request's intent unless a stricter claimed reading won). */
+  intent: unknown;
+  latencyMs: number;
+  /** Set when the approved-script registry was consulted. */
+  fastPath?: FastPath;
+}
+
+export interface EvaluationPlan {
+  intent: unknown;
+  /** Other readings of the same call carrying untrusted claims (the MCP proxy's tool annotations). */
+  claimedReadings?: readonly unknown[] | undefined;
+  /** Verified registry entries (§3.6 step 1); undefined when the fast path is off. */
+  approvedScripts?: readonly ApprovedScriptEntry[] | undefined;
+}
+
+export function evaluateRequest(basis: DecisionBasis, plan: EvaluationPlan, options: EvaluateOptions, wallNow: GoTime): Evaluated {
+  const started = performance.now();
+  if (plan.approvedScripts) {
+    const fastPath = approvedScriptMatch(plan.approvedScripts, plan.intent, basis.policy.digest, wallNow);
+    const outcome =
+      fastPath.matched
+        ? approvedScriptOutcome(fastPath.intent, options, wallNow)
+        : fastPath.intent
+          ? evaluateNormalized(basis.policy.policy, fastPath.intent, options)
+          : evaluate(basis.policy, plan.intent, options);
+    return { outcome, intent: plan.intent, latencyMs: performance.now() - started, fastPath };
+  }
+  const chosen = strictestReading(basis, plan, options);
+  return { ...chosen, latencyMs: performance.now() - started };
+}
+
+/**
+ * The request's intent must evaluate (its errors are the decision's); each claimed reading is
+ * evaluated too and the strictest verdict wins, a later reading on a tie. A claimed reading that
+ * cannot be evaluated is ignored: a claim may tighten a decision, never break or loosen it.
+ */
+function strictestReading(basis: DecisionBasis, plan: EvaluationPlan, options: EvaluateOptions): { outcome: GateOutcome; intent: unknown } {
+  let best = { outcome: evaluate(basis.policy, plan.intent, options), intent: plan.intent };
+  for (const reading of plan.claimedReadings ?? []) {
+    let outcome: GateOutcome;
+    try {
+      outcome = evaluate(basis.policy, reading, options);
+    } catch {
+      continue;
+    }
+    if (verdictRank(best.outcome.verdict) <= verdictRank(outcome.verdict)) best = { outcome, intent: reading };
+  }
+  return best;
+}
+
+/** Match the raw intent against the registry; an intent that does not normalize takes the normal path. */
+function approvedScriptMatch(entries: readonly ApprovedScriptEntry[], raw: unknown, policyDigest: string, wallNow: GoTime): FastPath {
+  let intent: NormalizedIntent;
+  try {
+    intent = normalizeIntent(raw);
+  } catch {
+    return { matched: false, reason: 'not_script', intent: undefined };
+  }
+  const m = matchApprovedScript(entries, intent, policyDigest, wallNow);
+  return m.matched ? { matched: true, patternId: m.entry.pattern_id, intent } : { matched: false, reason: m.reason, intent };
+}

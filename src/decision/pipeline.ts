@@ -1,0 +1,180 @@
+import { nowUTC, parseRFC3339, type GoTime } from '../canon/gotime.js';
+import type { JsonObject } from '../canon/json.js';
+import { freezeDecisionJson, sandboxDecisionJson } from '../gate/decisions.js';
+import { evaluate, type GateOutcome } from '../gate/evaluate.js';
+import { killSwitchDecisionJson } from '../gate/kill-switch.js';
+import type { Decision } from '../gate/post-process.js';
+import { argsDigest, intentDigest } from '../intent/digest.js';
+import type { SignedTrace, TraceInput } from '../trace/record.js';
+import { evaluateRequest, evaluationOptions, type EvaluationInputs, type EvaluationPlan, type FastPath } from './evaluation.js';
+import type { DecisionState, DecisionStepDef, StepRecords } from './steps.js';
+import { assembleTrace, beforePolicyTraceFacts, outcomeTraceFields, type TraceFacts } from './trace-assembler.js';
+import type { DecisionBasis, DecisionSubject } from './types.js';
+import { unevaluableIntent } from './unevaluable.js';
+
+/**
+ * The decision pipeline: a request is evaluated once, refined by the steps its host chose, and
+ * signed by the one trace assembler. Every host (gate eval, SDK, daemon, MCP proxy, MCP decision
+ * service) decides through `decide`; blocks made before policy go through `blockBeforePolicy`.
+ * Nothing here writes the trace: hosts persist it (file, journal, sink) and only then answer.
+ */
+
+/** Decision objects the trace records from the outcome. */
+export type OutcomeObject = 'freeze_window' | 'sandbox' | 'kill_switch';
+
+export interface DecisionRequest extends EvaluationPlan, EvaluationInputs {
+  /** The steps after evaluation, in order (steps.ts lists each host's). */
+  steps: readonly DecisionStepDef[];
+  /** The wall clock of this decision (limits, token expiry, registry expiry). */
+  wallNow: GoTime;
+  correlationId?: string | undefined;
+  /** Recorded in the trace as `approval_token_ref` when no approval step granted a ref (`--approval-token-ref`). */
+  approvalTokenRef?: string | undefined;
+  /** Default: all three (`gate eval`); the decision service records only the kill switch. */
+  outcomeObjects?: readonly OutcomeObject[] | undefined;
+  relationshipExtras?: JsonObject | undefined;
+}
+
+/** A signed decision (trace not yet written) with everything hosts shape their outputs from. */
+export interface Decided {
+  trace: SignedTrace;
+  subject: DecisionSubject;
+  outcome: GateOutcome;
+  evaluable: boolean;
+  decision: Decision;
+  records: StepRecords;
+  /** The reading of the call that was decided (the request's intent, or a stricter claimed reading). */
+  intent: unknown;
+  fastPath?: FastPath | undefined;
+}
+
+export function decide(basis: DecisionBasis, req: DecisionRequest): Decided {
+  const evaluated = evaluateRequest(basis, req, evaluationOptions(basis, req), req.wallNow);
+  const { outcome, fastPath } = evaluated;
+  const state: DecisionState = {
+    policy: basis.policy,
+    subject: subjectOf(outcome, evaluated.intent),
+    outcome,
+    evaluable: outcome.intentError === undefined,
+    now: req.now,
+    wallNow: req.wallNow,
+    stepNames: new Set(req.steps.map((s) => s.name)),
+    decision: { verdict: outcome.verdict, reasonCodes: outcome.reasonCodes, violations: outcome.violations },
+    records: { limits: [] },
+  };
+  for (const step of req.steps) step.apply(state);
+  const trace = assembleTrace(basis, decidedTraceFacts(state, req, evaluated.latencyMs, fastPath));
+  return {
+    trace,
+    subject: state.subject,
+    outcome,
+    evaluable: state.evaluable,
+    decision: state.decision,
+    records: state.records,
+    intent: evaluated.intent,
+    fastPath,
+  };
+}
+
+/** The prepared intent and its digests, or the stand-in of an intent that could not be evaluated. */
+function subjectOf(outcome: GateOutcome, raw: unknown): DecisionSubject {
+  const prepared = outcome.preparedIntent;
+  return prepared ? { intent: prepared, intentDigest: intentDigest(prepared), argsDigest: argsDigest(prepared) } : unevaluableIntent(raw);
+}
+
+function decidedTraceFacts(s: DecisionState, req: DecisionRequest, latencyMs: number, fastPath: FastPath | undefined): TraceFacts {
+  const { outcome, records } = s;
+  const objects = new Set<OutcomeObject>(req.outcomeObjects ?? ['freeze_window', 'sandbox', 'kill_switch']);
+  const approvalRef = records.approval?.approvalRef || req.approvalTokenRef;
+  return {
+    subject: s.subject,
+    decision: s.decision,
+    matchedRule: outcome.matchedRule,
+    createdAt: parseRFC3339(outcome.result.created_at),
+    ...(req.correlationId ? { correlationId: req.correlationId } : {}),
+    latencyMs,
+    ...outcomeTraceFields(s.subject.intent, outcome),
+    ...(fastPath ? { approvedScript: approvedScriptFacts(fastPath) } : {}),
+    ...(approvalRef ? { approvalTokenRef: approvalRef } : {}),
+    ...(records.delegation?.delegationRef ? { delegationTokenRef: records.delegation.delegationRef } : {}),
+    ...(outcome.freezeWindow && objects.has('freeze_window') ? { freezeWindow: freezeDecisionJson(outcome.freezeWindow) } : {}),
+    ...(outcome.sandbox && objects.has('sandbox') ? { sandbox: sandboxDecisionJson(outcome.sandbox) } : {}),
+    ...(outcome.killSwitch && objects.has('kill_switch') ? { killSwitch: killSwitchDecisionJson(outcome.killSwitch) } : {}),
+    ...(records.mcpTrust ? { mcpTrust: records.mcpTrust } : {}),
+    relationshipExtras: req.relationshipExtras,
+  };
+}
+
+function approvedScriptFacts(fastPath: FastPath): NonNullable<TraceInput['approvedScript']> {
+  return {
+    preApproved: fastPath.matched,
+    patternId: fastPath.matched ? fastPath.patternId : '',
+    registryReason: fastPath.matched ? '' : fastPath.reason,
+  };
+}
+
+/**
+ * A call blocked before policy (the MCP proxy's `mcp_tool_definition_changed`, or a call it refuses
+ * with `fail_closed_intent_invalid`): signed like any decision, with no rule, step or latency.
+ */
+export type BeforePolicyBlock =
+  | {
+      /** A tool whose definition changed since it was pinned; the intent is prepared as the policy would see it. */
+      kind: 'tool_changed';
+      intent: unknown;
+      inputs: EvaluationInputs;
+      correlationId: string;
+    }
+  | {
+      /** A call that cannot be evaluated or traced as given: traced by its stand-in subject. */
+      kind: 'refused';
+      intent: JsonObject;
+      /** The call's own time (RFC 3339); the wall clock when it does not parse. */
+      createdAt: string;
+      correlationId: string;
+    };
+
+export interface BlockedBeforePolicy {
+  trace: SignedTrace;
+  subject: DecisionSubject;
+}
+
+/**
+ * Sign a block made before policy. A changed tool whose intent cannot be prepared returns
+ * undefined: the policy path decides it (and blocks or refuses it) instead.
+ */
+export function blockBeforePolicy(basis: DecisionBasis, block: BeforePolicyBlock): BlockedBeforePolicy | undefined {
+  if (block.kind === 'refused') {
+    const subject = refusedSubject(block.intent);
+    const facts = beforePolicyTraceFacts(subject, ['fail_closed_intent_invalid'], ['intent_not_evaluable'], refusedAt(block.createdAt), NO_CONTEXT, block.correlationId);
+    return { trace: assembleTrace(basis, facts), subject };
+  }
+  // Only the prepared intent is used: the kill switch's verdict (and its unavailability) cannot change it.
+  const { killSwitch: _unused, ...inputs } = block.inputs;
+  const outcome = evaluate(basis.policy, block.intent, evaluationOptions(basis, inputs));
+  const prepared = outcome.preparedIntent;
+  if (!prepared) return undefined;
+  const subject = { intent: prepared, argsDigest: argsDigest(prepared), intentDigest: intentDigest(prepared) };
+  const codes = ['mcp_tool_definition_changed'];
+  const context = outcomeTraceFields(prepared, outcome).context!;
+  const facts = beforePolicyTraceFacts(subject, codes, codes, parseRFC3339(outcome.result.created_at), context, block.correlationId);
+  return { trace: assembleTrace(basis, facts), subject };
+}
+
+const NO_CONTEXT = { contextSetDigest: '', contextEvidenceMode: '', contextRefCount: 0, contextSource: '' };
+
+function refusedSubject(raw: JsonObject): DecisionSubject {
+  try {
+    return unevaluableIntent(raw);
+  } catch {
+    return unevaluableIntent({ ...raw, args: {} }); // arguments too deep even for JSON.stringify
+  }
+}
+
+function refusedAt(createdAt: string): GoTime {
+  try {
+    return parseRFC3339(createdAt);
+  } catch {
+    return nowUTC();
+  }
+}

@@ -1,0 +1,102 @@
+import { nowUTC, type GoTime } from '../canon/gotime.js';
+import { isJsonObject, type JsonObject } from '../canon/json.js';
+import type { GateOutcome } from '../gate/evaluate.js';
+import type { NormalizedIntent } from '../intent/types.js';
+import type { Verdict } from '../policy/types.js';
+import { buildTraceRecord, signTrace, type SignedTrace, type TraceInput } from '../trace/record.js';
+import { WARD_VERSION } from '../version.js';
+import type { DecisionBasis, DecisionSubject } from './types.js';
+
+/**
+ * The one place a decision becomes a signed trace (`gate.md` §6): every host's decisions —
+ * policy decisions, approved-script matches, blocks made before policy (a changed tool, a refused
+ * call) and the MCP decision service's — are assembled and signed here, so the record's shape,
+ * clock and producer version cannot drift between hosts.
+ */
+
+/** What a decision contributes to its trace besides the subject, the final verdict and the basis. */
+export type TraceFacts = Omit<
+  TraceInput,
+  | 'intent'
+  | 'argsDigest'
+  | 'intentDigest'
+  | 'policyDigest'
+  | 'policyId'
+  | 'policyVersion'
+  | 'verdict'
+  | 'reasonCodes'
+  | 'violations'
+  | 'observedAt'
+  | 'producerVersion'
+> & {
+  subject: DecisionSubject;
+  decision: { verdict: Verdict; reasonCodes: readonly string[]; violations: readonly string[] };
+  /** Members merged into the record's `relationship` before signing (the decision service's call relationship). */
+  relationshipExtras?: JsonObject | undefined;
+};
+
+export function assembleTrace(basis: DecisionBasis, facts: TraceFacts): SignedTrace {
+  const { subject, decision, relationshipExtras, ...rest } = facts;
+  const unsigned = buildTraceRecord(
+    {
+      ...rest,
+      intent: subject.intent,
+      argsDigest: subject.argsDigest,
+      intentDigest: subject.intentDigest,
+      policyDigest: basis.policy.digest,
+      policyId: basis.policy.policy.schema_id,
+      policyVersion: basis.policy.policy.schema_version,
+      verdict: decision.verdict,
+      reasonCodes: decision.reasonCodes,
+      violations: decision.violations,
+      observedAt: nowUTC(),
+      producerVersion: basis.producerVersion ?? WARD_VERSION,
+    },
+    basis.traceFormat,
+  );
+  if (relationshipExtras && isJsonObject(unsigned['relationship'])) {
+    unsigned['relationship'] = { ...unsigned['relationship'], ...relationshipExtras };
+  }
+  return signTrace(unsigned, basis.signingKey);
+}
+
+/** The trace fields every host derives the same way from an evaluated intent: context evidence and script summary. */
+export function outcomeTraceFields(intent: NormalizedIntent, outcome: GateOutcome): Pick<TraceInput, 'context' | 'script'> {
+  return {
+    context: {
+      contextSetDigest: intent.context.context_set_digest,
+      contextEvidenceMode: intent.context.context_evidence_mode,
+      contextRefCount: intent.context.context_refs.length,
+      contextSource: outcome.contextSource,
+    },
+    ...(outcome.script
+      ? {
+          script: {
+            stepCount: outcome.script.stepCount,
+            scriptHash: outcome.script.scriptHash,
+            compositeRiskClass: outcome.script.compositeRiskClass,
+            stepVerdicts: outcome.script.stepVerdicts,
+          },
+        }
+      : {}),
+  };
+}
+
+/** A block decided before (or instead of) policy evaluation: no rule matched, no evaluation latency. */
+export function beforePolicyTraceFacts(
+  subject: DecisionSubject,
+  reasonCodes: readonly string[],
+  violations: readonly string[],
+  createdAt: GoTime,
+  context: NonNullable<TraceInput['context']>,
+  correlationId: string | undefined,
+): TraceFacts {
+  return {
+    subject,
+    decision: { verdict: 'block', reasonCodes, violations },
+    matchedRule: '',
+    createdAt,
+    ...(correlationId !== undefined ? { correlationId } : {}),
+    context,
+  };
+}
