@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { Ward } from '../../src/index.js';
+import { intent, Ward } from '../../src/index.js';
 import { auditFile, auditPathsIn, awayFromHourBoundary, expectGolden, golden, Masker, REPO, runWard, traceFile, workDir, guardInputs } from './golden.js';
 
 guardInputs();
@@ -106,5 +106,48 @@ describe('golden: SDK Ward.evaluate', () => {
 
   it('intent without context.identity is refused', async () => {
     await pin('intent-invalid', { tool_name: 'tool.read' });
+  });
+
+  it('approval through the approval directory: the printed command writes the token, the identical call is then allowed', async () => {
+    const first = await pin('approval-dir-missing', intentOf('write'));
+    const approval = first['approval'] as { command: string; tokenPath: string };
+    // Run the printed approve command's flags (it is `node <ward> approve …`), with a fixed approver.
+    const args = approval.command.split(' ').slice(2).map((a, i, all) => (all[i - 1] === '--approver' ? 'golden-approver' : a));
+    const r = runWard(args, { cwd: dir });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const tokenId = String((JSON.parse(readFileSync(approval.tokenPath, 'utf8')) as Record<string, unknown>)['token_id']);
+    const second = await pin('approval-dir-granted', intentOf('write'), {}, masker().substitute(tokenId, '<APPROVAL_TOKEN_ID>'));
+    expect(second['verdict']).toBe('allow');
+  });
+
+  it('guardTool: a blocked call throws WardBlockedError and the tool never runs', async () => {
+    let ran = false;
+    const guarded = ward.guardTool(
+      (path: string) => {
+        ran = true;
+        return path;
+      },
+      (path: string) => ({ ...intentOf('delete'), args: { path }, targets: [{ kind: 'path', value: path, operation: 'delete' }] }),
+    );
+    let error: Record<string, unknown> = {};
+    try {
+      await guarded('/golden/ws/notes.txt');
+    } catch (err) {
+      const e = err as Error & Record<string, unknown>;
+      error = { name: e.name, message: e.message, ...Object.fromEntries(Object.entries(e).filter(([k]) => k !== 'stack')) };
+    }
+    expect(ran).toBe(false);
+    expectGolden('sdk/guard-tool-blocked', { error, traces: [traceFile(String(error['tracePath']))] }, masker());
+  });
+
+  it('the intent builder', async () => {
+    const built = intent
+      .tool('tool.read')
+      .args({ path: '/golden/ws/notes.txt' })
+      .target({ kind: 'path', value: '/golden/ws/notes.txt', operation: 'read' })
+      .context({ identity: 'agent.worker', workspace: '/golden/ws', risk_class: 'medium', session_id: 'sess-golden' })
+      .createdAt('2026-03-12T11:00:00Z') // the builder's default is the wall clock
+      .build();
+    expect((await pin('intent-builder', built))['verdict']).toBe('allow');
   });
 });
