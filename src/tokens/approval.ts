@@ -14,10 +14,9 @@ import {
 } from '../canon/index.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
-import { signDigestedJson } from '../trace/sign.js';
-import { decodeTokenObject, TokenInvalidError, tokenFields } from './decode.js';
+import { TokenInvalidError } from './decode.js';
+import { normalizeToken, openToken, signToken, tokenKind, type TokenKind } from './kind.js';
 import { addDuration } from '../canon/duration.js';
-import { verifyTokenSignature } from './signature.js';
 
 export const APPROVAL_TOKEN_SCHEMA_ID = 'gait.gate.approval_token';
 export const APPROVAL_TOKEN_SCHEMA_VERSION = '1.0.0';
@@ -88,11 +87,9 @@ export function approvalTokenPayload(token: ApprovalToken): JsonObject {
   return out;
 }
 
-const FIELDS = tokenFields('approval token');
-
-/** Normalize a decoded token; throws `TokenInvalidError` for anything §7.1 step 1 rejects. */
-export function normalizeApprovalToken(value: JsonValue): ApprovalToken {
-  const token = decodeTokenObject(value, 'approval token', FIELDS, (obj, f): ApprovalToken => ({
+const APPROVAL: TokenKind<ApprovalToken> = tokenKind<ApprovalToken>({
+  what: 'approval token',
+  decode: (obj, f) => ({
     schema_id: goTrim(f.string(obj, 'schema_id')),
     schema_version: goTrim(f.string(obj, 'schema_version')),
     created_at: f.time(obj, 'created_at'),
@@ -108,24 +105,33 @@ export function normalizeApprovalToken(value: JsonValue): ApprovalToken {
     max_ops: f.int(obj, 'max_ops'),
     expires_at: f.time(obj, 'expires_at'),
     signature: obj['signature'] ?? undefined,
-  }));
-  const invalid = (message: string): never => {
-    throw new TokenInvalidError(`approval token ${message}`);
-  };
-  if (token.schema_id !== APPROVAL_TOKEN_SCHEMA_ID) invalid(`schema_id must be ${APPROVAL_TOKEN_SCHEMA_ID}`);
-  if (token.schema_version !== APPROVAL_TOKEN_SCHEMA_VERSION) invalid(`schema_version must be ${APPROVAL_TOKEN_SCHEMA_VERSION}`);
-  if (!token.token_id) invalid('token_id is required');
-  if (!token.approver_identity) invalid('approver_identity is required');
-  if (!token.reason_code) invalid('reason_code is required');
-  if (!isSha256Hex(token.intent_digest)) invalid('intent_digest must be sha256 hex');
-  if (!isSha256Hex(token.policy_digest)) invalid('policy_digest must be sha256 hex');
-  if (token.delegation_binding_digest && !isSha256Hex(token.delegation_binding_digest)) {
-    invalid('delegation_binding_digest must be sha256 hex');
-  }
-  if (token.scope.length === 0) invalid('scope is required');
-  if (token.max_targets < 0 || token.max_ops < 0) invalid('max_targets and max_ops must be >= 0');
-  if (isZeroTime(token.created_at) || isZeroTime(token.expires_at)) invalid('created_at and expires_at are required');
-  return token;
+  }),
+  problem: (token) => {
+    if (token.schema_id !== APPROVAL_TOKEN_SCHEMA_ID) return `schema_id must be ${APPROVAL_TOKEN_SCHEMA_ID}`;
+    if (token.schema_version !== APPROVAL_TOKEN_SCHEMA_VERSION) return `schema_version must be ${APPROVAL_TOKEN_SCHEMA_VERSION}`;
+    if (!token.token_id) return 'token_id is required';
+    if (!token.approver_identity) return 'approver_identity is required';
+    if (!token.reason_code) return 'reason_code is required';
+    if (!isSha256Hex(token.intent_digest)) return 'intent_digest must be sha256 hex';
+    if (!isSha256Hex(token.policy_digest)) return 'policy_digest must be sha256 hex';
+    if (token.delegation_binding_digest && !isSha256Hex(token.delegation_binding_digest)) return 'delegation_binding_digest must be sha256 hex';
+    if (token.scope.length === 0) return 'scope is required';
+    if (token.max_targets < 0 || token.max_ops < 0) return 'max_targets and max_ops must be >= 0';
+    if (isZeroTime(token.created_at) || isZeroTime(token.expires_at)) return 'created_at and expires_at are required';
+    return undefined;
+  },
+  payload: approvalTokenPayload,
+});
+
+const CODES = {
+  invalid: 'approval_token_invalid',
+  signatureMissing: 'approval_token_signature_missing',
+  signatureInvalid: 'approval_token_signature_invalid',
+} as const;
+
+/** Normalize a decoded token; throws `TokenInvalidError` for anything §7.1 step 1 rejects. */
+export function normalizeApprovalToken(value: JsonValue): ApprovalToken {
+  return normalizeToken(APPROVAL, value);
 }
 
 export interface MintApprovalOptions {
@@ -174,24 +180,27 @@ export function mintApprovalToken(opts: MintApprovalOptions): JsonObject {
   const tokenId = shortId(
     [intentDigest, policyDigest, approver, reasonCode, scope.join(','), maxTargets, maxOps, formatRFC3339Nano(expiresAt)].join(':'),
   );
-  const payload = approvalTokenPayload({
-    schema_id: APPROVAL_TOKEN_SCHEMA_ID,
-    schema_version: APPROVAL_TOKEN_SCHEMA_VERSION,
-    created_at: createdAt,
-    producer_version: opts.producerVersion,
-    token_id: tokenId,
-    approver_identity: approver,
-    reason_code: reasonCode,
-    intent_digest: intentDigest,
-    policy_digest: policyDigest,
-    delegation_binding_digest: delegationBindingDigest,
-    scope,
-    max_targets: maxTargets,
-    max_ops: maxOps,
-    expires_at: expiresAt,
-    signature: undefined,
-  });
-  return { ...payload, signature: signDigestedJson(payload, opts.key) };
+  return signToken(
+    APPROVAL,
+    {
+      schema_id: APPROVAL_TOKEN_SCHEMA_ID,
+      schema_version: APPROVAL_TOKEN_SCHEMA_VERSION,
+      created_at: createdAt,
+      producer_version: opts.producerVersion,
+      token_id: tokenId,
+      approver_identity: approver,
+      reason_code: reasonCode,
+      intent_digest: intentDigest,
+      policy_digest: policyDigest,
+      delegation_binding_digest: delegationBindingDigest,
+      scope,
+      max_targets: maxTargets,
+      max_ops: maxOps,
+      expires_at: expiresAt,
+      signature: undefined,
+    },
+    opts.key,
+  );
 }
 
 /** What an approval must bind to, from the gate's prepared intent and policy. */
@@ -220,18 +229,10 @@ export type ApprovalValidation =
  * (`approval_token_consumed`, in the gate's approval step), asked only of tokens valid here.
  */
 export function validateApprovalToken(value: JsonValue, binding: ApprovalBinding): ApprovalValidation {
-  let token: ApprovalToken;
-  try {
-    token = normalizeApprovalToken(value);
-  } catch (err) {
-    if (err instanceof TokenInvalidError) return { ok: false, code: 'approval_token_invalid', message: err.message, token: undefined };
-    throw err;
-  }
+  const opened = openToken(APPROVAL, value, binding.verifyKeys, CODES);
+  if (!opened.ok) return opened;
+  const { token, keyId } = opened;
   const fail = (code: ApprovalErrorCode, message: string): ApprovalValidation => ({ ok: false, code, message, token });
-  const signature = verifyTokenSignature(approvalTokenPayload(token), token.signature, binding.verifyKeys);
-  if (!signature.ok) {
-    return fail(signature.kind === 'missing' ? 'approval_token_signature_missing' : 'approval_token_signature_invalid', signature.message);
-  }
   if (token.intent_digest !== binding.intentDigest) return fail('approval_token_intent_mismatch', 'intent digest mismatch');
   if (token.policy_digest !== binding.policyDigest) return fail('approval_token_policy_mismatch', 'policy digest mismatch');
   if (binding.delegationDigest !== undefined && token.delegation_binding_digest !== binding.delegationDigest) {
@@ -253,7 +254,7 @@ export function validateApprovalToken(value: JsonValue, binding: ApprovalBinding
   if (token.max_ops > 0 && binding.opCount > token.max_ops) {
     return fail('approval_token_max_ops_exceeded', `op count ${binding.opCount} exceeds max_ops ${token.max_ops}`);
   }
-  return { ok: true, token, keyId: signature.keyId };
+  return { ok: true, token, keyId };
 }
 
 

@@ -14,9 +14,8 @@ import {
 } from '../canon/index.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
-import { signDigestedJson } from '../trace/sign.js';
-import { decodeTokenObject, TokenInvalidError, tokenFields } from './decode.js';
-import { checkTokenSignature } from './signature.js';
+import { TokenInvalidError } from './decode.js';
+import { normalizeToken, signToken, tokenKind, verifyTokenSignature, type TokenKind } from './kind.js';
 
 /**
  * Approved-script registry entries (`gait.gate.approved_script_entry`, `gate.md` §7.2 and §3.6
@@ -60,10 +59,9 @@ export function approvedScriptPayload(entry: ApprovedScriptEntry): JsonObject {
   };
 }
 
-const FIELDS = tokenFields('approved script entry');
-
-export function normalizeApprovedScriptEntry(value: JsonValue): ApprovedScriptEntry {
-  const entry = decodeTokenObject(value, 'approved script entry', FIELDS, (obj, f): ApprovedScriptEntry => ({
+const APPROVED_SCRIPT: TokenKind<ApprovedScriptEntry> = tokenKind<ApprovedScriptEntry>({
+  what: 'approved script entry',
+  decode: (obj, f) => ({
     schema_id: goTrim(f.string(obj, 'schema_id')) || APPROVED_SCRIPT_SCHEMA_ID,
     schema_version: goTrim(f.string(obj, 'schema_version')) || APPROVED_SCRIPT_SCHEMA_VERSION,
     created_at: f.time(obj, 'created_at'),
@@ -76,20 +74,24 @@ export function normalizeApprovedScriptEntry(value: JsonValue): ApprovedScriptEn
     approver_identity: goTrim(f.string(obj, 'approver_identity')),
     expires_at: f.time(obj, 'expires_at'),
     signature: obj['signature'] ?? undefined,
-  }));
-  const invalid = (message: string): never => {
-    throw new TokenInvalidError(`approved script entry ${message}`);
-  };
-  if (entry.schema_id !== APPROVED_SCRIPT_SCHEMA_ID) invalid(`schema_id must be ${APPROVED_SCRIPT_SCHEMA_ID}`);
-  if (entry.schema_version !== APPROVED_SCRIPT_SCHEMA_VERSION) invalid(`schema_version must be ${APPROVED_SCRIPT_SCHEMA_VERSION}`);
-  if (!entry.pattern_id) invalid('pattern_id is required');
-  if (!isSha256Hex(entry.policy_digest)) invalid('policy_digest must be sha256 hex');
-  if (!isSha256Hex(entry.script_hash)) invalid('script_hash must be sha256 hex');
-  if (entry.tool_sequence.length === 0 || entry.tool_sequence.includes('')) invalid('tool_sequence is required');
-  if (entry.scope.length === 0) invalid('scope is required');
-  if (!entry.approver_identity) invalid('approver_identity is required');
-  if (isZeroTime(entry.expires_at)) invalid('expires_at is required');
-  return entry;
+  }),
+  problem: (entry) => {
+    if (entry.schema_id !== APPROVED_SCRIPT_SCHEMA_ID) return `schema_id must be ${APPROVED_SCRIPT_SCHEMA_ID}`;
+    if (entry.schema_version !== APPROVED_SCRIPT_SCHEMA_VERSION) return `schema_version must be ${APPROVED_SCRIPT_SCHEMA_VERSION}`;
+    if (!entry.pattern_id) return 'pattern_id is required';
+    if (!isSha256Hex(entry.policy_digest)) return 'policy_digest must be sha256 hex';
+    if (!isSha256Hex(entry.script_hash)) return 'script_hash must be sha256 hex';
+    if (entry.tool_sequence.length === 0 || entry.tool_sequence.includes('')) return 'tool_sequence is required';
+    if (entry.scope.length === 0) return 'scope is required';
+    if (!entry.approver_identity) return 'approver_identity is required';
+    if (isZeroTime(entry.expires_at)) return 'expires_at is required';
+    return undefined;
+  },
+  payload: approvedScriptPayload,
+});
+
+export function normalizeApprovedScriptEntry(value: JsonValue): ApprovedScriptEntry {
+  return normalizeToken(APPROVED_SCRIPT, value);
 }
 
 export interface SignApprovedScriptOptions {
@@ -117,16 +119,15 @@ export function signApprovedScriptEntry(opts: SignApprovedScriptOptions): JsonOb
     producer_version: opts.producerVersion,
     expires_at: formatRFC3339Nano(toUTC(opts.expiresAt)),
   });
-  const payload = approvedScriptPayload(entry);
-  return { ...payload, signature: signDigestedJson(payload, opts.key) };
+  return signToken(APPROVED_SCRIPT, entry, opts.key);
 }
 
 /** Verify one entry: expiry is checked before the signature, as the reference does. */
 export function verifyApprovedScriptEntry(value: JsonValue, keys: readonly VerifyKey[], now: GoTime): ApprovedScriptEntry {
   const entry = normalizeApprovedScriptEntry(value);
   if (compareTime(now, entry.expires_at) >= 0) throw new TokenInvalidError(`approved script entry ${entry.pattern_id} is expired`);
-  const problem = checkTokenSignature(approvedScriptPayload(entry), entry.signature, keys);
-  if (problem) throw new TokenInvalidError(`approved script entry ${entry.pattern_id} signature: ${problem.message}`);
+  const signature = verifyTokenSignature(APPROVED_SCRIPT, entry, keys);
+  if (!signature.ok) throw new TokenInvalidError(`approved script entry ${entry.pattern_id} signature: ${signature.message}`);
   return entry;
 }
 

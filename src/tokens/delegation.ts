@@ -14,10 +14,9 @@ import {
 } from '../canon/index.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
-import { signDigestedJson } from '../trace/sign.js';
-import { decodeTokenObject, TokenInvalidError, tokenFields } from './decode.js';
+import { TokenInvalidError } from './decode.js';
+import { checkTokenSignature, normalizeToken, openToken, signToken, tokenKind, type TokenKind } from './kind.js';
 import { addDuration } from '../canon/duration.js';
-import { checkTokenSignature } from './signature.js';
 
 export const DELEGATION_TOKEN_SCHEMA_ID = 'gait.gate.delegation_token';
 export const DELEGATION_TOKEN_SCHEMA_VERSION = '1.0.0';
@@ -70,10 +69,9 @@ export function delegationTokenPayload(token: DelegationToken): JsonObject {
   return out;
 }
 
-const FIELDS = tokenFields('delegation token');
-
-export function normalizeDelegationToken(value: JsonValue): DelegationToken {
-  const token = decodeTokenObject(value, 'delegation token', FIELDS, (obj, f): DelegationToken => ({
+const DELEGATION: TokenKind<DelegationToken> = tokenKind<DelegationToken>({
+  what: 'delegation token',
+  decode: (obj, f) => ({
     schema_id: goTrim(f.string(obj, 'schema_id')),
     schema_version: goTrim(f.string(obj, 'schema_version')),
     created_at: f.time(obj, 'created_at'),
@@ -87,19 +85,29 @@ export function normalizeDelegationToken(value: JsonValue): DelegationToken {
     policy_digest: goLower(goTrim(f.string(obj, 'policy_digest'))),
     expires_at: f.time(obj, 'expires_at'),
     signature: obj['signature'] ?? undefined,
-  }));
-  const invalid = (message: string): never => {
-    throw new TokenInvalidError(`delegation token ${message}`);
-  };
-  if (token.schema_id !== DELEGATION_TOKEN_SCHEMA_ID) invalid(`schema_id must be ${DELEGATION_TOKEN_SCHEMA_ID}`);
-  if (token.schema_version !== DELEGATION_TOKEN_SCHEMA_VERSION) invalid(`schema_version must be ${DELEGATION_TOKEN_SCHEMA_VERSION}`);
-  if (!token.token_id) invalid('token_id is required');
-  if (!token.delegator_identity || !token.delegate_identity) invalid('delegator_identity and delegate_identity are required');
-  if (token.scope.length === 0) invalid('scope is required');
-  if (token.intent_digest && !isSha256Hex(token.intent_digest)) invalid('intent_digest must be sha256 hex');
-  if (token.policy_digest && !isSha256Hex(token.policy_digest)) invalid('policy_digest must be sha256 hex');
-  if (isZeroTime(token.created_at) || isZeroTime(token.expires_at)) invalid('created_at and expires_at are required');
-  return token;
+  }),
+  problem: (token) => {
+    if (token.schema_id !== DELEGATION_TOKEN_SCHEMA_ID) return `schema_id must be ${DELEGATION_TOKEN_SCHEMA_ID}`;
+    if (token.schema_version !== DELEGATION_TOKEN_SCHEMA_VERSION) return `schema_version must be ${DELEGATION_TOKEN_SCHEMA_VERSION}`;
+    if (!token.token_id) return 'token_id is required';
+    if (!token.delegator_identity || !token.delegate_identity) return 'delegator_identity and delegate_identity are required';
+    if (token.scope.length === 0) return 'scope is required';
+    if (token.intent_digest && !isSha256Hex(token.intent_digest)) return 'intent_digest must be sha256 hex';
+    if (token.policy_digest && !isSha256Hex(token.policy_digest)) return 'policy_digest must be sha256 hex';
+    if (isZeroTime(token.created_at) || isZeroTime(token.expires_at)) return 'created_at and expires_at are required';
+    return undefined;
+  },
+  payload: delegationTokenPayload,
+});
+
+const CODES = {
+  invalid: 'delegation_token_invalid',
+  signatureMissing: 'delegation_token_signature_missing',
+  signatureInvalid: 'delegation_token_signature_invalid',
+} as const;
+
+export function normalizeDelegationToken(value: JsonValue): DelegationToken {
+  return normalizeToken(DELEGATION, value);
 }
 
 export interface MintDelegationOptions {
@@ -133,22 +141,25 @@ export function mintDelegationToken(opts: MintDelegationOptions): JsonObject {
   const tokenId = shortId(
     [delegator, delegate, scope.join(','), scopeClass, intentDigest, policyDigest, formatRFC3339Nano(expiresAt)].join(':'),
   );
-  const payload = delegationTokenPayload({
-    schema_id: DELEGATION_TOKEN_SCHEMA_ID,
-    schema_version: DELEGATION_TOKEN_SCHEMA_VERSION,
-    created_at: createdAt,
-    producer_version: opts.producerVersion,
-    token_id: tokenId,
-    delegator_identity: delegator,
-    delegate_identity: delegate,
-    scope,
-    scope_class: scopeClass,
-    intent_digest: intentDigest,
-    policy_digest: policyDigest,
-    expires_at: expiresAt,
-    signature: undefined,
-  });
-  return { ...payload, signature: signDigestedJson(payload, opts.key) };
+  return signToken(
+    DELEGATION,
+    {
+      schema_id: DELEGATION_TOKEN_SCHEMA_ID,
+      schema_version: DELEGATION_TOKEN_SCHEMA_VERSION,
+      created_at: createdAt,
+      producer_version: opts.producerVersion,
+      token_id: tokenId,
+      delegator_identity: delegator,
+      delegate_identity: delegate,
+      scope,
+      scope_class: scopeClass,
+      intent_digest: intentDigest,
+      policy_digest: policyDigest,
+      expires_at: expiresAt,
+      signature: undefined,
+    },
+    opts.key,
+  );
 }
 
 /** One hop a token must cover. An empty `delegator_identity` is unconstrained (the pseudo-link). */
@@ -238,26 +249,23 @@ export function validateDelegationToken(
   link: DelegationLinkRequirement,
   binding: DelegationBinding,
 ): DelegationValidation {
-  let token: DelegationToken;
-  try {
-    token = normalizeDelegationToken(value);
-  } catch (err) {
-    if (err instanceof TokenInvalidError) return { ok: false, code: 'delegation_token_invalid', message: err.message, token: undefined };
-    throw err;
-  }
-  return validateNormalizedDelegation(token, link, binding);
+  const opened = openToken(DELEGATION, value, binding.verifyKeys, CODES);
+  return opened.ok ? checkLink(opened.token, link, binding) : opened;
 }
 
+/** `validateDelegationToken` for a token normalized earlier (the chain roll-up normalizes once). */
 export function validateNormalizedDelegation(
   token: DelegationToken,
   link: DelegationLinkRequirement,
   binding: DelegationBinding,
 ): DelegationValidation {
+  const signed = checkTokenSignature(DELEGATION, token, binding.verifyKeys, CODES);
+  return signed.ok ? checkLink(token, link, binding) : signed;
+}
+
+/** §7.2 steps 3–6 for a normalized token whose signature verified. */
+function checkLink(token: DelegationToken, link: DelegationLinkRequirement, binding: DelegationBinding): DelegationValidation {
   const fail = (code: DelegationErrorCode, message: string): DelegationValidation => ({ ok: false, code, message, token });
-  const signature = checkTokenSignature(delegationTokenPayload(token), token.signature, binding.verifyKeys);
-  if (signature) {
-    return fail(signature.kind === 'missing' ? 'delegation_token_signature_missing' : 'delegation_token_signature_invalid', signature.message);
-  }
   if (compareTime(binding.now, token.expires_at) >= 0) return fail('delegation_token_expired', 'delegation token expired');
   if (link.delegator_identity && token.delegator_identity !== link.delegator_identity) {
     return fail('delegation_token_delegator_mismatch', `delegator ${token.delegator_identity} does not match ${link.delegator_identity}`);
