@@ -72,7 +72,7 @@ function tokenFields(out: JsonObject, d: Decided): void {
     out['required_approvals'] = approval.requiredApprovals;
     out['valid_approvals'] = approval.validApprovals;
     if (approval.writeAudit) out['approval_audit_path'] = approval.writeAudit(d.trace);
-  }
+  } else if (d.records.requiredApprovals !== undefined) out['required_approvals'] = d.records.requiredApprovals;
   if (delegation) {
     out['delegation_ref'] = delegation.delegationRef;
     out['delegation_required'] = true;

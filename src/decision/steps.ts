@@ -70,6 +70,11 @@ export interface StepRecords {
   limits: { prefix: 'rate_limit' | 'destructive_budget'; use: RateLimitUse }[];
   delegation?: DelegationStep;
   approval?: ApprovalStep;
+  /**
+   * max(min_approvals, 1) when the winning outcome requires approval, also when the approval step
+   * did not run because a failed delegation (or a limit) blocked first (`gate.md` §3.6 step 7).
+   */
+  requiredApprovals?: number;
   simulated?: boolean;
   mcpTrust?: JsonObject;
   emergencyStop?: EmergencyStop;
@@ -127,7 +132,9 @@ function approval(rt: GateRuntime, tokens: ApprovalTokens | undefined): Decision
   return {
     name: 'approval',
     apply(s) {
-      if (!s.evaluable || s.decision.verdict !== 'require_approval') return;
+      if (!s.evaluable) return;
+      if (s.outcome.verdict === 'require_approval') s.records.requiredApprovals = Math.max(s.outcome.minApprovals, 1);
+      if (s.decision.verdict !== 'require_approval') return;
       const step = tokens?.(tokenContext(rt, s)) ?? {
         granted: false,
         reasonCodes: ['approval_token_missing'],
