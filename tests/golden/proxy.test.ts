@@ -99,7 +99,11 @@ function tracesOf(dir: string): Record<string, unknown>[] {
   const tdir = join(dir, '.ward', 'traces');
   const names = readdirSync(tdir).filter((n) => n.startsWith('trace_') && n.endsWith('.json'));
   const files = names.map((n) => traceFile(join(tdir, n)));
-  const rank = (f: Record<string, unknown>) => Number(String((f['trace'] as Record<string, unknown>)['correlation_id']).split(':').pop());
+  // Request ids are numbers here; a refused notification's is `notification-<n>`: after the requests.
+  const rank = (f: Record<string, unknown>) => {
+    const id = String((f['trace'] as Record<string, unknown>)['correlation_id']).split(':').pop()!;
+    return /^\d+$/.test(id) ? Number(id) : 1e9 + Number(id.replace(/\D/g, ''));
+  };
   return files.sort((a, b) => rank(a) - rank(b));
 }
 
@@ -156,6 +160,17 @@ describe('golden: ward mcp proxy over stdio', () => {
     await awayFromHourBoundary();
     calls.push(await proxy.call(30, 'big', { bytes: 3 }));
     calls.push(await proxy.call(31, 'big', { bytes: 3 }));
+  });
+
+  it('refusals: a listed tool in another spelling, a misspelled method, no tool name, a tools/call notification', async () => {
+    calls.push(await proxy.call(40, 'Echo', { text: 'golden' }));
+    proxy.send({ jsonrpc: '2.0', id: 41, method: 'tools/Call', params: { name: 'echo', arguments: { text: 'golden' } } });
+    calls.push({ request: { id: 41, method: 'tools/Call' }, reply: JSON.parse(await proxy.reply(41)) as unknown });
+    proxy.send({ jsonrpc: '2.0', id: 42, method: 'tools/call', params: { arguments: {} } });
+    calls.push({ request: { id: 42, params: { arguments: {} } }, reply: JSON.parse(await proxy.reply(42)) as unknown });
+    // No id, so no reply; the refusal is traced (and the echo below proves it was handled first).
+    proxy.send({ jsonrpc: '2.0', method: 'tools/call', params: { name: 'echo', arguments: { text: 'as a notification' } } });
+    calls.push(await proxy.call(43, 'echo', { text: 'after the notification' }));
   });
 
   it('the replies and the traces written, once the proxy has exited', async () => {
