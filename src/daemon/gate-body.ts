@@ -1,10 +1,11 @@
 import { parseRFC3339, type GoTime } from '../canon/gotime.js';
-import { isJsonDuplicateKeyError, isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/json.js';
-import { duplicateKeyDetails, parseStrictJson } from '../canon/strict-json.js';
+import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/json.js';
+import { parseStrictJson } from '../canon/strict-json.js';
 import { parseContextEnvelope, type ContextEnvelope } from '../context/index.js';
 import { isWardError } from '../errors.js';
 import type { ParsedToken } from '../tokens/rollup.js';
-import { badRequest, HttpError } from './http.js';
+import { parseJsonBody as parseStrictBody } from '../edge/body.js';
+import { badRequest, HttpError } from '../edge/http-error.js';
 
 /** One `POST /v1/gate/eval` request: what `ward gate eval` takes as files and flags, as JSON. */
 export interface EvalBody {
@@ -38,23 +39,7 @@ const EVAL_FIELDS = new Set([
  */
 export function parseJsonBody(bytes: Buffer): JsonValue {
   if (bytes.length === 0) throw badRequest('request body is empty: send a JSON object');
-  try {
-    return parseJsonText(bytes.toString('utf8'));
-  } catch (err) {
-    throw jsonBodyError(err, 'invalid JSON body: ');
-  }
-}
-
-/** The 400 for JSON text that does not parse, with the duplicate's location when that is why. */
-export function jsonBodyError(err: unknown, prefix: string): HttpError {
-  if (isJsonDuplicateKeyError(err)) {
-    return new HttpError(400, `${prefix}${err.message}`, {
-      reason: 'duplicate_key',
-      hint: `a key may appear only once in each JSON object: remove the repeated ${JSON.stringify(err.key)}`,
-      details: duplicateKeyDetails(err),
-    });
-  }
-  return badRequest(`${prefix}${(err as Error).message}`);
+  return parseStrictBody(bytes, 'invalid JSON body: ');
 }
 
 /** Refuse members the endpoint does not define: a misspelt option must not be silently ignored. */
@@ -80,8 +65,8 @@ export function parseEvalBody(value: JsonValue, where = 'body'): EvalBody {
       const json = typeof envelope === 'string' ? parseJsonText(envelope) : envelope;
       if (isJsonObject(json)) out.contextEnvelopeJson = json;
     } catch (err) {
-      if (!isWardError(err)) throw new HttpError(400, `context envelope: ${(err as Error).message}`, { reason: 'bad_request' });
-      throw new HttpError(400, err.message, { reason: err.details?.['duplicate_key'] !== undefined ? 'duplicate_key' : 'bad_request', ...(err.details ? { details: err.details } : {}), ...(err.hint ? { hint: err.hint } : {}) });
+      if (!isWardError(err)) throw badRequest(`context envelope: ${(err as Error).message}`);
+      throw new HttpError(err.details?.['duplicate_key'] !== undefined ? 'duplicate_key' : 'bad_request', err.message, { ...(err.details ? { details: err.details } : {}), ...(err.hint ? { hint: err.hint } : {}) });
     }
   }
   const approvals = tokens(body, 'approval_tokens', where);

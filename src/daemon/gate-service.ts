@@ -8,7 +8,7 @@ import { decideGate, type GateRequest, type GateRuntime } from '../decision/gate
 import { approvalStep, delegationStep } from '../decision/token-steps.js';
 import type { ParsedToken } from '../tokens/rollup.js';
 import type { TraceFormat } from '../trace/record.js';
-import { omitEmpty } from '../cli/output.js';
+import { omitEmpty } from '../edge/json-output.js';
 import type { EvalBody } from './gate-body.js';
 import type { DaemonMetrics } from './metrics.js';
 import type { PolicyHolder } from './policy-holder.js';

@@ -10,8 +10,10 @@ import { ENTRY_KINDS, isJsonKind, type EntryKind, type ListFilter, type StoreEnt
 import { verifyTraceRecord, verifyTraceText, type TraceVerification } from '../trace/verify.js';
 import { openZip } from '../zip/index.js';
 import { checkFields, parseEvalBody, parseJsonBody, type EvalBody } from './gate-body.js';
-import { badRequest, errorResponse, HttpError, readBody, requireMediaType, sendJson, sendText } from './http.js';
-import type { DaemonContext } from './server.js';
+import { readBody, requireMediaType } from '../edge/body.js';
+import { badRequest, errorResponse, HttpError } from '../edge/http-error.js';
+import { sendJson, sendText } from './http.js';
+import type { DaemonContext } from './context.js';
 
 /** One request/response pair and what the request log says about it. */
 export interface Exchange {
@@ -55,10 +57,9 @@ async function jsonBody(ctx: DaemonContext, ex: Exchange): Promise<JsonValue> {
 }
 
 function overloaded(): HttpError {
-  return new HttpError(429, 'too many decisions waiting for their traces to be written; retry shortly', {
+  return new HttpError('overload', 'too many decisions waiting for their traces to be written; retry shortly', {
     headers: { 'retry-after': '1' },
     hint: 'back off and retry after the Retry-After delay; raise ward serve --max-queue if this is sustained',
-    reason: 'overload',
   });
 }
 
@@ -149,7 +150,7 @@ const traceGet: Handler = async (ctx, ex, params) => {
   const wanted = id(params);
   await ctx.sink.caughtUp();
   const found = await ctx.store.resolve(wanted, 'trace');
-  if (found.length === 0) throw new HttpError(404, `no trace ${params['id']} in the store`, { reason: 'not_found' });
+  if (found.length === 0) throw new HttpError('not_found', `no trace ${params['id']} in the store`);
   const entry = newest(found);
   const body = JSON.parse((await ctx.store.read(entry)).toString('utf8')) as JsonValue;
   reply(ex, 200, { ok: true, entry, trace: body, ...(found.length > 1 ? { matches: found.length } : {}) });
@@ -175,7 +176,7 @@ async function findPack(ctx: DaemonContext, ref: string): Promise<{ entry: Store
     const entry = newest(found);
     return { entry, bytes: await ctx.store.read(entry) };
   }
-  throw new HttpError(404, `no pack or runpack ${ref} in the store`, { reason: 'not_found' });
+  throw new HttpError('not_found', `no pack or runpack ${ref} in the store`);
 }
 
 const packGet: Handler = async (ctx, ex, params) => {
@@ -211,7 +212,7 @@ const packUpload: Handler = async (ctx, ex) => {
   }
   const put = await ctx.store.put([{ kind, bytes }]);
   if (put.conflicts.length > 0) {
-    throw new HttpError(409, `${kind} ${put.conflicts[0]!.id} is already stored with different bytes; the stored evidence is kept`, { exitCode: EXIT.VERIFY_FAILED, reason: 'conflict' });
+    throw new HttpError('conflict', `${kind} ${put.conflicts[0]!.id} is already stored with different bytes; the stored evidence is kept`, { exitCode: EXIT.VERIFY_FAILED });
   }
   const stored = put.stored[0];
   reply(ex, stored ? 201 : 200, { ok: true, kind, stored: put.stored.length, duplicates: put.duplicates, ...(stored ? { id: stored.id, entry: stored } : {}) });

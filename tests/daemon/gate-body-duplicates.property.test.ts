@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseEvalBody, parseJsonBody } from '../../src/daemon/gate-body.js';
-import { errorResponse, HttpError } from '../../src/daemon/http.js';
+import { errorResponse, HttpError } from '../../src/edge/http-error.js';
 import { REPO } from '../cli/run.js';
 
 /**

@@ -1,6 +1,26 @@
 import { Command, Option } from 'commander';
-import { STATE_DIR_HELP, type CliContext } from '../context.js';
-import { runClaudeCodeHook, type ClaudeCodeHookFlags } from '../../mcp/service/hook.js';
+import { EXIT } from '../../contract/exit-codes.js';
+import { loadServiceConfig, sharedServiceFlags } from '../../mcp/service/config.js';
+import { evaluateDecision } from '../../mcp/service/evaluate.js';
+import { alignMcpToolTargets, failReply, parseHookInput, replyForVerdict, type HookInput, type HookReply } from '../../mcp/service/hook.js';
+import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
+
+/** `ward hook claude-code` flags. */
+export interface ClaudeCodeHookFlags {
+  policy?: string;
+  contextEnvelope?: string;
+  profile?: string;
+  jobRoot?: string;
+  killSwitchState?: string;
+  exportLogOut?: string;
+  exportOtelOut?: string;
+  keyMode?: string;
+  privateKey?: string;
+  privateKeyEnv?: string;
+  identity?: string;
+  riskClass?: string;
+  stateDir?: string;
+}
 
 interface HookOptionSpec {
   flag: string;
@@ -150,4 +170,71 @@ export function register(program: Command, ctx: CliContext): void {
       }
       await runClaudeCodeHook(ctx, parsed.flags, parsed.ok ? undefined : parsed.error);
     });
+}
+
+/** Write a reply: JSON on stdout (exit 0) or the reason on stderr (exit 2). */
+export function emitHookReply(ctx: CliContext, reply: HookReply): void {
+  if (reply.stdout !== undefined) ctx.stdout(JSON.stringify(reply.stdout) + '\n');
+  if (reply.stderr !== undefined) ctx.stderr(reply.stderr);
+  ctx.exitCode = reply.exitCode === 2 ? EXIT.VERIFY_FAILED : EXIT.OK;
+}
+
+/** Claude Code's hook input from standard input (`parseHookInput` says what counts as an event). */
+export async function readHookInput(ctx: CliContext): Promise<HookInput> {
+  let text: string;
+  try {
+    text = await ctx.readStdin();
+  } catch (err) {
+    return { ok: false, event: undefined, message: `read stdin: ${(err as Error).message}` };
+  }
+  return parseHookInput(text);
+}
+
+/**
+ * `ward hook claude-code --policy P`: read Claude Code's hook JSON on stdin, decide through the
+ * `claude_code` adapter, write a signed trace, and answer in the shape of the event. Every failure
+ * is a deny (see `failReply`): Claude Code runs the tool on any exit other than 0 and 2, so the hook
+ * never lets a failure become another exit code. `argError` is a command-line problem found before
+ * the call was read: the input is still read, so the deny has the event's shape.
+ */
+export async function runClaudeCodeHook(ctx: CliContext, flags: ClaudeCodeHookFlags, argError?: string): Promise<void> {
+  let reply: HookReply;
+  try {
+    reply = await decideHook(ctx, flags, argError);
+  } catch (err) {
+    reply = failReply(undefined, `internal error: ${(err as Error)?.message ?? String(err)}`);
+  }
+  emitHookReply(ctx, reply);
+}
+
+async function decideHook(ctx: CliContext, flags: ClaudeCodeHookFlags, argError: string | undefined): Promise<HookReply> {
+  const input = await readHookInput(ctx);
+  if (argError !== undefined) return failReply(input.event, `${argError}; fix the hook command in your Claude Code settings`);
+  if (!input.ok) return failReply(input.event, input.message);
+  const { payload, event } = input;
+  if (!flags.policy || flags.policy.trim() === '') return failReply(event, '--policy is required');
+  try {
+    const cfg = loadServiceConfig({
+      ...sharedServiceFlags(flags),
+      adapter: 'claude_code',
+      stateDir: stateDir(ctx, flags.stateDir),
+      cwd: ctx.cwd,
+      env: ctx.env,
+      serve: false,
+    });
+    const hookCwd = typeof payload['cwd'] === 'string' ? payload['cwd'] : '';
+    const result = evaluateDecision(cfg, {
+      payload,
+      adapter: 'claude_code',
+      enrichCall: (call) => {
+        call.context.identity = (flags.identity ?? '').trim() || 'claude-code';
+        call.context.workspace = hookCwd.trim() || ctx.cwd;
+        if (flags.riskClass) call.context.risk_class = flags.riskClass;
+        alignMcpToolTargets(call);
+      },
+    });
+    return replyForVerdict(event, result);
+  } catch (err) {
+    return failReply(event, (err as Error).message);
+  }
 }

@@ -142,7 +142,7 @@ export function registerProxy(mcp: Command, ctx: CliContext): void {
         if (!flags.call && rest.length === 1) flags.call = rest.shift();
       }
       if (flags.call) {
-        const { runMcpCall } = await import('../../mcp/service/call-command.js');
+        const { runMcpCall } = await import('./mcp-call.js');
         return runMcpCall(ctx, flags);
       }
       await runProxy(ctx, flags, command);

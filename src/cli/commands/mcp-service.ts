@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import type { CliContext } from '../context.js';
-import { runMcpServe, type McpServeFlags } from '../../mcp/service/serve-command.js';
-import { runMcpVerify, type McpVerifyFlags } from '../../mcp/service/verify.js';
+import { runMcpServe, type McpServeFlags } from './mcp-serve.js';
+import { runMcpVerify, type McpVerifyFlags } from './mcp-verify.js';
 import { STATE_DIR_HELP } from '../context.js';
 
 /**

@@ -1,13 +1,16 @@
-import { randomBytes, randomUUID, createHash, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { EXIT, type ExitCode } from '../../contract/exit-codes.js';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { localhostHostValidation, localhostOriginValidation, NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { isJsonDuplicateKeyError, parseJsonText, type JsonObject } from '../../canon/json.js';
+import { readBody } from '../../edge/body.js';
+import { BearerAuth, isLoopbackHost, LoopbackGuard, type OriginRefusal } from '../../edge/guard.js';
+import { HttpError } from '../../edge/http-error.js';
 import { RPC } from './jsonrpc.js';
 import type { ContextEnvelope } from '../../context/index.js';
 import type { KillSwitchState } from '../../gate/kill-switch.js';
@@ -224,15 +227,14 @@ export async function runStdio(rt: ProxyRuntime, input: Readable, output: Writab
   return EXIT.OK;
 }
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
-export function isLoopback(host: string): boolean {
-  return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
+/** Is the --listen host loopback (the edge kit's one rule: 127.0.0.0/8, ::1, IPv4-mapped loopback, localhost)? */
+export const isLoopback = isLoopbackHost;
 
-function sameSecret(given: string, expected: string): boolean {
-  const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b);
+/** A refused Host or Origin, in the words (and JSON-RPC code) the MCP SDK's own guards use. */
+function refusalMessage(refused: OriginRefusal): { status: number; message: string } {
+  if (refused.code === 'host_missing') return { status: 400, message: 'Missing Host header' };
+  if (refused.code === 'host') return { status: 403, message: refused.name !== undefined ? `Invalid Host: ${refused.name}` : `Invalid Host header: ${refused.header}` };
+  return { status: 403, message: refused.name !== undefined ? `Invalid Origin: ${refused.name}` : `Invalid Origin header: ${refused.header}` };
 }
 
 interface HttpSession {
@@ -266,9 +268,8 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
   /** Every session that exists, initialized or still being set up: counted against the cap, ended by stop(). */
   const live = new Set<HttpSession>();
   let stopping = false;
-  const loopback = isLoopback(listen.host);
-  const hostOk = loopback ? localhostHostValidation() : undefined;
-  const originOk = loopback ? localhostOriginValidation() : undefined;
+  const guard = isLoopbackHost(listen.host) ? new LoopbackGuard([listen.host]) : undefined;
+  const auth = listen.authToken !== undefined ? new BearerAuth(listen.authToken) : undefined;
 
   const reject = (res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code: number = RPC.HTTP_REJECTED) => {
     res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
@@ -278,28 +279,37 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== listen.path) return reject(res, 404, `not found: the MCP endpoint is ${listen.path}`);
-    if (hostOk && !hostOk(req, res)) return;
-    if (originOk && !originOk(req, res)) return;
-    if (listen.authToken !== undefined) {
-      const auth = req.headers['authorization'] ?? '';
-      const m = /^Bearer (.+)$/.exec(auth);
-      if (!m || !sameSecret(m[1]!, listen.authToken)) {
-        return reject(res, 401, m ? 'invalid bearer authorization' : 'missing bearer authorization', { 'WWW-Authenticate': 'Bearer' });
-      }
+    const refused = guard?.refusal(req);
+    if (refused) {
+      const { status, message } = refusalMessage(refused);
+      return reject(res, status, message);
+    }
+    const unauthorized = auth?.refusal(req.headers.authorization);
+    if (unauthorized) {
+      return reject(res, 401, unauthorized === 'mismatch' ? 'invalid bearer authorization' : 'missing bearer authorization', { 'WWW-Authenticate': 'Bearer' });
     }
     if (stopping) return reject(res, 503, 'Ward is shutting down', { Connection: 'close' });
     // Ward reads every POST body itself, strictly (a repeated member name is refused: Ward and the
     // server could otherwise read different messages from it), and hands the transport the result.
     const readPost = async (): Promise<{ body: unknown } | undefined> => {
+      let text: string;
       try {
-        return { body: parseJsonText(await readBody(req, listen.maxRequestBytes)) };
+        text = (await readBody(req, listen.maxRequestBytes)).toString('utf8');
       } catch (err) {
-        const tooLarge = (err as Error).message === 'too large';
+        // Over the limit (declared or read): 413 and the connection closes; a client gone mid-body gets nothing useful either way.
+        const tooLarge = err instanceof HttpError && err.code === 'body_too_large';
+        if (tooLarge) reject(res, 413, 'request body too large', { Connection: 'close' });
+        else reject(res, 400, 'Parse error: Invalid JSON', {}, RPC.PARSE_ERROR);
+        return undefined;
+      }
+      try {
+        return { body: parseJsonText(text) };
+      } catch (err) {
         if (isJsonDuplicateKeyError(err)) {
           log.warn('request with a repeated member name refused; not forwarded', { error: err.message });
           reject(res, 400, `Invalid Request: ${err.message} (a message must not repeat a member name)`, {}, RPC.INVALID_REQUEST);
         } else if (err instanceof RangeError) reject(res, 400, 'Invalid Request: nesting too deep to read', {}, RPC.INVALID_REQUEST);
-        else reject(res, tooLarge ? 413 : 400, tooLarge ? 'request body too large' : 'Parse error: Invalid JSON', {}, tooLarge ? RPC.HTTP_REJECTED : RPC.PARSE_ERROR);
+        else reject(res, 400, 'Parse error: Invalid JSON', {}, RPC.PARSE_ERROR);
         return undefined;
       }
     };
@@ -420,22 +430,4 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
     await rt.close();
   };
   return { server, stop };
-}
-
-function readBody(req: IncomingMessage, max: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > max) {
-        reject(new Error('too large'));
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }

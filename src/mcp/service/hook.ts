@@ -1,27 +1,10 @@
 import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../../canon/json.js';
-import { EXIT } from '../../contract/exit-codes.js';
-import { stateDir, type CliContext } from '../../cli/context.js';
-import { loadServiceConfig, sharedServiceFlags } from './config.js';
-import { evaluateDecision, type DecisionResult } from './evaluate.js';
+import type { DecisionResult } from './evaluate.js';
 import type { CallTarget, ToolCall } from './tool-call.js';
 import { operationFromToolName } from '../proxy/intent.js';
 
-/** `ward hook claude-code` flags. */
-export interface ClaudeCodeHookFlags {
-  policy?: string;
-  contextEnvelope?: string;
-  profile?: string;
-  jobRoot?: string;
-  killSwitchState?: string;
-  exportLogOut?: string;
-  exportOtelOut?: string;
-  keyMode?: string;
-  privateKey?: string;
-  privateKeyEnv?: string;
-  identity?: string;
-  riskClass?: string;
-  stateDir?: string;
-}
+// The Claude Code hook protocol: its events, the reply for each verdict and for a failure, and how
+// its input is read. `ward hook claude-code` (cli/commands/hook.ts) runs it.
 
 /** The Claude Code events the hook answers, each with its own reply shape. */
 export const HOOK_EVENTS = ['PreToolUse', 'PermissionRequest', 'PostToolUse'] as const;
@@ -141,28 +124,15 @@ function postToolUseBlock(reason: string): JsonObject {
   return { decision: 'block', reason };
 }
 
-/** Write a reply: JSON on stdout (exit 0) or the reason on stderr (exit 2). */
-export function emitHookReply(ctx: CliContext, reply: HookReply): void {
-  if (reply.stdout !== undefined) ctx.stdout(JSON.stringify(reply.stdout) + '\n');
-  if (reply.stderr !== undefined) ctx.stderr(reply.stderr);
-  ctx.exitCode = reply.exitCode === 2 ? EXIT.VERIFY_FAILED : EXIT.OK;
-}
-
 /** The hook input as far as it could be read: the payload (a JSON object) and its event. */
 export type HookInput = { ok: true; payload: JsonObject; event: HookEvent } | { ok: false; event: HookEvent | undefined; message: string };
 
 /**
- * Read Claude Code's hook input. An object without `hook_event_name` is taken as PreToolUse (the
- * `claude_code` payload of the decision service has no event); an event Ward does not answer, or
- * input that is not a JSON object, has no event to shape a reply for.
+ * Read Claude Code's hook input text. An object without `hook_event_name` is taken as PreToolUse
+ * (the `claude_code` payload of the decision service has no event); an event Ward does not answer,
+ * or input that is not a JSON object, has no event to shape a reply for.
  */
-export async function readHookInput(ctx: CliContext): Promise<HookInput> {
-  let text: string;
-  try {
-    text = await ctx.readStdin();
-  } catch (err) {
-    return { ok: false, event: undefined, message: `read stdin: ${(err as Error).message}` };
-  }
+export function parseHookInput(text: string): HookInput {
   if (text.trim() === '') return { ok: false, event: undefined, message: 'empty hook input on stdin' };
   let payload: JsonValue;
   try {
@@ -193,55 +163,6 @@ function lenientEvent(text: string): HookEvent | undefined {
     return typeof e === 'string' && (HOOK_EVENTS as readonly string[]).includes(e) ? (e as HookEvent) : undefined;
   } catch {
     return undefined;
-  }
-}
-
-/**
- * `ward hook claude-code --policy P`: read Claude Code's hook JSON on stdin, decide through the
- * `claude_code` adapter, write a signed trace, and answer in the shape of the event. Every failure
- * is a deny (see `failReply`): Claude Code runs the tool on any exit other than 0 and 2, so the hook
- * never lets a failure become another exit code. `argError` is a command-line problem found before
- * the call was read: the input is still read, so the deny has the event's shape.
- */
-export async function runClaudeCodeHook(ctx: CliContext, flags: ClaudeCodeHookFlags, argError?: string): Promise<void> {
-  let reply: HookReply;
-  try {
-    reply = await decideHook(ctx, flags, argError);
-  } catch (err) {
-    reply = failReply(undefined, `internal error: ${(err as Error)?.message ?? String(err)}`);
-  }
-  emitHookReply(ctx, reply);
-}
-
-async function decideHook(ctx: CliContext, flags: ClaudeCodeHookFlags, argError: string | undefined): Promise<HookReply> {
-  const input = await readHookInput(ctx);
-  if (argError !== undefined) return failReply(input.event, `${argError}; fix the hook command in your Claude Code settings`);
-  if (!input.ok) return failReply(input.event, input.message);
-  const { payload, event } = input;
-  if (!flags.policy || flags.policy.trim() === '') return failReply(event, '--policy is required');
-  try {
-    const cfg = loadServiceConfig({
-      ...sharedServiceFlags(flags),
-      adapter: 'claude_code',
-      stateDir: stateDir(ctx, flags.stateDir),
-      cwd: ctx.cwd,
-      env: ctx.env,
-      serve: false,
-    });
-    const hookCwd = typeof payload['cwd'] === 'string' ? payload['cwd'] : '';
-    const result = evaluateDecision(cfg, {
-      payload,
-      adapter: 'claude_code',
-      enrichCall: (call) => {
-        call.context.identity = (flags.identity ?? '').trim() || 'claude-code';
-        call.context.workspace = hookCwd.trim() || ctx.cwd;
-        if (flags.riskClass) call.context.risk_class = flags.riskClass;
-        alignMcpToolTargets(call);
-      },
-    });
-    return replyForVerdict(event, result);
-  } catch (err) {
-    return failReply(event, (err as Error).message);
   }
 }
 

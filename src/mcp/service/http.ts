@@ -1,8 +1,9 @@
-import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
-import { isJsonDuplicateKeyError, isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../../canon/json.js';
-import { duplicateKeyDetails } from '../../canon/strict-json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../canon/json.js';
+import { parseJsonBody, readBody } from '../../edge/body.js';
+import { BearerAuth, type LoopbackGuard } from '../../edge/guard.js';
+import { HttpError } from '../../edge/http-error.js';
 import { isWardError } from '../../errors.js';
 import {
   checkedLocalPath,
@@ -32,6 +33,8 @@ export interface EvaluateHandlerOptions {
   httpVerdictStatus?: HttpVerdictStatus;
   /** When set, requests need `Authorization: Bearer <token>` (constant-time compare). */
   authToken?: string | undefined;
+  /** Host and Origin checks (`ward mcp serve` on loopback); the daemon applies its own before mounting. */
+  loopbackGuard?: LoopbackGuard | undefined;
   /** Session journals (`--session-dir`); journaling is on whenever a session id is known. */
   sessionDir?: string | undefined;
   /** Retention sweeps after each request. */
@@ -57,18 +60,6 @@ const REQUEST_KEYS = new Set([
   'emit_pack',
 ]);
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly headers: Record<string, string> = {},
-    /** Extra members of the error body (`duplicate_key`, `duplicate_key_path`). */
-    readonly details: Record<string, unknown> = {},
-  ) {
-    super(message);
-  }
-}
-
 /**
  * Build the `/v1/evaluate*` handler. The daemon mounts it with
  * `if (await evaluate(req, res)) return;` before its own routes.
@@ -76,37 +67,33 @@ class HttpError extends Error {
 export function createEvaluateHandler(opts: EvaluateHandlerOptions): EvaluateHandler {
   const maxBytes = opts.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
   const strict = opts.httpVerdictStatus === 'strict';
-  const tokenDigest = opts.authToken ? sha256(opts.authToken) : undefined;
+  const auth = opts.authToken ? new BearerAuth(opts.authToken) : undefined;
   const writer = opts.traceWriter ?? new DecisionTraceWriter();
   return async (req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     const route = EVALUATE_ROUTES.find((r) => r === path || r + '/' === path);
     if (!route) return false;
     try {
-      if (req.method !== 'POST') throw new HttpError(405, 'method not allowed', { allow: 'POST' });
-      if (tokenDigest) checkBearer(req.headers['authorization'], tokenDigest);
+      if (req.method !== 'POST') throw new HttpError('method', 'method not allowed', { headers: { allow: 'POST' } });
+      if (auth) checkBearer(auth, req);
       const contentType = req.headers['content-type'];
       if (contentType !== undefined && contentType.split(';')[0]!.trim().toLowerCase() !== 'application/json') {
-        throw new HttpError(415, 'content type must be application/json');
+        throw new HttpError('content_type', 'content type must be application/json');
       }
-      const body = await readBody(req, maxBytes);
-      const request = parseRequest(body, opts);
+      const request = parseRequest(await readBody(req, maxBytes), opts);
       let result: DecisionResult;
       try {
         // The trace is written off the event loop; the answer waits for it, other requests do not.
         result = await evaluateDecisionAsync(opts.config, request.decision, writer);
       } catch (err) {
-        throw new HttpError(400, isWardError(err) || err instanceof Error ? (err as Error).message : String(err));
+        throw new HttpError('bad_request', isWardError(err) || err instanceof Error ? (err as Error).message : String(err));
       }
       const warnings = sideEffects(opts, request, result);
       const payload = responseJson(result, warnings);
       const status = strict ? (result.verdict === 'block' ? 403 : result.verdict === 'require_approval' || result.verdict === 'dry_run' ? 409 : 200) : 200;
       send(res, route, status, payload);
     } catch (err) {
-      const e = err instanceof HttpError ? err : new HttpError(400, (err as Error).message ?? String(err));
-      // The client may still be sending an oversized body: answer, then close the connection.
-      if (e.status === 413) res.setHeader('connection', 'close');
-      sendJson(res, e.status, JSON.stringify({ ok: false, error: e.message, ...e.details }) + '\n', e.headers);
+      sendError(res, err, maxBytes);
     }
     return true;
   };
@@ -116,6 +103,15 @@ export function createEvaluateHandler(opts: EvaluateHandlerOptions): EvaluateHan
 export function createMcpServeListener(opts: EvaluateHandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const evaluate = createEvaluateHandler(opts);
   return (req, res) => {
+    const refused = opts.loopbackGuard?.refusal(req);
+    if (refused) {
+      const error =
+        refused.code === 'host_missing'
+          ? new HttpError('host_missing', 'missing Host header')
+          : new HttpError(refused.code, `${refused.code === 'host' ? 'Host' : 'Origin'} ${JSON.stringify(refused.header)} is not allowed on this loopback listener`);
+      sendError(res, error, 0);
+      return;
+    }
     const path = (req.url ?? '/').split('?')[0]!;
     if (path === '/healthz') {
       if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -131,49 +127,24 @@ export function createMcpServeListener(opts: EvaluateHandlerOptions): (req: Inco
   };
 }
 
-function sha256(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
+/** 401 in the service's words: no usable `Bearer <token>` is "missing", a wrong token "invalid". */
+function checkBearer(auth: BearerAuth, req: IncomingMessage): void {
+  const refused = auth.refusal(req.headers.authorization);
+  if (refused === undefined) return;
+  throw new HttpError('auth', refused === 'mismatch' ? 'invalid bearer authorization' : 'missing bearer authorization', { headers: { 'www-authenticate': 'Bearer' } });
 }
 
-function checkBearer(header: string | undefined, tokenDigest: Buffer): void {
-  const match = /^Bearer[ \t]+(.+)$/i.exec(header ?? '');
-  if (!match || match[1]!.trim() === '') throw new HttpError(401, 'missing bearer authorization', { 'www-authenticate': 'Bearer' });
-  // Compare fixed-length digests so neither content nor length leaks through timing.
-  if (!timingSafeEqual(sha256(match[1]!.trim()), tokenDigest)) {
-    throw new HttpError(401, 'invalid bearer authorization', { 'www-authenticate': 'Bearer' });
-  }
-}
-
-function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    req.resume();
-    return Promise.reject(new HttpError(413, `request body exceeds ${maxBytes} bytes`));
-  }
-  return new Promise((resolvePromise, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    req.on('data', (chunk: Buffer) => {
-      if (failed) return;
-      size += chunk.length;
-      if (size > maxBytes) {
-        failed = true;
-        reject(new HttpError(413, `request body exceeds ${maxBytes} bytes`));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (!failed) resolvePromise(Buffer.concat(chunks));
-    });
-    req.on('error', (err) => {
-      if (!failed) {
-        failed = true;
-        reject(new HttpError(400, `read request body: ${err.message}`));
-      }
-    });
-  });
+/**
+ * The service's error envelope (`mcp-decision-service.md` §6.5): `{ok:false, error}` plus any
+ * details (`duplicate_key`, `duplicate_key_path`), with the status of the error's code.
+ */
+function sendError(res: ServerResponse, err: unknown, maxBytes: number): void {
+  const e = err instanceof HttpError ? err : new HttpError('bad_request', (err as Error).message ?? String(err));
+  const message = e.code === 'body_too_large' ? `request body exceeds ${maxBytes} bytes` : e.message;
+  const headers = { ...(e.code === 'auth' || e.code === 'method' ? e.options.headers : {}) };
+  // The client may still be sending an oversized body: answer, then close the connection.
+  if (e.status === 413) res.setHeader('connection', 'close');
+  sendJson(res, e.status, JSON.stringify({ ok: false, error: message, ...e.options.details }) + '\n', headers);
 }
 
 interface ParsedRequest {
@@ -184,42 +155,37 @@ interface ParsedRequest {
 
 /** The request body (§6.5): one JSON object, unknown fields rejected, `call` a non-empty object. */
 function parseRequest(body: Buffer, opts: EvaluateHandlerOptions): ParsedRequest {
-  let value: JsonValue;
-  try {
-    value = parseJsonText(body.toString('utf8'));
-  } catch (err) {
-    // A repeated key (at any depth, e.g. two `call`s or two `arguments`) is refused, naming it.
-    throw new HttpError(400, `decode request: ${(err as Error).message}`, {}, isJsonDuplicateKeyError(err) ? duplicateKeyDetails(err) : {});
-  }
-  if (!isJsonObject(value)) throw new HttpError(400, 'decode request: body must be a JSON object');
+  // A repeated key (at any depth, e.g. two `call`s or two `arguments`) is refused, naming it.
+  const value: JsonValue = parseJsonBody(body, 'decode request: ');
+  if (!isJsonObject(value)) throw new HttpError('bad_request', 'decode request: body must be a JSON object');
   for (const key of Object.keys(value)) {
-    if (!REQUEST_KEYS.has(key)) throw new HttpError(400, `decode request: unknown field ${JSON.stringify(key)}`);
+    if (!REQUEST_KEYS.has(key)) throw new HttpError('bad_request', `decode request: unknown field ${JSON.stringify(key)}`);
   }
   const str = (key: string): string => {
     const v = value[key];
     if (v === undefined || v === null) return '';
-    if (typeof v !== 'string') throw new HttpError(400, `decode request: ${key} must be a string`);
+    if (typeof v !== 'string') throw new HttpError('bad_request', `decode request: ${key} must be a string`);
     return v.trim();
   };
   const bool = (key: string): boolean => {
     const v = value[key];
     if (v === undefined || v === null) return false;
-    if (typeof v !== 'boolean') throw new HttpError(400, `decode request: ${key} must be a boolean`);
+    if (typeof v !== 'boolean') throw new HttpError('bad_request', `decode request: ${key} must be a boolean`);
     return v;
   };
   const call = value['call'];
-  if (!isJsonObject(call) || Object.keys(call).length === 0) throw new HttpError(400, 'call is required and must be a non-empty JSON object');
+  if (!isJsonObject(call) || Object.keys(call).length === 0) throw new HttpError('bad_request', 'call is required and must be a non-empty JSON object');
   const cfg = opts.config;
   const artifactPath = (key: string): string | undefined => {
     const v = str(key);
     if (v === '') return undefined;
     if (!cfg.allowClientArtifactPaths) {
-      throw new HttpError(400, `${key} is not allowed; start ward mcp serve with --allow-client-artifact-paths`);
+      throw new HttpError('bad_request', `${key} is not allowed; start ward mcp serve with --allow-client-artifact-paths`);
     }
     try {
       return resolve(cfg.cwd, checkedLocalPath(v, key));
     } catch (err) {
-      throw new HttpError(400, (err as Error).message);
+      throw new HttpError('bad_request', (err as Error).message);
     }
   };
   const traceOut = artifactPath('trace_path');
@@ -228,11 +194,11 @@ function parseRequest(body: Buffer, opts: EvaluateHandlerOptions): ParsedRequest
   const sessionJournal = artifactPath('session_journal');
   const emitRunpack = bool('emit_runpack');
   const emitPack = bool('emit_pack');
-  if (emitPack && !cfg.packDir && !packOut) throw new HttpError(400, 'emit_pack requires --pack-dir');
-  if (emitRunpack && !cfg.runpackDir && !runpackOut) throw new HttpError(400, 'emit_runpack requires --runpack-dir');
+  if (emitPack && !cfg.packDir && !packOut) throw new HttpError('bad_request', 'emit_pack requires --pack-dir');
+  if (emitRunpack && !cfg.runpackDir && !runpackOut) throw new HttpError('bad_request', 'emit_runpack requires --runpack-dir');
   const interval = value['checkpoint_interval'];
   if (interval !== undefined && interval !== null && (typeof interval !== 'number' || !Number.isSafeInteger(interval) || interval < 0)) {
-    throw new HttpError(400, 'decode request: checkpoint_interval must be a non-negative integer');
+    throw new HttpError('bad_request', 'decode request: checkpoint_interval must be a non-negative integer');
   }
   const adapter = str('adapter');
   return {

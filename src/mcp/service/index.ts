@@ -1,6 +1,7 @@
-// The reference-compatible MCP decision service (`mcp-decision-service.md`): payload adapters,
-// the decision pipeline, `mcp proxy --call`, `mcp serve` (HTTP), `mcp verify` (trust) and the
-// Claude Code PreToolUse hook.
+// The reference-compatible MCP decision service (`mcp-decision-service.md`), protocol only:
+// payload adapters, the decision pipeline, the HTTP service (`/v1/evaluate*`), MCP server trust
+// and the Claude Code hook protocol. The commands that run them (`mcp proxy --call`, `mcp serve`,
+// `mcp verify`, `hook claude-code`) are in src/cli/commands.
 export { ADAPTERS, normalizeAdapter, decodeToolCall, claudeCodeToolName, type AdapterName } from './adapters.js';
 export { toIntentRequest, FALLBACK_CONTEXT_WARNING, type Profile } from './intent.js';
 export {
@@ -15,7 +16,6 @@ export {
   type PendingDecisionResult,
 } from './evaluate.js';
 export { loadServiceConfig, type ServiceOptions } from './config.js';
-export { runMcpCall, type McpCallFlags } from './call-command.js';
 export {
   createEvaluateHandler,
   createMcpServeListener,
@@ -25,18 +25,17 @@ export {
   type EvaluateHandlerOptions,
   type HttpVerdictStatus,
 } from './http.js';
-export { startMcpServe, runMcpServe, parseListen, isLoopbackHost, type McpServeFlags } from './serve-command.js';
-export { runMcpVerify, type McpVerifyFlags } from './verify.js';
+export { verifyMcpServer, type McpServerVerdict } from './verify.js';
 export { evaluateMcpTrust, parseTrustSnapshot, applyMcpTrust, mcpTrustDecisionJson, type McpTrustDecision } from './trust.js';
 export {
-  runClaudeCodeHook,
   hookOutput,
   hookOutputFor,
   replyForVerdict,
   failReply,
-  readHookInput,
+  parseHookInput,
+  alignMcpToolTargets,
   HOOK_EVENTS,
-  type ClaudeCodeHookFlags,
+  type HookInput,
   type HookOutput,
   type HookEvent,
   type HookReply,

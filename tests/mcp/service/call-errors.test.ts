@@ -6,7 +6,7 @@ import { packVerified, verifyPack } from '../../../src/pack/index.js';
 import { loadOrCreateDefaultKey } from '../../../src/keys/index.js';
 import { tempDir, v7PrivateKeyFile } from '../../cli/run.js';
 import { callJson, compat, inProcess, POLICY } from './helpers.js';
-import { runMcpCall } from '../../../src/mcp/service/call-command.js';
+import { runMcpCall } from '../../../src/cli/commands/mcp-call.js';
 import { normalizeRunId, traceTimestamp } from '../../../src/mcp/service/evaluate.js';
 
 function writeCall(dir: string, call: unknown, name = 'call.json'): string {

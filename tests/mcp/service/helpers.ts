@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { CliContext } from '../../../src/cli/context.js';
 import { EXIT, type ExitCode } from '../../../src/contract/exit-codes.js';
 import { describeFailure } from '../../../src/cli/output.js';
-import { runMcpCall, type McpCallFlags } from '../../../src/mcp/service/call-command.js';
+import { runMcpCall, type McpCallFlags } from '../../../src/cli/commands/mcp-call.js';
 import { fixture, tempDir } from '../../cli/run.js';
 
 export const compat = (name: string) => fixture(join('mcp-compat', name));

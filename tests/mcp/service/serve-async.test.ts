@@ -7,7 +7,7 @@ import { loadOrCreateDefaultKey } from '../../../src/keys/index.js';
 import { loadServiceConfig } from '../../../src/mcp/service/config.js';
 import { DecisionTraceWriter, type PendingDecisionResult } from '../../../src/mcp/service/evaluate.js';
 import { createMcpServeListener } from '../../../src/mcp/service/http.js';
-import { startMcpServe } from '../../../src/mcp/service/serve-command.js';
+import { startMcpServe } from '../../../src/cli/commands/mcp-serve.js';
 import { verifyTraceText } from '../../../src/trace/verify.js';
 import { tempDir } from '../../cli/run.js';
 import { compat, inProcess, POLICY } from './helpers.js';

@@ -1,10 +1,10 @@
 import { EXIT } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
-import { stateDir, type CliContext } from '../../cli/context.js';
-import { parseJsonInput, readInputText } from '../../cli/input.js';
-import { correlationId, goJsonLine } from '../../cli/output.js';
-import { loadServiceConfig, sharedServiceFlags } from './config.js';
-import { evaluateDecision, type DecisionResult } from './evaluate.js';
+import { loadServiceConfig, sharedServiceFlags } from '../../mcp/service/config.js';
+import { evaluateDecision, type DecisionResult } from '../../mcp/service/evaluate.js';
+import { stateDir, type CliContext } from '../context.js';
+import { parseJsonInput, readInputText } from '../input.js';
+import { correlationId, goJsonLine } from '../output.js';
 
 /**
  * The flags of `ward mcp proxy --call F|-` (commander's camelCase). The proxy command registers

@@ -1,14 +1,14 @@
 import { createServer, type Server } from 'node:http';
-import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { EXIT } from '../../contract/exit-codes.js';
+import { BearerAuth, isLoopbackHost, LoopbackGuard } from '../../edge/guard.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
-import { stateDir, type CliContext } from '../../cli/context.js';
-import { goJsonLine } from '../../cli/output.js';
-import { loadServiceConfig, sharedServiceFlags } from './config.js';
-import { DecisionTraceWriter } from './evaluate.js';
-import { createMcpServeListener, DEFAULT_MAX_REQUEST_BYTES, type HttpVerdictStatus } from './http.js';
-import { parseMaxAge, type RetentionRule } from './session.js';
+import { loadServiceConfig, sharedServiceFlags } from '../../mcp/service/config.js';
+import { DecisionTraceWriter } from '../../mcp/service/evaluate.js';
+import { createMcpServeListener, DEFAULT_MAX_REQUEST_BYTES, type HttpVerdictStatus } from '../../mcp/service/http.js';
+import { parseMaxAge, type RetentionRule } from '../../mcp/service/session.js';
+import { stateDir, type CliContext } from '../context.js';
+import { goJsonLine } from '../output.js';
 
 /** `ward mcp serve` flags (commander camelCase). */
 export interface McpServeFlags {
@@ -60,15 +60,6 @@ export function parseListen(text: string): ListenAddress {
   return { host: m[1] ?? m[2] ?? '', port };
 }
 
-/** Loopback IPs and `localhost`; an empty host (all interfaces) is not loopback. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.toLowerCase();
-  if (h === 'localhost') return true;
-  if (isIP(h) === 4) return h.startsWith('127.');
-  if (isIP(h) === 6) return h === '::1' || h === '0:0:0:0:0:0:0:1' || /^::ffff:127\./.test(h);
-  return false;
-}
-
 function nonNegativeInt(flag: string, value: string | undefined): number {
   const text = (value ?? '0').trim();
   if (!/^\d+$/.test(text)) throw new WardError(ERROR_CODES.USAGE, `invalid ${flag} ${JSON.stringify(value)}: want an integer >= 0`);
@@ -91,6 +82,7 @@ export async function startMcpServe(ctx: CliContext, flags: McpServeFlags): Prom
     if (name === '') throw new WardError(ERROR_CODES.USAGE, '--auth-mode token requires --auth-token-env', { hint: 'export WARD_MCP_TOKEN=... and pass --auth-token-env WARD_MCP_TOKEN' });
     token = (ctx.env[name] ?? '').trim();
     if (token === '') throw new WardError(ERROR_CODES.USAGE, `--auth-token-env ${name} is empty or unset`, { hint: `export ${name} with the bearer token clients must send` });
+    new BearerAuth(token); // refuses, before listening, a token no client could send
   }
   if (!isLoopbackHost(listen.host) && !token) {
     throw new WardError(ERROR_CODES.USAGE, `non-loopback --listen ${flags.listen} requires --auth-mode token`, {
@@ -133,6 +125,8 @@ export async function startMcpServe(ctx: CliContext, flags: McpServeFlags): Prom
     maxRequestBytes: maxBytes || DEFAULT_MAX_REQUEST_BYTES,
     httpVerdictStatus: verdictStatus as HttpVerdictStatus,
     authToken: token,
+    // DNS rebinding and cross-site requests: Host and Origin must name this loopback listener.
+    loopbackGuard: isLoopbackHost(listen.host) ? new LoopbackGuard([listen.host]) : undefined,
     sessionDir,
     retention,
   });

@@ -1,0 +1,85 @@
+import type { SigningKey, VerifyKey } from '../keys/index.js';
+import type { EvidenceStore } from '../store/types.js';
+import type { TraceFormat } from '../trace/record.js';
+import type { GateService } from './gate-service.js';
+import type { SigningKeyHolder } from './key-holder.js';
+import type { DaemonMetrics } from './metrics.js';
+import type { PolicyHolder, ReloadTrigger } from './policy-holder.js';
+import type { DaemonTraceSink } from './trace-sink.js';
+
+// What `startDaemon` is given and what every route is handed: types only, so the routes and the
+// server both depend on this file and not on each other.
+
+export interface DaemonOptions {
+  stateDir: string;
+  policyPath: string;
+  host: string;
+  port: number;
+  /** Bearer token; required when `host` is not loopback. */
+  authToken?: string | undefined;
+  /** Extra Host header names accepted on a loopback listener. */
+  allowedHosts?: readonly string[];
+  signingKey: SigningKey;
+  /**
+   * Re-reads the signing key's source on reload (SIGHUP): the `--private-key` file, the
+   * `--private-key-env` variable or the default `<state>/keys` key. Undefined: the key never changes
+   * (an ephemeral dev key).
+   */
+  signingKeySource?: (() => SigningKey) | undefined;
+  /** Keys that verify approval/delegation tokens (default: the current signing key). */
+  tokenVerifyKeys?: readonly VerifyKey[];
+  keyWarnings?: readonly string[];
+  traceFormat?: TraceFormat;
+  profile?: 'standard' | 'oss-prod';
+  rateLimitStatePath?: string;
+  maxBodyBytes?: number;
+  maxPackBytes?: number;
+  maxBatchItems?: number;
+  queueCapacity?: number;
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  keepAliveTimeoutMs?: number;
+  shutdownTimeoutMs?: number;
+  /** false only for benchmarks: traces are signed and discarded (UNSAFE). */
+  traceDurability?: boolean;
+  watchPolicy?: boolean;
+  /** Ingest the spool and `<state>/traces` this often (ms; 0 = only at start). */
+  ingestIntervalMs?: number;
+  /** Keep each decision's normalized intent beside its trace (privacy: off by default). */
+  captureIntents?: boolean;
+  /** Where JSON log lines go (default stderr). */
+  logWrite?: (text: string) => void;
+  /** Own the store on a worker thread, so indexing never stalls requests (`ward serve` does). */
+  storeThread?: boolean;
+  /** Test hook: delay each group commit. */
+  commitDelayMs?: number;
+}
+
+/** Everything a route needs; one per daemon. */
+export interface DaemonContext {
+  options: Required<Pick<DaemonOptions, 'maxBodyBytes' | 'maxPackBytes' | 'maxBatchItems'>> & DaemonOptions;
+  store: EvidenceStore;
+  policies: PolicyHolder;
+  keys: SigningKeyHolder;
+  gate: GateService;
+  sink: DaemonTraceSink;
+  metrics: DaemonMetrics;
+  /** The daemon's key set (every key this process signed with, and the state directory's ring); replaced on key reload. */
+  verifyKeys: readonly VerifyKey[];
+  jwksText: string;
+  state: { draining: boolean; ready: boolean };
+  reload(trigger: ReloadTrigger): ReturnType<PolicyHolder['reload']>;
+}
+
+export const DEFAULTS = {
+  port: 7433,
+  maxBodyBytes: 1024 * 1024,
+  maxPackBytes: 64 * 1024 * 1024,
+  maxBatchItems: 256,
+  queueCapacity: 4096,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  shutdownTimeoutMs: 10_000,
+  ingestIntervalMs: 5_000,
+} as const;
