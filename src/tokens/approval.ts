@@ -6,7 +6,6 @@ import {
   isSha256Hex,
   isZeroTime,
   shortId,
-  toUTC,
   uniqueSortedLower,
   type GoTime,
   type JsonObject,
@@ -15,7 +14,16 @@ import {
 import type { NormalizedIntent } from '../intent/types.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
 import { TokenInvalidError } from './decode.js';
-import { normalizeToken, openToken, signToken, tokenKind, type TokenKind } from './kind.js';
+import {
+  decodeTokenHeader,
+  mintTokenHeader,
+  normalizeToken,
+  openToken,
+  signToken,
+  tokenHeaderJson,
+  tokenKind,
+  type TokenKind,
+} from './kind.js';
 import { addDuration } from '../canon/duration.js';
 
 export const APPROVAL_TOKEN_SCHEMA_ID = 'gait.gate.approval_token';
@@ -69,10 +77,7 @@ export type ApprovalErrorCode =
 /** The signed payload: the normalized token without `signature`, rendered as Go marshals it. */
 export function approvalTokenPayload(token: ApprovalToken): JsonObject {
   const out: JsonObject = {
-    schema_id: token.schema_id,
-    schema_version: token.schema_version,
-    created_at: formatRFC3339Nano(token.created_at),
-    producer_version: token.producer_version,
+    ...tokenHeaderJson(token),
     token_id: token.token_id,
     approver_identity: token.approver_identity,
     reason_code: token.reason_code,
@@ -89,11 +94,10 @@ export function approvalTokenPayload(token: ApprovalToken): JsonObject {
 
 const APPROVAL: TokenKind<ApprovalToken> = tokenKind<ApprovalToken>({
   what: 'approval token',
+  schemaId: APPROVAL_TOKEN_SCHEMA_ID,
+  schemaVersion: APPROVAL_TOKEN_SCHEMA_VERSION,
   decode: (obj, f) => ({
-    schema_id: goTrim(f.string(obj, 'schema_id')),
-    schema_version: goTrim(f.string(obj, 'schema_version')),
-    created_at: f.time(obj, 'created_at'),
-    producer_version: f.string(obj, 'producer_version'),
+    ...decodeTokenHeader(obj, f),
     token_id: goTrim(f.string(obj, 'token_id')),
     approver_identity: goTrim(f.string(obj, 'approver_identity')),
     reason_code: goTrim(f.string(obj, 'reason_code')),
@@ -107,8 +111,6 @@ const APPROVAL: TokenKind<ApprovalToken> = tokenKind<ApprovalToken>({
     signature: obj['signature'] ?? undefined,
   }),
   problem: (token) => {
-    if (token.schema_id !== APPROVAL_TOKEN_SCHEMA_ID) return `schema_id must be ${APPROVAL_TOKEN_SCHEMA_ID}`;
-    if (token.schema_version !== APPROVAL_TOKEN_SCHEMA_VERSION) return `schema_version must be ${APPROVAL_TOKEN_SCHEMA_VERSION}`;
     if (!token.token_id) return 'token_id is required';
     if (!token.approver_identity) return 'approver_identity is required';
     if (!token.reason_code) return 'reason_code is required';
@@ -152,8 +154,8 @@ export interface MintApprovalOptions {
 
 /** Mint a signed approval token (`ward approve`). */
 export function mintApprovalToken(opts: MintApprovalOptions): JsonObject {
-  const createdAt = toUTC(opts.now);
-  const expiresAt = addDuration(createdAt, opts.ttlNs);
+  const header = mintTokenHeader(APPROVAL, opts.now, opts.producerVersion);
+  const expiresAt = addDuration(header.created_at, opts.ttlNs);
   const scope = uniqueSortedLower(opts.scope);
   const maxTargets = opts.maxTargets ?? 0;
   const maxOps = opts.maxOps ?? 0;
@@ -183,10 +185,7 @@ export function mintApprovalToken(opts: MintApprovalOptions): JsonObject {
   return signToken(
     APPROVAL,
     {
-      schema_id: APPROVAL_TOKEN_SCHEMA_ID,
-      schema_version: APPROVAL_TOKEN_SCHEMA_VERSION,
-      created_at: createdAt,
-      producer_version: opts.producerVersion,
+      ...header,
       token_id: tokenId,
       approver_identity: approver,
       reason_code: reasonCode,

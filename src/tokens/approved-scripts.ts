@@ -15,7 +15,7 @@ import {
 import type { NormalizedIntent } from '../intent/types.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
 import { TokenInvalidError } from './decode.js';
-import { normalizeToken, signToken, tokenKind, verifyTokenSignature, type TokenKind } from './kind.js';
+import { decodeTokenHeader, normalizeToken, signToken, tokenHeaderJson, tokenKind, verifyTokenSignature, type TokenKind } from './kind.js';
 
 /**
  * Approved-script registry entries (`gait.gate.approved_script_entry`, `gate.md` §7.2 and §3.6
@@ -45,10 +45,7 @@ export interface ApprovedScriptEntry {
 
 export function approvedScriptPayload(entry: ApprovedScriptEntry): JsonObject {
   return {
-    schema_id: entry.schema_id,
-    schema_version: entry.schema_version,
-    created_at: formatRFC3339Nano(entry.created_at),
-    producer_version: entry.producer_version,
+    ...tokenHeaderJson(entry),
     pattern_id: entry.pattern_id,
     policy_digest: entry.policy_digest,
     script_hash: entry.script_hash,
@@ -61,11 +58,10 @@ export function approvedScriptPayload(entry: ApprovedScriptEntry): JsonObject {
 
 const APPROVED_SCRIPT: TokenKind<ApprovedScriptEntry> = tokenKind<ApprovedScriptEntry>({
   what: 'approved script entry',
-  decode: (obj, f) => ({
-    schema_id: goTrim(f.string(obj, 'schema_id')) || APPROVED_SCRIPT_SCHEMA_ID,
-    schema_version: goTrim(f.string(obj, 'schema_version')) || APPROVED_SCRIPT_SCHEMA_VERSION,
-    created_at: f.time(obj, 'created_at'),
-    producer_version: f.string(obj, 'producer_version'),
+  schemaId: APPROVED_SCRIPT_SCHEMA_ID,
+  schemaVersion: APPROVED_SCRIPT_SCHEMA_VERSION,
+  decode: (obj, f) => withDefaultSchema({
+    ...decodeTokenHeader(obj, f),
     pattern_id: goTrim(f.string(obj, 'pattern_id')),
     policy_digest: goLower(goTrim(f.string(obj, 'policy_digest'))),
     script_hash: goLower(goTrim(f.string(obj, 'script_hash'))),
@@ -76,8 +72,6 @@ const APPROVED_SCRIPT: TokenKind<ApprovedScriptEntry> = tokenKind<ApprovedScript
     signature: obj['signature'] ?? undefined,
   }),
   problem: (entry) => {
-    if (entry.schema_id !== APPROVED_SCRIPT_SCHEMA_ID) return `schema_id must be ${APPROVED_SCRIPT_SCHEMA_ID}`;
-    if (entry.schema_version !== APPROVED_SCRIPT_SCHEMA_VERSION) return `schema_version must be ${APPROVED_SCRIPT_SCHEMA_VERSION}`;
     if (!entry.pattern_id) return 'pattern_id is required';
     if (!isSha256Hex(entry.policy_digest)) return 'policy_digest must be sha256 hex';
     if (!isSha256Hex(entry.script_hash)) return 'script_hash must be sha256 hex';
@@ -89,6 +83,13 @@ const APPROVED_SCRIPT: TokenKind<ApprovedScriptEntry> = tokenKind<ApprovedScript
   },
   payload: approvedScriptPayload,
 });
+
+/** An entry may leave out its schema id and version (the spec lists the entry fields without them). */
+function withDefaultSchema(entry: ApprovedScriptEntry): ApprovedScriptEntry {
+  entry.schema_id ||= APPROVED_SCRIPT_SCHEMA_ID;
+  entry.schema_version ||= APPROVED_SCRIPT_SCHEMA_VERSION;
+  return entry;
+}
 
 export function normalizeApprovedScriptEntry(value: JsonValue): ApprovedScriptEntry {
   return normalizeToken(APPROVED_SCRIPT, value);

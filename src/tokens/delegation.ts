@@ -6,7 +6,6 @@ import {
   isSha256Hex,
   isZeroTime,
   shortId,
-  toUTC,
   uniqueSortedLower,
   type GoTime,
   type JsonObject,
@@ -15,7 +14,17 @@ import {
 import type { NormalizedIntent } from '../intent/types.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
 import { TokenInvalidError } from './decode.js';
-import { checkTokenSignature, normalizeToken, openToken, signToken, tokenKind, type TokenKind } from './kind.js';
+import {
+  checkTokenSignature,
+  decodeTokenHeader,
+  mintTokenHeader,
+  normalizeToken,
+  openToken,
+  signToken,
+  tokenHeaderJson,
+  tokenKind,
+  type TokenKind,
+} from './kind.js';
 import { addDuration } from '../canon/duration.js';
 
 export const DELEGATION_TOKEN_SCHEMA_ID = 'gait.gate.delegation_token';
@@ -53,10 +62,7 @@ export type DelegationErrorCode =
 
 export function delegationTokenPayload(token: DelegationToken): JsonObject {
   const out: JsonObject = {
-    schema_id: token.schema_id,
-    schema_version: token.schema_version,
-    created_at: formatRFC3339Nano(token.created_at),
-    producer_version: token.producer_version,
+    ...tokenHeaderJson(token),
     token_id: token.token_id,
     delegator_identity: token.delegator_identity,
     delegate_identity: token.delegate_identity,
@@ -71,11 +77,10 @@ export function delegationTokenPayload(token: DelegationToken): JsonObject {
 
 const DELEGATION: TokenKind<DelegationToken> = tokenKind<DelegationToken>({
   what: 'delegation token',
+  schemaId: DELEGATION_TOKEN_SCHEMA_ID,
+  schemaVersion: DELEGATION_TOKEN_SCHEMA_VERSION,
   decode: (obj, f) => ({
-    schema_id: goTrim(f.string(obj, 'schema_id')),
-    schema_version: goTrim(f.string(obj, 'schema_version')),
-    created_at: f.time(obj, 'created_at'),
-    producer_version: f.string(obj, 'producer_version'),
+    ...decodeTokenHeader(obj, f),
     token_id: goTrim(f.string(obj, 'token_id')),
     delegator_identity: goTrim(f.string(obj, 'delegator_identity')),
     delegate_identity: goTrim(f.string(obj, 'delegate_identity')),
@@ -87,8 +92,6 @@ const DELEGATION: TokenKind<DelegationToken> = tokenKind<DelegationToken>({
     signature: obj['signature'] ?? undefined,
   }),
   problem: (token) => {
-    if (token.schema_id !== DELEGATION_TOKEN_SCHEMA_ID) return `schema_id must be ${DELEGATION_TOKEN_SCHEMA_ID}`;
-    if (token.schema_version !== DELEGATION_TOKEN_SCHEMA_VERSION) return `schema_version must be ${DELEGATION_TOKEN_SCHEMA_VERSION}`;
     if (!token.token_id) return 'token_id is required';
     if (!token.delegator_identity || !token.delegate_identity) return 'delegator_identity and delegate_identity are required';
     if (token.scope.length === 0) return 'scope is required';
@@ -125,8 +128,8 @@ export interface MintDelegationOptions {
 
 /** Mint a signed delegation token (`ward delegate mint`). */
 export function mintDelegationToken(opts: MintDelegationOptions): JsonObject {
-  const createdAt = toUTC(opts.now);
-  const expiresAt = addDuration(createdAt, opts.ttlNs);
+  const header = mintTokenHeader(DELEGATION, opts.now, opts.producerVersion);
+  const expiresAt = addDuration(header.created_at, opts.ttlNs);
   const delegator = goTrim(opts.delegator);
   const delegate = goTrim(opts.delegate);
   const scope = uniqueSortedLower(opts.scope);
@@ -144,10 +147,7 @@ export function mintDelegationToken(opts: MintDelegationOptions): JsonObject {
   return signToken(
     DELEGATION,
     {
-      schema_id: DELEGATION_TOKEN_SCHEMA_ID,
-      schema_version: DELEGATION_TOKEN_SCHEMA_VERSION,
-      created_at: createdAt,
-      producer_version: opts.producerVersion,
+      ...header,
       token_id: tokenId,
       delegator_identity: delegator,
       delegate_identity: delegate,

@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue } from '../canon/index.js';
+import { formatRFC3339Nano, goTrim, toUTC, type GoTime, type JsonObject, type JsonValue } from '../canon/index.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
 import { signDigestedJson, verifyDigestedJson } from '../trace/sign.js';
 import { decodeTokenObject, TokenInvalidError, tokenFields, type TokenFields } from './decode.js';
@@ -12,17 +12,25 @@ import { decodeTokenObject, TokenInvalidError, tokenFields, type TokenFields } f
  * checks after the signature (or, for approved scripts, expiry before it) stays in its module.
  */
 
-/** What a token carries besides its fields: the signature object as given (undefined when absent). */
+/** The members every kind starts with, and the signature object as given (undefined when absent). */
 export interface Signed {
+  schema_id: string;
+  schema_version: string;
+  created_at: GoTime;
+  producer_version: string;
   signature: JsonValue | undefined;
 }
+
+export type TokenHeader = Pick<Signed, 'schema_id' | 'schema_version' | 'created_at' | 'producer_version'>;
 
 export interface TokenKindSpec<T extends Signed> {
   /** `approval token`: the subject of every message about this kind. */
   readonly what: string;
+  readonly schemaId: string;
+  readonly schemaVersion: string;
   /** Read and normalize the fields (trims, lowercasing, sorting). */
   readonly decode: (obj: JsonObject, f: TokenFields) => T;
-  /** The first rule a decoded token breaks (`token_id is required`), or undefined. */
+  /** The first rule a decoded token breaks after its schema (`token_id is required`), or undefined. */
   readonly problem: (token: T) => string | undefined;
   /** The signed payload: the normalized token without `signature`, as Go marshals it. */
   readonly payload: (token: T) => JsonObject;
@@ -36,10 +44,41 @@ export function tokenKind<T extends Signed>(spec: TokenKindSpec<T>): TokenKind<T
   return { ...spec, fields: tokenFields(spec.what) };
 }
 
+/** The header as decoded: schema id and version trimmed, `producer_version` as given. */
+export function decodeTokenHeader(obj: JsonObject, f: TokenFields): TokenHeader {
+  return {
+    schema_id: goTrim(f.string(obj, 'schema_id')),
+    schema_version: goTrim(f.string(obj, 'schema_version')),
+    created_at: f.time(obj, 'created_at'),
+    producer_version: f.string(obj, 'producer_version'),
+  };
+}
+
+/** The header of a token being minted now: the kind's schema, `created_at` = now in UTC. */
+export function mintTokenHeader<T extends Signed>(kind: TokenKind<T>, now: GoTime, producerVersion: string): TokenHeader {
+  return { schema_id: kind.schemaId, schema_version: kind.schemaVersion, created_at: toUTC(now), producer_version: producerVersion };
+}
+
+/** The header's members as Go marshals them: the first four members of every payload. */
+export function tokenHeaderJson(token: TokenHeader): JsonObject {
+  return {
+    schema_id: token.schema_id,
+    schema_version: token.schema_version,
+    created_at: formatRFC3339Nano(token.created_at),
+    producer_version: token.producer_version,
+  };
+}
+
+function schemaProblem<T extends Signed>(kind: TokenKind<T>, token: T): string | undefined {
+  if (token.schema_id !== kind.schemaId) return `schema_id must be ${kind.schemaId}`;
+  if (token.schema_version !== kind.schemaVersion) return `schema_version must be ${kind.schemaVersion}`;
+  return undefined;
+}
+
 /** Decode and normalize; throws `TokenInvalidError` for anything normalization refuses. */
 export function normalizeToken<T extends Signed>(kind: TokenKind<T>, value: JsonValue): T {
   const token = decodeTokenObject(value, kind.what, kind.fields, kind.decode);
-  const problem = kind.problem(token);
+  const problem = schemaProblem(kind, token) ?? kind.problem(token);
   if (problem !== undefined) throw new TokenInvalidError(`${kind.what} ${problem}`);
   return token;
 }
