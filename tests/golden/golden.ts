@@ -46,7 +46,7 @@
  * field), committed together with that change and its diff explained in the commit message. A
  * refactor must never need it: a golden that changes during a refactor is a behaviour change.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -93,6 +93,20 @@ export function runWard(args: string[], opts: { cwd: string; input?: string; env
     env: { ...process.env, ...WARD_ENV, ...opts.env },
   });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** `runWard` without blocking the test process, so independent cases can run side by side. */
+export function runWardAsync(args: string[], opts: { cwd: string; input?: string; env?: Record<string, string> }): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [WARD, ...args], { cwd: opts.cwd, env: { ...process.env, ...WARD_ENV, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(opts.input ?? '');
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectGolden, golden, killSwitchIn, killSwitchJournal, Masker, parseJsonText, REPO, runWard, traceFile, tracePathsIn, WARD, WARD_ENV, workDir, guardInputs } from './golden.js';
+import { expectGolden, golden, killSwitchIn, killSwitchJournal, Masker, parseJsonText, REPO, runWardAsync, traceFile, tracePathsIn, WARD, WARD_ENV, workDir, guardInputs } from './golden.js';
 
 guardInputs();
 
@@ -31,12 +31,13 @@ function traceFilesIn(dir: string): Record<string, unknown>[] {
     .map((n) => traceFile(join(tdir, n)));
 }
 
-describe('golden: ward mcp proxy --call (one-shot decision)', () => {
-  function pin(name: string, flags: string[], opts: { input?: string } = {}): Record<string, unknown> {
+// Every case has its own work dir, so the cases run concurrently.
+describe.concurrent('golden: ward mcp proxy --call (one-shot decision)', () => {
+  async function pin(name: string, flags: string[], opts: { input?: string } = {}): Promise<Record<string, unknown>> {
     const { dir, key } = workDir('call');
     // '@kill-switch' stands for a copy of the kill-switch fixture in the work dir (its journal is written beside it).
     const argv = ['mcp', 'proxy', '--policy', POLICY, '--key-mode', 'prod', '--private-key', key, '--json', ...flags.map((f) => (f === '@kill-switch' ? killSwitchIn(dir) : f))];
-    const run = runWard(argv, { cwd: dir, ...(opts.input !== undefined ? { input: opts.input } : {}) });
+    const run = await runWardAsync(argv, { cwd: dir, ...(opts.input !== undefined ? { input: opts.input } : {}) });
     const { format, value } = parseJsonText(run.stdout, `${name} stdout`);
     const out = value as Record<string, unknown>;
     const named = tracePathsIn(out);
@@ -48,30 +49,30 @@ describe('golden: ward mcp proxy --call (one-shot decision)', () => {
     return out;
   }
 
-  it('allow, block by rule, require_approval', () => {
-    expect(pin('allow', ['--call', call('read')])['verdict']).toBe('allow');
-    expect(pin('block-rule', ['--call', call('delete')])['verdict']).toBe('block');
-    expect(pin('approval-required', ['--call', call('write')])['verdict']).toBe('require_approval');
+  it('allow, block by rule, require_approval', async () => {
+    expect((await pin('allow', ['--call', call('read')]))['verdict']).toBe('allow');
+    expect((await pin('block-rule', ['--call', call('delete')]))['verdict']).toBe('block');
+    expect((await pin('approval-required', ['--call', call('write')]))['verdict']).toBe('require_approval');
   });
 
-  it('script, fail-closed missing field, openai adapter', () => {
-    expect(pin('script', ['--call', call('script')])['verdict']).toBe('require_approval');
-    expect(pin('fail-closed-missing-field', ['--call', call('high-risk-missing')])['verdict']).toBe('block');
-    expect(pin('adapter-openai', ['--call', call('openai'), '--adapter', 'openai'])['verdict']).toBeDefined();
+  it('script, fail-closed missing field, openai adapter', async () => {
+    expect((await pin('script', ['--call', call('script')]))['verdict']).toBe('require_approval');
+    expect((await pin('fail-closed-missing-field', ['--call', call('high-risk-missing')]))['verdict']).toBe('block');
+    expect((await pin('adapter-openai', ['--call', call('openai'), '--adapter', 'openai']))['verdict']).toBeDefined();
   });
 
-  it('kill switch active', () => {
-    expect(pin('kill-switch', ['--call', call('read'), '--kill-switch-state', '@kill-switch'])['verdict']).toBe('block');
+  it('kill switch active', async () => {
+    expect((await pin('kill-switch', ['--call', call('read'), '--kill-switch-state', '@kill-switch']))['verdict']).toBe('block');
   });
 
-  it('emergency stop: a stopped job blocks (and the blocked dispatch is recorded); an unreadable job state blocks', () => {
+  it('emergency stop: a stopped job blocks (and the blocked dispatch is recorded); an unreadable job state blocks', async () => {
     // The job root is copied into the work dir: the service appends to <job>/events.jsonl.
     const { dir, key } = workDir('call-jobs');
     cpSync(golden('inputs/jobs'), join(dir, 'jobs'), { recursive: true });
     const flags = (c: string) => ['mcp', 'proxy', '--policy', POLICY, '--key-mode', 'prod', '--private-key', key, '--json', '--job-root', 'jobs', '--call', call(c)];
     const records: Record<string, unknown>[] = [];
     for (const c of ['read-job-stopped', 'read-job-missing']) {
-      const run = runWard(flags(c), { cwd: dir });
+      const run = await runWardAsync(flags(c), { cwd: dir });
       const { format, value } = parseJsonText(run.stdout, c);
       records.push({ argv: flags(c), exit_code: run.code, stdout_format: format, stdout: value, stderr: run.stderr, traces: tracePathsIn(value).map(traceFile) });
     }
@@ -84,25 +85,25 @@ describe('golden: ward mcp proxy --call (one-shot decision)', () => {
     expect((records[0]!['stdout'] as Record<string, unknown>)['verdict']).toBe('block');
   });
 
-  it('explicit --trace-out and --run-id', () => {
-    expect(pin('trace-out', ['--call', call('read'), '--trace-out', 'out/trace.json', '--run-id', 'run_golden_1'])['verdict']).toBe('allow');
+  it('explicit --trace-out and --run-id', async () => {
+    expect((await pin('trace-out', ['--call', call('read'), '--trace-out', 'out/trace.json', '--run-id', 'run_golden_1']))['verdict']).toBe('allow');
   });
 
-  it('payload from stdin; undecodable payload and bad adapter exit 6', () => {
-    expect(pin('stdin', ['--call', '-'], { input: JSON.stringify({ name: 'tool.read', args: { path: '/golden/ws/x' }, context: { identity: 'a', workspace: '/golden/ws', risk_class: 'medium', session_id: 's' }, created_at: '2026-03-12T11:00:00Z' }) })['ok']).toBe(true);
-    expect(pin('undecodable', ['--call', '-'], { input: JSON.stringify({ args: {} }) })['ok']).toBe(false);
-    expect(pin('bad-adapter', ['--call', call('read'), '--adapter', 'gemini'])['ok']).toBe(false);
+  it('payload from stdin; undecodable payload and bad adapter exit 6', async () => {
+    expect((await pin('stdin', ['--call', '-'], { input: JSON.stringify({ name: 'tool.read', args: { path: '/golden/ws/x' }, context: { identity: 'a', workspace: '/golden/ws', risk_class: 'medium', session_id: 's' }, created_at: '2026-03-12T11:00:00Z' }) }))['ok']).toBe(true);
+    expect((await pin('undecodable', ['--call', '-'], { input: JSON.stringify({ args: {} }) }))['ok']).toBe(false);
+    expect((await pin('bad-adapter', ['--call', call('read'), '--adapter', 'gemini']))['ok']).toBe(false);
   });
 });
 
-describe('golden: ward hook claude-code', () => {
+describe.concurrent('golden: ward hook claude-code', () => {
   const CC_POLICY = golden('inputs/claude-code/policy.yaml');
   const event = (name: string) => golden(`inputs/claude-code/${name}.json`);
 
-  function pin(name: string, input: string, extra: string[] = []): CliRunOut {
+  async function pin(name: string, input: string, extra: string[] = []): Promise<CliRunOut> {
     const { dir, key } = workDir('hook');
     const argv = ['hook', 'claude-code', '--policy', CC_POLICY, '--state-dir', join(dir, '.ward'), '--key-mode', 'prod', '--private-key', key, ...extra.map((f) => (f === '@kill-switch' ? killSwitchIn(dir) : f))];
-    const run = runWard(argv, { cwd: dir, input });
+    const run = await runWardAsync(argv, { cwd: dir, input });
     const stdout = run.stdout === '' ? { stdout_format: 'empty', stdout: '' } : (({ format, value }) => ({ stdout_format: format, stdout: value }))(parseJsonText(run.stdout, `${name} stdout`));
     // Claude Code reads stderr for exit 2; pinned as text.
     const journal = killSwitchJournal(dir);
@@ -113,26 +114,26 @@ describe('golden: ward hook claude-code', () => {
   // The event fixtures' bytes, exactly as Claude Code would write them to the hook's stdin.
   const read = (name: string) => readFileSync(event(name), 'utf8');
 
-  it('PreToolUse: allow, ask, deny (exec), deny (secret), web fetch', () => {
-    expect(pin('pre-read', read('pre-read')).code).toBe(0);
-    expect(pin('pre-write', read('pre-write')).code).toBe(0);
-    expect(pin('pre-bash-rm', read('pre-bash-rm')).code).toBe(0);
-    expect(pin('pre-read-secret', read('pre-read-secret')).code).toBe(0);
-    expect(pin('pre-webfetch', read('pre-webfetch')).code).toBe(0);
+  it('PreToolUse: allow, ask, deny (exec), deny (secret), web fetch', async () => {
+    expect((await pin('pre-read', read('pre-read'))).code).toBe(0);
+    expect((await pin('pre-write', read('pre-write'))).code).toBe(0);
+    expect((await pin('pre-bash-rm', read('pre-bash-rm'))).code).toBe(0);
+    expect((await pin('pre-read-secret', read('pre-read-secret'))).code).toBe(0);
+    expect((await pin('pre-webfetch', read('pre-webfetch'))).code).toBe(0);
   });
 
-  it('PermissionRequest and PostToolUse', () => {
-    pin('perm-write', read('perm-write'));
-    pin('post-read', read('post-read'));
+  it('PermissionRequest and PostToolUse', async () => {
+    await pin('perm-write', read('perm-write'));
+    await pin('post-read', read('post-read'));
   });
 
-  it('kill switch active', () => {
-    pin('kill-switch', read('pre-read'), ['--kill-switch-state', '@kill-switch']);
+  it('kill switch active', async () => {
+    await pin('kill-switch', read('pre-read'), ['--kill-switch-state', '@kill-switch']);
   });
 
-  it('unparsable input and an unknown event fail closed', () => {
-    pin('garbage', '{"hook_event_name": ');
-    pin('unknown-event', JSON.stringify({ session_id: 's', hook_event_name: 'Nonsense', tool_name: 'Read', tool_input: {} }));
+  it('unparsable input and an unknown event fail closed', async () => {
+    await pin('garbage', '{"hook_event_name": ');
+    await pin('unknown-event', JSON.stringify({ session_id: 's', hook_event_name: 'Nonsense', tool_name: 'Read', tool_input: {} }));
   });
 });
 
