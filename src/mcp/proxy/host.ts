@@ -271,75 +271,31 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
   const guard = isLoopbackHost(listen.host) ? new LoopbackGuard([listen.host]) : undefined;
   const auth = listen.authToken !== undefined ? new BearerAuth(listen.authToken) : undefined;
 
-  const reject = (res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code: number = RPC.HTTP_REJECTED) => {
-    res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
-    res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
-  };
-
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname !== listen.path) return reject(res, 404, `not found: the MCP endpoint is ${listen.path}`);
-    const refused = guard?.refusal(req);
-    if (refused) {
-      const { status, message } = refusalMessage(refused);
-      return reject(res, status, message);
-    }
-    const unauthorized = auth?.refusal(req.headers.authorization);
-    if (unauthorized) {
-      return reject(res, 401, unauthorized === 'mismatch' ? 'invalid bearer authorization' : 'missing bearer authorization', { 'WWW-Authenticate': 'Bearer' });
-    }
-    if (stopping) return reject(res, 503, 'Ward is shutting down', { Connection: 'close' });
-    // Ward reads every POST body itself, strictly (a repeated member name is refused: Ward and the
-    // server could otherwise read different messages from it), and hands the transport the result.
-    const readPost = async (): Promise<{ body: unknown } | undefined> => {
-      let text: string;
-      try {
-        text = (await readBody(req, listen.maxRequestBytes)).toString('utf8');
-      } catch (err) {
-        // Over the limit (declared or read): 413 and the connection closes; a client gone mid-body gets nothing useful either way.
-        const tooLarge = err instanceof HttpError && err.code === 'body_too_large';
-        if (tooLarge) reject(res, 413, 'request body too large', { Connection: 'close' });
-        else reject(res, 400, 'Parse error: Invalid JSON', {}, RPC.PARSE_ERROR);
-        return undefined;
-      }
-      try {
-        return { body: parseJsonText(text) };
-      } catch (err) {
-        if (isJsonDuplicateKeyError(err)) {
-          log.warn('request with a repeated member name refused; not forwarded', { error: err.message });
-          reject(res, 400, `Invalid Request: ${err.message} (a message must not repeat a member name)`, {}, RPC.INVALID_REQUEST);
-        } else if (err instanceof RangeError) reject(res, 400, 'Invalid Request: nesting too deep to read', {}, RPC.INVALID_REQUEST);
-        else reject(res, 400, 'Parse error: Invalid JSON', {}, RPC.PARSE_ERROR);
-        return undefined;
-      }
-    };
+    if (url.pathname !== listen.path) return rejectRpc(res, 404, `not found: the MCP endpoint is ${listen.path}`);
+    if (refusedAtEdge(req, res, guard, auth)) return;
+    if (stopping) return rejectRpc(res, 503, 'Ward is shutting down', { Connection: 'close' });
+    const readPost = () => readJsonPost(req, res, listen.maxRequestBytes, log);
     const sid = req.headers['mcp-session-id'];
     if (typeof sid === 'string') {
       const s = sessions.get(sid);
-      if (!s || s.session.isEnded) return reject(res, 404, 'Session not found', {}, RPC.SESSION_NOT_FOUND);
+      if (!s || s.session.isEnded) return rejectRpc(res, 404, 'Session not found', {}, RPC.SESSION_NOT_FOUND);
       s.session.touch();
       if (req.method !== 'POST') return s.transport.handleRequest(req, res);
       const post = await readPost();
       if (post) await s.transport.handleRequest(req, res, post.body);
       return;
     }
-    if (req.method !== 'POST') return reject(res, 400, 'Bad Request: Mcp-Session-Id header is required');
+    if (req.method !== 'POST') return rejectRpc(res, 400, 'Bad Request: Mcp-Session-Id header is required');
     // A new session starts with initialize; read it first so no server is started for anything else.
     const post = await readPost();
     if (!post) return;
     const body = post.body;
-    const isInit = (m: unknown) => typeof m === 'object' && m !== null && (m as Record<string, unknown>)['method'] === 'initialize';
-    if (!(Array.isArray(body) ? body.some(isInit) : isInit(body))) return reject(res, 400, 'Bad Request: Server not initialized');
-    // What the SDK transport would refuse is refused here, before anything exists for it.
-    const accept = req.headers['accept'] ?? '';
-    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
-      return reject(res, 406, 'Not Acceptable: Client must accept both application/json and text/event-stream');
-    }
-    if (!isJsonContentType(req.headers['content-type'])) return reject(res, 415, 'Unsupported Media Type: Content-Type must be application/json');
-    if (Array.isArray(body) && body.length > 1) return reject(res, 400, 'Invalid Request: Only one initialization request is allowed', {}, RPC.INVALID_REQUEST);
+    if (refusedInitialize(req, res, body)) return;
     if (live.size >= maxSessions) {
       log.warn('new MCP session refused: too many sessions', { sessions: live.size, max_sessions: maxSessions });
-      return reject(
+      return rejectRpc(
         res,
         503,
         `Too many MCP sessions: ${live.size} of ${maxSessions} are open. End one (HTTP DELETE with its Mcp-Session-Id), wait for idle sessions to expire, or raise --max-sessions.`,
@@ -348,48 +304,13 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
       );
     }
 
-    const sessionId = randomUUID();
-    const transport = new NodeStreamableHTTPServerTransport({
-      sessionIdGenerator: () => sessionId,
-      onsessioninitialized: (id) => {
-        entry.initialized = true;
-        sessions.set(id, entry);
-      },
-      maxRequestBodySize: listen.maxRequestBytes,
-    });
-    const client = new SdkPeer(transport as never, (err) => log.debug('client transport error', { error: err.message }));
-    // The server starts with the first message the session sends it: the initialize, once the
-    // transport has accepted it.
-    const upstream = new DeferredPeer(rt.upstreamPeer(), (err) =>
-      log.error('could not start the MCP server for a new session', { session: sessionId, error: err.message }),
-    );
-    const { session, capture } = rt.newSession(client, upstream, sessionId, true);
-    const entry: HttpSession = { id: sessionId, transport, session, initialized: false };
-    live.add(entry);
-    void session.done.then((end) => {
-      live.delete(entry);
-      if (sessions.get(sessionId) === entry) sessions.delete(sessionId);
-      if (end.error) log.warn(`session ${sessionId} ended: ${end.error.message}`);
-      rt.finishSession(capture);
-    });
-    try {
-      await session.start();
-      await transport.handleRequest(req, res, body);
-    } finally {
-      if (!entry.initialized) {
-        // The transport refused the initialize: nothing was started for it; drop what exists.
-        log.debug('initialize not accepted by the transport; session discarded', { session: sessionId });
-        void session.end();
-      } else if (upstream.inner instanceof ChildServerPeer && upstream.started) {
-        log.debug('MCP server started', { session: sessionId, pid: upstream.inner.pid });
-      }
-    }
+    await startSession(rt, { sessions, live }, listen.maxRequestBytes, req, res, body);
   };
 
   const server = createServer((req, res) => {
     handle(req, res).catch((err: Error) => {
       log.error('HTTP request failed', { error: err.message });
-      if (!res.headersSent) reject(res, 500, 'internal error');
+      if (!res.headersSent) rejectRpc(res, 500, 'internal error');
       else res.end();
     });
   });
@@ -405,20 +326,7 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
   log.info(`listening on ${where}`, { max_sessions: maxSessions, session_idle_timeout_ms: idleTimeoutMs });
   onListening?.(where);
 
-  // Idle expiry: a client that goes away without DELETE does not keep its server forever.
-  const sweep =
-    idleTimeoutMs > 0
-      ? setInterval(() => {
-          const now = Date.now();
-          for (const e of sessions.values()) {
-            const since = e.session.idleSince();
-            if (since === undefined || now - since < idleTimeoutMs) continue;
-            log.info('MCP session expired (idle)', { session: e.id, idle_ms: now - since });
-            void e.session.end();
-          }
-        }, Math.min(Math.max(Math.floor(idleTimeoutMs / 4), 200), 60_000))
-      : undefined;
-  sweep?.unref();
+  const sweep = startIdleSweep(sessions, idleTimeoutMs, log);
 
   const stop = async () => {
     stopping = true;
@@ -430,4 +338,148 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
     await rt.close();
   };
   return { server, stop };
+}
+
+/** A refusal in JSON-RPC form (`id: null`), as the MCP SDK's transport answers one. */
+function rejectRpc(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code: number = RPC.HTTP_REJECTED): void {
+  res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+/** The edge kit's Host/Origin guard (loopback) and bearer check; true when the request was refused (and answered). */
+function refusedAtEdge(req: IncomingMessage, res: ServerResponse, guard: LoopbackGuard | undefined, auth: BearerAuth | undefined): boolean {
+  const refused = guard?.refusal(req);
+  if (refused) {
+    const { status, message } = refusalMessage(refused);
+    rejectRpc(res, status, message);
+    return true;
+  }
+  const unauthorized = auth?.refusal(req.headers.authorization);
+  if (unauthorized) {
+    rejectRpc(res, 401, unauthorized === 'mismatch' ? 'invalid bearer authorization' : 'missing bearer authorization', { 'WWW-Authenticate': 'Bearer' });
+    return true;
+  }
+  return false;
+}
+
+/**
+ * Ward reads every POST body itself, strictly (a repeated member name is refused: Ward and the
+ * server could otherwise read different messages from it), and hands the transport the result.
+ * Undefined when the request was refused (and answered).
+ */
+async function readJsonPost(req: IncomingMessage, res: ServerResponse, maxBytes: number, log: ProxyLog): Promise<{ body: unknown } | undefined> {
+  let text: string;
+  try {
+    text = (await readBody(req, maxBytes)).toString('utf8');
+  } catch (err) {
+    // Over the limit (declared or read): 413 and the connection closes; a client gone mid-body gets nothing useful either way.
+    const tooLarge = err instanceof HttpError && err.code === 'body_too_large';
+    if (tooLarge) rejectRpc(res, 413, 'request body too large', { Connection: 'close' });
+    else rejectRpc(res, 400, 'Parse error: Invalid JSON', {}, RPC.PARSE_ERROR);
+    return undefined;
+  }
+  try {
+    return { body: parseJsonText(text) };
+  } catch (err) {
+    if (isJsonDuplicateKeyError(err)) {
+      log.warn('request with a repeated member name refused; not forwarded', { error: err.message });
+      rejectRpc(res, 400, `Invalid Request: ${err.message} (a message must not repeat a member name)`, {}, RPC.INVALID_REQUEST);
+    } else if (err instanceof RangeError) rejectRpc(res, 400, 'Invalid Request: nesting too deep to read', {}, RPC.INVALID_REQUEST);
+    else rejectRpc(res, 400, 'Parse error: Invalid JSON', {}, RPC.PARSE_ERROR);
+    return undefined;
+  }
+}
+
+/**
+ * A new session starts with an initialize; what the SDK transport would refuse is refused here,
+ * before anything exists for it. True when the request was refused (and answered).
+ */
+function refusedInitialize(req: IncomingMessage, res: ServerResponse, body: unknown): boolean {
+  const isInit = (m: unknown) => typeof m === 'object' && m !== null && (m as Record<string, unknown>)['method'] === 'initialize';
+  if (!(Array.isArray(body) ? body.some(isInit) : isInit(body))) {
+    rejectRpc(res, 400, 'Bad Request: Server not initialized');
+    return true;
+  }
+  const accept = req.headers['accept'] ?? '';
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+    rejectRpc(res, 406, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+    return true;
+  }
+  if (!isJsonContentType(req.headers['content-type'])) {
+    rejectRpc(res, 415, 'Unsupported Media Type: Content-Type must be application/json');
+    return true;
+  }
+  if (Array.isArray(body) && body.length > 1) {
+    rejectRpc(res, 400, 'Invalid Request: Only one initialization request is allowed', {}, RPC.INVALID_REQUEST);
+    return true;
+  }
+  return false;
+}
+
+/** Idle expiry: a client that goes away without DELETE does not keep its server forever. */
+function startIdleSweep(sessions: ReadonlyMap<string, HttpSession>, idleTimeoutMs: number, log: ProxyLog): NodeJS.Timeout | undefined {
+  if (idleTimeoutMs <= 0) return undefined;
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const e of sessions.values()) {
+      const since = e.session.idleSince();
+      if (since === undefined || now - since < idleTimeoutMs) continue;
+      log.info('MCP session expired (idle)', { session: e.id, idle_ms: now - since });
+      void e.session.end();
+    }
+  }, Math.min(Math.max(Math.floor(idleTimeoutMs / 4), 200), 60_000));
+  sweep.unref();
+  return sweep;
+}
+
+/**
+ * One new MCP session for an accepted-looking initialize: its transport, its proxy session and the
+ * upstream (started with the initialize, once the transport has accepted it). Counted in `live`
+ * at once; routable in `sessions` once initialized; removed from both when it ends.
+ */
+async function startSession(
+  rt: ProxyRuntime,
+  { sessions, live }: { sessions: Map<string, HttpSession>; live: Set<HttpSession> },
+  maxRequestBytes: number,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+): Promise<void> {
+  const log = rt.cfg.log;
+  const sessionId = randomUUID();
+  const transport = new NodeStreamableHTTPServerTransport({
+    sessionIdGenerator: () => sessionId,
+    onsessioninitialized: (id) => {
+      entry.initialized = true;
+      sessions.set(id, entry);
+    },
+    maxRequestBodySize: maxRequestBytes,
+  });
+  const client = new SdkPeer(transport as never, (err) => log.debug('client transport error', { error: err.message }));
+  // The server starts with the first message the session sends it: the initialize, once the
+  // transport has accepted it.
+  const upstream = new DeferredPeer(rt.upstreamPeer(), (err) =>
+    log.error('could not start the MCP server for a new session', { session: sessionId, error: err.message }),
+  );
+  const { session, capture } = rt.newSession(client, upstream, sessionId, true);
+  const entry: HttpSession = { id: sessionId, transport, session, initialized: false };
+  live.add(entry);
+  void session.done.then((end) => {
+    live.delete(entry);
+    if (sessions.get(sessionId) === entry) sessions.delete(sessionId);
+    if (end.error) log.warn(`session ${sessionId} ended: ${end.error.message}`);
+    rt.finishSession(capture);
+  });
+  try {
+    await session.start();
+    await transport.handleRequest(req, res, body);
+  } finally {
+    if (!entry.initialized) {
+      // The transport refused the initialize: nothing was started for it; drop what exists.
+      log.debug('initialize not accepted by the transport; session discarded', { session: sessionId });
+      void session.end();
+    } else if (upstream.inner instanceof ChildServerPeer && upstream.started) {
+      log.debug('MCP server started', { session: sessionId, pid: upstream.inner.pid });
+    }
+  }
 }
