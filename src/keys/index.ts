@@ -23,5 +23,7 @@ export {
 export type { DefaultKeyPaths, DefaultKeyResult, RotateResult, WrittenKeyPair } from './store.js';
 export { resolveSigningKey, loadVerifyKeys, isVerifyKeyConfigured, KEY_MODES, DEV_KEY_WARNING } from './resolve.js';
 export type { KeyMode, ResolveSigningKeyOptions, ResolvedSigningKey, SigningKeySource, VerifyKeySources } from './resolve.js';
+export { keyModeFlag, keyFlagOptions, signingKeyFromKeyFlags, checkProfileKeyFlags } from './flags.js';
+export type { KeyFlags, KeyFlagPlace } from './flags.js';
 export { publicJwk, jwkThumbprint, jwksEntry, buildJwks, parseJwks } from './jwk.js';
 export type { PublicJwk, JwksEntry } from './jwk.js';

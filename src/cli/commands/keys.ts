@@ -13,11 +13,15 @@ import {
   loadVerifyKeys,
   readPrivateKeyFile,
   readPublicKeyFile,
-  resolveSigningKey,
+  keyFlagOptions,
   rotateDefaultKey,
+  signingKeyFromKeyFlags,
   writeKeyPair,
+  type KeyFlagPlace,
+  type KeyFlags,
   type KeyMode,
   type ResolvedSigningKey,
+  type ResolveSigningKeyOptions,
   type VerifyKey,
 } from '../../keys/index.js';
 import { writeFileAtomic } from '../../state/atomic-file.js';
@@ -44,15 +48,22 @@ export function addSigningKeyOptions(cmd: Command): Command {
     .option('--state-dir <dir>', STATE_DIR_HELP);
 }
 
-export function signingKeyFromFlags(ctx: CliContext, flags: SigningKeyFlags): ResolvedSigningKey {
-  return resolveSigningKey({
-    mode: flags.keyMode,
-    privateKeyPath: flags.privateKey,
-    privateKeyEnv: flags.privateKeyEnv,
-    stateDir: stateDir(ctx, flags.stateDir),
-    env: ctx.env,
-    cwd: ctx.cwd,
-  });
+/**
+ * The signing key `--key-mode`, `--private-key` and `--private-key-env` name (`keys/flags.ts`, the
+ * one mapping every signing command uses), read from the command's working directory and
+ * environment; the default key is in `state` (default: the command's state directory).
+ */
+export function signingKeyFromFlags(ctx: CliContext, flags: KeyFlags & { stateDir?: string | undefined }, state?: string): ResolvedSigningKey {
+  return signingKeyFromKeyFlags(flags, keyFlagPlace(ctx, flags, state));
+}
+
+/** The resolver's options for the flags, for a host that reads the key again on reload. */
+export function signingKeyOptionsFromFlags(ctx: CliContext, flags: KeyFlags & { stateDir?: string | undefined }, state?: string): ResolveSigningKeyOptions {
+  return keyFlagOptions(flags, keyFlagPlace(ctx, flags, state));
+}
+
+function keyFlagPlace(ctx: CliContext, flags: { stateDir?: string | undefined }, state: string | undefined): KeyFlagPlace {
+  return { cwd: ctx.cwd, env: ctx.env, stateDir: state ?? stateDir(ctx, flags.stateDir) };
 }
 
 /** Flags shared by every command that verifies (`trace verify`, `delegate verify`). */
