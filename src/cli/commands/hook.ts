@@ -223,7 +223,7 @@ async function decideHook(ctx: CliContext, flags: ClaudeCodeHookFlags, argError:
       serve: false,
     });
     const hookCwd = typeof payload['cwd'] === 'string' ? payload['cwd'] : '';
-    const result = evaluateDecision(cfg, {
+    const result = await evaluateDecision(cfg, {
       payload,
       adapter: 'claude_code',
       enrichCall: (call) => {

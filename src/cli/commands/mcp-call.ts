@@ -51,7 +51,7 @@ export async function runMcpCall(ctx: CliContext, flags: McpCallFlags): Promise<
     serve: false,
   });
   const payload = parseJsonInput(await readInputText(ctx, flags.call, 'call payload'), 'parse call payload json');
-  const result = evaluateDecision(cfg, {
+  const result = await evaluateDecision(cfg, {
     payload,
     runId: flags.runId,
     traceOut: flags.traceOut,

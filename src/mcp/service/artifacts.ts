@@ -96,22 +96,3 @@ function platformEnv(): { os: string; arch: string; runtime: string } {
   const arch = ({ x64: 'amd64', ia32: '386', arm64: 'arm64', arm: 'arm' } as Record<string, string>)[process.arch] ?? process.arch;
   return { os, arch, runtime: 'node' };
 }
-
-const READ_OPERATIONS = new Set(['read', 'list', 'query', 'search', 'inspect', 'get', 'fetch', 'head', 'describe']);
-const WRITE_TOKENS = new Set([
-  'write', 'create', 'update', 'delete', 'remove', 'put', 'post', 'patch', 'insert', 'upsert', 'drop', 'truncate',
-  'move', 'rename', 'copy', 'send', 'publish', 'deploy', 'apply', 'exec', 'execute', 'run', 'shell', 'kill', 'set',
-  'edit', 'append', 'upload', 'merge', 'push', 'commit', 'refund', 'transfer', 'pay', 'charge', 'grant', 'revoke',
-]);
-
-/**
- * `mcp serve --pack-dir` auto-emits a pack for state-changing calls (§6.3 step 10): any target
- * operation outside the read-like set, or a tool-name token that names a change.
- */
-export function isStateChanging(toolName: string, operations: readonly string[]): boolean {
-  if (operations.some((op) => op !== '' && !READ_OPERATIONS.has(op))) return true;
-  return toolName
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .some((token) => WRITE_TOKENS.has(token));
-}

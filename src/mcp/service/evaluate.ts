@@ -22,7 +22,7 @@ import type { SignedTrace } from '../../trace/record.js';
 import { checkedTracePath, traceFileText } from '../../trace/write.js';
 import { WARD_VERSION } from '../../version.js';
 import { decodeToolCall, normalizeAdapter, type AdapterName } from './adapters.js';
-import { decisionPack, decisionRunpack, isStateChanging } from './artifacts.js';
+import { isStateChanging } from './state-changing.js';
 import { contextOsResultEnvelope } from './contextos.js';
 import { appendDecisionLog, appendOtelLog, type DecisionExport } from './exports.js';
 import { FALLBACK_CONTEXT_WARNING, toIntentRequest, validateAuthEvidence, type Profile } from './intent.js';
@@ -110,12 +110,18 @@ export interface PendingDecisionResult {
   trace: SignedTrace;
   /** Where the trace goes: an explicit path (replaced), or the first free name in a directory. */
   target: { path: string } | { dir: string; names: readonly string[] };
+  /**
+   * Set when this call may build a runpack or pack: resolves once the code that builds them is
+   * loaded. Await it before `finish` (evaluateDecision and evaluateDecisionAsync do).
+   */
+  artifactsReady?: Promise<void>;
   finish(tracePath: string): DecisionResult;
 }
 
 /** One decision, trace written synchronously: the one-shot `mcp proxy --call` and `hook claude-code` paths. */
-export function evaluateDecision(cfg: DecisionServiceConfig, req: DecisionRequest): DecisionResult {
+export async function evaluateDecision(cfg: DecisionServiceConfig, req: DecisionRequest): Promise<DecisionResult> {
   const pending = prepareDecision(cfg, req);
+  await pending.artifactsReady;
   return pending.finish(writeDecisionTrace(pending));
 }
 
@@ -126,7 +132,9 @@ export function evaluateDecision(cfg: DecisionServiceConfig, req: DecisionReques
  */
 export async function evaluateDecisionAsync(cfg: DecisionServiceConfig, req: DecisionRequest, writer: DecisionTraceWriter): Promise<DecisionResult> {
   const pending = prepareDecision(cfg, req);
-  return pending.finish(await writer.write(pending));
+  const location = await writer.write(pending);
+  await pending.artifactsReady;
+  return pending.finish(location);
 }
 
 /** Steps 1–6 up to the signed trace (nothing written yet). */
@@ -147,7 +155,24 @@ export function prepareDecision(cfg: DecisionServiceConfig, req: DecisionRequest
   const runId = normalizeRunId(req.runId ?? '') || normalizeRunId(call.context.run_id) || `run_mcp_${decided.subject.intentDigest.slice(0, 12)}`;
   const sessionId = (req.sessionId ?? '').trim() || intent.context.session_id;
   const c: CallDecided = { cfg, req, adapter, call, envelope, decided, now, runId, sessionId, warnings, started };
-  return { trace: decided.trace, target: decisionTraceTarget(cfg, decided.trace, req.traceOut, req.runId ?? ''), finish: (tracePath) => finishDecision(c, tracePath) };
+  const target = decisionTraceTarget(cfg, decided.trace, req.traceOut, req.runId ?? '');
+  const artifactsReady = mayBuildArtifacts(cfg, req, intent) ? loadArtifacts() : undefined;
+  return { trace: decided.trace, target, ...(artifactsReady ? { artifactsReady } : {}), finish: (tracePath) => finishDecision(c, tracePath) };
+}
+
+/** The runpack and pack builders, loaded only for a call that may build one (steps 9–10). */
+let artifacts: typeof import('./artifacts.js') | undefined;
+
+function loadArtifacts(): Promise<void> {
+  return import('./artifacts.js').then((m) => {
+    artifacts = m;
+  });
+}
+
+/** Whether steps 9–10 may build anything for this call (their paths are checked only after the trace). */
+function mayBuildArtifacts(cfg: DecisionServiceConfig, req: DecisionRequest, intent: NormalizedIntent): boolean {
+  if (req.runpackOut || req.emitRunpack || req.packOut || req.emitPack) return true;
+  return Boolean(cfg.serve && cfg.packDir && isStateChanging(intent.tool_name, intent.targets.map((t) => t.operation)));
 }
 
 /** A decided call, carried from the signed trace to the output. */
@@ -312,6 +337,8 @@ function decisionArtifacts(c: CallDecided): Artifacts {
   const packTarget = packPath(cfg, req, runId, subject.intent);
   const none: Artifacts = { runpackPath: '', packPath: '', packId: '' };
   if (!runpackTarget && !packTarget) return none;
+  if (!artifacts) throw new Error('decision artifacts are not loaded: await PendingDecisionResult.artifactsReady before finish');
+  const { decisionPack, decisionRunpack } = artifacts;
   const recorded = decisionRunpack({
     runId,
     createdAt: formatRFC3339Nano(toUTC(parseRFC3339(decided.outcome.result.created_at))),
