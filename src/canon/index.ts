@@ -22,3 +22,16 @@ export {
   toEpochMillis,
   nowUTC,
 } from './gotime.js';
+export {
+  decodeString,
+  decodeBool,
+  decodeInt64,
+  decodeObject,
+  decodeObjectArray,
+  decodeStringArray,
+  decodeTime,
+  plainFaultMessage,
+  goFaultMessage,
+  goJsonKind,
+} from './decode.js';
+export type { FieldType, FieldFault, FaultReporter } from './decode.js';

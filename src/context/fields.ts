@@ -10,7 +10,7 @@ import {
   goFaultMessage,
   goJsonKind,
   type FaultReporter,
-} from '../canon/decode.js';
+} from '../canon/index.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../canon/json.js';
 import { parseStrictJson } from '../canon/strict-json.js';
 import { WardError, type ErrorCode } from '../errors.js';

@@ -1,5 +1,3 @@
-import type { JsonObject } from '../canon/json.js';
-import type { GoTime } from '../canon/gotime.js';
 import {
   decodeBool,
   decodeInt64,
@@ -10,7 +8,9 @@ import {
   decodeTime,
   plainFaultMessage,
   type FaultReporter,
-} from '../canon/decode.js';
+  type GoTime,
+  type JsonObject,
+} from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 
 /**

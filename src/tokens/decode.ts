@@ -1,12 +1,15 @@
-import { isJsonObject, type GoTime, type JsonObject, type JsonValue } from '../canon/index.js';
 import {
   decodeInt64,
   decodeString,
   decodeStringArray,
   decodeTime,
+  isJsonObject,
   plainFaultMessage,
   type FaultReporter,
-} from '../canon/decode.js';
+  type GoTime,
+  type JsonObject,
+  type JsonValue,
+} from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 
 /**

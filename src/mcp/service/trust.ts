@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ZERO_TIME, addSeconds, compareTime, formatRFC3339Nano, isZeroTime, parseRFC3339, toUTC, type GoTime } from '../../canon/gotime.js';
-import { decodeObject, decodeObjectArray, decodeString, plainFaultMessage, type FaultReporter } from '../../canon/decode.js';
+import { decodeObject, decodeObjectArray, decodeString, plainFaultMessage, type FaultReporter } from '../../canon/index.js';
 import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../../canon/json.js';
 import { uniqueSorted } from '../../canon/sort.js';
 import type { McpTrustConfig, Verdict } from '../../policy/types.js';
