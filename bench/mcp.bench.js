@@ -4,12 +4,21 @@
 // trace and queues it durably before the client gets the result: over stdio both with
 // `--trace-sync write` (the default: journal write reached the OS) and `--trace-sync fsync`.
 //
-// Method: for each transport, both paths are connected once; rounds alternate direct and proxied
-// (D P D P ...) so machine drift hits both; every call's latency is recorded; p50/p99 are over all
-// calls of a path at a concurrency. "added" = proxied − direct (same percentile), "ratio" = proxied / direct.
-// Needs the build (dist/) and the devDependency servers; about 30–60 s.
+// Baselines measured in the same run (issue 17, target 3): over stdio a bare Node byte relay
+// (bench/relay.mjs: spawns the server, pipes bytes both ways, parses nothing), the floor for any
+// proxy in Node; over Streamable HTTP the npm package `mcp-proxy` (a devDependency, 6.2.0: the
+// newest release that installs on Node 20 without warnings), a peer bridge from Streamable HTTP to
+// a stdio server, beside `ward mcp proxy --listen` bridging to the same stdio server; both against
+// the stdio server reached directly. "added × base" is Ward's added p50 over the baseline's.
+//
+// Method: for each transport, every path is connected once; rounds alternate direct and proxied
+// (D R P1 P2 D R P1 P2 ...) so machine drift hits all alike; every call's latency is recorded;
+// p50/p99 are over all calls of a path at a concurrency. "added" = proxied − direct (same
+// percentile), "×" = proxied / direct.
+// Needs the build (dist/) and the devDependency servers; about 60–90 s.
 
 import { spawn } from 'node:child_process';
+import { createServer, connect } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -21,8 +30,12 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const WARD = path.join(repo, 'bin', 'ward.js');
 const TINY = path.join(repo, 'fixtures', 'mcp', 'tiny-server.mjs');
+const RELAY = path.join(repo, 'bench', 'relay.mjs');
+const MCP_PROXY = path.join(repo, 'node_modules', 'mcp-proxy', 'dist', 'bin', 'mcp-proxy.mjs');
 const TITLE = 'mcp proxy · added latency per tools/call';
 const quick = process.argv.includes('--quick');
+// WARD_BENCH_MCP=stdio or =http runs only that transport (profiling); both by default.
+const only = process.env.WARD_BENCH_MCP;
 const json = process.argv.includes('--json');
 const print = (text) => (json ? process.stderr : process.stdout).write(text + '\n');
 
@@ -84,7 +97,36 @@ function startAndWait(args, cwd, pattern, stream, procs) {
   });
 }
 
+/** A TCP port free on loopback right now (for a server that cannot report the port it bound). */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolve once something accepts connections on the port (20 s at most). */
+async function waitForPort(port) {
+  const until = Date.now() + 20_000;
+  for (;;) {
+    const ok = await new Promise((resolve) => {
+      const s = connect(port, '127.0.0.1');
+      s.once('connect', () => (s.destroy(), resolve(true)));
+      s.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > until) throw new Error(`nothing listens on port ${port}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 let seq = 0;
+/** The stdio client of the server reached directly (set once connected). */
+let stdioDirect;
 /** `workers` concurrent loops of `perWorker` sequential calls; returns each call's latency (ms). */
 async function burst(client, workers, perWorker, label) {
   const lat = [];
@@ -104,6 +146,7 @@ async function burst(client, workers, perWorker, label) {
 
 /** Direct and each proxied variant at every concurrency, in alternating rounds (D P1 P2 D P1 P2 ...). */
 async function compare(transport, direct, variants) {
+  const directName = direct === stdioDirect ? 'stdio' : transport;
   const rows = [];
   for (const c of CONCURRENCY) {
     const [perWorker, rounds] = PLAN[c];
@@ -116,6 +159,7 @@ async function compare(transport, direct, variants) {
       for (const [i, v] of variants.entries()) p[i].push(...(await burst(v.client, c, perWorker, 'p')));
     }
     d.sort((a, b) => a - b);
+    const level = [];
     for (const [i, v] of variants.entries()) {
       const lat = p[i].sort((a, b) => a - b);
       const row = {
@@ -129,20 +173,48 @@ async function compare(transport, direct, variants) {
       row.addedP50Ms = row.proxiedP50Ms - row.directP50Ms;
       row.addedP99Ms = row.proxiedP99Ms - row.directP99Ms;
       row.ratioP50 = row.proxiedP50Ms / row.directP50Ms;
+      row.direct = directName;
+      level.push([v, row]);
+    }
+    for (const [v, row] of level) {
+      const base = v.baseline ? level.find(([b]) => b.label === v.baseline)?.[1] : undefined;
+      if (base) {
+        row.baseline = base.name;
+        row.addedVsBaselineP50 = row.addedP50Ms / base.addedP50Ms;
+      }
       rows.push(row);
-      print(`  ${row.name}: +${row.addedP50Ms.toFixed(3)} ms p50 (${row.ratioP50.toFixed(2)}×)`);
+      const vs = base ? `; ${row.addedVsBaselineP50.toFixed(2)}× the added p50 of ${v.baseline}` : '';
+      print(`  ${row.name}: +${row.addedP50Ms.toFixed(3)} ms p50 (${row.ratioP50.toFixed(2)}×${vs})`);
     }
   }
   return rows;
 }
 
 function table(rows) {
-  const header = ['path', 'calls', 'direct p50', 'ward p50', 'added p50', 'direct p99', 'ward p99', 'added p99', '× p50'];
+  const header = ['path', 'calls', 'direct p50', 'via p50', 'added p50', 'direct p99', 'via p99', 'added p99', '× p50', 'added × base'];
   const f = (ms) => `${ms.toFixed(3)} ms`;
-  const body = rows.map((r) => [r.name, String(r.calls), f(r.directP50Ms), f(r.proxiedP50Ms), f(r.addedP50Ms), f(r.directP99Ms), f(r.proxiedP99Ms), f(r.addedP99Ms), `${r.ratioP50.toFixed(2)}×`]);
+  const body = rows.map((r) => [
+    r.name,
+    String(r.calls),
+    f(r.directP50Ms),
+    f(r.proxiedP50Ms),
+    f(r.addedP50Ms),
+    f(r.directP99Ms),
+    f(r.proxiedP99Ms),
+    f(r.addedP99Ms),
+    `${r.ratioP50.toFixed(2)}×`,
+    r.addedVsBaselineP50 === undefined ? '' : `${r.addedVsBaselineP50.toFixed(2)}×`,
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  return [`\n${TITLE}`, line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
+  return [
+    `\n${TITLE}`,
+    line(header),
+    widths.map((w) => '-'.repeat(w)).join('  '),
+    ...body.map(line),
+    '"direct": the server over stdio, except for --upstream-url (the server over Streamable HTTP). Baselines: the bare',
+    'relay (stdio), mcp-proxy (HTTP → stdio). "added × base" = added p50 / the baseline\'s added p50, same run.',
+  ].join('\n');
 }
 
 /** Where the proxy's per-call time goes, measured in-process in the same run (no processes, no pipes). */
@@ -181,7 +253,7 @@ async function components(h) {
 }
 
 export default async function (h) {
-  await components(h);
+  if (!only) await components(h);
   if (!h.matches(TITLE, ['stdio', 'streamable-http'])) return;
   const cwd = mkdtempSync(path.join(tmpdir(), 'ward-bench-mcp-'));
   writeFileSync(path.join(cwd, 'policy.yaml'), POLICY);
@@ -189,31 +261,65 @@ export default async function (h) {
   const clients = [];
   const rows = [];
   try {
-    // stdio: client → server, and client → ward → server (ward starts the server).
-    // Both trace-sync modes: answered once the journal write reached the OS (default), or once it is fdatasynced.
+    // stdio: client → server, client → bare relay → server, and client → ward → server (each
+    // starts the server). Both trace-sync modes: answered once the journal write reached the OS
+    // (default), or once it is fdatasynced.
+    // The stdio server reached directly: the "direct" of every path that ends at a stdio server.
     const sd = await stdioClient([TINY], cwd);
-    const proxy = (sync) => stdioClient([WARD, 'mcp', 'proxy', '--policy', 'policy.yaml', '--trace-sync', sync, '--', process.execPath, TINY], cwd);
-    const sw = await proxy('write');
-    const sf = await proxy('fsync');
-    clients.push(sd, sw, sf);
-    process.stderr.write(`running ${h.file} › ${TITLE} (stdio)\n`);
-    rows.push(...(await compare('stdio', sd, [{ label: '(trace-sync write)', client: sw }, { label: '(trace-sync fsync)', client: sf }])));
+    stdioDirect = sd;
+    clients.push(sd);
+    if (only !== 'http') {
+      const relay = await stdioClient([RELAY, '--', process.execPath, TINY], cwd);
+      const proxy = (sync) => stdioClient([WARD, 'mcp', 'proxy', '--policy', 'policy.yaml', '--trace-sync', sync, '--', process.execPath, TINY], cwd);
+      const sw = await proxy('write');
+      const sf = await proxy('fsync');
+      clients.push(relay, sw, sf);
+      process.stderr.write(`running ${h.file} › ${TITLE} (stdio)\n`);
+      const RELAY_LABEL = '(bare relay, baseline)';
+      rows.push(
+        ...(await compare('stdio', sd, [
+          { label: RELAY_LABEL, client: relay },
+          { label: '(trace-sync write)', client: sw, baseline: RELAY_LABEL },
+          { label: '(trace-sync fsync)', client: sf, baseline: RELAY_LABEL },
+        ])),
+      );
+    }
 
-    // Streamable HTTP: client → server, and client → ward (--listen) → server (--upstream-url).
-    const [, port] = await startAndWait([TINY, '--http', '0'], cwd, /\{"port":(\d+)\}/, 'stdout', procs);
-    const upstream = `http://127.0.0.1:${port}/mcp`;
-    const [, listenUrl] = await startAndWait(
-      [WARD, 'mcp', 'proxy', '--policy', 'policy.yaml', '--listen', '127.0.0.1:0', '--upstream-url', upstream],
-      cwd,
-      /listening on (http:\/\/\S+)/,
-      'stderr',
-      procs,
-    );
-    const hd = await httpClient(upstream);
-    const hp = await httpClient(listenUrl);
-    clients.push(hd, hp);
-    process.stderr.write(`running ${h.file} › ${TITLE} (streamable-http)\n`);
-    rows.push(...(await compare('streamable-http', hd, [{ label: '', client: hp }])));
+    // Streamable HTTP. The bridges to a stdio server (mcp-proxy, the baseline, and ward --listen)
+    // are compared with the stdio server reached directly: what the bridge costs a client that
+    // could have spawned the server itself, HTTP included. (The tiny server's own Streamable HTTP
+    // endpoint is no fair "direct" for them: its SDK server transport is slower per request than
+    // a stdio hop, so both bridges came out "faster than direct".) ward --listen --upstream-url is
+    // compared with the HTTP server reached directly.
+    if (only !== 'stdio') {
+      const [, port] = await startAndWait([TINY, '--http', '0'], cwd, /\{"port":(\d+)\}/, 'stdout', procs);
+      const upstream = `http://127.0.0.1:${port}/mcp`;
+      const bridgePort = await freePort();
+      const bridge = spawn(process.execPath, [MCP_PROXY, '--host', '127.0.0.1', '--port', String(bridgePort), '--server', 'stream', '--', process.execPath, TINY], {
+        cwd,
+        stdio: ['ignore', 'ignore', 'ignore'],
+      });
+      procs.push(bridge);
+      await waitForPort(bridgePort);
+      const listenWard = (args) => startAndWait([WARD, 'mcp', 'proxy', '--policy', 'policy.yaml', '--listen', '127.0.0.1:0', ...args], cwd, /listening on (http:\/\/\S+)/, 'stderr', procs);
+      const [, wardStdioUrl] = await listenWard(['--', process.execPath, TINY]);
+      const [, wardHttpUrl] = await listenWard(['--upstream-url', upstream]);
+      const hb = await httpClient(`http://127.0.0.1:${bridgePort}/mcp`);
+      const hs = await httpClient(wardStdioUrl);
+      clients.push(hb, hs);
+      process.stderr.write(`running ${h.file} › ${TITLE} (streamable-http)\n`);
+      const BRIDGE_LABEL = '→ stdio (mcp-proxy, baseline)';
+      rows.push(
+        ...(await compare('streamable-http', sd, [
+          { label: BRIDGE_LABEL, client: hb },
+          { label: '→ stdio (ward --listen)', client: hs, baseline: BRIDGE_LABEL },
+        ])),
+      );
+      const hd = await httpClient(upstream);
+      const hp = await httpClient(wardHttpUrl);
+      clients.push(hd, hp);
+      rows.push(...(await compare('streamable-http', hd, [{ label: '→ http (ward --listen --upstream-url)', client: hp }])));
+    }
   } finally {
     await Promise.allSettled(clients.map((c) => c.close()));
     await Promise.all(
