@@ -540,9 +540,9 @@ export class ProxySession {
     // A forwarded call's trace was accepted by the sink before it was forwarded (Ward decision 6).
     this.toClient(msg, m.raw);
     if (call?.intentId) {
-      const intentId = call.intentId;
+      // Recorded now, digested later in a batch (RunCapture), off the next call's path.
       const failed = msg.error !== undefined || (isJsonObject(msg.result) && msg.result['isError'] === true);
-      setImmediate(() => this.o.capture?.result(intentId, failed ? 'error' : 'ok', msg.result ?? msg.error));
+      this.o.capture?.result(call.intentId, failed ? 'error' : 'ok', msg.result ?? msg.error, m.raw?.length);
     }
   }
 
