@@ -2,7 +2,7 @@ import { EXIT } from '../contract/exit-codes.js';
 import { describeReasonCode } from '../gate/reason-codes.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import type { Verdict } from '../policy/types.js';
-import type { ApprovalRequest } from './ward.js';
+import type { ApprovalRequest } from './approval-request.js';
 
 /** What a refused tool call carries: enough to explain it and to find its signed trace. */
 export interface BlockedDecision {
