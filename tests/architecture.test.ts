@@ -1,0 +1,118 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+// The layering rules of docs/architecture.md, read from the import statements of src/
+// (the one-trace-assembler rule is tests/decision/one-assembler.test.ts).
+
+const SRC = join(dirname(fileURLToPath(import.meta.url)), '..', 'src');
+
+interface ImportEdge {
+  from: string;
+  to: string;
+  typeOnly: boolean;
+  dynamic: boolean;
+}
+
+function sourceFiles(): string[] {
+  return (readdirSync(SRC, { recursive: true }) as string[])
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => f.split('\\').join('/'))
+    .sort();
+}
+
+function stripComments(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+}
+
+function importsOf(file: string): ImportEdge[] {
+  const text = stripComments(readFileSync(join(SRC, file), 'utf8'));
+  const edges: ImportEdge[] = [];
+  const target = (spec: string) => relative(SRC, normalize(join(SRC, dirname(file), spec))).split('\\').join('/').replace(/\.js$/, '.ts');
+  for (const m of text.matchAll(/^\s*(?:import|export)\s+(type\s+)?[^;]*?\bfrom\s+['"](\.[^'"]+)['"]/gm)) {
+    edges.push({ from: file, to: target(m[2]!), typeOnly: m[1] !== undefined, dynamic: false });
+  }
+  for (const m of text.matchAll(/\bimport\(\s*['"](\.[^'"]+)['"]\s*\)/g)) {
+    edges.push({ from: file, to: target(m[1]!), typeOnly: false, dynamic: true });
+  }
+  return edges;
+}
+
+const files = sourceFiles();
+const edges = files.flatMap(importsOf);
+const folderOf = (file: string) => (file.includes('/') ? file.slice(0, file.indexOf('/')) : file.replace(/\.ts$/, ''));
+const subfolderOf = (file: string) => file.split('/').slice(0, 2).join('/');
+
+describe('import graph', () => {
+  it('reads a plausible graph (every relative import resolves to a file of src/)', () => {
+    expect(files.length).toBeGreaterThan(100);
+    expect(edges.length).toBeGreaterThan(500);
+    const known = new Set(files);
+    expect(edges.filter((e) => !known.has(e.to)).map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  it('edges never import the CLI: nothing outside src/cli imports src/cli', () => {
+    const offending = edges.filter((e) => folderOf(e.from) !== 'cli' && folderOf(e.to) === 'cli');
+    expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  it('core modules never import a host, the decision pipeline or the store', () => {
+    const core = new Set(['canon', 'intent', 'policy', 'context', 'gate', 'keys', 'trace', 'tokens', 'contract']);
+    const hosts = new Set(['cli', 'daemon', 'mcp', 'sdk', 'store', 'decision', 'edge']);
+    const offending = edges.filter((e) => core.has(folderOf(e.from)) && hosts.has(folderOf(e.to)));
+    expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  it('the store imports no host and no decision code', () => {
+    const hosts = new Set(['cli', 'daemon', 'mcp', 'sdk', 'decision', 'edge']);
+    const offending = edges.filter((e) => folderOf(e.from) === 'store' && hosts.has(folderOf(e.to)));
+    expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  it('has no import cycles between files (type-only imports included)', () => {
+    const graph = new Map<string, string[]>(files.map((f) => [f, []]));
+    for (const e of edges) if (!e.dynamic) graph.get(e.from)!.push(e.to);
+    expect(cyclesOf(graph)).toEqual([]);
+  });
+
+  it('loads modules of another folder only with a visible static import (no hidden await import)', () => {
+    const hidden = edges.filter((e) => e.dynamic && subfolderOf(e.from) !== subfolderOf(e.to) && folderOf(e.from) !== 'cli');
+    expect(hidden.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+});
+
+/** Strongly connected components with more than one file (Tarjan), each sorted. */
+function cyclesOf(graph: Map<string, string[]>): string[][] {
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, counter);
+    low.set(v, counter);
+    counter++;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1) out.push(component.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return out;
+}
