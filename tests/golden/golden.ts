@@ -16,7 +16,8 @@
  * MASKED (and only these; everything else is compared exactly):
  * - `observed_at`: the wall clock when the trace was emitted.
  * - `event_id`: derived from `trace_id` and `observed_at`.
- * - `latency_ms`, `decision_latency_ms`: measured time.
+ * - `latency_ms`, `decision_latency_ms`: measured time (the latter, floored to whole ms, is omitted
+ *   at 0 ms: a decision-service result without it is compared as if it were there).
  * - `sig`, `signed_digest` (in `signature` objects): they cover the masked fields above. They are
  *   verified first, and `key_id` stays pinned.
  * - per host, only where that host makes them up from randomness or the wall clock (the Masker's
@@ -195,6 +196,22 @@ export const MASKED_KEYS: Readonly<Record<string, string>> = {
 };
 
 /**
+ * The MCP decision service reports `decision_latency_ms` in whole milliseconds and omits it at 0,
+ * so on a fast machine a result may lack it. A result (it has `executed` and `intent_digest`)
+ * without it is compared as if it were there: after `intent_digest`, where the service puts it, or
+ * in sorted position when the object's keys are sorted (the CLI sorts its JSON output).
+ */
+function withFlooredLatency(obj: Record<string, unknown>): Record<string, unknown> {
+  if ('decision_latency_ms' in obj || !('executed' in obj) || !('intent_digest' in obj)) return obj;
+  const keys = Object.keys(obj);
+  const sorted = keys.every((k, i) => i === 0 || keys[i - 1]! < k);
+  const entries = Object.entries(obj);
+  const at = sorted ? entries.findIndex(([k]) => k > 'decision_latency_ms') : entries.findIndex(([k]) => k === 'intent_digest') + 1;
+  entries.splice(at < 0 ? entries.length : at, 0, ['decision_latency_ms', 0]);
+  return Object.fromEntries(entries);
+}
+
+/**
  * String lists Ward sorts by value. When a random id in one is masked, its position among the
  * others is random too, so such a list, if sorted as Ward wrote it, is sorted again after masking.
  */
@@ -271,7 +288,7 @@ export class Masker {
     if (Array.isArray(value)) return value.map((v) => this.#walk(v));
     if (value === null || typeof value !== 'object') return value;
     const out: Record<string, unknown> = {};
-    for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
+    for (const [key, v] of Object.entries(withFlooredLatency(value as Record<string, unknown>))) {
       const placeholder = this.extraKeys[key] ?? MASKED_KEYS[key];
       const numbered = this.#numbered.get(key);
       if (numbered && typeof v === 'string' && v !== '') {
