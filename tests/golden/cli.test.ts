@@ -82,6 +82,7 @@ class CliCase {
     const journal = killSwitchJournal(this.dir);
     const record = {
       argv,
+      ...(opts.input !== undefined ? { stdin: opts.input } : {}),
       exit_code: run.code,
       stdout_format: format,
       stdout: out,
@@ -232,5 +233,23 @@ describe.concurrent('golden: ward gate eval --json', () => {
 
   it('intent missing context.identity: exit 6', async () => {
     expect((await new CliCase().pin('intent-invalid', ['--intent', '-'], { input: JSON.stringify({ tool_name: 'tool.read' }) }))['ok']).toBe(false);
+  });
+
+  it('decoder edges (Go encoding/json rules): null in a string list, large and fractional integers, null and mistyped fields', async () => {
+    const base = JSON.parse(readFileSync(input('read.json'), 'utf8')) as Record<string, unknown>;
+    const ctx = base['context'] as Record<string, unknown>;
+    // Number texts are sent as written (JSON.stringify would round them first).
+    const withTtl = (text: string) => JSON.stringify({ ...base, context: { ...ctx, credential_ttl_seconds: '@TTL' } }).replace('"@TTL"', text);
+    const variants: [string, string][] = [
+      ['null-in-string-list', JSON.stringify({ ...base, context: { ...ctx, credential_scopes: ['b', null, 'a'] } })],
+      ['int-above-2-53', withTtl('9007199254740993')],
+      ['int-beyond-int64', withTtl('100000000000000000000')],
+      ['int-fractional', withTtl('1.5')],
+      ['int-as-float-text', withTtl('300.0')],
+      ['null-identity', JSON.stringify({ ...base, context: { ...ctx, identity: null } })],
+      ['mistyped-tool-name', JSON.stringify({ ...base, tool_name: 5 })],
+      ['null-target', JSON.stringify({ ...base, targets: [null] })],
+    ];
+    await Promise.all(variants.map(([name, text]) => new CliCase().pin(`decoder-${name}`, ['--intent', '-'], { input: text })));
   });
 });
