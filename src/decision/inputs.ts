@@ -3,6 +3,11 @@ import { parseContextEnvelope, type ContextEnvelope } from '../context/index.js'
 import { ERROR_CODES, WardError, isWardError } from '../errors.js';
 import { parseKillSwitchState, type KillSwitchState } from '../gate/kill-switch.js';
 import { parseWrkrInventory, type WrkrInventory } from '../gate/wrkr.js';
+import type { VerifyKey } from '../keys/index.js';
+import type { NormalizedPolicy } from '../policy/types.js';
+import { nowUTC } from '../canon/gotime.js';
+import type { JsonValue } from '../canon/json.js';
+import { verifyApprovedScriptRegistry, type ApprovedScriptEntry } from '../tokens/approved-scripts.js';
 
 /*
  * A decision's per-call inputs and what happens when one cannot be loaded (`gate.md` §3.6 step 0,
@@ -13,7 +18,9 @@ import { parseWrkrInventory, type WrkrInventory } from '../gate/wrkr.js';
  *   error otherwise;
  * - Wrkr inventory: fatal when required (exit 3), otherwise the decision continues unenriched with
  *   a warning;
- * - context envelope: always fatal (exit 6); a boundary that was given one never decides without it.
+ * - context envelope: always fatal (exit 6); a boundary that was given one never decides without it;
+ * - approved-script registry: used only when every entry verifies; otherwise fatal when required
+ *   (exit 3, no trace), else the fast path is off with a warning and the policy decides.
  */
 
 export type KillSwitchInput = { state: KillSwitchState } | { unavailable: true };
@@ -97,4 +104,53 @@ export async function loadEnvelope(read: () => Promise<string>, path: string): P
     if (isWardError(err)) throw err;
     throw new WardError(ERROR_CODES.ENVELOPE_INVALID, (err as Error).message);
   }
+}
+
+/** Where the approved-script registry and its verify keys come from (either may throw: unavailable). */
+export interface ApprovedScriptSources {
+  registry: () => JsonValue;
+  verifyKeys: () => readonly VerifyKey[];
+}
+
+/**
+ * §3.6 step 1: the verified registry entries, or undefined when the fast path is off. A policy that
+ * requires context evidence turns it off (the fast path would skip that check).
+ */
+export function loadApprovedScriptRegistry(
+  sources: ApprovedScriptSources,
+  policy: NormalizedPolicy,
+  required: boolean,
+  warnings: string[],
+): ApprovedScriptEntry[] | undefined {
+  if (requiresContextEvidence(policy)) {
+    warnings.push('approved script fast-path disabled because policy requires authenticated context evidence');
+    return undefined;
+  }
+  const unavailable = (message: string, requiredMessage: string): undefined => {
+    if (required) throw new WardError(ERROR_CODES.FAIL_CLOSED_DEPENDENCY, requiredMessage);
+    warnings.push(`approved script fast-path disabled: ${message}`);
+    return undefined;
+  };
+  let registry: JsonValue;
+  let keys: readonly VerifyKey[];
+  try {
+    registry = sources.registry();
+    keys = sources.verifyKeys();
+  } catch (err) {
+    const message = (err as Error).message;
+    return unavailable(message, `approved script registry unavailable in fail-closed mode: ${message}`);
+  }
+  try {
+    return verifyApprovedScriptRegistry(registry, keys, nowUTC());
+  } catch (err) {
+    const message = (err as Error).message;
+    return unavailable(message, message);
+  }
+}
+
+function requiresContextEvidence(policy: NormalizedPolicy): boolean {
+  return (
+    policy.fail_closed.required_fields.includes('context_evidence') ||
+    policy.rules.some((r) => r.require_context_evidence || r.required_context_evidence_mode === 'required' || r.max_context_age_seconds > 0)
+  );
 }

@@ -1,6 +1,5 @@
 import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
-import { nowUTC } from '../../canon/gotime.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { EXIT } from '../../contract/exit-codes.js';
 import { rawRiskClass } from '../../gate/evaluate.js';
@@ -8,12 +7,12 @@ import { explainOutcome } from '../../gate/explain.js';
 import { isVerifyKeyConfigured, resolveSigningKey, type KeyMode, type SigningKey } from '../../keys/index.js';
 import { approvalCommand, approvalTokenPath, shellQuote, type ApprovalSigner } from '../../decision/approval-command.js';
 import type { NormalizedPolicy } from '../../policy/types.js';
-import { verifyApprovedScriptRegistry, type ApprovedScriptEntry } from '../../tokens/approved-scripts.js';
+import type { ApprovedScriptEntry } from '../../tokens/approved-scripts.js';
 import { readApprovedScriptRegistry } from '../../tokens/files.js';
 import { loadPolicyFile } from '../../policy/load.js';
 import { checkProfile } from '../../policy/profile.js';
 import { runGate, type GateRequest, type GateResultOutput, type GateRuntime } from '../../decision/gate-run.js';
-import { inputsRequired, loadEnvelope, loadKillSwitchAsync, loadWrkr } from '../../decision/inputs.js';
+import { inputsRequired, loadApprovedScriptRegistry, loadEnvelope, loadKillSwitchAsync, loadWrkr } from '../../decision/inputs.js';
 import { gateEvalSteps } from '../../decision/steps.js';
 import { delegationDigest } from '../../intent/digest.js';
 import type { NormalizedIntent } from '../../intent/types.js';
@@ -251,11 +250,7 @@ function approvalNextStep(ctx: CliContext, flags: GateEvalFlags, state: string, 
   );
 }
 
-/**
- * §3.6 step 1: the registry is used only when every entry verifies. In high risk (or oss-prod) an
- * unreadable or unverifiable registry stops the decision (exit 3, no trace); otherwise the fast
- * path is disabled with a warning and the policy decides.
- */
+/** §3.6 step 1: the registry from `--approved-script-registry`, verified (decision/inputs.ts decides the fallbacks). */
 function loadApprovedScripts(
   ctx: CliContext,
   flags: GateEvalFlags,
@@ -264,37 +259,15 @@ function loadApprovedScripts(
   highRisk: boolean,
   warnings: string[],
 ): ApprovedScriptEntry[] | undefined {
-  if (requiresContextEvidence(policy)) {
-    warnings.push('approved script fast-path disabled because policy requires authenticated context evidence');
-    return undefined;
-  }
-  const unavailable = (message: string, highRiskMessage: string): undefined => {
-    if (highRisk) throw new WardError(ERROR_CODES.FAIL_CLOSED_DEPENDENCY, highRiskMessage);
-    warnings.push(`approved script fast-path disabled: ${message}`);
-    return undefined;
-  };
   const own = { publicKeyPath: flags.approvedScriptPublicKey, publicKeyEnv: flags.approvedScriptPublicKeyEnv };
-  let registry;
-  let keys;
-  try {
-    registry = readApprovedScriptRegistry(flags.approvedScriptRegistry!, ctx.cwd);
-    keys = verifyKeysFor(ctx, [own, approvalSources(flags)], signingKey);
-  } catch (err) {
-    const message = (err as Error).message;
-    return unavailable(message, `approved script registry unavailable in fail-closed mode: ${message}`);
-  }
-  try {
-    return verifyApprovedScriptRegistry(registry, keys, nowUTC());
-  } catch (err) {
-    const message = (err as Error).message;
-    return unavailable(message, message);
-  }
-}
-
-function requiresContextEvidence(policy: NormalizedPolicy): boolean {
-  return (
-    policy.fail_closed.required_fields.includes('context_evidence') ||
-    policy.rules.some((r) => r.require_context_evidence || r.required_context_evidence_mode === 'required' || r.max_context_age_seconds > 0)
+  return loadApprovedScriptRegistry(
+    {
+      registry: () => readApprovedScriptRegistry(flags.approvedScriptRegistry!, ctx.cwd),
+      verifyKeys: () => verifyKeysFor(ctx, [own, approvalSources(flags)], signingKey),
+    },
+    policy,
+    highRisk,
+    warnings,
   );
 }
 
