@@ -53,6 +53,20 @@ export function decodeContextOsCall(raw: JsonObject): ToolCall {
     ctx.traceparent = `00-${traceId}-${span}-01`;
   }
 
+  const named = principalChain(f, raw, call);
+  const modes = ['approval_mode_requested', 'approval_mode_effective', 'approval_mode_highest'].map((k) =>
+    f.string(raw, k).trim().toLowerCase(),
+  );
+  addTargets(call, capability, modes.includes('destructive'));
+  bindAuthContext(f, raw, call, modes, uniqueSorted(named.map((p) => p.tenant)));
+  return call;
+}
+
+/**
+ * The named principals of `principal_chain`; the acting one (the last agent, else the last) is the
+ * call's identity, and the chain up to it becomes a delegation.
+ */
+function principalChain(f: FieldReader, raw: JsonObject, call: ToolCall): { kind: string; id: string; tenant: string }[] {
   const principals = f.objects(raw, 'principal_chain').map((p, i) => {
     const pf = f.at(`principal_chain[${i}].`);
     return { kind: pf.string(p, 'kind').trim().toLowerCase(), id: pf.string(p, 'id').trim(), tenant: pf.string(p, 'tenant_id').trim() };
@@ -68,37 +82,41 @@ export function decodeContextOsCall(raw: JsonObject): ToolCall {
   if (actingIndex < 0) actingIndex = named.length - 1;
   if (actingIndex >= 0) {
     const chain = named.slice(0, actingIndex + 1);
-    ctx.identity = chain[chain.length - 1]!.id;
+    call.context.identity = chain[chain.length - 1]!.id;
     if (chain.length > 1) {
       const links = [];
       for (let i = 1; i < chain.length; i++) {
         if (chain[i - 1]!.id === chain[i]!.id) continue;
         links.push({ delegator_identity: chain[i - 1]!.id, delegate_identity: chain[i]!.id });
       }
-      if (links.length > 0) call.delegation = { requester_identity: ctx.identity, chain: links };
+      if (links.length > 0) call.delegation = { requester_identity: call.context.identity, chain: links };
     }
   }
+  return named;
+}
 
+/** Targets from well-known argument names; a destructive approval mode marks them (or the capability) destructive. */
+function addTargets(call: ToolCall, capability: string, destructive: boolean): void {
   for (const { keys, kind } of TARGET_KEYS) {
     for (const key of keys) {
       const value = call.args[key];
       if (typeof value === 'string' && value.trim() !== '') call.targets.push(emptyTarget(kind, value));
     }
   }
-  const modes = ['approval_mode_requested', 'approval_mode_effective', 'approval_mode_highest'].map((k) =>
-    f.string(raw, k).trim().toLowerCase(),
-  );
-  if (modes.includes('destructive')) {
+  if (destructive) {
     if (call.targets.length === 0) call.targets.push(emptyTarget('other', capability));
     for (const t of call.targets) t.destructive_hint = true;
   }
+}
 
+/** The gateway's bindings, as `auth_context.contextos` and as relationship extras of the trace. */
+function bindAuthContext(f: FieldReader, raw: JsonObject, call: ToolCall, modes: string[], tenants: string[]): void {
+  const ctx = call.context;
   const evidenceRefs = uniqueSorted(f.strings(raw, 'evidence_refs'));
   const idempotencyKey = f.string(raw, 'idempotency_key').trim();
   const authRef = f.string(raw, 'auth_ref').trim();
   const metadata = f.object(raw, 'metadata') ?? {};
   const gate = f.at('metadata.').string(metadata, 'requires_approval_gate').trim();
-  const tenants = uniqueSorted(named.map((p) => p.tenant));
 
   const bound: JsonObject = { adapter: 'contextos' };
   if (evidenceRefs.length > 0) bound['evidence_refs'] = evidenceRefs;
@@ -114,9 +132,9 @@ export function decodeContextOsCall(raw: JsonObject): ToolCall {
   if (idempotencyKey) extras['idempotency_key'] = idempotencyKey;
   if (evidenceRefs.length > 0) extras['evidence_refs'] = evidenceRefs;
   if (ctx.approval_ref) extras['upstream_decision_ref'] = ctx.approval_ref;
+  const toolCallId = call.contextos?.toolCallId ?? '';
   if (toolCallId) extras['tool_call_id'] = toolCallId;
   if (Object.keys(extras).length > 0) call.relationshipExtras = extras;
-  return call;
 }
 
 /**
