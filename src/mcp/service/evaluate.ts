@@ -7,6 +7,7 @@ import { isJsonObject } from '../../canon/json.js';
 import { uniqueSorted } from '../../canon/sort.js';
 import { parseContextEnvelope, type ContextEnvelope } from '../../context/index.js';
 import { EXIT, type ExitCode } from '../../contract/exit-codes.js';
+import { isGoEmpty } from '../../edge/json-output.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { killSwitchDecisionJson } from '../../gate/kill-switch.js';
 import type { NormalizedIntent } from '../../intent/types.js';
@@ -433,10 +434,7 @@ interface OutputParts {
 function decisionOutput(p: OutputParts): JsonObject {
   const out: JsonObject = { ok: true, executed: false };
   const put = (key: string, value: JsonValue | undefined) => {
-    if (value === undefined || value === '' || value === 0 || value === false || value === null) return;
-    if (Array.isArray(value) && value.length === 0) return;
-    if (isJsonObject(value) && Object.keys(value).length === 0) return;
-    out[key] = value;
+    if (!isGoEmpty(value)) out[key] = value!;
   };
   put('adapter', p.adapter);
   put('run_id', p.runId);
