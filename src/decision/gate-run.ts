@@ -18,8 +18,6 @@ import { gateEvalSteps, type ApprovalTokens, type DecisionStepDef, type Delegati
 import type { GateRuntime } from './types.js';
 
 export type { ApprovalStep, ApprovalTokenReuse, DelegationStep, GateRuntime, TokenContext } from './types.js';
-export { approvalLedgerOf } from './steps.js';
-export { outcomeTraceFields } from './trace-assembler.js';
 
 /** One gate decision request: the intent, its per-call inputs, and the steps it runs. */
 export interface GateRequest {
