@@ -24,7 +24,8 @@ import type { ApprovalStep, DecisionSubject, DelegationStep, GateRuntime, TokenC
  *
  * | host                   | evaluation                           | steps                                                                     |
  * |------------------------|--------------------------------------|---------------------------------------------------------------------------|
- * | `gate eval`, daemon    | policy, or approved-script registry  | rate_limit, destructive_budget, delegation, approval, broker, [simulate]  |
+ * | `gate eval`            | policy, or approved-script registry  | rate_limit, destructive_budget, delegation, approval, broker, [simulate]  |
+ * | daemon                 | policy                               | rate_limit, destructive_budget, delegation, approval, broker, [simulate]  |
  * | SDK                    | policy                               | rate_limit, destructive_budget, delegation, approval, broker, [simulate]  |
  * | MCP proxy              | stricter of the annotation readings  | rate_limit, destructive_budget, delegation, approval, broker              |
  * | MCP decision service   | policy                               | mcp_trust, emergency_stop                                                 |
