@@ -49,7 +49,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -70,9 +70,13 @@ export const V7_KEY_ID = '65b60673d6ed884bf01c2c222d82ada0740f29ac3355d6a925c81f
 /** The environment every Ward process gets: no inherited state dir or daemon. */
 export const WARD_ENV: Record<string, string> = { WARD_STATE_DIR: '', WARD_DAEMON_URL: '', TZ: 'UTC' };
 
+/** Work directories made by this test file; `guardInputs` removes them when the file is done. */
+const workDirs: string[] = [];
+
 /** A fresh work directory with `.ward/` (Ward keeps its state there) and a 0600 copy of the V7 private key. */
 export function workDir(prefix: string): { dir: string; key: string } {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), `ward-golden-${prefix}-`)));
+  workDirs.push(dir);
   mkdirSync(join(dir, '.ward'));
   const key = join(dir, 'v7_private.key');
   copyFileSync(fixture('keys/v7_TEST_ONLY_private.key'), key);
@@ -411,9 +415,15 @@ function inputsDigest(): string {
   return h.digest('hex');
 }
 
-/** Call at the top of each golden test file: the hosts must write nothing into fixtures/golden/inputs. */
+/**
+ * Call at the top of each golden test file: the hosts must write nothing into fixtures/golden/inputs.
+ * Its afterAll runs after every suite's own (servers are stopped by then) and removes the work dirs.
+ */
 export function guardInputs(): void {
   let before = '';
   beforeAll(() => void (before = inputsDigest()));
-  afterAll(() => expect(inputsDigest(), 'fixtures/golden/inputs unchanged by the hosts').toBe(before));
+  afterAll(() => {
+    for (const dir of workDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+    expect(inputsDigest(), 'fixtures/golden/inputs unchanged by the hosts').toBe(before);
+  });
 }

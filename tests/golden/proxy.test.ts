@@ -46,7 +46,7 @@ class Proxy {
 
   /** The exact line answering request `id`. */
   async reply(id: number): Promise<string> {
-    const deadline = Date.now() + 15_000;
+    const deadline = Date.now() + 25_000; // a loaded machine (the full suite) starts the proxy slowly
     for (;;) {
       const line = this.lines.find((l) => (JSON.parse(l) as { id?: number }).id === id);
       if (line) return line;
