@@ -29,7 +29,14 @@ port.on('message', (msg: { id: number; method: string; args: unknown[] }) => {
       switch (msg.method) {
         case 'put':
           // Buffers arrive as Uint8Arrays; the store hashes and stores them as bytes.
-          value = await store.put((msg.args[0] as { kind: StoreInput['kind']; bytes: Uint8Array }[]).map((i) => ({ kind: i.kind, bytes: Buffer.from(i.bytes.buffer, i.bytes.byteOffset, i.bytes.byteLength) })));
+          value = await store.put(
+            (msg.args[0] as (Omit<StoreInput, 'bytes'> & { bytes: Uint8Array })[]).map((i) => ({
+              kind: i.kind,
+              bytes: Buffer.from(i.bytes.buffer, i.bytes.byteOffset, i.bytes.byteLength),
+              // The daemon's own traces come with the fields it serialized them from: not parsed again.
+              ...(i.fields ? { fields: i.fields } : {}),
+            })),
+          );
           break;
         case 'read':
           value = await store.read(msg.args[0] as Parameters<EvidenceStore['read']>[0]);

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { JsonObject } from '../canon/json.js';
 import { ERROR_CODES, WardError } from '../errors.js';
+import { traceIndexFields } from '../store/describe.js';
 import type { StoreInput } from '../store/types.js';
 import type { Journal } from './journal.js';
 import { traceFileText } from '../trace/write.js';
@@ -99,7 +100,8 @@ export class GroupCommitSink implements DaemonTraceSink {
     if (this.closed) return Promise.reject(new WardError(ERROR_CODES.IO, 'trace sink is closed'));
     const location = `store:trace/${String(trace['event_id'])}`;
     const done = new Promise<string>((resolve, reject) => {
-      const inputs: StoreInput[] = [{ kind: 'trace', bytes: Buffer.from(traceFileText(trace)) }];
+      // The index's fields go along, so the store thread does not parse the trace it was serialized from.
+      const inputs: StoreInput[] = [{ kind: 'trace', bytes: Buffer.from(traceFileText(trace)), fields: traceIndexFields(trace) }];
       // A capture goes into the same group (the same fdatasync) as its trace.
       if (capture) inputs.push({ kind: 'capture', bytes: Buffer.from(captureFileText(capture)) });
       this.queue.push({ inputs, location, resolve, reject });

@@ -18,7 +18,7 @@ export function describeArtifact(input: StoreInput, ingestedAt: string): StoreEn
   const base = { digest: sha256Hex(input.bytes), size: input.bytes.length, ingested_at: ingestedAt };
   switch (input.kind) {
     case 'trace':
-      return { ...base, ...describeTrace(input.bytes, base.digest, ingestedAt) };
+      return { ...base, ...describeTrace(input.fields ?? parseTrace(input.bytes), base.digest, ingestedAt) };
     case 'capture': {
       let capture;
       try {
@@ -70,13 +70,29 @@ export function describeArtifact(input: StoreInput, ingestedAt: string): StoreEn
   }
 }
 
-function describeTrace(bytes: Buffer, digest: string, ingestedAt: string): Omit<StoreEntry, 'digest' | 'size' | 'ingested_at'> {
-  let value;
+/**
+ * The fields of a trace record the index reads (`describeTrace`): what a writer that has the record
+ * passes as `StoreInput.fields` instead of having the store parse the bytes again.
+ */
+export function traceIndexFields(record: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const key of ['schema_id', 'event_id', 'trace_id', 'observed_at', 'created_at', 'run_id', 'tool_name', 'verdict', 'reason_codes']) {
+    if (key in record) out[key] = record[key]!;
+  }
+  const rel = record['relationship'];
+  if (isJsonObject(rel) && 'parent_ref' in rel) out['relationship'] = { parent_ref: rel['parent_ref']! };
+  return out;
+}
+
+function parseTrace(bytes: Buffer): unknown {
   try {
-    value = parseStrictJson(bytes.toString('utf8'));
+    return parseStrictJson(bytes.toString('utf8'));
   } catch (err) {
     throw invalid(`trace: ${(err as Error).message}`);
   }
+}
+
+function describeTrace(value: unknown, digest: string, ingestedAt: string): Omit<StoreEntry, 'digest' | 'size' | 'ingested_at'> {
   if (!isJsonObject(value) || value['schema_id'] !== 'gait.gate.trace') throw invalid('trace: not a gait.gate.trace record');
   const s = (key: string, from: JsonObject = value) => (typeof from[key] === 'string' ? (from[key] as string) : '');
   const parent = isJsonObject(value['relationship']) && isJsonObject(value['relationship']['parent_ref']) ? value['relationship']['parent_ref'] : {};

@@ -1,3 +1,4 @@
+import type { JsonObject } from '../canon/json.js';
 /**
  * The evidence store contract. Ward's local implementation is LevelDB (`level.ts`); the daemon
  * depends only on these interfaces so another backend (e.g. PostgreSQL) can implement them.
@@ -36,6 +37,12 @@ export interface StoreEntry {
 export interface StoreInput {
   kind: EntryKind;
   bytes: Buffer;
+  /**
+   * Trace only: the record `bytes` were serialized from (at least the fields the index reads,
+   * `traceIndexFields`), when the writer has it — the daemon — so the store does not parse the bytes
+   * again. Never set it for bytes that came from elsewhere.
+   */
+  fields?: JsonObject;
 }
 
 export interface ListFilter {
