@@ -243,6 +243,10 @@ export class DeferredPeer implements Peer {
   onmalformed?: (reason: string, id: JsonRpcId | null) => void;
   onclose?: (error?: Error) => void;
   private starting: Promise<void> | undefined;
+  /** The wrapped peer has started: a send goes straight to it (no promise hop). */
+  private ready = false;
+  /** Sends waiting for the start, in order; a later send may not overtake them. */
+  private queued = 0;
   private closed = false;
 
   constructor(
@@ -265,15 +269,36 @@ export class DeferredPeer implements Peer {
 
   private ensure(): Promise<void> {
     if (this.closed) return Promise.reject(new Error('MCP server connection closed'));
-    this.starting ??= this.inner.start().catch((err: Error) => {
-      this.onStartError?.(err);
-      throw err;
-    });
+    this.starting ??= this.inner.start().then(
+      () => {
+        this.ready = true;
+      },
+      (err: Error) => {
+        this.onStartError?.(err);
+        throw err;
+      },
+    );
     return this.starting;
   }
 
+  /**
+   * Once the wrapped peer runs, a message is handed to it synchronously: over Streamable HTTP an
+   * extra promise hop let the SDK transport write the client's response headers (a syscall that
+   * wakes the client) before the call went to the server, on every call.
+   */
   send(msg: JsonRpcMessage, raw?: Buffer, relatedRequestId?: JsonRpcId): Promise<void> {
-    return this.ensure().then(() => this.inner.send(msg, raw, relatedRequestId));
+    if (this.ready && this.queued === 0 && !this.closed) return this.inner.send(msg, raw, relatedRequestId);
+    this.queued++;
+    return this.ensure().then(
+      () => {
+        this.queued--;
+        return this.inner.send(msg, raw, relatedRequestId);
+      },
+      (err: Error) => {
+        this.queued--;
+        throw err;
+      },
+    );
   }
 
   setProtocolVersion(version: string): void {

@@ -122,6 +122,20 @@ describe('DeferredPeer (the server side of an HTTP session)', () => {
     expect(unused.starts).toBe(0);
   });
 
+  it('once started, a message reaches the server synchronously; none overtakes one still waiting for the start', async () => {
+    const inner = new FakePeer();
+    const peer = new DeferredPeer(inner);
+    const m = (id: number) => ({ jsonrpc: '2.0', id, method: 'ping' }) as JsonRpcMessage;
+    const first = peer.send(m(1));
+    // Sent from a microtask that may run between the start and the first message's own hop.
+    const second = Promise.resolve().then(() => peer.send(m(2)));
+    await Promise.all([first, second]);
+    expect(inner.sent.map((x) => x.id)).toEqual([1, 2]);
+    void peer.send(m(3));
+    expect(inner.sent.map((x) => x.id)).toEqual([1, 2, 3]); // no promise hop: the SDK cannot write anything in between
+    await peer.close();
+  });
+
   it('a server that cannot start fails the send and is reported once', async () => {
     const reported: string[] = [];
     const peer = new DeferredPeer(new FakePeer(new Error('spawn nope ENOENT')), (err) => reported.push(err.message));
