@@ -36,6 +36,9 @@ const TITLE = 'mcp proxy · added latency per tools/call';
 const quick = process.argv.includes('--quick');
 // WARD_BENCH_MCP=stdio or =http runs only that transport (profiling); both by default.
 const only = process.env.WARD_BENCH_MCP;
+// WARD_BENCH_MCP_OTHER=<path to another build's bin/ward.js> adds that build's proxy (stdio,
+// --trace-sync write; and --listen → stdio) to the same rounds: before/after figures from one run.
+const OTHER = process.env.WARD_BENCH_MCP_OTHER;
 const json = process.argv.includes('--json');
 const print = (text) => (json ? process.stderr : process.stdout).write(text + '\n');
 
@@ -274,6 +277,8 @@ export default async function (h) {
       const sw = await proxy('write');
       const sf = await proxy('fsync');
       clients.push(relay, sw, sf);
+      const other = OTHER ? [{ label: '(other build, trace-sync write)', client: await stdioClient([OTHER, 'mcp', 'proxy', '--policy', 'policy.yaml', '--trace-sync', 'write', '--', process.execPath, TINY], cwd), baseline: '(bare relay, baseline)' }] : [];
+      clients.push(...other.map((o) => o.client));
       process.stderr.write(`running ${h.file} › ${TITLE} (stdio)\n`);
       const RELAY_LABEL = '(bare relay, baseline)';
       rows.push(
@@ -281,6 +286,7 @@ export default async function (h) {
           { label: RELAY_LABEL, client: relay },
           { label: '(trace-sync write)', client: sw, baseline: RELAY_LABEL },
           { label: '(trace-sync fsync)', client: sf, baseline: RELAY_LABEL },
+          ...other,
         ])),
       );
     }
@@ -301,18 +307,25 @@ export default async function (h) {
       });
       procs.push(bridge);
       await waitForPort(bridgePort);
-      const listenWard = (args) => startAndWait([WARD, 'mcp', 'proxy', '--policy', 'policy.yaml', '--listen', '127.0.0.1:0', ...args], cwd, /listening on (http:\/\/\S+)/, 'stderr', procs);
+      const listenWard = (args, ward = WARD) => startAndWait([ward, 'mcp', 'proxy', '--policy', 'policy.yaml', '--listen', '127.0.0.1:0', ...args], cwd, /listening on (http:\/\/\S+)/, 'stderr', procs);
       const [, wardStdioUrl] = await listenWard(['--', process.execPath, TINY]);
       const [, wardHttpUrl] = await listenWard(['--upstream-url', upstream]);
       const hb = await httpClient(`http://127.0.0.1:${bridgePort}/mcp`);
       const hs = await httpClient(wardStdioUrl);
       clients.push(hb, hs);
-      process.stderr.write(`running ${h.file} › ${TITLE} (streamable-http)\n`);
       const BRIDGE_LABEL = '→ stdio (mcp-proxy, baseline)';
+      const other = [];
+      if (OTHER) {
+        const [, otherUrl] = await listenWard(['--', process.execPath, TINY], OTHER);
+        other.push({ label: '→ stdio (other build, --listen)', client: await httpClient(otherUrl), baseline: BRIDGE_LABEL });
+        clients.push(other[0].client);
+      }
+      process.stderr.write(`running ${h.file} › ${TITLE} (streamable-http)\n`);
       rows.push(
         ...(await compare('streamable-http', sd, [
           { label: BRIDGE_LABEL, client: hb },
           { label: '→ stdio (ward --listen)', client: hs, baseline: BRIDGE_LABEL },
+          ...other,
         ])),
       );
       const hd = await httpClient(upstream);

@@ -1,5 +1,5 @@
 import { arch, platform } from 'node:os';
-import { formatRFC3339Nano, nowUTC } from '../../canon/gotime.js';
+import { formatRFC3339Nano, nowUTC, type GoTime } from '../../canon/gotime.js';
 import { digestJcs } from '../../canon/digest.js';
 import type { ContextEnvelope } from '../../context/index.js';
 import type { SigningKey } from '../../keys/index.js';
@@ -11,7 +11,8 @@ interface CallEntry {
   intentId: string;
   toolName: string;
   argsDigest: string;
-  at: string;
+  /** When the call was recorded; formatted when the runpack is built (off the call path). */
+  at: GoTime;
   traceId: string;
   verdict: string;
   status?: string;
@@ -52,7 +53,7 @@ export class RunCapture {
   /** Record a decided call; returns its intent id. */
   call(toolName: string, argsDigest: string, traceId: string, verdict: string): string {
     const intentId = `intent_${String(++this.seq).padStart(6, '0')}`;
-    const e: CallEntry = { intentId, toolName, argsDigest, at: formatRFC3339Nano(nowUTC()), traceId, verdict };
+    const e: CallEntry = { intentId, toolName, argsDigest, at: nowUTC(), traceId, verdict };
     this.calls.push(e);
     this.byId.set(intentId, e);
     return intentId;
@@ -99,6 +100,7 @@ export class RunCapture {
   build(signingKey: SigningKey, envelope: ContextEnvelope | undefined): Buffer | undefined {
     this.digestWaiting();
     if (this.calls.length === 0) return undefined;
+    const at = new Map(this.calls.map((c) => [c, formatRFC3339Nano(c.at)]));
     const lost = digestJcs({ status: 'no_reply' });
     const record = {
       run: {
@@ -108,15 +110,15 @@ export class RunCapture {
         env: { os: platform(), arch: arch(), runtime: `node ${process.versions.node}` },
         timeline: [
           { event: 'run_started', ts: this.createdAt },
-          ...this.calls.map((c) => ({ event: 'tool_call', ts: c.at, ref: c.intentId })),
+          ...this.calls.map((c) => ({ event: 'tool_call', ts: at.get(c)!, ref: c.intentId })),
         ],
       },
-      intents: this.calls.map((c) => ({ intent_id: c.intentId, tool_name: c.toolName, args_digest: c.argsDigest, created_at: c.at })),
+      intents: this.calls.map((c) => ({ intent_id: c.intentId, tool_name: c.toolName, args_digest: c.argsDigest, created_at: at.get(c)! })),
       results: this.calls.map((c) => ({
         intent_id: c.intentId,
         status: c.status ?? 'no_reply',
         result_digest: c.resultDigest ?? lost,
-        created_at: c.at,
+        created_at: at.get(c)!,
       })),
       refs: {},
       capture_mode: 'reference',
