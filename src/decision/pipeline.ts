@@ -22,7 +22,8 @@ import { unevaluableIntent } from './unevaluable.js';
 /** Decision objects the trace records from the outcome. */
 export type OutcomeObject = 'freeze_window' | 'sandbox' | 'kill_switch';
 
-export interface DecisionRequest extends EvaluationPlan, EvaluationInputs {
+/** One request through the pipeline (the MCP decision service's own `DecisionRequest` is its protocol request). */
+export interface PipelineRequest extends EvaluationPlan, EvaluationInputs {
   /** The steps after evaluation, in order (steps.ts lists each host's). */
   steps: readonly DecisionStepDef[];
   /** The wall clock of this decision (limits, token expiry, registry expiry). */
@@ -48,7 +49,7 @@ export interface Decided {
   fastPath?: FastPath | undefined;
 }
 
-export function decide(basis: DecisionBasis, req: DecisionRequest): Decided {
+export function decide(basis: DecisionBasis, req: PipelineRequest): Decided {
   const evaluated = evaluateRequest(basis, req, evaluationOptions(basis, req), req.wallNow);
   const { outcome, fastPath } = evaluated;
   const state: DecisionState = {
@@ -82,7 +83,7 @@ function subjectOf(outcome: GateOutcome, raw: unknown): DecisionSubject {
   return prepared ? { intent: prepared, intentDigest: intentDigest(prepared), argsDigest: argsDigest(prepared) } : unevaluableIntent(raw);
 }
 
-function decidedTraceFacts(s: DecisionState, req: DecisionRequest, latencyMs: number, fastPath: FastPath | undefined): TraceFacts {
+function decidedTraceFacts(s: DecisionState, req: PipelineRequest, latencyMs: number, fastPath: FastPath | undefined): TraceFacts {
   const { outcome, records } = s;
   const objects = new Set<OutcomeObject>(req.outcomeObjects ?? ['freeze_window', 'sandbox', 'kill_switch']);
   const approvalRef = records.approval?.approvalRef || req.approvalTokenRef;
