@@ -2,7 +2,7 @@
 // decision evaluated and signed in memory (decideGate with no I/O), measured in the same run.
 //
 //   write: the trace file is published (temporary name + link, no fsync) before evaluate resolves.
-//   fsync: the trace is in the MCP proxy's O_DSYNC journal (group commit across concurrent calls)
+//   fsync: the trace is in Ward's O_DSYNC journal, as the MCP proxy's (group commit across concurrent calls)
 //          and its file is published, before evaluate resolves.
 //   fsync per trace (before): what the SDK did until `durability`: FileTraceSink writing and
 //          fsyncing each trace off-thread, with a shared directory fsync.

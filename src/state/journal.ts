@@ -91,7 +91,7 @@ export class Journal {
   private bgSync: Promise<void> | undefined;
   private bgSyncAgain = false;
   private closed = false;
-  /** The first failed write: the journal takes no more records. */
+  /** A failed write whose group (or a later one) is still in flight: appends are refused until they settle. */
   writeError: Error | undefined;
   readonly sync: JournalSync;
   private readonly segmentBytes: number;
@@ -141,7 +141,7 @@ export class Journal {
   /**
    * `write` mode: write the records now, on this thread, into the open segment, and return it.
    * Undefined when that is not possible right now (no segment yet, a full one, writes queued):
-   * use `append`. Throws the write's error (and the journal takes no more records).
+   * use `append`. Throws the write's error (the next append goes to a new segment).
    */
   appendNow(records: readonly JournalRecord[]): SegmentRef | undefined {
     if (this.writeError) throw this.writeError;
@@ -152,7 +152,7 @@ export class Journal {
     try {
       writeFully(seg.fh.fd, bytes, HEADER + seg.size);
     } catch (err) {
-      this.writeError ??= err as Error;
+      this.abandon();
       throw err;
     }
     seg.size += bytes.length;
@@ -197,6 +197,7 @@ export class Journal {
       );
       void this.placing.then(() => {
         this.placing = undefined;
+        if (this.writeError && this.inFlight === 0) this.abandon();
         this.pump();
       });
       own = placed.then((p) => p.written);
@@ -214,8 +215,22 @@ export class Journal {
         this.writeError ??= err as Error;
         for (const q of group) q.reject(this.writeError);
         for (const q of this.queue.splice(0)) q.reject(this.writeError);
+        if (this.inFlight === 0 && !this.placing) this.abandon();
       },
     );
+  }
+
+  /**
+   * After a failed write, once nothing is in flight: the segment's acknowledged records are
+   * checkpointed as at any retirement, and the next append starts a new segment (so it never sits
+   * behind the failed one, where recovery would stop). Until then every append is refused.
+   */
+  private abandon(): void {
+    const cur = this.current;
+    this.current = undefined;
+    if (cur) this.retire(cur);
+    this.lastDurable = Promise.resolve();
+    this.writeError = undefined;
   }
 
   /** Reserve the next bytes of `seg` and write there (tracked at once, so a retirement waits for it). */

@@ -175,18 +175,23 @@ describe('Journal', () => {
     expect(texts(readSegment(left[0]!.path).records)).toEqual([`3:${'y'.repeat(1000)}`]);
   });
 
-  it('a failed write rejects its group and every later append (fail closed)', async () => {
+  it('a failed write rejects its group and every group in flight with it (fail closed); later appends go to a new segment', async () => {
     const dir = tempDir('ward-journal-');
-    const j = new Journal(dir);
+    const checkpointed: string[][] = [];
+    const j = new Journal(dir, { checkpoint: async (seg) => void checkpointed.push(texts(readSegment(seg.path).records)) });
     await j.append([rec(1, 'ok')]);
     const proto = await fileHandlePrototype(dir);
     vi.spyOn(proto, 'write').mockRejectedValue(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }));
     vi.spyOn(proto, 'datasync').mockRejectedValue(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
     const results = await Promise.allSettled([j.append([rec(1, 'a')]), j.append([rec(1, 'b')])]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(String((results[0] as PromiseRejectedResult).reason)).toMatch(/EIO/);
     vi.restoreAllMocks();
-    await expect(j.append([rec(1, 'c')])).rejects.toThrow(/EIO/);
-    expect(j.writeError?.message).toMatch(/EIO/);
+    await j.append([rec(1, 'c')]);
+    await j.close();
+    // The first segment's acknowledged record was checkpointed; the next append went to a new segment.
+    expect(checkpointed).toEqual([['1:ok'], ['1:c']]);
+    expect(listSegments(dir)).toEqual([]);
   });
 
   it('leftover segments: an exclusive journal recovers all, a shared one leaves live writers alone', async () => {
