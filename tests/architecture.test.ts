@@ -3,8 +3,7 @@ import { dirname, join, normalize, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-// The layering rules of docs/architecture.md, read from the import statements of src/
-// (the one-trace-assembler rule is tests/decision/one-assembler.test.ts).
+// The layering rules of docs/architecture.md, read from the import statements of src/.
 
 const SRC = join(dirname(fileURLToPath(import.meta.url)), '..', 'src');
 
@@ -67,6 +66,25 @@ describe('import graph', () => {
   it('the store imports no host and no decision code', () => {
     const hosts = new Set(['cli', 'daemon', 'mcp', 'sdk', 'decision', 'edge']);
     const offending = edges.filter((e) => folderOf(e.from) === 'store' && hosts.has(folderOf(e.to)));
+    expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  it('the edge kit depends on nothing but canon, errors and the exit-code contract', () => {
+    const allowed = new Set(['edge', 'canon', 'contract', 'errors']);
+    const offending = edges.filter((e) => folderOf(e.from) === 'edge' && !allowed.has(folderOf(e.to)));
+    expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  it('one trace assembler: only decision/trace-assembler.ts builds and signs trace records (outside src/trace)', () => {
+    const signers = files.filter((f) => folderOf(f) !== 'trace' && f !== 'index.ts' && /\b(buildTraceRecord|signTrace)\b/.test(stripComments(readFileSync(join(SRC, f), 'utf8'))));
+    expect(signers).toEqual(['decision/trace-assembler.ts']);
+  });
+
+  it('other folders enter canon, context, keys, tokens and trace through their index', () => {
+    // intent, policy, store, pack and runpack are imported module by module: their indexes would
+    // import each other in a loop (intent <-> trace <-> policy, pack <-> store).
+    const indexed = new Set(['canon', 'context', 'keys', 'tokens', 'trace']);
+    const offending = edges.filter((e) => indexed.has(folderOf(e.to)) && folderOf(e.from) !== folderOf(e.to) && e.from !== 'index.ts' && !e.to.endsWith('/index.ts'));
     expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
   });
 

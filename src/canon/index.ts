@@ -35,3 +35,8 @@ export {
   goJsonKind,
 } from './decode.js';
 export type { FieldType, FieldFault, FaultReporter } from './decode.js';
+export { isJsonDuplicateKeyError } from './json.js';
+export { daysFromCivil } from './gotime.js';
+export { duplicateKeyDetails, parseStrictJson } from './strict-json.js';
+export { closestMatch, oneOfHint } from './suggest.js';
+export { caselessKey } from './fold.js';

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseJsonText, type JsonValue } from '../canon/json.js';
+import { parseJsonText, type JsonValue } from '../canon/index.js';
 import { EXIT, type ExitCode } from '../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import type { StoreEntry } from '../store/types.js';

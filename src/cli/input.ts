@@ -1,8 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseRFC3339, type GoTime } from '../canon/gotime.js';
-import type { JsonValue } from '../canon/json.js';
-import { parseStrictJson } from '../canon/strict-json.js';
+import { parseRFC3339, parseStrictJson, type GoTime, type JsonValue } from '../canon/index.js';
 import { ERROR_CODES, WardError, type ErrorCode } from '../errors.js';
 import type { CliContext } from './context.js';
 

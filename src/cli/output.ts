@@ -1,4 +1,4 @@
-import { shortId } from '../canon/digest.js';
+import { shortId } from '../canon/index.js';
 
 // The JSON output helpers live in the edge kit (hosts print through them too); the CLI keeps its names.
 export { goJsonLine, omitEmpty, isGoEmpty, errorEnvelope, describeFailure, type CommandFailure } from '../edge/json-output.js';

@@ -1,18 +1,4 @@
-import type { GoTime } from '../canon/gotime.js';
-import {
-  decodeBool,
-  decodeInt64,
-  decodeObject,
-  decodeObjectArray,
-  decodeString,
-  decodeStringArray,
-  decodeTime,
-  goFaultMessage,
-  goJsonKind,
-  type FaultReporter,
-} from '../canon/index.js';
-import { isJsonObject, type JsonObject, type JsonValue } from '../canon/json.js';
-import { parseStrictJson } from '../canon/strict-json.js';
+import { decodeBool, decodeInt64, decodeObject, decodeObjectArray, decodeString, decodeStringArray, decodeTime, goFaultMessage, goJsonKind, isJsonObject, parseStrictJson, type FaultReporter, type GoTime, type JsonObject, type JsonValue } from '../canon/index.js';
 import { WardError, type ErrorCode } from '../errors.js';
 
 /**

@@ -25,3 +25,5 @@ export {
 export { envelopeContextAgeSeconds, futureEvidence, CONTEXT_CLOCK_SKEW_SECONDS, type FutureEvidence } from './age.js';
 export { transformEnvelopePrivacy, type ContextPrivacyMode } from './privacy.js';
 export { bindContextEvidence, CONTEXT_SOURCE_ENVELOPE, CONTEXT_AGE_KEY, type BoundIntent } from './bind.js';
+export { decodeError, decodeJsonText, expectRootObject, readBool, readInt, readObject, readObjectArray, readString, readStringArray, readTime, rejectUnknownFields } from './fields.js';
+export type { Decoder } from './fields.js';

@@ -1,6 +1,6 @@
 import type { SigningKey, VerifyKey } from '../keys/index.js';
 import type { EvidenceStore } from '../store/types.js';
-import type { TraceFormat } from '../trace/record.js';
+import type { TraceFormat } from '../trace/index.js';
 import type { GateService } from './gate-service.js';
 import type { SigningKeyHolder } from './key-holder.js';
 import type { DaemonMetrics } from './metrics.js';

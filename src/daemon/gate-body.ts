@@ -1,9 +1,7 @@
-import { parseRFC3339, type GoTime } from '../canon/gotime.js';
-import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/json.js';
-import { parseStrictJson } from '../canon/strict-json.js';
+import { isJsonObject, parseJsonText, parseRFC3339, parseStrictJson, type GoTime, type JsonObject, type JsonValue } from '../canon/index.js';
 import { parseContextEnvelope, type ContextEnvelope } from '../context/index.js';
 import { isWardError } from '../errors.js';
-import type { ParsedToken } from '../tokens/rollup.js';
+import type { ParsedToken } from '../tokens/index.js';
 import { parseJsonBody as parseStrictBody } from '../edge/body.js';
 import { badRequest, HttpError } from '../edge/http-error.js';
 

@@ -1,13 +1,13 @@
 import { performance } from 'node:perf_hooks';
-import type { JsonObject } from '../canon/json.js';
+import type { JsonObject } from '../canon/index.js';
 import type { ExitCode } from '../contract/exit-codes.js';
 import { explainOutcome } from '../gate/explain.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
 import type { LoadedPolicy } from '../policy/types.js';
 import { decideGate, type GateRequest, type GateRuntime } from '../decision/gate-run.js';
 import { approvalStep, delegationStep } from '../decision/token-steps.js';
-import type { ParsedToken } from '../tokens/rollup.js';
-import type { TraceFormat } from '../trace/record.js';
+import type { ParsedToken } from '../tokens/index.js';
+import type { TraceFormat } from '../trace/index.js';
 import { omitEmpty } from '../edge/json-output.js';
 import type { EvalBody } from './gate-body.js';
 import type { DaemonMetrics } from './metrics.js';

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/json.js';
+import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/index.js';
 import { EXIT, type ExitCode } from '../contract/exit-codes.js';
 import { isWardError } from '../errors.js';
 import { diffPacks, inspectPack, PACK_OUTPUT_SCHEMA } from '../pack/index.js';
@@ -7,7 +7,7 @@ import { sortableTime } from '../store/level.js';
 import { idProblem, LOOKUP_PATTERN, quoteId } from '../store/ids.js';
 import { resolveOneEntry } from '../store/locate.js';
 import { ENTRY_KINDS, isJsonKind, type EntryKind, type ListFilter, type StoreEntry } from '../store/types.js';
-import { verifyTraceRecord, verifyTraceText, type TraceVerification } from '../trace/verify.js';
+import { verifyTraceRecord, verifyTraceText, type TraceVerification } from '../trace/index.js';
 import { openZip } from '../zip/index.js';
 import { checkFields, parseEvalBody, parseJsonBody, type EvalBody } from './gate-body.js';
 import { readBody, requireMediaType } from '../edge/body.js';

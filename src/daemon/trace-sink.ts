@@ -1,12 +1,10 @@
 import { performance } from 'node:perf_hooks';
-import type { JsonObject } from '../canon/json.js';
+import type { JsonObject } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { traceIndexFields } from '../store/describe.js';
 import type { StoreInput } from '../store/types.js';
 import type { Journal } from './journal.js';
-import { traceFileText } from '../trace/write.js';
-import type { SignedTrace } from '../trace/record.js';
-import { captureFileText } from '../decision/capture.js';
+import { captureFileText, traceFileText, type SignedTrace } from '../trace/index.js';
 import type { TraceSink } from '../decision/trace-sink.js';
 import type { DaemonMetrics } from './metrics.js';
 

@@ -1,10 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { JsonObject } from '../canon/json.js';
-import { parseStrictJson } from '../canon/strict-json.js';
+import { parseStrictJson, type JsonObject } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import type { TokenLedger } from '../state/token-ledger.js';
-import type { ParsedToken } from '../tokens/rollup.js';
+import type { ParsedToken } from '../tokens/index.js';
 
 /**
  * The approval directory (`<state>/approvals`): `ward approve --out <dir>/…` drops a token there

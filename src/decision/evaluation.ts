@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { GoTime } from '../canon/gotime.js';
+import type { GoTime } from '../canon/index.js';
 import type { ContextEnvelope } from '../context/index.js';
 import { approvedScriptOutcome, evaluate, evaluateNormalized, type EvaluateOptions, type GateOutcome } from '../gate/evaluate.js';
 import type { KillSwitchState } from '../gate/kill-switch.js';
@@ -7,7 +7,7 @@ import { verdictRank } from '../gate/verdict.js';
 import type { WrkrInventory } from '../gate/wrkr.js';
 import { normalizeIntent } from '../intent/normalize.js';
 import type { NormalizedIntent } from '../intent/types.js';
-import { matchApprovedScript, type ApprovedScriptEntry } from '../tokens/approved-scripts.js';
+import { matchApprovedScript, type ApprovedScriptEntry } from '../tokens/index.js';
 import { WARD_VERSION } from '../version.js';
 import type { DecisionBasis } from './types.js';
 

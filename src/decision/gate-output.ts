@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue } from '../canon/json.js';
+import type { JsonObject, JsonValue } from '../canon/index.js';
 import { freezeDecisionJson, sandboxDecisionJson } from '../gate/decisions.js';
 import { killSwitchDecisionJson } from '../gate/kill-switch.js';
 import type { StepVerdict } from '../gate/script.js';

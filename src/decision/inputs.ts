@@ -1,13 +1,11 @@
-import { parseJsonText, type JsonObject } from '../canon/json.js';
+import { nowUTC, parseJsonText, type JsonObject, type JsonValue } from '../canon/index.js';
 import { parseContextEnvelope, type ContextEnvelope } from '../context/index.js';
 import { ERROR_CODES, WardError, isWardError } from '../errors.js';
 import { parseKillSwitchState, type KillSwitchState } from '../gate/kill-switch.js';
 import { parseWrkrInventory, type WrkrInventory } from '../gate/wrkr.js';
 import type { VerifyKey } from '../keys/index.js';
 import type { NormalizedPolicy } from '../policy/types.js';
-import { nowUTC } from '../canon/gotime.js';
-import type { JsonValue } from '../canon/json.js';
-import { verifyApprovedScriptRegistry, type ApprovedScriptEntry } from '../tokens/approved-scripts.js';
+import { verifyApprovedScriptRegistry, type ApprovedScriptEntry } from '../tokens/index.js';
 
 /*
  * A decision's per-call inputs and what happens when one cannot be loaded (`gate.md` §3.6 step 0,

@@ -1,11 +1,10 @@
-import { nowUTC, parseRFC3339, type GoTime } from '../canon/gotime.js';
-import type { JsonObject } from '../canon/json.js';
+import { nowUTC, parseRFC3339, type GoTime, type JsonObject } from '../canon/index.js';
 import { freezeDecisionJson, sandboxDecisionJson } from '../gate/decisions.js';
 import { evaluate, type GateOutcome } from '../gate/evaluate.js';
 import { killSwitchDecisionJson } from '../gate/kill-switch.js';
 import type { Decision } from '../gate/post-process.js';
 import { argsDigest, intentDigest } from '../intent/digest.js';
-import type { SignedTrace, TraceInput } from '../trace/record.js';
+import type { SignedTrace, TraceInput } from '../trace/index.js';
 import { evaluateRequest, evaluationOptions, type EvaluationInputs, type EvaluationPlan, type FastPath } from './evaluation.js';
 import type { DecisionState, DecisionStepDef, StepRecords } from './steps.js';
 import { assembleTrace, beforePolicyTraceFacts, outcomeTraceFields, type TraceFacts } from './trace-assembler.js';

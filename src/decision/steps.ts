@@ -1,7 +1,5 @@
 import { dirname, join } from 'node:path';
-import type { GoTime } from '../canon/gotime.js';
-import type { JsonObject } from '../canon/json.js';
-import { uniqueSorted } from '../canon/sort.js';
+import { uniqueSorted, type GoTime, type JsonObject } from '../canon/index.js';
 import type { GateOutcome } from '../gate/evaluate.js';
 import {
   applyApproval,

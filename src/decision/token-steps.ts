@@ -1,11 +1,7 @@
-import { compareTime, nowUTC, parseRFC3339, type GoTime } from '../canon/gotime.js';
-import type { JsonObject } from '../canon/json.js';
+import { compareTime, nowUTC, parseRFC3339, type GoTime, type JsonObject } from '../canon/index.js';
 import type { VerifyKey } from '../keys/index.js';
-import { approvalOpCount, approvalTargetCount, requiredApprovalScope } from '../tokens/approval.js';
-import { buildApprovalAuditRecord, buildDelegationAuditRecord, type AuditContext } from '../tokens/audit.js';
-import { writeAuditRecord } from '../tokens/files.js';
-import { evaluateApprovals, evaluateDelegations, type ParsedToken } from '../tokens/rollup.js';
-import type { SignedTrace } from '../trace/record.js';
+import { approvalOpCount, approvalTargetCount, buildApprovalAuditRecord, buildDelegationAuditRecord, evaluateApprovals, evaluateDelegations, requiredApprovalScope, writeAuditRecord, type AuditContext, type ParsedToken } from '../tokens/index.js';
+import type { SignedTrace } from '../trace/index.js';
 import { WARD_VERSION } from '../version.js';
 import type { ApprovalStep, DelegationStep, TokenContext } from './types.js';
 

@@ -1,9 +1,8 @@
-import { nowUTC, type GoTime } from '../canon/gotime.js';
-import { isJsonObject, type JsonObject } from '../canon/json.js';
+import { isJsonObject, nowUTC, type GoTime, type JsonObject } from '../canon/index.js';
 import type { GateOutcome } from '../gate/evaluate.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import type { Verdict } from '../policy/types.js';
-import { buildTraceRecord, signTrace, type SignedTrace, type TraceInput } from '../trace/record.js';
+import { buildTraceRecord, signTrace, type SignedTrace, type TraceInput } from '../trace/index.js';
 import { WARD_VERSION } from '../version.js';
 import type { DecisionBasis, DecisionSubject } from './types.js';
 

@@ -2,12 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, linkSync, mkdirSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { link, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { JsonObject } from '../canon/json.js';
+import type { JsonObject } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { syncDirAsync, writeTempAsync } from '../state/atomic-file.js';
-import type { SignedTrace } from '../trace/record.js';
-import { traceFileText } from '../trace/write.js';
-import { captureFileName, captureFileText } from './capture.js';
+import { captureFileName, captureFileText, traceFileText, type SignedTrace } from '../trace/index.js';
 import { decideGate, type GateRequest, type GateResultOutput, type GateRuntime } from './gate-run.js';
 
 /**

@@ -1,11 +1,11 @@
-import type { GoTime } from '../canon/gotime.js';
+import type { GoTime } from '../canon/index.js';
 import type { GateOutcome } from '../gate/evaluate.js';
 import type { ApprovalRollup, DelegationRollup } from '../gate/post-process.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import type { SigningKey } from '../keys/index.js';
 import type { LoadedPolicy } from '../policy/types.js';
 import type { TokenLedger } from '../state/token-ledger.js';
-import type { SignedTrace, TraceFormat } from '../trace/record.js';
+import type { SignedTrace, TraceFormat } from '../trace/index.js';
 
 /*
  * The types every decision shares. They live apart from the pipeline so that steps, the trace

@@ -1,8 +1,4 @@
-import { isJsonObject, type JsonObject, type JsonValue } from '../canon/json.js';
-import { MAX_JCS_DEPTH } from '../canon/jcs.js';
-import { ZERO_TIME } from '../canon/gotime.js';
-import { goLower, goTrim } from '../canon/sort.js';
-import { digestJcs } from '../canon/digest.js';
+import { MAX_JCS_DEPTH, ZERO_TIME, digestJcs, goLower, goTrim, isJsonObject, type JsonObject, type JsonValue } from '../canon/index.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import { CONTEXT_PLAIN_STRING_FIELDS } from '../intent/types.js';
 

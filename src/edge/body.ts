@@ -1,6 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { isJsonDuplicateKeyError, parseJsonText, type JsonValue } from '../canon/json.js';
-import { duplicateKeyDetails } from '../canon/strict-json.js';
+import { duplicateKeyDetails, isJsonDuplicateKeyError, parseJsonText, type JsonValue } from '../canon/index.js';
 import { HttpError } from './http-error.js';
 
 /**

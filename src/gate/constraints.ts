@@ -1,5 +1,4 @@
-import { compareTime, isZeroTime, type GoTime } from '../canon/gotime.js';
-import { uniqueSorted } from '../canon/sort.js';
+import { compareTime, isZeroTime, uniqueSorted, type GoTime } from '../canon/index.js';
 import type { NormalizedIntent, Target } from '../intent/types.js';
 import { targetsDigest } from '../intent/digest.js';
 import { canonicalTarget } from '../intent/canonical.js';

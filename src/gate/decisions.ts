@@ -1,5 +1,4 @@
-import type { JsonObject } from '../canon/json.js';
-import { formatRFC3339Nano, ZERO_TIME, type GoTime } from '../canon/gotime.js';
+import { ZERO_TIME, formatRFC3339Nano, type GoTime, type JsonObject } from '../canon/index.js';
 import type { Verdict } from '../policy/types.js';
 import { verdictRank } from './verdict.js';
 

@@ -1,6 +1,4 @@
-import { EPOCH_1980, formatRFC3339Nano, isZeroTime, parseRFC3339, toUTC, type GoTime } from '../canon/gotime.js';
-import { isJsonObject } from '../canon/json.js';
-import { goLower, goTrim, uniqueSorted } from '../canon/sort.js';
+import { EPOCH_1980, formatRFC3339Nano, goLower, goTrim, isJsonObject, isZeroTime, parseRFC3339, toUTC, uniqueSorted, type GoTime } from '../canon/index.js';
 import { bindContextEvidence, type ContextEnvelope } from '../context/index.js';
 import { ERROR_CODES, WardError, isWardError } from '../errors.js';
 import { normalizeIntent } from '../intent/normalize.js';

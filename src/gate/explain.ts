@@ -1,4 +1,4 @@
-import type { JsonObject } from '../canon/json.js';
+import type { JsonObject } from '../canon/index.js';
 import type { GateOutcome } from './evaluate.js';
 import { freezeDecisionJson, sandboxDecisionJson } from './decisions.js';
 import { killSwitchDecisionJson } from './kill-switch.js';

@@ -1,6 +1,6 @@
 import type { NormalizedIntent } from '../intent/types.js';
 import type { NormalizedPolicy } from '../policy/types.js';
-import { uniqueSorted } from '../canon/sort.js';
+import { uniqueSorted } from '../canon/index.js';
 
 export function failClosedApplies(policy: NormalizedPolicy, riskClass: string): boolean {
   return policy.fail_closed.enabled && policy.fail_closed.risk_classes.includes(riskClass);

@@ -1,28 +1,6 @@
-import {
-  compareTime,
-  formatRFC3339Nano,
-  goLower,
-  goTrim,
-  isZeroTime,
-  toUTC,
-  uniqueSorted,
-  type GoTime,
-  type JsonObject,
-} from '../canon/index.js';
-import {
-  decodeError,
-  decodeJsonText,
-  expectRootObject,
-  readBool,
-  readObjectArray,
-  readString,
-  readStringArray,
-  readTime,
-  rejectUnknownFields,
-  type Decoder,
-} from '../context/fields.js';
+import { decodeError, decodeJsonText, expectRootObject, readBool, readObjectArray, readString, readStringArray, readTime, rejectUnknownFields, type Decoder } from '../context/index.js';
 import { ERROR_CODES } from '../errors.js';
-import { goCleanPath } from '../canon/gopath.js';
+import { compareTime, formatRFC3339Nano, goCleanPath, goLower, goTrim, isZeroTime, toUTC, uniqueSorted, type GoTime, type JsonObject } from '../canon/index.js';
 import { TARGET_KINDS } from '../contract/vocabulary.js';
 import type { NormalizedIntent, Target } from '../intent/types.js';
 import { canonicalTarget } from '../intent/canonical.js';

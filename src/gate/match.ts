@@ -1,4 +1,4 @@
-import type { JsonObject } from '../canon/json.js';
+import type { JsonObject } from '../canon/index.js';
 import type { ArgProvenance, NormalizedIntent, Target } from '../intent/types.js';
 import { targetValueIn } from './target-match.js';
 import type { PolicyMatch, PolicyRule } from '../policy/types.js';

@@ -1,4 +1,4 @@
-import { uniqueSorted } from '../canon/sort.js';
+import { uniqueSorted } from '../canon/index.js';
 import { EXIT, type ExitCode } from '../contract/exit-codes.js';
 import type { Verdict } from '../policy/types.js';
 

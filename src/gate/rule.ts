@@ -1,4 +1,4 @@
-import type { GoTime } from '../canon/gotime.js';
+import type { GoTime } from '../canon/index.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import type { PolicyRule, Verdict } from '../policy/types.js';
 import type { FreezeWindowDecision, SandboxDecision } from './decisions.js';

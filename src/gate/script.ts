@@ -1,6 +1,4 @@
-import type { GoTime } from '../canon/gotime.js';
-import type { JsonObject } from '../canon/json.js';
-import { uniqueSorted } from '../canon/sort.js';
+import { uniqueSorted, type GoTime, type JsonObject } from '../canon/index.js';
 import type { NormalizedIntent, ScriptStep, Target } from '../intent/types.js';
 import type { NormalizedPolicy, Verdict } from '../policy/types.js';
 import { MAX_SCRIPT_STEPS } from '../intent/normalize.js';

@@ -1,5 +1,4 @@
-import type { GoTime } from '../canon/gotime.js';
-import { compareUtf8, uniqueSorted } from '../canon/sort.js';
+import { compareUtf8, uniqueSorted, type GoTime } from '../canon/index.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import type { NormalizedPolicy, PolicyRule, RateLimitConfig, Verdict } from '../policy/types.js';
 import { pickFreezeDecision, pickSandboxDecision, type FreezeWindowDecision, type SandboxDecision } from './decisions.js';

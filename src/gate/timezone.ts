@@ -1,4 +1,4 @@
-import { daysFromCivil, type GoTime } from '../canon/gotime.js';
+import { daysFromCivil, type GoTime } from '../canon/index.js';
 
 const formatters = new Map<string, Intl.DateTimeFormat | null>();
 

@@ -1,5 +1,5 @@
 import { goLower, goTrim, isJsonObject, type JsonObject, type JsonValue } from '../canon/index.js';
-import { decodeError, decodeJsonText, readString, type Decoder } from '../context/fields.js';
+import { decodeError, decodeJsonText, readString, type Decoder } from '../context/index.js';
 import { ERROR_CODES } from '../errors.js';
 
 /*

@@ -1,6 +1,5 @@
 import { domainToASCII } from 'node:url';
-import { goCleanPath } from '../canon/gopath.js';
-import type { JsonObject } from '../canon/json.js';
+import { goCleanPath, type JsonObject } from '../canon/index.js';
 import type { NormalizedIntent, Target } from './types.js';
 
 /**

@@ -1,6 +1,4 @@
-import type { JsonObject } from '../canon/json.js';
-import { digestJcs } from '../canon/digest.js';
-import { formatRFC3339Nano } from '../canon/gotime.js';
+import { digestJcs, formatRFC3339Nano, type JsonObject } from '../canon/index.js';
 import type {
   AgentIdentity,
   ArgProvenance,

@@ -1,7 +1,4 @@
-import { isJsonObject, type JsonObject, type JsonValue } from '../canon/json.js';
-import { compareTime, isZeroTime, toUTC, type GoTime } from '../canon/gotime.js';
-import { compareUtf8, goLower, goTrim, uniqueSorted } from '../canon/sort.js';
-import { isSha256Hex } from '../canon/digest.js';
+import { compareTime, compareUtf8, goCleanPath, goLower, goTrim, isJsonObject, isSha256Hex, isZeroTime, toUTC, uniqueSorted, type GoTime, type JsonObject, type JsonValue } from '../canon/index.js';
 import {
   parseError,
   readBool,
@@ -26,9 +23,8 @@ import {
 import { assertNoRawCredentials, isEnvAssignment, isSafeEvidenceRef } from './secrets.js';
 import { dedupeSortTargets, normalizeTarget } from './targets.js';
 import { toolNameProblem } from './canonical.js';
-import { goCleanPath } from '../canon/gopath.js';
 import { scriptHashOf } from './digest.js';
-import { parseTraceContext } from '../trace/trace-context.js';
+import { parseTraceContext } from '../trace/index.js';
 import {
   CONTEXT_PLAIN_STRING_FIELDS,
   type AgentIdentity,

@@ -1,5 +1,4 @@
-import type { JsonValue } from '../canon/json.js';
-import { compareUtf8 } from '../canon/sort.js';
+import { compareUtf8, type JsonValue } from '../canon/index.js';
 import { invalidIntent } from './invalid.js';
 
 const CREDENTIAL_KEY = /token|secret|api[_-]?key|access[_-]?key|password|credential/;

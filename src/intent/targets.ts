@@ -1,6 +1,4 @@
-import type { JsonObject } from '../canon/json.js';
-import { oneOfHint } from '../canon/suggest.js';
-import { compareUtf8, goLower, goTrim } from '../canon/sort.js';
+import { compareUtf8, goLower, goTrim, oneOfHint, type JsonObject } from '../canon/index.js';
 import type { Target } from './types.js';
 import { readBool, readString } from './fields.js';
 import { invalidIntent } from './invalid.js';

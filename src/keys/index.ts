@@ -27,3 +27,4 @@ export { keyModeFlag, keyFlagOptions, signingKeyFromKeyFlags, checkProfileKeyFla
 export type { KeyFlags, KeyFlagPlace } from './flags.js';
 export { publicJwk, jwkThumbprint, jwksEntry, buildJwks, parseJwks } from './jwk.js';
 export type { PublicJwk, JwksEntry } from './jwk.js';
+export { isStdBase64 } from './parse.js';

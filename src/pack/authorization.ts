@@ -1,13 +1,6 @@
 import { basename } from 'node:path';
 import { compareUtf8, digestJcs, isJsonObject, isSha256Hex, jcs, sha256Hex, type JsonObject } from '../canon/index.js';
-import {
-  expectRootObject,
-  readObjectArray,
-  readString,
-  readStringArray,
-  rejectUnknownFields,
-  type Decoder,
-} from '../context/fields.js';
+import { expectRootObject, readObjectArray, readString, readStringArray, rejectUnknownFields, type Decoder } from '../context/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { utcOr1980 } from '../runpack/index.js';
 import { buildPack, type BuildPackOptions, type BuiltPack } from './build.js';

@@ -1,14 +1,6 @@
-import { digestJcs, formatRFC3339Nano, isSha256Hex, isZeroTime, jcs, type JsonObject, type JsonValue } from '../canon/index.js';
-import {
-  expectRootObject,
-  readObjectArray,
-  readString,
-  readTime,
-  rejectUnknownFields,
-  type Decoder,
-} from '../context/fields.js';
+import { expectRootObject, readObjectArray, readString, readTime, rejectUnknownFields, type Decoder } from '../context/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
-import { parseStrictJson } from '../canon/strict-json.js';
+import { digestJcs, formatRFC3339Nano, isSha256Hex, isZeroTime, jcs, parseStrictJson, type JsonObject, type JsonValue } from '../canon/index.js';
 import { PACK_MANIFEST_SCHEMA, PACK_TYPES, type PackContent, type PackManifest } from './types.js';
 import type { ManifestSignature } from '../runpack/index.js';
 

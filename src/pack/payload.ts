@@ -1,12 +1,5 @@
 import { isSha256Hex, isZeroTime } from '../canon/index.js';
-import {
-  expectRootObject,
-  readInt,
-  readString,
-  readTime,
-  rejectUnknownFields,
-  type Decoder,
-} from '../context/fields.js';
+import { expectRootObject, readInt, readString, readTime, rejectUnknownFields, type Decoder } from '../context/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { summarizeRunpack, type RunpackSummary } from '../runpack/index.js';
 import { parseSignedJson } from './manifest.js';

@@ -1,7 +1,5 @@
-import { goLower, goTrim, uniqueSorted, uniqueSortedLower } from '../canon/index.js';
-import { oneOfHint } from '../canon/suggest.js';
+import { goCleanPath, goLower, goTrim, oneOfHint, uniqueSorted, uniqueSortedLower } from '../canon/index.js';
 import { isEnvAssignment } from '../intent/secrets.js';
-import { goCleanPath } from '../canon/gopath.js';
 import { goQuote } from './go-quote.js';
 import { invalidPolicy } from './invalid.js';
 import type { RawRateLimit, RawRule } from './schema.js';

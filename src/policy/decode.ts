@@ -1,5 +1,5 @@
 import { Alias, isMap, isScalar, isSeq, type Node, type Pair } from 'yaml';
-import { closestMatch } from '../canon/suggest.js';
+import { closestMatch } from '../canon/index.js';
 import { goQuote } from './go-quote.js';
 import { formatPos, policyParseError } from './invalid.js';
 import { POLICY_SPEC, zeroValue, type FieldSpec, type ObjectSpec, type RawPolicy } from './schema.js';

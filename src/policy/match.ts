@@ -1,5 +1,4 @@
-import { goLower, goTrim, uniqueSorted, uniqueSortedLower } from '../canon/index.js';
-import { oneOfHint } from '../canon/suggest.js';
+import { goLower, goTrim, oneOfHint, uniqueSorted, uniqueSortedLower } from '../canon/index.js';
 import { goQuote } from './go-quote.js';
 import { invalidPolicy } from './invalid.js';
 import type { RawMatch } from './schema.js';

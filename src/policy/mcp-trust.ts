@@ -1,6 +1,5 @@
-import { goTrim, uniqueSortedLower } from '../canon/index.js';
 import { restrictingAction } from './constraints.js';
-import { DurationError, formatGoDuration, parseGoDuration } from '../canon/duration.js';
+import { DurationError, formatGoDuration, goTrim, parseGoDuration, uniqueSortedLower } from '../canon/index.js';
 import { invalidPolicy } from './invalid.js';
 import type { RawPolicy } from './schema.js';
 import type { McpTrustConfig } from './types.js';

@@ -1,5 +1,4 @@
-import { compareUtf8, goLower, goTrim, uniqueSortedLower } from '../canon/index.js';
-import { oneOfHint } from '../canon/suggest.js';
+import { compareUtf8, goLower, goTrim, oneOfHint, uniqueSortedLower } from '../canon/index.js';
 import { invalidPolicy } from './invalid.js';
 import { normalizeMcpTrust } from './mcp-trust.js';
 import { normalizeRule } from './rule.js';

@@ -1,5 +1,4 @@
-import { goLower, goTrim, isSha256Hex, uniqueSorted, uniqueSortedLower } from '../canon/index.js';
-import { oneOfHint } from '../canon/suggest.js';
+import { goLower, goTrim, isSha256Hex, oneOfHint, uniqueSorted, uniqueSortedLower } from '../canon/index.js';
 import {
   enumList,
   normalizeDataflow,

@@ -1,6 +1,5 @@
 import { parseDocument } from 'yaml';
-import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/index.js';
-import { parseStrictJson } from '../canon/strict-json.js';
+import { isJsonObject, parseJsonText, parseStrictJson, type JsonObject, type JsonValue } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 
 /**

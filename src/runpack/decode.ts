@@ -1,5 +1,5 @@
 import { EPOCH_1980, formatRFC3339Nano, isZeroTime, parseJsonTime, toUTC, type JsonObject } from '../canon/index.js';
-import { readTime, type Decoder } from '../context/fields.js';
+import { readTime, type Decoder } from '../context/index.js';
 import { ERROR_CODES } from '../errors.js';
 
 /**

@@ -1,5 +1,5 @@
 import { isJsonObject, type JsonObject } from '../canon/index.js';
-import { decodeError, decodeJsonText, expectRootObject, readObject, readObjectArray, readString } from '../context/fields.js';
+import { decodeError, decodeJsonText, expectRootObject, readObject, readObjectArray, readString } from '../context/index.js';
 import { RUN_RECORD_DECODER as D } from './decode.js';
 import { decodeIntent, decodeRefs, decodeResult, decodeRun } from './records.js';
 import type { IntentRecord, Refs, ResultRecord, RunRecord } from './types.js';

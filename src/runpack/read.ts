@@ -1,7 +1,7 @@
 import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { openZip, type ZipArchive } from '../zip/index.js';
-import { decodeError, decodeJsonText, expectRootObject, readObjectArray, readString } from '../context/fields.js';
+import { decodeError, decodeJsonText, expectRootObject, readObjectArray, readString } from '../context/index.js';
 import { readTimeText, RUNPACK_DECODER } from './decode.js';
 import { decodeIntent, decodeRefs, decodeResult, decodeRun } from './records.js';
 import { normalizeRefs } from './refs.js';

@@ -1,5 +1,5 @@
 import type { JsonObject } from '../canon/index.js';
-import { readInt, readObject, readObjectArray, readString, type Decoder } from '../context/fields.js';
+import { readInt, readObject, readObjectArray, readString, type Decoder } from '../context/index.js';
 import { readTimeText } from './decode.js';
 import type { IntentRecord, Receipt, Refs, ResultRecord, RunRecord, TimelineEvent } from './types.js';
 

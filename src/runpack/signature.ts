@@ -1,6 +1,6 @@
 import type { JsonObject } from '../canon/index.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
-import { signDigestedJson, verifyDigestedJson } from '../trace/sign.js';
+import { signDigestedJson, verifyDigestedJson } from '../trace/index.js';
 import type { ManifestSignature } from './types.js';
 
 export type SignatureStatus = 'missing' | 'skipped' | 'verified' | 'failed';

@@ -1,5 +1,4 @@
-import { formatRFC3339Nano, nowUTC } from '../canon/gotime.js';
-import type { JsonObject, JsonValue } from '../canon/json.js';
+import { formatRFC3339Nano, nowUTC, type JsonObject, type JsonValue } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { INTENT_SCHEMA_ID, INTENT_SCHEMA_VERSION, normalizeIntent } from '../intent/normalize.js';
 import { WARD_VERSION } from '../version.js';

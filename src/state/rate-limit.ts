@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { formatRFC3339Seconds, type GoTime } from '../canon/gotime.js';
+import { formatRFC3339Seconds, type GoTime } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import type { RateLimitConfig } from '../policy/types.js';
 import { writeFileAtomic } from './atomic-file.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatRFC3339Nano, toEpochMillis, type GoTime } from '../canon/gotime.js';
+import { formatRFC3339Nano, toEpochMillis, type GoTime } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { createFileExclusive, syncDir } from './atomic-file.js';
 

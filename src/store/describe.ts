@@ -1,9 +1,8 @@
-import { compareUtf8, formatRFC3339Nano, isJsonObject, parseJsonTime, sha256Hex, toUTC, type JsonObject } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { inspectPack, packVerified, verifyPack } from '../pack/index.js';
 import { readRunpack } from '../runpack/index.js';
-import { parseStrictJson } from '../canon/strict-json.js';
-import { parseDecisionCapture } from '../trace/capture.js';
+import { compareUtf8, formatRFC3339Nano, isJsonObject, parseJsonTime, parseStrictJson, sha256Hex, toUTC, type JsonObject } from '../canon/index.js';
+import { parseDecisionCapture } from '../trace/index.js';
 import { checkId } from './ids.js';
 import type { StoreEntry, StoreInput } from './types.js';
 

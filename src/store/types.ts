@@ -1,4 +1,4 @@
-import type { JsonObject } from '../canon/json.js';
+import type { JsonObject } from '../canon/index.js';
 /**
  * The evidence store contract. Ward's local implementation is LevelDB (`level.ts`); the daemon
  * depends only on these interfaces so another backend (e.g. PostgreSQL) can implement them.

@@ -1,16 +1,3 @@
-import {
-  compareTime,
-  formatRFC3339Nano,
-  goLower,
-  goTrim,
-  isSha256Hex,
-  isZeroTime,
-  shortId,
-  uniqueSortedLower,
-  type GoTime,
-  type JsonObject,
-  type JsonValue,
-} from '../canon/index.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
 import { TokenInvalidError } from './decode.js';
@@ -24,7 +11,7 @@ import {
   tokenKind,
   type TokenKind,
 } from './kind.js';
-import { addDuration } from '../canon/duration.js';
+import { addDuration, compareTime, formatRFC3339Nano, goLower, goTrim, isSha256Hex, isZeroTime, shortId, uniqueSortedLower, type GoTime, type JsonObject, type JsonValue } from '../canon/index.js';
 
 export const APPROVAL_TOKEN_SCHEMA_ID = 'gait.gate.approval_token';
 export const APPROVAL_TOKEN_SCHEMA_VERSION = '1.0.0';

@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { JsonObject, JsonValue } from '../canon/index.js';
 import { createUniqueFile, writeFileAtomic } from '../state/atomic-file.js';
-import { parseStrictJson } from '../canon/strict-json.js';
-import { checkedTracePath, traceFileText } from '../trace/write.js';
+import { parseStrictJson, type JsonObject, type JsonValue } from '../canon/index.js';
+import { checkedTracePath, traceFileText } from '../trace/index.js';
 import { DELEGATION_AUDIT_SCHEMA_ID } from './audit.js';
 import { TokenInvalidError } from './decode.js';
 import type { ParsedToken } from './rollup.js';

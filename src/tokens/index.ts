@@ -63,3 +63,4 @@ export {
   matchApprovedScript,
 } from './approved-scripts.js';
 export type { ApprovedScriptEntry, ApprovedScriptMatch, SignApprovedScriptOptions } from './approved-scripts.js';
+export { approvedScriptRegistryEntries } from './approved-scripts.js';

@@ -1,6 +1,6 @@
 import { formatRFC3339Nano, goTrim, toUTC, type GoTime, type JsonObject, type JsonValue } from '../canon/index.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
-import { signDigestedJson, verifyDigestedJson } from '../trace/sign.js';
+import { signDigestedJson, verifyDigestedJson } from '../trace/index.js';
 import { decodeTokenObject, TokenInvalidError, tokenFields, type TokenFields } from './decode.js';
 
 /*

@@ -1,6 +1,5 @@
-import { compareUtf8, formatRFC3339Nano, uniqueSorted, type JsonValue } from '../canon/index.js';
 import type { NormalizedIntent } from '../intent/types.js';
-import { caselessKey } from '../canon/fold.js';
+import { caselessKey, compareUtf8, formatRFC3339Nano, uniqueSorted, type JsonValue } from '../canon/index.js';
 import { validateApprovalToken, type ApprovalBinding, type ApprovalErrorCode } from './approval.js';
 import { TokenInvalidError } from './decode.js';
 import {

@@ -1,6 +1,5 @@
 import { join } from 'node:path';
-import { formatRFC3339Nano, isJsonObject, parseJsonTime, type GoTime, type JsonObject } from '../canon/index.js';
-import { parseStrictJson } from '../canon/strict-json.js';
+import { formatRFC3339Nano, isJsonObject, parseJsonTime, parseStrictJson, type GoTime, type JsonObject } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { normalizedIntentJson } from '../intent/digest.js';
 import type { NormalizedIntent } from '../intent/types.js';

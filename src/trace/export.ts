@@ -1,7 +1,6 @@
 import { sign, verify } from 'node:crypto';
-import { isJsonObject, jcs, type JsonObject, type JsonValue } from '../canon/index.js';
 import { jwkThumbprint, type SigningKey, type VerifyKey } from '../keys/index.js';
-import { parseStrictJson } from '../canon/strict-json.js';
+import { isJsonObject, jcs, parseStrictJson, type JsonObject, type JsonValue } from '../canon/index.js';
 
 /**
  * Wrappers that let standard tooling check a trace: a compact JWS (RFC 7515; alg `EdDSA` per

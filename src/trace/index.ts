@@ -34,3 +34,5 @@ export { verifyTraceFile, verifyTracePath } from './verify-file.js';
 export type { TraceFileVerification, TracePathVerification } from './verify-file.js';
 export { exportJws, exportDsse, verifyJws, verifyDsse, pae, isCompactJws, isDsseEnvelope, TRACE_PAYLOAD_TYPE, JWS_ALGS, type JwsAlg } from './export.js';
 export type { DsseEnvelope, WrapperCheck } from './export.js';
+export { buildDecisionCapture, captureFileName, captureFileText, parseDecisionCapture, writeCapture, DECISION_CAPTURE_SCHEMA_ID, DECISION_CAPTURE_SCHEMA_VERSION } from './capture.js';
+export type { CaptureInput, DecisionCapture } from './capture.js';

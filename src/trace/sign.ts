@@ -1,7 +1,6 @@
 import { sign, verify } from 'node:crypto';
 import { jcs, sha256Bytes, type JsonObject, type JsonValue } from '../canon/index.js';
-import { isStdBase64 } from '../keys/parse.js';
-import type { SigningKey, VerifyKey } from '../keys/index.js';
+import { isStdBase64, type SigningKey, type VerifyKey } from '../keys/index.js';
 
 /**
  * The reference signing construction (`gate.md` §6.2), shared by traces, approval and delegation

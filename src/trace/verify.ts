@@ -1,9 +1,8 @@
-import { isJsonObject, jcs, sha256Hex, type JsonObject, type JsonValue } from '../canon/index.js';
 import type { VerifyKey } from '../keys/index.js';
 import { isCompactJws, isDsseEnvelope, verifyDsse, verifyJws, type WrapperCheck } from './export.js';
 import { TRACE_SCHEMA_ID, WARD_ONLY_TRACE_FIELDS } from './record.js';
 import { verifyDigestedJson, withoutSignature } from './sign.js';
-import { parseStrictJson } from '../canon/strict-json.js';
+import { isJsonObject, jcs, parseStrictJson, sha256Hex, type JsonObject, type JsonValue } from '../canon/index.js';
 
 /**
  * Trace verification, one construction for both producers: sha256(JCS(record minus `signature`))

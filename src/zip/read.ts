@@ -1,8 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { crc32, inflateRawSync } from 'node:zlib';
-import { compareUtf8 } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
-import { caselessKey } from '../canon/fold.js';
+import { caselessKey, compareUtf8 } from '../canon/index.js';
 import { entryKey, nonCanonicalNameReason, unsafePathReason } from './path.js';
 import {
   CENTRAL_HEADER_LEN,

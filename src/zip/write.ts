@@ -3,10 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { compareUtf8 } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { syncDir } from '../state/atomic-file.js';
-import { caselessKey } from '../canon/fold.js';
+import { caselessKey, compareUtf8 } from '../canon/index.js';
 import { nonCanonicalNameReason } from './path.js';
 import {
   CENTRAL_HEADER_LEN,

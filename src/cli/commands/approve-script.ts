@@ -1,21 +1,13 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { addDuration, parseGoDuration } from '../../canon/duration.js';
-import { compareTime, isJsonObject, nowUTC, parseJsonText, type JsonObject, type JsonValue } from '../../canon/index.js';
+import { addDuration, compareTime, isJsonObject, nowUTC, parseGoDuration, parseJsonText, type JsonObject, type JsonValue } from '../../canon/index.js';
 import { EXIT } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { normalizeIntent } from '../../intent/normalize.js';
 import { loadPolicyFile } from '../../policy/load.js';
 import { writeFileAtomic } from '../../state/atomic-file.js';
 import { withFileLock } from '../../state/file-lock.js';
-import { TokenInvalidError } from '../../tokens/index.js';
-import {
-  approvedScriptRegistryEntries,
-  normalizeApprovedScriptEntry,
-  signApprovedScriptEntry,
-  verifyApprovedScriptEntry,
-} from '../../tokens/approved-scripts.js';
-import { readApprovedScriptRegistry } from '../../tokens/files.js';
+import { TokenInvalidError, approvedScriptRegistryEntries, normalizeApprovedScriptEntry, readApprovedScriptRegistry, signApprovedScriptEntry, verifyApprovedScriptEntry } from '../../tokens/index.js';
 import { WARD_VERSION } from '../../version.js';
 import type { CliContext } from '../context.js';
 import { readInputText } from '../input.js';

@@ -1,10 +1,8 @@
 import type { Command } from 'commander';
-import { nowUTC, type JsonObject } from '../../canon/index.js';
 import { EXIT } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
-import { parseGoDuration } from '../../canon/duration.js';
-import { mintApprovalToken, TokenInvalidError } from '../../tokens/index.js';
-import { writeTokenFile } from '../../tokens/files.js';
+import { nowUTC, parseGoDuration, type JsonObject } from '../../canon/index.js';
+import { TokenInvalidError, mintApprovalToken, writeTokenFile } from '../../tokens/index.js';
 import { WARD_VERSION } from '../../version.js';
 import type { CliContext } from '../context.js';
 import { correlationId, goJsonLine } from '../output.js';

@@ -1,9 +1,7 @@
 import type { Command } from 'commander';
-import { formatRFC3339Nano, nowUTC, uniqueSortedLower } from '../../canon/index.js';
 import { EXIT } from '../../contract/exit-codes.js';
-import { parseGoDuration } from '../../canon/duration.js';
-import { mintDelegationToken, validateDelegationToken } from '../../tokens/index.js';
-import { readTokenFile } from '../../tokens/files.js';
+import { formatRFC3339Nano, nowUTC, parseGoDuration, uniqueSortedLower } from '../../canon/index.js';
+import { mintDelegationToken, readTokenFile, validateDelegationToken } from '../../tokens/index.js';
 import { WARD_VERSION } from '../../version.js';
 import type { CliContext } from '../context.js';
 import { correlationId, goJsonLine } from '../output.js';

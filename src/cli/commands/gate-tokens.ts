@@ -2,8 +2,7 @@ import { isVerifyKeyConfigured, loadVerifyKeys, type SigningKey, type VerifyKey,
 import type { ApprovalStep, ApprovalTokenReuse, DelegationStep, TokenContext } from '../../decision/gate-run.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { approvalStep as runtimeApprovalStep, delegationStep as runtimeDelegationStep } from '../../decision/token-steps.js';
-import { readTokenFiles } from '../../tokens/files.js';
-import type { ParsedToken } from '../../tokens/rollup.js';
+import { readTokenFiles, type ParsedToken } from '../../tokens/index.js';
 import type { CliContext } from '../context.js';
 
 export interface TokenFlags {

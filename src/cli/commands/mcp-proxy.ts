@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
-import { parseGoDuration } from '../../canon/duration.js';
-import { parseJsonText, type JsonObject } from '../../canon/json.js';
+import { parseGoDuration, parseJsonText, type JsonObject } from '../../canon/index.js';
 import { parseContextEnvelope } from '../../context/index.js';
 import { EXIT, type ExitCode } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError, isWardError } from '../../errors.js';

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { isJsonObject, type JsonObject } from '../../canon/json.js';
+import { isJsonObject, type JsonObject } from '../../canon/index.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { verifyMcpServer } from '../../mcp/service/verify.js';
 import { loadPolicyFile } from '../../policy/load.js';

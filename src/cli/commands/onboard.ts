@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Option, type Command } from 'commander';
-import { formatRFC3339Nano, nowUTC } from '../../canon/gotime.js';
+import { formatRFC3339Nano, nowUTC } from '../../canon/index.js';
 import { EXIT, type ExitCode } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError, isWardError } from '../../errors.js';
 import { defaultKeyPaths, readPrivateKeyFile } from '../../keys/index.js';

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { nowUTC } from '../../canon/gotime.js';
+import { nowUTC } from '../../canon/index.js';
 import { ERROR_CODES } from '../../errors.js';
 import { evaluate } from '../../gate/evaluate.js';
 import { exitCodeForVerdict } from '../../gate/post-process.js';

@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander';
 import { EXIT } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { defaultKeyPaths, loadVerifyKeys, readPrivateKeyFile, resolveSigningKey, type KeyMode } from '../../keys/index.js';
-import type { TraceFormat } from '../../trace/record.js';
+import type { TraceFormat } from '../../trace/index.js';
 import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 import { goJsonLine } from '../output.js';
 

@@ -1,11 +1,10 @@
 import { mkdirSync, renameSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { nowUTC } from '../../canon/gotime.js';
-import { isJsonObject, type JsonObject } from '../../canon/json.js';
+import { isJsonObject, nowUTC, type JsonObject } from '../../canon/index.js';
 import type { SigningKey } from '../../keys/index.js';
 import { createUniqueFile, syncDir } from '../../state/atomic-file.js';
-import { mintApprovalToken } from '../../tokens/approval.js';
-import { traceFileText } from '../../trace/write.js';
+import { mintApprovalToken } from '../../tokens/index.js';
+import { traceFileText } from '../../trace/index.js';
 import { WARD_VERSION } from '../../version.js';
 import type { CallDecision } from './gatekeeper.js';
 

@@ -1,8 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { nowUTC, formatRFC3339Nano } from '../../canon/gotime.js';
-import type { JsonObject } from '../../canon/json.js';
-import { parseStrictJson } from '../../canon/strict-json.js';
+import { formatRFC3339Nano, nowUTC, parseStrictJson, type JsonObject } from '../../canon/index.js';
 import type { ContextEnvelope } from '../../context/index.js';
 import type { KillSwitchState } from '../../gate/kill-switch.js';
 import type { VerifyKey } from '../../keys/index.js';
@@ -13,9 +11,8 @@ import { blockBeforePolicy } from '../../decision/pipeline.js';
 import { steps, type ApprovalTokens } from '../../decision/steps.js';
 import { approvalStep } from '../../decision/token-steps.js';
 import type { TraceSink } from '../../decision/trace-sink.js';
-import { requiredApprovalScope } from '../../tokens/approval.js';
-import type { ParsedToken } from '../../tokens/rollup.js';
-import type { SignedTrace } from '../../trace/record.js';
+import { requiredApprovalScope, type ParsedToken } from '../../tokens/index.js';
+import type { SignedTrace } from '../../trace/index.js';
 import { intentForCall, type CallInput, type MappingOptions } from './intent.js';
 
 /** What the session needs to know about one decided `tools/call`. */

@@ -7,7 +7,7 @@ import type { Readable, Writable } from 'node:stream';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { isJsonDuplicateKeyError, parseJsonText, type JsonObject } from '../../canon/json.js';
+import { isJsonDuplicateKeyError, parseJsonText, type JsonObject } from '../../canon/index.js';
 import { readBody } from '../../edge/body.js';
 import { BearerAuth, isLoopbackHost, LoopbackGuard, type OriginRefusal } from '../../edge/guard.js';
 import { HttpError } from '../../edge/http-error.js';

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { JsonObject } from '../../canon/json.js';
-import { isJsonObject } from '../../canon/json.js';
+import { isJsonObject, type JsonObject } from '../../canon/index.js';
 import { PROVENANCE_SOURCES, TARGET_KINDS, ENDPOINT_CLASSES } from '../../contract/vocabulary.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { foldSpelling } from './spelling.js';

@@ -1,14 +1,12 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { link, open, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { JsonObject } from '../../canon/json.js';
+import type { JsonObject } from '../../canon/index.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
-import { captureFileName, captureFileText } from '../../decision/capture.js';
+import { captureFileName, captureFileText, traceFileText, type SignedTrace } from '../../trace/index.js';
 import type { TraceSink } from '../../decision/trace-sink.js';
 import { syncDir, syncDirAsync, writeTempAsync } from '../../state/atomic-file.js';
 import { Journal, leftoverSegments, readSegment, removeSegment, type JournalRecord, type SegmentRef } from '../../state/journal.js';
-import { traceFileText } from '../../trace/write.js';
-import type { SignedTrace } from '../../trace/record.js';
 
 /**
  * Journal record type of the proxy's and the SDK's journals: one file of the trace directory,

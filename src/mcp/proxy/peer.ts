@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { isJsonDuplicateKeyError, parseJsonText } from '../../canon/json.js';
+import { isJsonDuplicateKeyError, parseJsonText } from '../../canon/index.js';
 import { LineReader } from './framing.js';
 import { messageKind, salvageId, type JsonRpcId, type JsonRpcMessage, type MessageKind } from './jsonrpc.js';
 

@@ -1,8 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { digestJcs } from '../../canon/digest.js';
-import { formatRFC3339Nano, nowUTC } from '../../canon/gotime.js';
-import type { JsonObject } from '../../canon/json.js';
+import { digestJcs, formatRFC3339Nano, nowUTC, type JsonObject } from '../../canon/index.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { syncDir, writeFileAtomic } from '../../state/atomic-file.js';
 import { withFileLock } from '../../state/file-lock.js';

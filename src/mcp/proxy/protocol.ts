@@ -12,7 +12,7 @@
  * Ward forwards both unchanged; only what Ward itself answers (block, approval and dry-run replies)
  * is shaped here, per request, for the revision that request was sent under.
  */
-import { isJsonObject } from '../../canon/json.js';
+import { isJsonObject } from '../../canon/index.js';
 
 export const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
 export const CLIENT_INFO_META_KEY = 'io.modelcontextprotocol/clientInfo';

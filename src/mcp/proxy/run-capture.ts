@@ -1,6 +1,5 @@
 import { arch, platform } from 'node:os';
-import { formatRFC3339Nano, nowUTC, type GoTime } from '../../canon/gotime.js';
-import { digestJcs } from '../../canon/digest.js';
+import { digestJcs, formatRFC3339Nano, nowUTC, type GoTime } from '../../canon/index.js';
 import type { ContextEnvelope } from '../../context/index.js';
 import type { SigningKey } from '../../keys/index.js';
 import { parseRunRecordInput, recordRunpack } from '../../runpack/index.js';

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { isJsonObject, type JsonObject } from '../../canon/json.js';
-import { formatRFC3339Nano, nowUTC } from '../../canon/gotime.js';
+import { formatRFC3339Nano, isJsonObject, nowUTC, type JsonObject } from '../../canon/index.js';
 import {
   declaresFormElicitation,
   ELICIT_DEFAULT_TIMEOUT_MS,

@@ -1,4 +1,4 @@
-import { caselessKey } from '../../canon/fold.js';
+import { caselessKey } from '../../canon/index.js';
 
 /** Characters that change a name's spelling but not how a lenient reader may see it. */
 const INVISIBLE = /[\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;

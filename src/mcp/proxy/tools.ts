@@ -1,5 +1,4 @@
-import { digestJcs, sha256Hex } from '../../canon/digest.js';
-import type { JsonObject } from '../../canon/json.js';
+import { digestJcs, sha256Hex, type JsonObject } from '../../canon/index.js';
 import type { NormalizedPolicy, PolicyRule } from '../../policy/types.js';
 import { observeTools, type PinStore, type ServerIdentity } from './pins.js';
 

@@ -1,4 +1,4 @@
-import { isJsonObject, type JsonObject, type JsonValue } from '../../canon/json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../canon/index.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { decodeContextOsCall } from './contextos.js';
 import {

@@ -1,5 +1,4 @@
-import { digestJcs } from '../../canon/digest.js';
-import type { JsonObject } from '../../canon/json.js';
+import { digestJcs, type JsonObject } from '../../canon/index.js';
 import type { ContextEnvelope } from '../../context/index.js';
 import type { SigningKey } from '../../keys/index.js';
 import { buildRunPack } from '../../pack/index.js';

@@ -1,6 +1,4 @@
-import { sha256Hex } from '../../canon/digest.js';
-import { uniqueSorted } from '../../canon/sort.js';
-import type { JsonObject } from '../../canon/json.js';
+import { sha256Hex, uniqueSorted, type JsonObject } from '../../canon/index.js';
 import { FieldReader, emptyCall, emptyTarget, type ToolCall } from './tool-call.js';
 
 /**

@@ -1,6 +1,4 @@
-import type { GoTime } from '../../canon/gotime.js';
-import { formatRFC3339Nano } from '../../canon/gotime.js';
-import type { JsonObject } from '../../canon/json.js';
+import { formatRFC3339Nano, type GoTime, type JsonObject } from '../../canon/index.js';
 import { appendJsonLine } from './jsonl.js';
 
 /** What one decision exports (`mcp-decision-service.md` §6.3 step 11). */

@@ -1,4 +1,4 @@
-import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../../canon/json.js';
+import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../../canon/index.js';
 import type { DecisionResult } from './evaluate.js';
 import type { CallTarget, ToolCall } from './tool-call.js';
 import { operationFromToolName } from '../proxy/intent.js';

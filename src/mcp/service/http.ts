@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
-import { isJsonObject, type JsonObject, type JsonValue } from '../../canon/json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../canon/index.js';
 import { parseJsonBody, readBody } from '../../edge/body.js';
 import { BearerAuth, type LoopbackGuard } from '../../edge/guard.js';
 import { HttpError } from '../../edge/http-error.js';

@@ -1,5 +1,4 @@
-import { parseRFC3339 } from '../../canon/gotime.js';
-import type { JsonObject, JsonValue } from '../../canon/json.js';
+import { parseRFC3339, type JsonObject, type JsonValue } from '../../canon/index.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import type { CallTarget, ToolCall } from './tool-call.js';
 

@@ -1,5 +1,4 @@
-import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../../canon/json.js';
-import { decodeBool, decodeObject, decodeObjectArray, decodeString, decodeStringArray, plainFaultMessage, type FaultReporter } from '../../canon/index.js';
+import { decodeBool, decodeObject, decodeObjectArray, decodeString, decodeStringArray, isJsonObject, parseJsonText, plainFaultMessage, type FaultReporter, type JsonObject, type JsonValue } from '../../canon/index.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 
 /**

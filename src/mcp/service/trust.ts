@@ -1,9 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ZERO_TIME, addSeconds, compareTime, formatRFC3339Nano, isZeroTime, parseRFC3339, toUTC, type GoTime } from '../../canon/gotime.js';
-import { decodeObject, decodeObjectArray, decodeString, plainFaultMessage, type FaultReporter } from '../../canon/index.js';
-import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../../canon/json.js';
-import { uniqueSorted } from '../../canon/sort.js';
+import { ZERO_TIME, addSeconds, compareTime, decodeObject, decodeObjectArray, decodeString, formatRFC3339Nano, isJsonObject, isZeroTime, parseJsonText, parseRFC3339, plainFaultMessage, toUTC, uniqueSorted, type FaultReporter, type GoTime, type JsonObject, type JsonValue } from '../../canon/index.js';
 import type { McpTrustConfig, Verdict } from '../../policy/types.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import type { ServerInfo } from './tool-call.js';

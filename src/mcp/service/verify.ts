@@ -1,5 +1,4 @@
-import { nowUTC } from '../../canon/gotime.js';
-import type { JsonObject } from '../../canon/json.js';
+import { nowUTC, type JsonObject } from '../../canon/index.js';
 import { EXIT, type ExitCode } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import type { LoadedPolicy } from '../../policy/types.js';

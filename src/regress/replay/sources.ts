@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { compareTime, compareUtf8, isJsonObject, parseJsonText, parseRFC3339, toUTC, type JsonObject } from '../../canon/index.js';
-import { parseDecisionCapture } from '../../trace/capture.js';
+import { parseDecisionCapture } from '../../trace/index.js';
 import { readRunpack } from '../../runpack/index.js';
 import { openLevelStore, type ListFilter } from '../../store/index.js';
 import { runpackOf } from '../source.js';
