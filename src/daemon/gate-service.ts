@@ -5,6 +5,7 @@ import { explainOutcome } from '../gate/explain.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
 import type { LoadedPolicy } from '../policy/types.js';
 import { decideGate, type GateRequest, type GateRuntime } from '../decision/gate-run.js';
+import { gateEvalSteps } from '../decision/steps.js';
 import { approvalStep, delegationStep } from '../decision/token-steps.js';
 import type { ParsedToken } from '../tokens/index.js';
 import type { TraceFormat } from '../trace/index.js';
@@ -73,7 +74,7 @@ export class GateService {
 
   /** Decide one request whose slot in the trace queue is already reserved (`sink.admit()`). */
   async decide(body: EvalBody, correlationId: string): Promise<DecisionReply> {
-    const request: GateRequest = { intent: body.intent, correlationId, simulate: body.simulate };
+    const request: GateRequest = { intent: body.intent, correlationId };
     if (body.evaluationTime) request.evaluationTime = body.evaluationTime;
     if (body.contextEnvelope) request.contextEnvelope = body.contextEnvelope;
     if (body.contextEnvelopeJson) request.contextEnvelopeJson = body.contextEnvelopeJson;
@@ -82,8 +83,11 @@ export class GateService {
       verifyKeys: this.options.tokenVerifyKeys,
       audit: { dir: this.options.auditDir },
     });
-    request.approvals = approvalStep(tokenStep(body.approvalTokens ?? []));
-    request.delegations = delegationStep(tokenStep(body.delegationTokens ?? []));
+    request.steps = gateEvalSteps(
+      this.runtime(),
+      { approvals: approvalStep(tokenStep(body.approvalTokens ?? [])), delegations: delegationStep(tokenStep(body.delegationTokens ?? [])) },
+      { simulate: body.simulate },
+    );
     const started = performance.now();
     let pending;
     try {

@@ -10,7 +10,7 @@ import type { ApprovedScriptEntry } from '../tokens/index.js';
 import { buildDecisionCapture, writeCapture, writeTrace, type SignedTrace } from '../trace/index.js';
 import { gateEvalOutput } from './gate-output.js';
 import { decide, type Decided } from './pipeline.js';
-import { gateEvalSteps, type ApprovalTokens, type DecisionStepDef, type DelegationTokens } from './steps.js';
+import { gateEvalSteps, type DecisionStepDef } from './steps.js';
 import type { GateRuntime } from './types.js';
 
 export type { ApprovalStep, ApprovalTokenReuse, DelegationStep, GateRuntime, TokenContext } from './types.js';
@@ -38,14 +38,11 @@ export interface GateRequest {
   /** Verified approved-script registry entries (§3.6 step 1); undefined when the fast path is off. */
   approvedScripts?: readonly ApprovedScriptEntry[];
   /**
-   * The steps after evaluation, in order; default `gateEvalSteps` with `approvals`,
-   * `delegations` and `simulate` below (which are not read when `steps` is given).
+   * The steps after evaluation, in order (steps.ts: `gateEvalSteps(rt, tokens, { simulate })` for
+   * a gate eval with its token sources). Default: the gate eval steps with no tokens, so an
+   * approval or delegation the policy requires is missing.
    */
   steps?: readonly DecisionStepDef[];
-  simulate?: boolean;
-  /** Approval and delegation token sources (§3.6 steps 7–8), evaluated against the prepared intent. */
-  approvals?: ApprovalTokens;
-  delegations?: DelegationTokens;
 }
 
 export interface GateResultOutput {
@@ -89,7 +86,7 @@ export interface PendingDecision {
 export function decideGate(rt: GateRuntime, req: GateRequest): PendingDecision {
   const wallNow = nowUTC();
   const now = req.evaluationTime ?? wallNow;
-  const steps = req.steps ?? gateEvalSteps(rt, req, { simulate: req.simulate });
+  const steps = req.steps ?? gateEvalSteps(rt, {});
   const d = decide(rt, {
     intent: req.intent,
     claimedReadings: req.claimedReadings,

@@ -147,13 +147,14 @@ describe('FileTokenLedger under 50 concurrent processes', () => {
       const { parsePrivateKey } = await import(${JSON.stringify(distModule('keys/index.js'))});
       const { runGate } = await import(${JSON.stringify(distModule('decision/gate-run.js'))});
       const { approvalStep } = await import(${JSON.stringify(distModule('decision/token-steps.js'))});
+      const { gateEvalSteps } = await import(${JSON.stringify(distModule('decision/steps.js'))});
       const state = process.argv[process.argv.length - 1];
       const key = parsePrivateKey(readFileSync(join(state, 'key.pem'), 'utf8'));
       const rt = { policy: parsePolicyYaml(readFileSync(join(state, 'policy.yaml'), 'utf8')), signingKey: key, traceFormat: 'ward',
         traceDir: join(state, 'traces'), rateLimitStatePath: join(state, 'rate.json'), profile: 'standard' };
       const token = { source: 'token.json', value: JSON.parse(readFileSync(join(state, 'token.json'), 'utf8')) };
       const r = runGate(rt, { intent: JSON.parse(readFileSync(join(state, 'intent.json'), 'utf8')),
-        approvals: approvalStep({ tokens: () => [token], verifyKeys: [key] }) });
+        steps: gateEvalSteps(rt, { approvals: approvalStep({ tokens: () => [token], verifyKeys: [key] }) }) });
       process.stdout.write(JSON.stringify({ verdict: r.output.verdict, reasons: r.output.reason_codes }));
     `;
     const outs = await runConcurrently(child, Array.from({ length: 50 }, () => [state]));

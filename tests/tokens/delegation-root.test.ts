@@ -8,6 +8,7 @@ import { generateSigningKey } from '../../src/keys/index.js';
 import { parsePolicyYaml } from '../../src/policy/load.js';
 import { decideGate, type GateRuntime } from '../../src/decision/gate-run.js';
 import { delegationStep } from '../../src/decision/token-steps.js';
+import { gateEvalSteps } from '../../src/decision/steps.js';
 import {
   delegationChainProblem,
   delegationChainRoot,
@@ -135,8 +136,8 @@ describe('the gate roots delegation at the matched rules\' allowed delegators', 
     const state = mkdtempSync(join(tmpdir(), 'ward-deleg-root-'));
     return { policy, signingKey: key, traceFormat: 'ward', traceDir: join(state, 'traces'), rateLimitStatePath: join(state, 'rate.json'), profile: 'standard' };
   };
-  const decide = (hops: [string, string][], tokens: JsonObject[]) =>
-    decideGate(rt(), { intent: rawIntent(hops), delegations: delegationStep({ tokens: () => parsed(...tokens), verifyKeys: [key] }) }).trace;
+  const decide = (hops: [string, string][], tokens: JsonObject[], runtime = rt()) =>
+    decideGate(runtime, { intent: rawIntent(hops), steps: gateEvalSteps(runtime, { delegations: delegationStep({ tokens: () => parsed(...tokens), verifyKeys: [key] }) }) }).trace;
 
   it('a chain rooted at the allowed delegator is allowed', () => {
     const t = decide([['agent.senior', 'agent.worker']], [mint('agent.senior', 'agent.worker')]);

@@ -9,6 +9,7 @@ import { generateSigningKey, type SigningKey } from '../../src/keys/index.js';
 import { parsePolicyYaml } from '../../src/policy/load.js';
 import { decideGate, type GateRequest, type GateRuntime } from '../../src/decision/gate-run.js';
 import { approvalStep } from '../../src/decision/token-steps.js';
+import { gateEvalSteps } from '../../src/decision/steps.js';
 import { FileTokenLedger } from '../../src/state/token-ledger.js';
 import {
   approvalTokenPayload,
@@ -279,7 +280,7 @@ interface DecideOptions {
 
 function decide(rt: GateRuntime, list: JsonObject[], opts: DecideOptions = {}): JsonObject {
   const step = approvalStep({ tokens: () => tokens(...list), verifyKeys: [key, ...(opts.keys ?? [])] });
-  const req: GateRequest = { intent: INTENT(opts.tool), approvals: step, ...(opts.simulate ? { simulate: true } : {}) };
+  const req: GateRequest = { intent: INTENT(opts.tool), steps: gateEvalSteps(rt, { approvals: step }, { simulate: opts.simulate }) };
   return decideGate(rt, req).trace as JsonObject;
 }
 
@@ -373,7 +374,7 @@ describe('one-use approval tokens in the gate (decideGate)', () => {
       },
     };
     const step = approvalStep({ tokens: () => tokens(token), verifyKeys: [key] });
-    const trace = decideGate(rt, { intent: INTENT(), approvals: (t) => step({ ...t, approvalLedger: racing }) }).trace;
+    const trace = decideGate(rt, { intent: INTENT(), steps: gateEvalSteps(rt, { approvals: (t) => step({ ...t, approvalLedger: racing }) }) }).trace;
     expect(trace['verdict']).toBe('require_approval');
     expect(trace['reason_codes']).toContain('approval_token_consumed');
   });

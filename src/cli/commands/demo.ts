@@ -12,6 +12,7 @@ import { intentDigest } from '../../intent/digest.js';
 import { generateSigningKey, resolveSigningKey } from '../../keys/index.js';
 import { loadPolicyFile } from '../../policy/load.js';
 import { runGate, type GateRuntime } from '../../decision/gate-run.js';
+import { gateEvalSteps } from '../../decision/steps.js';
 import { approvalStep } from '../../decision/token-steps.js';
 import { mintApprovalToken, readTokenFiles, requiredApprovalScope } from '../../tokens/index.js';
 import { verifyTracePath } from '../../trace/index.js';
@@ -116,14 +117,12 @@ function demo(ctx: CliContext, flags: { json?: boolean; stateDir?: string }): vo
     writeFileSync(path, JSON.stringify(token, null, 2) + '\n', { mode: 0o600 });
     return path;
   });
-  const approved = runGate(rt, {
-    intent: writeIntent,
-    approvals: approvalStep({
-      tokens: () => readTokenFiles(undefined, tokenPaths.join(','), ctx.cwd),
-      verifyKeys: approverKeys,
-      audit: { dir: join(dir, 'audits'), cwd: ctx.cwd },
-    }),
+  const approvals = approvalStep({
+    tokens: () => readTokenFiles(undefined, tokenPaths.join(','), ctx.cwd),
+    verifyKeys: approverKeys,
+    audit: { dir: join(dir, 'audits'), cwd: ctx.cwd },
   });
+  const approved = runGate(rt, { intent: writeIntent, steps: gateEvalSteps(rt, { approvals }) });
   record('write-config + 2 approvals', writeIntent, approved);
 
   say('');
