@@ -262,10 +262,9 @@ export class Journal {
       this.retire(cur);
     }
     let next: Segment;
-    if (this.prepared) {
-      next = await this.prepared;
-      this.prepared = undefined;
-    } else next = await this.create(this.segmentBytes);
+    const prepared = this.prepared;
+    this.prepared = undefined; // a failed preparation is not reused: the next switch tries again
+    next = await (prepared ?? this.create(this.segmentBytes));
     if (next.capacity < needed) {
       // A group larger than a segment gets a segment of its own size.
       this.retire(next);
