@@ -1,6 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import { link, open, unlink, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { access, link, open, unlink, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import type { JsonObject } from '../../canon/index.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { captureFileName, captureFileText, traceFileText, type SignedTrace } from '../../trace/index.js';
@@ -15,16 +16,23 @@ import { Journal, leftoverSegments, readSegment, removeSegment, type JournalReco
 const FILE_RECORD = 16;
 /** The only names a journal may (re)create in the trace directory. */
 const FILE_NAME = /^[a-z]+_[0-9a-f_]+\.json$/;
-/** Trace files written at once, at most (each write syncs; the journal's writes share the thread pool). */
-const SYNC_CONCURRENCY = 2;
+/** Background file workers, at most (the journal's writes share the thread pool). */
+const WORKERS = 2;
+/**
+ * Written trace files left unsynced before the workers start syncing the oldest: a burst shorter
+ * than this pays no file sync until its checkpoint; sustained traffic syncs its files this far
+ * behind, spread out, instead of all at once when a segment is full (~3,000 traces).
+ */
+const SYNC_LAG = 1024;
 
 interface Entry {
   /** File name in the trace directory → its text. */
   files: [string, string][];
-  /** Materialized (by this sink or by the caller) and fdatasynced. */
+  /** Its files' background write (visible, not synced), once started. */
+  written?: Promise<void>;
+  /** Its files' sync (written first if missing), once started; `synced` when it succeeded. */
+  syncing?: Promise<void>;
   synced: boolean;
-  /** The write (and sync) of its files, once started. */
-  work?: Promise<void>;
 }
 
 /**
@@ -43,7 +51,7 @@ export type TraceSync = 'fsync' | 'write';
  * write shared by every trace that arrived meanwhile (group commit), instead of a file create,
  * fsync, link and directory fsync per trace. The trace files (`trace_<trace_id>_<event_id>.json`,
  * named as `gate eval`'s fallback names them) are then written in the background and fdatasynced
- * a few at a time; a journal segment is deleted only after its files and the directory are synced
+ * a few at a time, a thousand traces behind; a journal segment is deleted only after its files and the directory are synced
  * (its checkpoint). A journal left by a process that died is replayed by the next sink on the same
  * directory, so every acknowledged trace ends up as a file.
  */
@@ -54,9 +62,9 @@ export class JournalTraceSink implements TraceSink {
   private toMaterialize: Entry[] = [];
   private materializeTimer: NodeJS.Timeout | undefined;
   private readonly materializing = new Set<Promise<void>>();
-  /** Entries whose files are being written (and synced) in the background. */
-  private toSync: Entry[] = [];
-  private syncers = 0;
+  /** Entries whose files are written, oldest first, not yet synced. */
+  private unsynced: Entry[] = [];
+  private workers = 0;
   private closed = false;
 
   constructor(
@@ -135,27 +143,32 @@ export class JournalTraceSink implements TraceSink {
 
   /**
    * Write trace files in the background (they are already durable in the journal), batched on a
-   * short timer so file creation does not compete with the journal's writes call by call, by a few
-   * workers at a time (the journal's writes share the thread pool). Each file is written and
-   * fdatasynced under a temporary name and linked into place — a reader never sees a partial
-   * trace, and the checkpoint has nothing left to sync; a file already there (the SDK writes its
-   * own before `evaluate` resolves) is only synced.
+   * short timer so file creation does not compete with the journal's writes call by call. Each is
+   * written under a temporary name and linked into place, so a reader never sees a partial trace;
+   * a file already there (the SDK writes its own before `evaluate` resolves) is left as it is. The
+   * same workers sync written files `SYNC_LAG` behind (`syncEntry`).
    */
   private materializeNow(): void {
     if (this.materializeTimer) clearTimeout(this.materializeTimer);
     this.materializeTimer = undefined;
-    this.toSync.push(...this.toMaterialize);
-    this.toMaterialize = [];
-    while (this.syncers < SYNC_CONCURRENCY && this.toSync.length > 0) {
-      this.syncers++;
+    while (this.workers < WORKERS && (this.toMaterialize.length > 0 || this.unsynced.length > SYNC_LAG)) {
+      this.workers++;
       const work = (async () => {
-        for (let e = this.toSync.shift(); e; e = this.toSync.shift()) {
-          // A failure is retried at the checkpoint, which does not drop the journal without the file.
-          if (!e.synced) await (e.work ??= syncEntry(this.traceDir, e)).catch(() => undefined);
+        for (;;) {
+          // Failures are retried at the checkpoint, which does not drop the journal without the files.
+          const next = this.toMaterialize.shift();
+          if (next) {
+            await (next.written ??= writeEntry(this.traceDir, next)).catch(() => undefined);
+            this.unsynced.push(next);
+            continue;
+          }
+          if (this.unsynced.length <= SYNC_LAG) break;
+          const old = this.unsynced.shift()!;
+          if (!old.synced) await (old.syncing ??= syncEntry(this.traceDir, old)).catch(() => undefined);
         }
       })().finally(() => {
-        this.syncers--;
-        if (this.toSync.length > 0) this.materializeNow();
+        this.workers--;
+        if (this.toMaterialize.length > 0 || this.unsynced.length > SYNC_LAG) this.materializeNow();
       });
       this.materializing.add(work);
       void work.finally(() => this.materializing.delete(work));
@@ -166,18 +179,57 @@ export class JournalTraceSink implements TraceSink {
   private async checkpoint(seg: SegmentRef): Promise<void> {
     const entries = this.bySegment.get(seg.seq) ?? [];
     this.bySegment.delete(seg.seq);
-    this.materializeNow();
-    for (const e of entries) {
-      if (e.work) await e.work.catch(() => undefined);
-      if (!e.synced) await (e.work = syncEntry(this.traceDir, e));
-    }
+    const left = [...entries];
+    await Promise.all(
+      Array.from({ length: WORKERS }, async () => {
+        for (let e = left.shift(); e; e = left.shift()) {
+          if (e.synced) continue;
+          await e.written?.catch(() => undefined);
+          await e.syncing?.catch(() => undefined);
+          if (!e.synced) await (e.syncing = syncEntry(this.traceDir, e));
+        }
+      }),
+    );
     await syncDirAsync(this.traceDir);
   }
+}
+
+/** Make an entry's files visible (not synced). */
+async function writeEntry(dir: string, e: Entry): Promise<void> {
+  for (const [name, text] of e.files) await writeFileUnsynced(join(dir, name), text);
 }
 
 async function syncEntry(dir: string, e: Entry): Promise<void> {
   for (const [name, text] of e.files) await materializeFile(join(dir, name), text);
   e.synced = true;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Publish `text` at `path` unless a file is there: temporary name, then link(2); no sync. */
+async function writeFileUnsynced(path: string, text: string): Promise<void> {
+  if (await exists(path)) return;
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  const fh = await open(temp, 'wx', 0o600);
+  try {
+    await fh.writeFile(text);
+  } finally {
+    await fh.close();
+  }
+  try {
+    await link(temp, path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    await unlink(temp).catch(() => undefined);
+  }
 }
 
 /** `path` holds `text`, durably (but for the directory entry, which the checkpoint syncs). */
