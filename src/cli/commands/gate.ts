@@ -4,7 +4,7 @@ import { ERROR_CODES, WardError } from '../../errors.js';
 import { EXIT } from '../../contract/exit-codes.js';
 import { rawRiskClass } from '../../gate/evaluate.js';
 import { explainOutcome } from '../../gate/explain.js';
-import { isVerifyKeyConfigured, resolveSigningKey, type KeyMode, type SigningKey } from '../../keys/index.js';
+import { checkProfileKeyFlags, isVerifyKeyConfigured, type KeyMode, type SigningKey } from '../../keys/index.js';
 import { approvalCommand, approvalTokenPath, shellQuote, type ApprovalSigner } from '../../decision/approval-command.js';
 import type { NormalizedPolicy } from '../../policy/types.js';
 import { readApprovedScriptRegistry, requiredApprovalScope, type ApprovedScriptEntry } from '../../tokens/index.js';
@@ -21,6 +21,7 @@ import { daemonUrl, gateEvalOverDaemon, printDaemonJson } from '../daemon-client
 import { parseEvaluationTime, parseJsonInput, readInputText } from '../input.js';
 import { correlationId, goJsonLine, omitEmpty } from '../output.js';
 import { approvalSources, approvalStep, approvalTokenReuse, delegationStep, verifyKeysFor, type TokenFlags } from './gate-tokens.js';
+import { signingKeyFromFlags } from './keys.js';
 
 interface GateEvalFlags extends TokenFlags {
   captureIntents?: boolean;
@@ -140,14 +141,7 @@ async function gateEval(ctx: CliContext, flags: GateEvalFlags): Promise<void> {
   if (flags.approvalTokenRef) request.approvalTokenRef = flags.approvalTokenRef;
   await loadInputs(ctx, flags, request, highRisk, warnings);
 
-  const key = resolveSigningKey({
-    mode: flags.keyMode,
-    privateKeyPath: flags.privateKey ? resolve(ctx.cwd, flags.privateKey) : undefined,
-    privateKeyEnv: flags.privateKeyEnv,
-    stateDir: state,
-    env: ctx.env,
-    cwd: ctx.cwd,
-  });
+  const key = signingKeyFromFlags(ctx, flags, state);
   warnings.push(...key.warnings);
   if (flags.approvedScriptRegistry) {
     const entries = loadApprovedScripts(ctx, flags, policy.policy, key.key, highRisk, warnings);
@@ -184,12 +178,8 @@ function checkEvalFlags(flags: GateEvalFlags): void {
       hint: 'rules with require_broker_credential block until a broker is supported; omit --credential-broker',
     });
   }
-  if (flags.profile === 'oss-prod') {
-    if (flags.simulate) throw new WardError(ERROR_CODES.POLICY_PROFILE, 'oss-prod profile does not allow --simulate');
-    if (flags.keyMode !== 'prod' || (!flags.privateKey && !flags.privateKeyEnv)) {
-      throw new WardError(ERROR_CODES.POLICY_PROFILE, 'oss-prod profile requires --key-mode prod and --private-key or --private-key-env');
-    }
-  }
+  if (flags.profile === 'oss-prod' && flags.simulate) throw new WardError(ERROR_CODES.POLICY_PROFILE, 'oss-prod profile does not allow --simulate');
+  checkProfileKeyFlags(flags.profile, flags, 'gate');
 }
 
 /** The decision as `--json`, `--explain --json` or text with the next step on require_approval. */

@@ -4,12 +4,13 @@ import { parseGoDuration, parseJsonText, type JsonObject } from '../../canon/ind
 import { parseContextEnvelope } from '../../context/index.js';
 import { EXIT, type ExitCode } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError, isWardError } from '../../errors.js';
-import { loadVerifyKeys, resolveSigningKey, type KeyMode } from '../../keys/index.js';
+import { checkProfileKeyFlags, loadVerifyKeys, type KeyMode } from '../../keys/index.js';
 import { loadPolicyFile } from '../../policy/load.js';
 import { checkProfile } from '../../policy/profile.js';
 import { FileTraceSink } from '../../decision/trace-sink.js';
 import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 import { readInputText } from '../input.js';
+import { signingKeyFromFlags } from './keys.js';
 
 /** Options shared with the reference one-shot mode (`--call`, mcp-decision-service.md §6.4). */
 interface CallModeFlags {
@@ -157,10 +158,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
   if (flags.upstreamUrl && command.length) throw usage('give either --upstream-url or a server command after --, not both');
   if (!flags.upstreamUrl && command.length === 0) throw usage('no MCP server: give its command after -- or --upstream-url');
   const profile = flags.profile ?? 'standard';
-  const keyMode = flags.keyMode ?? 'default';
-  if (profile === 'oss-prod' && (keyMode !== 'prod' || (!flags.privateKey && !flags.privateKeyEnv))) {
-    throw new WardError(ERROR_CODES.POLICY_PROFILE, 'oss-prod profile requires --key-mode prod and --private-key or --private-key-env');
-  }
+  checkProfileKeyFlags(profile, flags, 'gate');
   const { ProxyRuntime, runStdio, runListen, isLoopback, ProxyLog, loadTargetsMap, DEFAULT_TARGET_MAPPING } = await import('../../mcp/proxy/index.js');
   const { checkArgSource } = await import('../../mcp/proxy/intent.js');
   const { JournalTraceSink } = await import('../../mcp/proxy/journal-sink.js');
@@ -170,14 +168,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
   const policy = loadPolicyFile(policyPath);
   checkProfile(policy.policy, profile);
   const envelope = flags.contextEnvelope ? await loadEnvelope(ctx, flags.contextEnvelope) : undefined;
-  const key = resolveSigningKey({
-    mode: keyMode,
-    privateKeyPath: flags.privateKey ? resolve(ctx.cwd, flags.privateKey) : undefined,
-    privateKeyEnv: flags.privateKeyEnv,
-    stateDir: state,
-    env: ctx.env,
-    cwd: ctx.cwd,
-  });
+  const key = signingKeyFromFlags(ctx, flags, state);
   if (flags.approval === 'elicit' && (flags.approvalPublicKey || flags.approvalPublicKeyEnv)) {
     throw usage('--approval elicit records inline approvals signed with the proxy\'s signing key, which --approval-public-key would not accept; drop one of them');
   }

@@ -6,6 +6,7 @@ import { defaultKeyPaths, loadVerifyKeys, readPrivateKeyFile, resolveSigningKey,
 import type { TraceFormat } from '../../trace/index.js';
 import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 import { goJsonLine } from '../output.js';
+import { signingKeyOptionsFromFlags } from './keys.js';
 
 interface ServeFlags {
   policy: string;
@@ -83,14 +84,7 @@ async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
       });
     }
   }
-  const keyOptions = {
-    mode: flags.keyMode,
-    privateKeyPath: flags.privateKey ? resolve(ctx.cwd, flags.privateKey) : undefined,
-    privateKeyEnv: flags.privateKeyEnv,
-    stateDir: state,
-    env: ctx.env,
-    cwd: ctx.cwd,
-  };
+  const keyOptions = signingKeyOptionsFromFlags(ctx, flags, state);
   const key = resolveSigningKey(keyOptions);
   // On SIGHUP the same source is read again: the key file (or the variable), or the default key,
   // which is not created again if it went missing. An ephemeral dev key has nothing to re-read.

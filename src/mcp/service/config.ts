@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseContextEnvelope, type ContextEnvelope } from '../../context/index.js';
 import { ERROR_CODES, WardError, isWardError } from '../../errors.js';
-import { resolveSigningKey, type KeyMode } from '../../keys/index.js';
+import { checkProfileKeyFlags, keyModeFlag, signingKeyFromKeyFlags } from '../../keys/index.js';
 import { loadPolicyFile } from '../../policy/load.js';
 import { normalizeAdapter } from './adapters.js';
 import { checkedLocalPath, type DecisionServiceConfig } from './evaluate.js';
@@ -31,8 +31,6 @@ export interface ServiceOptions {
   runpackDir?: string | undefined;
   packDir?: string | undefined;
 }
-
-const KEY_MODES: readonly KeyMode[] = ['default', 'dev', 'prod'];
 
 /**
  * Validate flags and load everything a decision needs once: the policy, the boundary context
@@ -71,15 +69,8 @@ export function loadServiceConfig(opts: ServiceOptions): DecisionServiceConfig {
   if (profile !== 'standard' && profile !== 'oss-prod') {
     throw new WardError(ERROR_CODES.USAGE, `unsupported --profile ${profile}`, { hint: 'use --profile standard or --profile oss-prod' });
   }
-  const keyMode = ((opts.keyMode ?? 'default').trim().toLowerCase() || 'default') as KeyMode;
-  if (!KEY_MODES.includes(keyMode)) {
-    throw new WardError(ERROR_CODES.USAGE, `unsupported --key-mode ${keyMode}`, { hint: 'use --key-mode default, dev or prod' });
-  }
-  if (profile === 'oss-prod' && keyMode !== 'prod') {
-    throw new WardError(ERROR_CODES.POLICY_PROFILE, 'oss-prod profile requires --key-mode prod', {
-      hint: 'add --key-mode prod --private-key KEY (or --private-key-env VAR)',
-    });
-  }
+  keyModeFlag(opts.keyMode);
+  checkProfileKeyFlags(profile, opts, 'service');
   const defaultAdapter = normalizeAdapter(opts.adapter);
   const policy = loadPolicyFile(resolve(opts.cwd, opts.policy));
   if (profile === 'oss-prod' && policy.policy.default_verdict === 'allow') {
@@ -88,14 +79,7 @@ export function loadServiceConfig(opts: ServiceOptions): DecisionServiceConfig {
     });
   }
   const envelope = opts.contextEnvelope ? loadEnvelope(opts.cwd, opts.contextEnvelope) : undefined;
-  const key = resolveSigningKey({
-    mode: keyMode,
-    privateKeyPath: opts.privateKey ? resolve(opts.cwd, opts.privateKey) : undefined,
-    privateKeyEnv: opts.privateKeyEnv,
-    stateDir: opts.stateDir,
-    env: opts.env,
-    cwd: opts.cwd,
-  });
+  const key = signingKeyFromKeyFlags(opts, opts);
   return {
     policy,
     signingKey: key.key,
