@@ -13,7 +13,7 @@ import { HttpError } from './http-error.js';
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) {
-    req.resume();
+    refuseRest(req);
     return Promise.reject(bodyTooLarge(limit));
   }
   return new Promise((resolve, reject) => {
@@ -31,7 +31,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       size += chunk.length;
       if (size > limit) {
         fail(bodyTooLarge(limit));
-        req.resume(); // discard the rest; the host answers 413 and closes
+        refuseRest(req);
         return;
       }
       chunks.push(chunk);
@@ -47,6 +47,29 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     });
     req.on('error', (err) => fail((err as NodeJS.ErrnoException).code === 'ECONNRESET' ? aborted() : new HttpError('body_error', `request body: ${err.message}`, { cause: err })));
   });
+}
+
+/** How long a connection whose body was refused stays half-closed, discarding what still arrives. */
+const LINGER_MS = 2000;
+
+/**
+ * Discard the rest of a refused body, and close its connection without losing the answer. Node
+ * destroys the socket as soon as the 413 is written (`connection: close`); a kernel that still
+ * holds unread request bytes then sends a reset, which can discard the 413 before the client has
+ * read it (a client still sending a large body sees an empty reply). So the socket half-closes
+ * instead — the answer, then FIN — keeps discarding, and is destroyed when the client closes or
+ * after LINGER_MS (a lingering close).
+ */
+function refuseRest(req: IncomingMessage): void {
+  req.resume();
+  const socket = req.socket;
+  socket.destroySoon = () => {
+    socket.end();
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once('end', () => socket.destroy());
+    socket.once('close', () => clearTimeout(timer));
+  };
 }
 
 /** The 413 of a body over `limit` bytes (the daemon's words; other hosts word it in their protocol). */

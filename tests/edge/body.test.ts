@@ -126,3 +126,31 @@ describe('media types', () => {
     expect(thrown?.code).toBe('content_type');
   });
 });
+
+describe('a refused body closes its connection without losing the 413', () => {
+  it('half-closes after the answer (FIN, not a reset) while the client is still sending', async () => {
+    const { port } = await harness(1024);
+    const s = connect(port, '127.0.0.1');
+    await new Promise((r) => s.once('connect', r));
+    let text = '';
+    let error: string | undefined;
+    const closed = new Promise<void>((resolve) => {
+      s.on('data', (d: Buffer) => (text += d.toString('latin1')));
+      s.on('error', (err: NodeJS.ErrnoException) => (error = err.code));
+      s.on('close', () => resolve());
+    });
+    s.write('POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n');
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    // Keep sending after the limit: the server must keep discarding rather than reset the connection.
+    for (let i = 0; i < 64 && !s.destroyed; i++) {
+      s.write(`${chunk.length.toString(16)}\r\n`);
+      s.write(chunk);
+      s.write('\r\n');
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    s.end();
+    await closed;
+    expect(text).toMatch(/^HTTP\/1\.1 413/);
+    expect(error).toBeUndefined();
+  });
+});
