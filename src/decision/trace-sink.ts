@@ -7,6 +7,7 @@ import { ERROR_CODES, WardError } from '../errors.js';
 import { syncDirAsync, writeTempAsync } from '../state/atomic-file.js';
 import { captureFileName, captureFileText, traceFileText, type SignedTrace } from '../trace/index.js';
 import { decideGate, type GateRequest, type GateResultOutput, type GateRuntime } from './gate-run.js';
+import { InFlight } from './in-flight.js';
 
 /**
  * Where long-running hosts (the MCP proxy, the daemon) put signed traces. `write` resolves only
@@ -51,7 +52,7 @@ export interface FileTraceSinkOptions {
  *   system calls, no thread hop); `write` resolves once the file is in the OS's hands.
  */
 export class FileTraceSink implements TraceSink {
-  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly inFlight = new InFlight();
   private dirSync: Promise<void> | undefined;
   private dirSyncQueued: Promise<void> | undefined;
   readonly sync: TraceSync;
@@ -76,17 +77,11 @@ export class FileTraceSink implements TraceSink {
         return Promise.reject(err as Error);
       }
     }
-    const work = this.persist(trace, capture, names);
-    this.inFlight.add(work);
-    void work.then(
-      () => this.inFlight.delete(work),
-      () => this.inFlight.delete(work),
-    );
-    return work;
+    return this.inFlight.track(this.persist(trace, capture, names));
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([...this.inFlight]);
+    await this.inFlight.settled();
   }
 
   /** `write` mode: publish the trace (and capture) now, on this thread, without fsync. */

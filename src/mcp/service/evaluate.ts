@@ -27,6 +27,7 @@ import { checkEmergencyStop, recordBlockedDispatch } from './job-state.js';
 import { appendJsonLine } from './jsonl.js';
 import type { ToolCall } from './tool-call.js';
 import { applyMcpTrust, evaluateMcpTrust, mcpTrustDecisionJson } from './trust.js';
+import { InFlight } from '../../decision/in-flight.js';
 
 /**
  * The decision service: one payload in, one decision and its signed trace out
@@ -542,7 +543,7 @@ function writeDecisionTrace(pending: PendingDecisionResult): string {
  */
 export class DecisionTraceWriter {
   private readonly sinks = new Map<string, FileTraceSink>();
-  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly inFlight = new InFlight();
 
   write(pending: PendingDecisionResult): Promise<string> {
     const t = pending.target;
@@ -556,17 +557,12 @@ export class DecisionTraceWriter {
       }
       work = sink.write(pending.trace, undefined, t.names);
     }
-    this.inFlight.add(work);
-    void work.then(
-      () => this.inFlight.delete(work),
-      () => this.inFlight.delete(work),
-    );
-    return work;
+    return this.inFlight.track(work);
   }
 
   /** Wait for the writes in flight. */
   async close(): Promise<void> {
-    await Promise.allSettled([...this.inFlight]);
+    await this.inFlight.settled();
     await Promise.all([...this.sinks.values()].map((s) => s.close()));
   }
 }
