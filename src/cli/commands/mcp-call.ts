@@ -1,5 +1,6 @@
 import { EXIT } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
+import type { KeyFlags } from '../../keys/index.js';
 import { loadServiceConfig, sharedServiceFlags } from '../../mcp/service/config.js';
 import { evaluateDecision, type DecisionResult } from '../../mcp/service/evaluate.js';
 import { stateDir, type CliContext } from '../context.js';
@@ -10,12 +11,12 @@ import { correlationId, goJsonLine } from '../output.js';
  * The flags of `ward mcp proxy --call F|-` (commander's camelCase). The proxy command registers
  * them and hands the parsed object to `runMcpCall`.
  */
-export interface McpCallFlags {
+export interface McpCallFlags extends KeyFlags {
   call?: string;
   policy?: string;
   contextEnvelope?: string;
   adapter?: string;
-  profile?: string;
+  profile?: 'standard' | 'oss-prod';
   jobRoot?: string;
   killSwitchState?: string;
   traceOut?: string;
@@ -24,9 +25,6 @@ export interface McpCallFlags {
   packOut?: string;
   exportLogOut?: string;
   exportOtelOut?: string;
-  keyMode?: string;
-  privateKey?: string;
-  privateKeyEnv?: string;
   json?: boolean;
   stateDir?: string;
 }

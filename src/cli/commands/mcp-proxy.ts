@@ -4,34 +4,17 @@ import { parseGoDuration, parseJsonText, type JsonObject } from '../../canon/ind
 import { parseContextEnvelope } from '../../context/index.js';
 import { EXIT, type ExitCode } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError, isWardError } from '../../errors.js';
-import { checkProfileKeyFlags, loadVerifyKeys, type KeyMode } from '../../keys/index.js';
+import { checkProfileKeyFlags, loadVerifyKeys } from '../../keys/index.js';
 import { loadPolicyFile } from '../../policy/load.js';
 import { checkProfile } from '../../policy/profile.js';
 import { FileTraceSink } from '../../decision/trace-sink.js';
 import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 import { readInputText } from '../input.js';
 import { signingKeyFromFlags } from './keys.js';
+import type { McpCallFlags } from './mcp-call.js';
 
-/** Options shared with the reference one-shot mode (`--call`, mcp-decision-service.md §6.4). */
-interface CallModeFlags {
-  call?: string;
-  adapter?: string;
-  profile?: 'standard' | 'oss-prod';
-  jobRoot?: string;
-  killSwitchState?: string;
-  traceOut?: string;
-  runId?: string;
-  runpackOut?: string;
-  packOut?: string;
-  exportLogOut?: string;
-  exportOtelOut?: string;
-  keyMode?: KeyMode;
-  privateKey?: string;
-  privateKeyEnv?: string;
-  json?: boolean;
-}
-
-interface ProxyFlags extends CallModeFlags {
+/** The one-shot mode's flags (`--call`, mcp-decision-service.md §6.4) and the proxy's own. */
+interface ProxyFlags extends McpCallFlags {
   policy?: string;
   contextEnvelope?: string;
   stateDir?: string;

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { resolve } from 'node:path';
+import type { KeyFlags } from '../../keys/index.js';
 import { EXIT } from '../../contract/exit-codes.js';
 import { BearerAuth, isLoopbackHost, LoopbackGuard } from '../../edge/guard.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
@@ -11,7 +12,7 @@ import { stateDir, type CliContext } from '../context.js';
 import { goJsonLine } from '../output.js';
 
 /** `ward mcp serve` flags (commander camelCase). */
-export interface McpServeFlags {
+export interface McpServeFlags extends KeyFlags {
   policy?: string;
   contextEnvelope?: string;
   listen: string;
@@ -38,9 +39,6 @@ export interface McpServeFlags {
   sessionMaxCount?: string;
   exportLogOut?: string;
   exportOtelOut?: string;
-  keyMode?: string;
-  privateKey?: string;
-  privateKeyEnv?: string;
   json?: boolean;
   stateDir?: string;
 }
