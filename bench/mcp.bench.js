@@ -66,7 +66,7 @@ function pct(sorted, p) {
 }
 
 async function stdioClient(args, cwd) {
-  const transport = new StdioClientTransport({ command: process.execPath, args, cwd, stderr: 'ignore', env: { ...process.env, WARD_STATE_DIR: '' } });
+  const transport = new StdioClientTransport({ command: process.execPath, args, cwd, stderr: 'ignore', env: { ...process.env, WARD_STATE_DIR: path.join(cwd, '.ward-state') } });
   const client = new Client({ name: 'ward-bench', version: '1.0.0' });
   await client.connect(transport);
   return client;
@@ -83,7 +83,7 @@ async function httpClient(url) {
 
 /** Start a process and resolve with the first match of `pattern` on the given stream. */
 function startAndWait(args, cwd, pattern, stream, procs) {
-  const child = spawn(process.execPath, args, { cwd, env: { ...process.env, WARD_STATE_DIR: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { cwd, env: { ...process.env, WARD_STATE_DIR: path.join(cwd, '.ward-state') }, stdio: ['ignore', 'pipe', 'pipe'] });
   procs.push(child);
   let out = '';
   return new Promise((resolve, reject) => {
