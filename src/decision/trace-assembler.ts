@@ -35,26 +35,40 @@ export type TraceFacts = Omit<
 };
 
 export function assembleTrace(basis: DecisionBasis, facts: TraceFacts): SignedTrace {
-  const { subject, decision, relationshipExtras, ...rest } = facts;
-  const unsigned = buildTraceRecord(
-    {
-      ...rest,
-      intent: subject.intent,
-      argsDigest: subject.argsDigest,
-      intentDigest: subject.intentDigest,
-      policyDigest: basis.policy.digest,
-      policyId: basis.policy.policy.schema_id,
-      policyVersion: basis.policy.policy.schema_version,
-      verdict: decision.verdict,
-      reasonCodes: decision.reasonCodes,
-      violations: decision.violations,
-      observedAt: nowUTC(),
-      producerVersion: basis.producerVersion ?? WARD_VERSION,
-    },
-    basis.traceFormat,
-  );
-  if (relationshipExtras && isJsonObject(unsigned['relationship'])) {
-    unsigned['relationship'] = { ...unsigned['relationship'], ...relationshipExtras };
+  const { subject, decision } = facts;
+  // Every member is named, none spread: buildTraceRecord ran 3–4× slower (~13 µs a decision) on an
+  // input built with `...rest`, whose shape V8 does not settle on (npm run bench -- sdk).
+  const input = {
+    intent: subject.intent,
+    argsDigest: subject.argsDigest,
+    intentDigest: subject.intentDigest,
+    policyDigest: basis.policy.digest,
+    policyId: basis.policy.policy.schema_id,
+    policyVersion: basis.policy.policy.schema_version,
+    verdict: decision.verdict,
+    reasonCodes: decision.reasonCodes,
+    violations: decision.violations,
+    matchedRule: facts.matchedRule,
+    createdAt: facts.createdAt,
+    observedAt: nowUTC(),
+    producerVersion: basis.producerVersion ?? WARD_VERSION,
+    correlationId: facts.correlationId,
+    latencyMs: facts.latencyMs,
+    context: facts.context,
+    script: facts.script,
+    approvedScript: facts.approvedScript,
+    broker: facts.broker,
+    approvalTokenRef: facts.approvalTokenRef,
+    delegationTokenRef: facts.delegationTokenRef,
+    freezeWindow: facts.freezeWindow,
+    sandbox: facts.sandbox,
+    killSwitch: facts.killSwitch,
+    mcpTrust: facts.mcpTrust,
+    traceContext: facts.traceContext,
+  } satisfies Record<keyof TraceInput, unknown>; // a new TraceInput member must be named here too
+  const unsigned = buildTraceRecord(input, basis.traceFormat);
+  if (facts.relationshipExtras && isJsonObject(unsigned['relationship'])) {
+    unsigned['relationship'] = { ...unsigned['relationship'], ...facts.relationshipExtras };
   }
   return signTrace(unsigned, basis.signingKey);
 }
