@@ -75,12 +75,3 @@ export const EXIT_CODE_INFO: Readonly<Record<ExitCode, ExitCodeInfo>> = {
   },
 };
 
-/**
- * The reference maps any error whose message mentions a lock, contention or a timeout to exit 1
- * (`exitCodeForError`); everything else falls back to the caller's code, usually 6.
- */
-export function exitCodeForMessage(message: string, fallback: ExitCode): ExitCode {
-  const lower = message.toLowerCase();
-  if (lower.includes('lock') || lower.includes('contention') || lower.includes('timeout')) return EXIT.INTERNAL;
-  return fallback;
-}

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { decodeFrames, encodeFrame, Journal as StateJournal, leftoverSegments, listSegments, readSegment, removeSegment, type JournalRecord } from '../state/journal.js';
+import { decodeFrames, encodeFrame, Journal as StateJournal, leftoverSegments, readSegment, removeSegment, type JournalRecord } from '../state/journal.js';
 import type { EvidenceStore, StoreInput } from '../store/types.js';
 
 /**
@@ -212,7 +212,3 @@ export class Journal {
   }
 }
 
-/** Test helper: the raw segment paths. */
-export function journalSegments(stateDir: string): string[] {
-  return listSegments(journalDir(stateDir)).map((s) => s.path);
-}

@@ -1,5 +1,5 @@
 import { parseDocument } from 'yaml';
-import { isJsonObject, parseJsonText, parseStrictJson, type JsonObject, type JsonValue } from '../canon/index.js';
+import { isJsonObject, parseStrictJson, type JsonObject, type JsonValue } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 
 /**
@@ -30,15 +30,6 @@ export function parseJsonObject(text: string, what: string): JsonObject {
   }
   if (!isJsonObject(value)) throw usage(`parse ${what}: expected a JSON object`, what);
   return value;
-}
-
-/** Plain JSON (no duplicate check), for machine-written files that are only read. */
-export function parseJsonLoose(text: string, what: string): JsonValue {
-  try {
-    return parseJsonText(text);
-  } catch (err) {
-    throw usage(`parse ${what}: ${(err as Error).message}`, what);
-  }
 }
 
 /** Keys of `obj` outside `known` are an error: a typo must not silently disable a check. */

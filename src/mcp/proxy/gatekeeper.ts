@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatRFC3339Nano, nowUTC, parseStrictJson, type JsonObject } from '../../canon/index.js';
+import { nowUTC, parseStrictJson, type JsonObject } from '../../canon/index.js';
 import type { ContextEnvelope } from '../../context/index.js';
 import type { KillSwitchState } from '../../gate/kill-switch.js';
 import type { VerifyKey } from '../../keys/index.js';
@@ -188,10 +188,6 @@ export class Gatekeeper {
     }
     return out;
   }
-}
-
-export function rfc3339Now(): string {
-  return formatRFC3339Nano(nowUTC());
 }
 
 function describeTargets(targets: unknown): string[] {
