@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { ZERO_TIME, addSeconds, compareTime, decodeObject, decodeObjectArray, decodeString, formatRFC3339Nano, isJsonObject, isZeroTime, parseJsonText, parseRFC3339, plainFaultMessage, toUTC, uniqueSorted, type FaultReporter, type GoTime, type JsonObject, type JsonValue } from '../../canon/index.js';
 import type { McpTrustConfig, Verdict } from '../../policy/types.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
+import { isGoEmpty } from '../../edge/json-output.js';
 import type { ServerInfo } from './tool-call.js';
 
 /**
@@ -217,9 +218,7 @@ export function evaluateMcpTrust(input: TrustInput): McpTrustDecision {
 export function mcpTrustDecisionJson(d: McpTrustDecision): JsonObject {
   const out: JsonObject = {};
   const put = (key: string, value: JsonValue) => {
-    if (value === '' || value === 0 || value === false) return;
-    if (Array.isArray(value) && value.length === 0) return;
-    out[key] = value;
+    if (!isGoEmpty(value)) out[key] = value;
   };
   put('server_id', d.server_id);
   put('server_name', d.server_name);
