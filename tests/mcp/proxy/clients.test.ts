@@ -5,7 +5,7 @@
 // outputSchema, a call that needs approval — and asserts what the model sees: the client accepts
 // every reply without a validation error, and the text says what happened and why; the approval
 // command the reply prints, pasted into a shell elsewhere, lets the retried call through.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client as Client1 } from '@modelcontextprotocol/sdk/client/index.js';
@@ -17,7 +17,7 @@ import { StdioClientTransport as Stdio2 } from '@modelcontextprotocol/client/std
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir, ward, WARD } from '../../cli/run.js';
 import { RPC } from '../../../src/mcp/proxy/jsonrpc.js';
-import { FILESYSTEM } from './helpers.js';
+import { FILESYSTEM, startListening, stopListeners } from './helpers.js';
 
 const DUAL = join(import.meta.dirname, 'dual-era-server.mjs');
 
@@ -283,28 +283,7 @@ describe('stdio proxy: every client accepts Ward\'s replies', () => {
   });
 });
 
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
-});
-
-function startListening(cwd: string, args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: URL }> {
-  const child = spawn(process.execPath, args, { cwd, env: childEnv(env), stdio: ['ignore', 'ignore', 'pipe'] });
-  children.push(child);
-  let err = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`proxy did not listen: ${err}`)), 20_000);
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: new URL(m[1]!) });
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`proxy exited ${String(code)}: ${err}`)));
-  });
-}
+afterEach(stopListeners);
 
 async function stop(child: ChildProcess): Promise<void> {
   const exited = new Promise((r) => child.once('exit', r));
@@ -315,7 +294,8 @@ async function stop(child: ChildProcess): Promise<void> {
 describe('--listen proxy: every client accepts Ward\'s replies', () => {
   it('TS SDK 1.x client over Streamable HTTP, server-filesystem', async () => {
     const w = workspace('ward-clients-http1-');
-    const { child, url } = await startListening(w.cwd, proxyArgs([...w.wardArgs, '--listen', '127.0.0.1:0'], [process.execPath, FILESYSTEM, w.root]));
+    const { child, url: listening } = startListening(w.cwd, proxyArgs([...w.wardArgs, '--listen', '127.0.0.1:0'], [process.execPath, FILESYSTEM, w.root]));
+    const url = await listening;
     const transport = new Http1(url);
     const client = new Client1({ name: 'sdk1-http', version: '1.0.0' }, { capabilities: {} });
     await client.connect(transport);
@@ -332,7 +312,8 @@ describe('--listen proxy: every client accepts Ward\'s replies', () => {
 
   it('TS SDK 2.x client over Streamable HTTP, server-filesystem', async () => {
     const w = workspace('ward-clients-http2-');
-    const { child, url } = await startListening(w.cwd, proxyArgs([...w.wardArgs, '--listen', '127.0.0.1:0'], [process.execPath, FILESYSTEM, w.root]));
+    const { child, url: listening } = startListening(w.cwd, proxyArgs([...w.wardArgs, '--listen', '127.0.0.1:0'], [process.execPath, FILESYSTEM, w.root]));
+    const url = await listening;
     const transport = new Http2(url);
     const client = new Client2({ name: 'sdk2-http', version: '2.0.0' }, { capabilities: {} });
     await client.connect(transport);

@@ -1,11 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir, ward, WARD } from '../../cli/run.js';
-import { connect, FILESYSTEM, node, RawProxy, TINY, traceFiles, writePolicy } from './helpers.js';
+import { connect, FILESYSTEM, node, RawProxy, startListening, stopListeners, TINY, traceFiles, writePolicy } from './helpers.js';
 
 const FS_POLICY = `default_verdict: allow
 rules:
@@ -232,28 +231,7 @@ process.stdin.on('end', () => child.stdin.end());
   });
 });
 
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGTERM');
-});
-
-function startListening(cwd: string, wardArgs: string[]): { child: ChildProcess; url: Promise<URL> } {
-  const child = spawn(process.execPath, [WARD, 'mcp', 'proxy', ...wardArgs], { cwd, env: { ...process.env, WARD_STATE_DIR: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let err = '';
-  const url = new Promise<URL>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`proxy did not listen: ${err}`)), 20_000);
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve(new URL(m[1]!));
-      }
-    });
-  });
-  return { child, url };
-}
+afterEach(stopListeners);
 
 describe('ward mcp proxy --approval elicit --listen (Streamable HTTP)', () => {
   it('asks on the call\'s stream: accept runs the call, decline does not; traces verify', async () => {
@@ -263,7 +241,7 @@ describe('ward mcp proxy --approval elicit --listen (Streamable HTTP)', () => {
     const b = join(cwd, 'b.txt');
     writeFileSync(a, 'a');
     writeFileSync(b, 'b');
-    const proxy = startListening(cwd, ['--policy', 'policy.yaml', '--approval', 'elicit', '--listen', '127.0.0.1:0', '--', process.execPath, TINY]);
+    const proxy = startListening(cwd, [WARD, 'mcp', 'proxy', '--policy', 'policy.yaml', '--approval', 'elicit', '--listen', '127.0.0.1:0', '--', process.execPath, TINY]);
     const asked: Asked[] = [];
     const client = elicitingClient([{ action: 'accept', content: { approve: true } }, { action: 'cancel' }], asked);
     const transport = new StreamableHTTPClientTransport(await proxy.url);

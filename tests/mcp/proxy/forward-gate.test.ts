@@ -3,14 +3,13 @@
 // exact `tools/call` request with an `allow` trace on disk for the same call. Allowed, blocked,
 // unevaluable (1e400, 200-deep), notification and misspelled tool calls are sent over raw stdio and
 // over Streamable HTTP (`--listen`), batches included.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { digestJcs } from '../../../src/canon/digest.js';
 import { isToolCallMethod } from '../../../src/mcp/proxy/jsonrpc.js';
 import { REPO, tempDir, ward, WARD } from '../../cli/run.js';
-import { RawProxy, writePolicy } from './helpers.js';
+import { RawProxy, startListening, stopListeners, writePolicy } from './helpers.js';
 
 const RECORDER = join(REPO, 'tests', 'mcp', 'proxy', 'recording-server.mjs');
 
@@ -255,30 +254,10 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
 
 // ---- Streamable HTTP toward the client --------------------------------------------------------
 
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGTERM');
-});
+afterEach(stopListeners);
 
-function listen(cwd: string, env: Record<string, string>): Promise<{ url: URL; child: ChildProcess }> {
-  const child = spawn(process.execPath, [WARD, 'mcp', 'proxy', '--policy', 'policy.yaml', '--listen', '127.0.0.1:0', '--', process.execPath, RECORDER], {
-    cwd,
-    env: { ...process.env, WARD_STATE_DIR: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let err = '';
-  return new Promise((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`proxy did not listen: ${err}`)), 20_000);
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolveUrl({ url: new URL(m[1]!), child });
-      }
-    });
-  });
+function listen(cwd: string, env: Record<string, string>): Promise<URL> {
+  return startListening(cwd, [WARD, 'mcp', 'proxy', '--policy', 'policy.yaml', '--listen', '127.0.0.1:0', '--', process.execPath, RECORDER], env).url;
 }
 
 /** POST a body; returns the status and the JSON-RPC messages of the reply (JSON or SSE). */
@@ -309,7 +288,7 @@ describe('ward mcp proxy --listen: nothing reaches the server undecided (Streama
     const cwd = tempDir('ward-mcp-gate-http-');
     const log = join(cwd, 'server.log');
     writePolicy(cwd, policyFor(cwd));
-    const { url } = await listen(cwd, { RECORDING_SERVER_LOG: log });
+    const url = await listen(cwd, { RECORDING_SERVER_LOG: log });
     const init = await post(url, JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw-http', version: '1' } } }));
     expect(init.status).toBe(200);
     const sid = init.session!;

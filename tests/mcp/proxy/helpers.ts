@@ -128,3 +128,37 @@ export class RawProxy {
     this.child.stdin!.end();
   }
 }
+
+const listeners: ChildProcess[] = [];
+
+/**
+ * Start `node <args>` (a `ward mcp proxy … --listen 127.0.0.1:0` command line) with no user state
+ * directory; `url` resolves with the address it announces on stderr, and rejects if it exits first
+ * or is silent for 20 s. Call `stopListeners()` after each test.
+ */
+export function startListening(cwd: string, args: string[], env: Record<string, string> = {}): { child: ChildProcess; url: Promise<URL>; stderr: () => string } {
+  const child = spawn(process.execPath, args, { cwd, env: { ...process.env, WARD_STATE_DIR: '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  listeners.push(child);
+  let err = '';
+  const url = new Promise<URL>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`proxy did not listen: ${err}`)), 20_000);
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolve(new URL(m[1]!));
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`proxy exited ${String(code)}: ${err}`));
+    });
+  });
+  url.catch(() => undefined); // a caller that never awaits it (the process was meant to fail) leaves no unhandled rejection
+  return { child, url, stderr: () => err };
+}
+
+export function stopListeners(): void {
+  for (const c of listeners.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
+}
