@@ -207,15 +207,9 @@ describe('stdio proxy: every client accepts Ward\'s replies', () => {
       stderr: 'pipe',
     });
     const client = new Client2({ name: 'modern-client', version: '3.0.0' }, { capabilities: {}, versionNegotiation: { mode: 'auto' } });
-    // Every raw message the client receives: Ward's replies must carry resultType themselves.
-    const received: Record<string, unknown>[] = [];
-    const raw = transport as unknown as { onmessage?: (m: unknown, extra?: unknown) => void };
     await client.connect(transport);
-    const deliver = raw.onmessage!;
-    raw.onmessage = (m, extra) => {
-      received.push(m as Record<string, unknown>);
-      deliver.call(transport, m, extra);
-    };
+    // Every raw message the client receives: Ward's replies must carry resultType themselves.
+    const received = recordReceived(transport);
     try {
       expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
       await dualScenario(client as unknown as AnyClient, w.root, w.log);
@@ -263,14 +257,8 @@ describe('stdio proxy: every client accepts Ward\'s replies', () => {
     const w = workspace('ward-clients-legacy-');
     const transport = new Stdio2({ command: process.execPath, args: proxyArgs(w.wardArgs, [process.execPath, DUAL]), cwd: w.cwd, env: childEnv({ DUAL_SERVER_LOG: w.log }), stderr: 'pipe' });
     const client = new Client2({ name: 'legacy-client', version: '1.0.0' }, { capabilities: {} });
-    const received: Record<string, unknown>[] = [];
-    const raw = transport as unknown as { onmessage?: (m: unknown, extra?: unknown) => void };
     await client.connect(transport);
-    const deliver = raw.onmessage!;
-    raw.onmessage = (m, extra) => {
-      received.push(m as Record<string, unknown>);
-      deliver.call(transport, m, extra);
-    };
+    const received = recordReceived(transport);
     try {
       expect(client.getNegotiatedProtocolVersion()).toBe('2025-11-25');
       await dualScenario(client as unknown as AnyClient, w.root, w.log);
@@ -284,6 +272,18 @@ describe('stdio proxy: every client accepts Ward\'s replies', () => {
 });
 
 afterEach(stopListeners);
+
+/** Every raw message a connected transport delivers from now on, as the client receives it. */
+function recordReceived(transport: object): Record<string, unknown>[] {
+  const received: Record<string, unknown>[] = [];
+  const raw = transport as { onmessage?: (m: unknown, extra?: unknown) => void };
+  const deliver = raw.onmessage!;
+  raw.onmessage = (m, extra) => {
+    received.push(m as Record<string, unknown>);
+    deliver.call(transport, m, extra);
+  };
+  return received;
+}
 
 async function stop(child: ChildProcess): Promise<void> {
   const exited = new Promise((r) => child.once('exit', r));
