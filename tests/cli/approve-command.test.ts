@@ -3,19 +3,9 @@ import { existsSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { approvalCommand, shellQuote, WARD_BIN, wardCommand } from '../../src/decision/approval-command.js';
-import { REPO, bareDir, ward } from './run.js';
+import { APPROVAL_POLICY, REPO, bareDir, ward } from './run.js';
 import { node, RawProxy, TINY, writePolicy } from '../mcp/proxy/helpers.js';
 
-export const APPROVAL_POLICY = `schema_id: gait.gate.policy
-schema_version: 1.0.0
-default_verdict: block
-rules:
-  - name: approve-writes
-    priority: 10
-    effect: require_approval
-    match:
-      tool_names: [fs.write_file]
-`;
 const INTENT = join(REPO, 'examples', 'quickstart', 'write-config.json');
 
 /** Paste a printed command into a shell, verbatim, in `cwd`. */

@@ -61,3 +61,15 @@ export function v7PrivateKeyFile(): string {
   chmodSync(path, 0o600);
   return path;
 }
+
+/** A policy that asks for one approval before `fs.write_file` and blocks everything else. */
+export const APPROVAL_POLICY = `schema_id: gait.gate.policy
+schema_version: 1.0.0
+default_verdict: block
+rules:
+  - name: approve-writes
+    priority: 10
+    effect: require_approval
+    match:
+      tool_names: [fs.write_file]
+`;

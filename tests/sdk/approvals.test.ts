@@ -4,18 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { Ward, WardBlockedError, intent, mintApprovalToken, nowUTC, parseGoDuration, type ApprovalRequest } from '../../src/index.js';
 import { defaultKeyPaths, readPrivateKeyFile } from '../../src/keys/index.js';
-import { bareDir } from '../cli/run.js';
-
-const POLICY = `schema_id: gait.gate.policy
-schema_version: 1.0.0
-default_verdict: block
-rules:
-  - name: approve-writes
-    priority: 10
-    effect: require_approval
-    match:
-      tool_names: [fs.write_file]
-`;
+import { APPROVAL_POLICY, bareDir } from '../cli/run.js';
 
 function writeIntent(path = '/workspace/config.yaml') {
   return intent
@@ -31,7 +20,7 @@ function project(): { dir: string; policy: string } {
   const dir = bareDir('ward-sdk-approve-');
   mkdirSync(join(dir, '.ward'));
   const policy = join(dir, 'policy.yaml');
-  writeFileSync(policy, POLICY);
+  writeFileSync(policy, APPROVAL_POLICY);
   return { dir, policy };
 }
 
