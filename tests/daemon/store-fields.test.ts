@@ -5,6 +5,7 @@ import { decideGate } from '../../src/decision/gate-run.js';
 import { describeArtifact, traceIndexFields } from '../../src/store/describe.js';
 import { traceFileText } from '../../src/trace/write.js';
 import type { JsonObject } from '../../src/canon/json.js';
+import { pathIntent } from '../decision/helpers.js';
 
 const key = generateSigningKey();
 const rt = {
@@ -15,16 +16,7 @@ const rt = {
   rateLimitStatePath: '/nonexistent/rl',
   profile: 'standard' as const,
 };
-const intent = (tool: string) => ({
-  schema_id: 'gait.gate.intent_request',
-  schema_version: '1.0.0',
-  created_at: '2026-11-21T10:00:00Z',
-  producer_version: 'test',
-  tool_name: tool,
-  args: { path: '/data/a.txt' },
-  targets: [{ kind: 'path', value: '/data/a.txt', operation: 'read' }],
-  context: { identity: 'alice', workspace: '/repo', risk_class: 'low' },
-});
+const intent = (tool: string) => pathIntent(tool, '/data/a.txt', 'read', 'alice');
 
 /** The daemon hands the store the fields it serialized a trace from; the index must be what parsing the bytes gives. */
 describe('store entries from trace fields', () => {

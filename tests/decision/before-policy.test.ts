@@ -5,20 +5,12 @@ import { parsePolicyYaml } from '../../src/policy/load.js';
 import { blockBeforePolicy } from '../../src/decision/pipeline.js';
 import { verifyDigestedJson, withoutSignature } from '../../src/trace/sign.js';
 import type { DecisionBasis } from '../../src/decision/types.js';
+import { pathIntent } from './helpers.js';
 
 const key = generateSigningKey();
 const basis: DecisionBasis = { policy: parsePolicyYaml('default_verdict: allow\n'), signingKey: key, traceFormat: 'ward' };
 
-const intent = {
-  schema_id: 'gait.gate.intent_request',
-  schema_version: '1.0.0',
-  created_at: '2026-11-21T10:00:00Z',
-  producer_version: 'test',
-  tool_name: 'fs.write',
-  args: { path: '/repo/a.txt' },
-  targets: [{ kind: 'path', value: '/repo/a.txt', operation: 'write' }],
-  context: { identity: 'alice', workspace: '/repo', risk_class: 'low' },
-};
+const intent = pathIntent('fs.write', '/repo/a.txt', 'write', 'alice');
 
 describe('blocks made before policy (the MCP proxy)', () => {
   it('a changed tool: block with mcp_tool_definition_changed, no rule, no latency, signed', () => {

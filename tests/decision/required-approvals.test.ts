@@ -6,6 +6,7 @@ import { generateSigningKey } from '../../src/keys/ed25519.js';
 import { parsePolicyYaml } from '../../src/policy/load.js';
 import { decideGate, type GateRuntime } from '../../src/decision/gate-run.js';
 import { ward } from '../cli/run.js';
+import { pathIntent } from './helpers.js';
 
 /*
  * gate.md §3.6 step 7 (corrected 2026-11-25): `required_approvals` — max(min_approvals, 1) — is
@@ -26,21 +27,14 @@ const POLICY = [
   '      delegation_scopes: [write]',
 ].join('\n') + '\n';
 
-const intent = (tool: string) => ({
-  schema_id: 'gait.gate.intent_request',
-  schema_version: '1.0.0',
-  created_at: '2026-11-21T10:00:00Z',
-  producer_version: 'test',
-  tool_name: tool,
-  args: { path: '/tmp/x.txt' },
-  targets: [{ kind: 'path', value: '/tmp/x.txt', operation: 'write' }],
-  context: { identity: 'agent.worker', workspace: '/repo', risk_class: 'low' },
-  delegation: {
-    requester_identity: 'agent.worker',
-    scope_class: 'write',
-    chain: [{ delegator_identity: 'agent.lead', delegate_identity: 'agent.worker', scope_class: 'write' }],
-  },
-});
+const intent = (tool: string) =>
+  pathIntent(tool, '/tmp/x.txt', 'write', 'agent.worker', {
+    delegation: {
+      requester_identity: 'agent.worker',
+      scope_class: 'write',
+      chain: [{ delegator_identity: 'agent.lead', delegate_identity: 'agent.worker', scope_class: 'write' }],
+    },
+  });
 
 const rt = (): GateRuntime => {
   const state = mkdtempSync(join(tmpdir(), 'ward-required-approvals-'));

@@ -9,6 +9,7 @@ import { decideGate } from '../../src/decision/gate-run.js';
 import { FileTokenLedger } from '../../src/state/token-ledger.js';
 import { mintApprovalToken } from '../../src/tokens/approval.js';
 import { distModule, runConcurrently } from '../trace/spawn.js';
+import { pathIntent } from '../decision/helpers.js';
 
 const record = (expiresInSec = 3600) => ({
   intentDigest: 'a'.repeat(64),
@@ -105,16 +106,7 @@ describe('FileTokenLedger under 50 concurrent processes', () => {
   it('through the gate: 50 processes present one approval token, exactly one decision is allowed', async () => {
     const state = tempDir('ward-ledger-gate-');
     const policyYaml = 'default_verdict: require_approval\n';
-    const intent = {
-      schema_id: 'gait.gate.intent_request',
-      schema_version: '1.0.0',
-      created_at: '2026-11-21T10:00:00Z',
-      producer_version: 'test',
-      tool_name: 'tool.write',
-      args: { path: '/tmp/x.txt' },
-      targets: [{ kind: 'path', value: '/tmp/x.txt', operation: 'write' }],
-      context: { identity: 'agent', workspace: '/repo', risk_class: 'low' },
-    };
+    const intent = pathIntent('tool.write', '/tmp/x.txt', 'write', 'agent');
     const key = generateSigningKey();
     const rt = {
       policy: parsePolicyYaml(policyYaml),

@@ -20,6 +20,7 @@ import {
 } from '../../src/tokens/index.js';
 import { intent } from '../trace/fixtures.js';
 import { HOUR, INTENT_DIGEST, POLICY_DIGEST } from './helpers.js';
+import { pathIntent } from '../decision/helpers.js';
 
 const key = generateSigningKey();
 
@@ -117,21 +118,14 @@ describe('the gate roots delegation at the matched rules\' allowed delegators', 
       '      delegation_scopes: [write]',
     ].join('\n') + '\n',
   );
-  const rawIntent = (hops: [string, string][]) => ({
-    schema_id: 'gait.gate.intent_request',
-    schema_version: '1.0.0',
-    created_at: '2026-11-21T10:00:00Z',
-    producer_version: 'test',
-    tool_name: 'tool.write',
-    args: { path: '/tmp/x.txt' },
-    targets: [{ kind: 'path', value: '/tmp/x.txt', operation: 'write' }],
-    context: { identity: 'agent.worker', workspace: '/repo', risk_class: 'low' },
-    delegation: {
-      requester_identity: 'agent.worker',
-      scope_class: 'write',
-      chain: hops.map(([from, to]) => ({ delegator_identity: from, delegate_identity: to, scope_class: 'write' })),
-    },
-  });
+  const rawIntent = (hops: [string, string][]) =>
+    pathIntent('tool.write', '/tmp/x.txt', 'write', 'agent.worker', {
+      delegation: {
+        requester_identity: 'agent.worker',
+        scope_class: 'write',
+        chain: hops.map(([from, to]) => ({ delegator_identity: from, delegate_identity: to, scope_class: 'write' })),
+      },
+    });
   const rt = (): GateRuntime => {
     const state = mkdtempSync(join(tmpdir(), 'ward-deleg-root-'));
     return { policy, signingKey: key, traceFormat: 'ward', traceDir: join(state, 'traces'), rateLimitStatePath: join(state, 'rate.json'), profile: 'standard' };

@@ -28,6 +28,7 @@ import {
 } from '../../src/tokens/index.js';
 import { signDigestedJson } from '../../src/trace/sign.js';
 import { approvalFixtures, HOUR, INTENT_DIGEST, POLICY_DIGEST } from './helpers.js';
+import { pathIntent } from '../decision/helpers.js';
 
 const key = generateSigningKey();
 const { mint, binding, codeOf } = approvalFixtures(key);
@@ -241,16 +242,7 @@ const POLICY = parsePolicyYaml(
   ].join('\n') + '\n',
 );
 
-const INTENT = (tool = 'tool.write') => ({
-  schema_id: 'gait.gate.intent_request',
-  schema_version: '1.0.0',
-  created_at: '2026-11-21T10:00:00Z',
-  producer_version: 'test',
-  tool_name: tool,
-  args: { path: '/tmp/x.txt' },
-  targets: [{ kind: 'path', value: '/tmp/x.txt', operation: 'write' }],
-  context: { identity: 'agent', workspace: '/repo', risk_class: 'low' },
-});
+const INTENT = (tool = 'tool.write') => pathIntent(tool, '/tmp/x.txt', 'write', 'agent');
 
 function runtime(extra: Partial<GateRuntime> = {}): GateRuntime {
   const state = mkdtempSync(join(tmpdir(), 'ward-ledger-rt-'));
