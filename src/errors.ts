@@ -40,6 +40,9 @@ export const ERROR_CODES = {
   STORE_LOCKED: 'ERR_STORE_LOCKED',
   STORE_INVALID: 'ERR_STORE_INVALID',
   STORE_NOT_FOUND: 'ERR_STORE_NOT_FOUND',
+  // A PostgreSQL store that cannot be reached (down, refused, timed out) or has no free connection.
+  STORE_UNAVAILABLE: 'ERR_STORE_UNAVAILABLE',
+  STORE_BUSY: 'ERR_STORE_BUSY',
   // Gate inputs beside the intent and policy (issue: context envelopes, Wrkr, kill switch).
   WRKR_INVENTORY_INVALID: 'ERR_WRKR_INVENTORY_INVALID',
   KILL_SWITCH_INVALID: 'ERR_KILL_SWITCH_INVALID',
@@ -74,6 +77,8 @@ const DEFAULT_EXIT: Partial<Record<ErrorCode, ExitCode>> = {
   ERR_PACK_VERIFY_FAILED: EXIT.VERIFY_FAILED,
   ERR_STORE_LOCKED: EXIT.INTERNAL,
   ERR_STORE_INVALID: EXIT.INTERNAL,
+  ERR_STORE_UNAVAILABLE: EXIT.INTERNAL,
+  ERR_STORE_BUSY: EXIT.INTERNAL,
 };
 
 export interface WardErrorOptions {

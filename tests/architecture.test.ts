@@ -58,13 +58,13 @@ describe('import graph', () => {
 
   it('core modules never import a host, the decision pipeline or the store', () => {
     const core = new Set(['canon', 'intent', 'policy', 'context', 'gate', 'keys', 'trace', 'tokens', 'contract']);
-    const hosts = new Set(['cli', 'daemon', 'mcp', 'sdk', 'store', 'decision', 'edge']);
+    const hosts = new Set(['cli', 'daemon', 'mcp', 'sdk', 'store', 'decision', 'edge', 'pg', 'cluster']);
     const offending = edges.filter((e) => core.has(folderOf(e.from)) && hosts.has(folderOf(e.to)));
     expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
   });
 
   it('the store imports no host and no decision code', () => {
-    const hosts = new Set(['cli', 'daemon', 'mcp', 'sdk', 'decision', 'edge']);
+    const hosts = new Set(['cli', 'daemon', 'mcp', 'sdk', 'decision', 'edge', 'cluster']);
     const offending = edges.filter((e) => folderOf(e.from) === 'store' && hosts.has(folderOf(e.to)));
     expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
   });
@@ -72,6 +72,12 @@ describe('import graph', () => {
   it('the edge kit depends on nothing but canon, errors and the exit-code contract', () => {
     const allowed = new Set(['edge', 'canon', 'contract', 'errors']);
     const offending = edges.filter((e) => folderOf(e.from) === 'edge' && !allowed.has(folderOf(e.to)));
+    expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  it('the PostgreSQL plumbing (src/pg) depends on nothing of Ward but errors and canon', () => {
+    const allowed = new Set(['pg', 'canon', 'errors']);
+    const offending = edges.filter((e) => folderOf(e.from) === 'pg' && !allowed.has(folderOf(e.to)));
     expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
   });
 

@@ -1,0 +1,2 @@
+// Owned by the helper building this part; replaced before it lands.
+export const CONTROL_SCHEMA = `SELECT 1`;
