@@ -81,6 +81,12 @@ describe('import graph', () => {
     expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
   });
 
+  it('the cluster state (src/cluster) imports no host: daemon, CLI, MCP and SDK use it, not the reverse', () => {
+    const hosts = new Set(['cli', 'daemon', 'mcp', 'sdk', 'edge']);
+    const offending = edges.filter((e) => folderOf(e.from) === 'cluster' && hosts.has(folderOf(e.to)));
+    expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
   it('one trace assembler: only decision/trace-assembler.ts builds and signs trace records (outside src/trace)', () => {
     const signers = files.filter((f) => folderOf(f) !== 'trace' && f !== 'index.ts' && /\b(buildTraceRecord|signTrace)\b/.test(stripComments(readFileSync(join(SRC, f), 'utf8'))));
     expect(signers).toEqual(['decision/trace-assembler.ts']);

