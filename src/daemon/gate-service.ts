@@ -3,6 +3,7 @@ import type { JsonObject } from '../canon/index.js';
 import type { ExitCode } from '../contract/exit-codes.js';
 import { explainOutcome } from '../gate/explain.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
+import type { PgPool } from '../pg/index.js';
 import type { LoadedPolicy } from '../policy/types.js';
 import { decideGate, type GateRequest, type GateRuntime } from '../decision/gate-run.js';
 import { gateEvalSteps } from '../decision/steps.js';
@@ -27,6 +28,11 @@ export interface GateServiceOptions {
   warnings: readonly string[];
   /** Keep each decision's normalized intent beside its trace (`ward.decision_capture`). */
   captureIntents: boolean;
+  /**
+   * The cluster database (`ward serve --store postgres://…`): one-use approval tokens and
+   * rate-limit and destructive-budget counters are shared through it instead of local files.
+   */
+  clusterDb?: PgPool | undefined;
 }
 
 export interface DecisionReply {
