@@ -1,0 +1,26 @@
+/** A real PostgreSQL server started for tests or benchmarks (scripts/postgres-server.js). */
+export interface PgServer {
+  /** Superuser URL of the `postgres` database (password included: throwaway credentials). */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+  readonly password: string;
+  readonly dataDir: string;
+  /** A new empty database; returns its URL. */
+  createDatabase(prefix?: string): Promise<string>;
+  /** Stop the server (fast shutdown: connections are terminated). Data is kept for `start`. */
+  stop(): Promise<void>;
+  /** Start it again on the same port and data directory. */
+  start(): Promise<void>;
+  /** Stop it and remove its directory. */
+  destroy(): Promise<void>;
+}
+
+export interface PgServerOptions {
+  /** Default true: fsync off (tests do not test power loss; the cluster bench turns it on). */
+  fast?: boolean;
+  maxConnections?: number;
+}
+
+export function startPostgres(options?: PgServerOptions): Promise<PgServer>;
