@@ -1,9 +1,12 @@
 import type { SigningKey, VerifyKey } from '../keys/index.js';
+import type { PgConnectionConfig, PgPool } from '../pg/index.js';
 import type { EvidenceStore } from '../store/types.js';
 import type { TraceFormat } from '../trace/index.js';
+import type { ClusterKeySet } from './cluster-keys.js';
 import type { GateService } from './gate-service.js';
 import type { SigningKeyHolder } from './key-holder.js';
 import type { DaemonMetrics } from './metrics.js';
+import type { StoreHealth } from './pg-health.js';
 import type { PolicyHolder, ReloadTrigger } from './policy-holder.js';
 import type { DaemonTraceSink } from './trace-sink.js';
 
@@ -53,6 +56,34 @@ export interface DaemonOptions {
   storeThread?: boolean;
   /** Test hook: delay each group commit. */
   commitDelayMs?: number;
+  /**
+   * A PostgreSQL store shared by replicas (`--store postgres://…`); absent: the local LevelDB store.
+   * Traces then go straight into PostgreSQL (no journal) and tokens, limits, keys and the control
+   * plane are shared through it (docs/daemon.md "On PostgreSQL (cluster)").
+   */
+  postgres?: PostgresOptions | undefined;
+}
+
+export interface PostgresOptions {
+  config: PgConnectionConfig;
+  /** Connections in the pool (default 10). */
+  poolSize?: number;
+  /** How long a statement waits for a free connection before ERR_STORE_BUSY (default 2,000 ms). */
+  acquireTimeoutMs?: number;
+  /** Server-side limit per statement (default 10,000 ms). */
+  statementTimeoutMs?: number;
+  /** This replica's name in `ward_signing_keys` and `pg_stat_activity` (default host:pid). */
+  replica?: string;
+  /** How often the cluster's key set is re-read (default 10,000 ms). */
+  keyRefreshMs?: number;
+}
+
+/** What a replica on PostgreSQL holds beyond a single daemon. */
+export interface ClusterParts {
+  db: PgPool;
+  replica: string;
+  keys: ClusterKeySet;
+  health: StoreHealth;
 }
 
 /** Everything a route needs; one per daemon. */
@@ -68,6 +99,8 @@ export interface DaemonContext {
   verifyKeys: readonly VerifyKey[];
   jwksText: string;
   state: { draining: boolean; ready: boolean };
+  /** Set on a replica on PostgreSQL. */
+  cluster?: ClusterParts | undefined;
   reload(trigger: ReloadTrigger): ReturnType<PolicyHolder['reload']>;
 }
 

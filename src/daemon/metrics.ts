@@ -134,6 +134,9 @@ export class DaemonMetrics {
   readonly policyReloadFailing = new Gauge('ward_policy_reload_failing', '1 when the last reload failed and the previous policy is still served');
   readonly policyLoadedAt = new Gauge('ward_policy_loaded_timestamp_seconds', 'when the active policy was loaded');
   readonly ready = new Gauge('ward_ready', '1 when policy, store and key are loaded and the daemon is not draining');
+  // PostgreSQL mode only (rendered once `clusterMetrics()` turned them on).
+  readonly storeRoundTrips = new Counter('ward_store_round_trips_total', 'statements sent to PostgreSQL by this replica (each one network round trip), all callers');
+  readonly storeUp = new Gauge('ward_store_up', '1 when the last PostgreSQL commit or probe succeeded');
 
   private readonly all: { render(): string }[] = [
     this.requests,
@@ -154,6 +157,11 @@ export class DaemonMetrics {
     this.policyLoadedAt,
     this.ready,
   ];
+
+  /** Add the PostgreSQL series to /metrics (the single-node daemon does not show them). */
+  clusterMetrics(): void {
+    if (!this.all.includes(this.storeRoundTrips)) this.all.push(this.storeRoundTrips, this.storeUp);
+  }
 
   render(): string {
     return this.all.map((m) => m.render()).join('\n') + '\n';

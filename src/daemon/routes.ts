@@ -111,19 +111,27 @@ const VERIFY_FIELDS = new Set(['trace', 'traces']);
 
 const traceVerify: Handler = async (ctx, ex) => {
   const body = checkFields(await jsonBody(ctx, ex), VERIFY_FIELDS, 'body');
-  const verifyOne = (value: JsonValue): TraceVerification =>
+  const verifyWith = (value: JsonValue): TraceVerification =>
     typeof value === 'string' ? verifyTraceText(value, ctx.verifyKeys) : verifyTraceRecord(value, ctx.verifyKeys);
+  // On PostgreSQL a trace may name a key another replica registered after this one last read the
+  // cluster's key set: re-read it once (rate limited) and verify again.
+  const verifyOne = async (value: JsonValue): Promise<TraceVerification> => {
+    const r = verifyWith(value);
+    if (r.ok || !ctx.cluster || r.key_id === '' || ctx.verifyKeys.some((k) => k.keyId === r.key_id)) return r;
+    return (await ctx.cluster.keys.refreshOnMiss(r.key_id)) ? verifyWith(value) : r;
+  };
   const json = (r: TraceVerification) => ({ ok: r.ok, format: r.format, trace_id: r.trace_id, verdict: r.verdict, signature_status: r.signature_status, key_id: r.key_id, error: r.error });
   if ('trace' in body === 'traces' in body) throw badRequest('body: send exactly one of trace (a record) or traces (a list)');
   if ('trace' in body) {
-    const r = verifyOne(body['trace']!);
+    const r = await verifyOne(body['trace']!);
     reply(ex, 200, json(r), r.ok ? EXIT.OK : EXIT.VERIFY_FAILED);
     return;
   }
   const list = body['traces'];
   if (!Array.isArray(list) || list.length === 0) throw badRequest('body: traces must be a non-empty array');
   if (list.length > ctx.options.maxBatchItems) throw badRequest(`body: at most ${ctx.options.maxBatchItems} traces per request`);
-  const results = list.map((t) => json(verifyOne(t)));
+  const results: ReturnType<typeof json>[] = [];
+  for (const t of list) results.push(json(await verifyOne(t)));
   const failed = results.filter((r) => !r.ok).length;
   const ok = failed === 0;
   reply(ex, 200, { ok, results, summary: { total: results.length, verified: results.length - failed, failed } }, ok ? EXIT.OK : EXIT.VERIFY_FAILED);
@@ -287,8 +295,19 @@ const healthz: Handler = async (_ctx, ex) => {
 };
 
 const readyz: Handler = async (ctx, ex) => {
-  const ready = ctx.state.ready && !ctx.state.draining;
-  const body = { ok: ready, policy: true, policy_digest: ctx.policies.current.digest, store: ctx.state.ready, key: true, draining: ctx.state.draining, trace_durability: ctx.sink.durable };
+  // On PostgreSQL the store is ready only while the database answers (probed, see pg-health.ts).
+  const storeUp = ctx.cluster ? ctx.state.ready && (await ctx.cluster.health.check()) : ctx.state.ready;
+  const ready = ctx.state.ready && !ctx.state.draining && storeUp;
+  const body = {
+    ok: ready,
+    policy: true,
+    policy_digest: ctx.policies.current.digest,
+    store: storeUp,
+    key: true,
+    draining: ctx.state.draining,
+    trace_durability: ctx.sink.durable,
+    ...(ctx.cluster ? { replica: ctx.cluster.replica, ...(storeUp ? {} : { store_error: ctx.cluster.health.error ?? 'unavailable' }) } : {}),
+  };
   if (ready) reply(ex, 200, body);
   else {
     ex.status = 503;

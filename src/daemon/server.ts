@@ -1,13 +1,17 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { BearerAuth, isLoopbackHost, LoopbackGuard } from '../edge/guard.js';
 import { ERROR_CODES, isWardError, WardError } from '../errors.js';
-import { buildJwks, loadKeyRing, type VerifyKey } from '../keys/index.js';
+import { buildJwks, loadKeyRing, type SigningKey, type VerifyKey } from '../keys/index.js';
+import { migrate, PgPool } from '../pg/index.js';
 import { acquireStoreLock, type StoreLock } from '../store/lock.js';
 import { openLevelStore } from '../store/level.js';
 import type { EvidenceStore } from '../store/types.js';
-import { DEFAULTS, type DaemonContext, type DaemonOptions } from './context.js';
+import { attachControlPlane, type AttachedControlPlane } from './cluster-control.js';
+import { ClusterKeySet } from './cluster-keys.js';
+import { DEFAULTS, type ClusterParts, type DaemonContext, type DaemonOptions, type PostgresOptions } from './context.js';
 import { decisionServiceRoutes } from './decision-service.js';
 import { GateService } from './gate-service.js';
 import { Journal, journalDir, recoverJournal } from './journal.js';
@@ -15,8 +19,11 @@ import { SigningKeyHolder } from './key-holder.js';
 import { JsonLog } from './log.js';
 import { DaemonMetrics } from './metrics.js';
 import { PolicyHolder, type ReloadTrigger } from './policy-holder.js';
+import { countRoundTrips, StoreHealth } from './pg-health.js';
+import { PgGroupCommitSink } from './pg-sink.js';
+import { openClusterStore } from './pg-store.js';
 import { answerClientError, RequestHandler, type Guards } from './request.js';
-import { ROUTES } from './routes.js';
+import { ROUTES, type Route } from './routes.js';
 import { openStoreThread } from './store-thread.js';
 import { DiscardingSink, GroupCommitSink, type DaemonTraceSink } from './trace-sink.js';
 
@@ -43,25 +50,39 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const metrics = new DaemonMetrics();
   const log = new JsonLog(opts.logWrite ?? ((text) => void process.stderr.write(text)));
   const policies = new PolicyHolder(opts.policyPath, options.profile ?? 'standard');
-  const { lock, store } = await openState(opts, log);
-  const sink = openTraceSink(options, store, metrics);
+  const { lock, store, cluster } = opts.postgres ? await openClusterState(opts, opts.postgres, metrics, log) : { ...(await openState(opts, log)), cluster: undefined };
+  const sink = cluster ? openPgSink(options, store, metrics, cluster) : openTraceSink(options, store, metrics);
   const keys = new SigningKeyHolder(opts.signingKey, opts.signingKeySource);
-  const gate = createGateService(options, policies, keys, sink, metrics);
+  const gate = createGateService(options, policies, keys, sink, metrics, cluster);
   const ring = loadKeyRing(opts.stateDir);
-  const ctx = createContext(options, ring, { store, policies, keys, gate, sink, metrics });
+  const ctx = createContext(options, ring, { store, policies, keys, gate, sink, metrics }, cluster);
   watchReloads(ctx, ring, log);
   trackGauges(ctx);
   const stopIngest = await startIngestion(ctx, log);
   const decisionService = decisionServiceRoutes(opts, policies, keys, options.maxBodyBytes);
-  const guards = guardsFor(opts);
-  const requests = new RequestHandler(ctx, [...ROUTES, ...decisionService.routes], guards, log);
-  const server = createHttpServer(options, requests, metrics);
-  const url = await listen(server, opts).catch(async (err: unknown) => {
+  let control: AttachedControlPlane | undefined;
+  const releaseState = async () => {
     stopIngest();
+    await control?.close();
     await decisionService.close();
     await sink.close();
+    cluster?.keys.stop();
     await store.close();
+    await cluster?.db.close();
     lock.release();
+  };
+  try {
+    if (cluster) control = await attachControlPlane(ctx, cluster.db, log);
+  } catch (err) {
+    await releaseState();
+    throw err;
+  }
+  const routes: Route[] = [...ROUTES, ...(control?.routes ?? []), ...decisionService.routes];
+  const guards = guardsFor(opts);
+  const requests = new RequestHandler(ctx, routes, guards, log);
+  const server = createHttpServer(options, requests, metrics);
+  const url = await listen(server, opts).catch(async (err: unknown) => {
+    await releaseState();
     throw err;
   });
   if (options.watchPolicy !== false) policies.watchFile();
@@ -71,16 +92,20 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     (closing ??= (async () => {
       ctx.state.draining = true;
       await stopServing(server, requests, options.shutdownTimeoutMs);
-      stopIngest();
       policies.close();
-      await decisionService.close();
-      await sink.close();
-      await store.close();
-      lock.release();
+      await releaseState();
       log.log({ level: 'info', msg: 'stopped' });
       log.flush();
     })());
-  log.log({ level: 'info', msg: 'listening', url, policy_digest: policies.current.digest, trace_durability: sink.durable, auth: Boolean(guards.auth) });
+  log.log({
+    level: 'info',
+    msg: 'listening',
+    url,
+    policy_digest: policies.current.digest,
+    trace_durability: sink.durable,
+    auth: Boolean(guards.auth),
+    ...(cluster ? { store: cluster.db.display, replica: cluster.replica } : {}),
+  });
   return { url, server, context: ctx, close, reload: ctx.reload };
 }
 
@@ -117,6 +142,56 @@ async function openState(opts: DaemonOptions, log: JsonLog): Promise<{ lock: Sto
   return { lock, store };
 }
 
+/**
+ * A replica on PostgreSQL: the daemon lock of its own state directory, a pool, the schema migrated
+ * (under the advisory lock: replicas starting together migrate once), the evidence store, and this
+ * replica's signing key registered in the cluster's key set before it signs anything. A journal a
+ * single-node daemon left in the state directory is replayed into PostgreSQL first.
+ */
+async function openClusterState(opts: DaemonOptions, pgOpts: PostgresOptions, metrics: DaemonMetrics, log: JsonLog): Promise<{ lock: StoreLock; store: EvidenceStore; cluster: ClusterParts }> {
+  const lock = acquireDaemonLock(opts.stateDir);
+  const replica = pgOpts.replica ?? `${hostname()}:${process.pid}`;
+  const db = new PgPool(pgOpts.config, {
+    max: pgOpts.poolSize ?? 10,
+    acquireTimeoutMs: pgOpts.acquireTimeoutMs ?? 2000,
+    statementTimeoutMs: pgOpts.statementTimeoutMs ?? 10_000,
+    applicationName: `ward serve ${replica}`.slice(0, 63),
+  });
+  metrics.clusterMetrics();
+  countRoundTrips(db, metrics.storeRoundTrips);
+  let store: EvidenceStore | undefined;
+  try {
+    const migrated = await migrate(db);
+    if (migrated.ran.length > 0) log.log({ level: 'info', msg: 'schema migrated', store: db.display, ran: migrated.ran, version: migrated.version });
+    store = await openClusterStore(db, opts.stateDir);
+    const recovered = await recoverJournal(opts.stateDir, store);
+    if (recovered.segments > 0) log.log({ level: 'info', msg: 'journal recovered', ...recovered });
+    const health = new StoreHealth(db);
+    metrics.storeUp.track(() => (health.up ? 1 : 0));
+    const keys = new ClusterKeySet(db, replica, pgOpts.keyRefreshMs !== undefined ? { refreshMs: pgOpts.keyRefreshMs } : {});
+    await keys.register([opts.signingKey]);
+    await keys.refresh();
+    health.observe(undefined);
+    return { lock, store, cluster: { db, replica, keys, health } };
+  } catch (err) {
+    await store?.close().catch(() => undefined);
+    await db.close();
+    lock.release();
+    throw err;
+  }
+}
+
+function openPgSink(options: ResolvedOptions, store: EvidenceStore, metrics: DaemonMetrics, cluster: ClusterParts): DaemonTraceSink {
+  if (options.traceDurability === false) return new DiscardingSink();
+  return new PgGroupCommitSink(store, metrics, {
+    capacity: options.queueCapacity,
+    // Leave connections for reads, tokens and limits; two commits overlap when the pool allows.
+    maxInFlight: Math.max(1, Math.min(2, cluster.db.pool.options.max - 1)),
+    onCommit: (err) => cluster.health.observe(err),
+    ...(options.commitDelayMs ? { commitDelayMs: options.commitDelayMs } : {}),
+  });
+}
+
 /** Where answered decisions' traces go: the group-committed journal, or nowhere (benchmarks only). */
 function openTraceSink(options: ResolvedOptions, store: EvidenceStore, metrics: DaemonMetrics): DaemonTraceSink {
   const journal = new Journal(journalDir(options.stateDir), store, {
@@ -131,12 +206,13 @@ function openTraceSink(options: ResolvedOptions, store: EvidenceStore, metrics: 
   return new GroupCommitSink(journal, metrics, { capacity: options.queueCapacity, ...(options.commitDelayMs ? { commitDelayMs: options.commitDelayMs } : {}) });
 }
 
-function createGateService(options: ResolvedOptions, policies: PolicyHolder, keys: SigningKeyHolder, sink: DaemonTraceSink, metrics: DaemonMetrics): GateService {
+function createGateService(options: ResolvedOptions, policies: PolicyHolder, keys: SigningKeyHolder, sink: DaemonTraceSink, metrics: DaemonMetrics, cluster: ClusterParts | undefined): GateService {
   const fixedTokenKeys = options.tokenVerifyKeys;
+  const signing = cluster ? registeredKey(keys, cluster) : () => keys.current;
   return new GateService(policies, sink, metrics, {
     // Read per decision: a key reload switches new decisions to the new key.
     get signingKey() {
-      return keys.current;
+      return signing();
     },
     get tokenVerifyKeys() {
       return fixedTokenKeys ?? [keys.current];
@@ -148,16 +224,49 @@ function createGateService(options: ResolvedOptions, policies: PolicyHolder, key
     rateLimitStatePath: options.rateLimitStatePath ?? join(options.stateDir, 'gate_rate_limits.json'),
     warnings: options.keyWarnings ?? [],
     captureIntents: options.captureIntents === true,
+    clusterDb: cluster?.db,
   });
 }
 
-function createContext(options: ResolvedOptions, ring: readonly VerifyKey[], parts: Pick<DaemonContext, 'store' | 'policies' | 'keys' | 'gate' | 'sink' | 'metrics'>): DaemonContext {
+/**
+ * On PostgreSQL a reloaded key signs only once it is registered in the cluster's key set, so no
+ * trace in the store names a key another replica cannot find; until then the previous key signs.
+ * A registration that fails is retried on the next key refresh.
+ */
+function registeredKey(keys: SigningKeyHolder, cluster: ClusterParts): () => SigningKey {
+  let active = keys.current;
+  const registered = new Set([active.keyId]);
+  let registering: SigningKey | undefined;
+  const tryRegister = (key: SigningKey) => {
+    if (registering === key) return;
+    registering = key;
+    void cluster.keys.register([key]).then(
+      () => {
+        registered.add(key.keyId);
+        if (keys.current === key) active = key;
+      },
+      () => undefined,
+    ).finally(() => {
+      if (registering === key) registering = undefined;
+    });
+  };
+  return () => {
+    const current = keys.current;
+    if (current === active) return active;
+    if (registered.has(current.keyId)) return (active = current);
+    tryRegister(current);
+    return active;
+  };
+}
+
+function createContext(options: ResolvedOptions, ring: readonly VerifyKey[], parts: Pick<DaemonContext, 'store' | 'policies' | 'keys' | 'gate' | 'sink' | 'metrics'>, cluster: ClusterParts | undefined): DaemonContext {
   const ctx: DaemonContext = {
     options,
     ...parts,
     verifyKeys: [],
     jwksText: '',
     state: { draining: false, ready: false },
+    cluster,
     // SIGHUP: the policy and the signing key are each re-read, validated and switched, or kept.
     reload: (trigger) => {
       parts.keys.reload(trigger);
@@ -168,11 +277,14 @@ function createContext(options: ResolvedOptions, ring: readonly VerifyKey[], par
   return ctx;
 }
 
-/** The published key set: the current key, every key this process signed with, and the key ring. */
+/**
+ * The published key set: the current key, every key this process signed with, and the key ring;
+ * on PostgreSQL also every key registered by any replica.
+ */
 function publishKeys(ctx: DaemonContext, ring: readonly VerifyKey[]): void {
   const set = new Map<string, VerifyKey>();
   if (!ring.some((k) => k.keyId === ctx.keys.current.keyId)) set.set(ctx.keys.current.keyId, ctx.keys.current);
-  for (const k of [...ring, ...ctx.keys.usedKeys]) if (!set.has(k.keyId)) set.set(k.keyId, k);
+  for (const k of [...ring, ...ctx.keys.usedKeys, ...(ctx.cluster?.keys.keys ?? [])]) if (!set.has(k.keyId)) set.set(k.keyId, k);
   ctx.verifyKeys = [...set.values()];
   ctx.jwksText = JSON.stringify(buildJwks(ctx.verifyKeys), null, 2) + '\n';
 }
@@ -181,6 +293,15 @@ function publishKeys(ctx: DaemonContext, ring: readonly VerifyKey[]): void {
 function watchReloads(ctx: DaemonContext, initialRing: readonly VerifyKey[], log: JsonLog): void {
   const stateDir = ctx.options.stateDir;
   let ring = initialRing;
+  const cluster = ctx.cluster;
+  if (cluster) {
+    // The cluster's key set changed (a replica started or rotated): publish it.
+    cluster.keys.onChange = () => publishKeys(ctx, ring);
+    cluster.keys.start(
+      () => ctx.keys.usedKeys,
+      (err) => log.log({ level: 'error', msg: 'cluster key refresh', error: err.message }),
+    );
+  }
   ctx.keys.onReload((result, trigger) => {
     try {
       ring = loadKeyRing(stateDir); // `ward keys rotate` retires keys there
@@ -188,6 +309,13 @@ function watchReloads(ctx: DaemonContext, initialRing: readonly VerifyKey[], log
       log.log({ level: 'error', msg: 'key ring reload', trigger, error: (err as Error).message });
     }
     publishKeys(ctx, ring);
+    if (cluster && result.ok) {
+      // Register the reloaded key before it signs (see registeredKey), then publish the cluster's set.
+      void cluster.keys.register(ctx.keys.usedKeys).then(
+        () => cluster.keys.refresh(),
+        (err: unknown) => log.log({ level: 'error', msg: 'key registration', error: (err as Error).message }),
+      ).catch(() => undefined);
+    }
     log.log({ level: result.ok ? 'info' : 'error', msg: 'key reload', trigger, ok: result.ok, key_id: result.key_id, changed: result.changed, ...(result.error ? { error: result.error } : {}) });
   });
   ctx.policies.onReload((result, trigger) => {

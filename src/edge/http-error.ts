@@ -79,7 +79,15 @@ export function errorResponse(err: unknown): ErrorResponse {
     };
   }
   const failure = describeFailure(err);
-  return { status: statusForWardError(err), body: failure.json, headers: {}, exitCode: failure.exitCode };
+  return { status: statusForWardError(err), body: failure.json, headers: retryHeaders(err), exitCode: failure.exitCode };
+}
+
+/**
+ * A database that is down or saturated is a moment, not an answer: the client is told when to
+ * come back (every replica recovers on its own once PostgreSQL answers again).
+ */
+function retryHeaders(err: unknown): Record<string, string> {
+  return isWardError(err) && (err.code === ERROR_CODES.STORE_UNAVAILABLE || err.code === ERROR_CODES.STORE_BUSY) ? { 'retry-after': '1' } : {};
 }
 
 function statusForWardError(err: unknown): number {
@@ -89,6 +97,8 @@ function statusForWardError(err: unknown): number {
       return 404;
     case ERROR_CODES.STORE_LOCKED:
     case ERROR_CODES.STATE_LOCK:
+    case ERROR_CODES.STORE_UNAVAILABLE:
+    case ERROR_CODES.STORE_BUSY:
       return 503;
     case ERROR_CODES.IO:
     case ERROR_CODES.INTERNAL:

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { EXIT } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
+import { resolveStoreLocation } from '../../pg/index.js';
 import { defaultKeyPaths, loadVerifyKeys, readPrivateKeyFile, resolveSigningKey, type KeyMode } from '../../keys/index.js';
 import type { TraceFormat } from '../../trace/index.js';
 import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
@@ -33,6 +34,12 @@ interface ServeFlags {
   watch: boolean;
   captureIntents?: boolean;
   traceDurability: boolean;
+  store?: string;
+  storePasswordFile?: string;
+  storePool: string;
+  storeAcquireTimeoutMs: string;
+  storeStatementTimeoutMs: string;
+  replica?: string;
   json?: boolean;
 }
 
@@ -65,6 +72,12 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--capture-intents', 'store each decision\'s normalized intent and envelope beside its trace (for replay; off for privacy)')
     .option('--no-watch', 'do not reload the policy when its file changes (SIGHUP still reloads)')
     .option('--no-trace-durability', 'UNSAFE, benchmarks only: sign traces but do not store them')
+    .option('--store <url>', 'a PostgreSQL store shared by replicas (postgres://user@host/db; also WARD_STORE_URL; no password here)')
+    .option('--store-password-file <file>', 'file holding the PostgreSQL password (also WARD_STORE_PASSWORD_FILE, PGPASSWORD, ~/.pgpass)')
+    .option('--store-pool <n>', 'PostgreSQL connections of this replica', '10')
+    .option('--store-acquire-timeout-ms <ms>', 'wait at most this long for a free connection, then answer 503 with Retry-After', '2000')
+    .option('--store-statement-timeout-ms <ms>', 'server-side limit per PostgreSQL statement', '10000')
+    .option('--replica <name>', 'this replica\'s name in the cluster (default host:pid)')
     .option('--json', 'print the start-up line as JSON')
     .action(async (flags: ServeFlags) => {
       await serve(ctx, flags);
@@ -100,6 +113,17 @@ async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
       ? loadVerifyKeys({ publicKeyPath: flags.approvalPublicKey, publicKeyEnv: flags.approvalPublicKeyEnv }, ctx.env, ctx.cwd)
       : undefined;
   const durable = flags.traceDurability !== false;
+  const location = resolveStoreLocation({ flag: flags.store, env: ctx.env, passwordFile: flags.storePasswordFile });
+  const postgres =
+    location.kind === 'postgres'
+      ? {
+          config: location.config,
+          poolSize: count(flags.storePool, '--store-pool'),
+          acquireTimeoutMs: count(flags.storeAcquireTimeoutMs, '--store-acquire-timeout-ms'),
+          statementTimeoutMs: count(flags.storeStatementTimeoutMs, '--store-statement-timeout-ms'),
+          ...(flags.replica ? { replica: flags.replica } : {}),
+        }
+      : undefined;
   const daemon = await startDaemon({
     stateDir: state,
     policyPath: resolve(ctx.cwd, flags.policy),
@@ -127,13 +151,27 @@ async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
     traceDurability: durable,
     logWrite: (text) => ctx.stderr(text),
     storeThread: true,
+    postgres,
   });
+  const cluster = daemon.context.cluster;
   const digest = daemon.context.policies.current.digest;
   const warnings = [...key.warnings, ...(durable ? [] : ['UNSAFE: --no-trace-durability: traces are signed and discarded; benchmarks only'])];
   if (flags.json) {
-    ctx.stdout(goJsonLine({ ok: true, url: daemon.url, pid: process.pid, state_dir: state, policy_digest: digest, trace_durability: durable, auth: Boolean(authToken), warnings }) + '\n');
+    ctx.stdout(
+      goJsonLine({
+        ok: true,
+        url: daemon.url,
+        pid: process.pid,
+        state_dir: state,
+        ...(cluster ? { store: cluster.db.display, replica: cluster.replica, key_id: daemon.context.keys.current.keyId } : {}),
+        policy_digest: digest,
+        trace_durability: durable,
+        auth: Boolean(authToken),
+        warnings,
+      }) + '\n',
+    );
   } else {
-    ctx.stdout(`ward serve: listening on ${daemon.url} (policy ${digest.slice(0, 12)}, state ${state})\n`);
+    ctx.stdout(`ward serve: listening on ${daemon.url} (policy ${digest.slice(0, 12)}, state ${state}${cluster ? `, store ${cluster.db.display}, replica ${cluster.replica}` : ''})\n`);
     for (const w of warnings) ctx.stdout(`warning: ${w}\n`);
   }
 
