@@ -19,3 +19,5 @@ export {
   type ExportReport,
   type ImportReport,
 } from './archive.js';
+// The PostgreSQL store (postgres.ts) and the backend factory (open.ts) are imported by path, not
+// through this index: the local LevelDB path never loads `pg`.

@@ -1,12 +1,12 @@
 import { ClassicLevel } from 'classic-level';
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import { mkdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { describeArtifact } from './describe.js';
 import { checkId } from './ids.js';
-import { syncDir, writeFileAtomic } from '../state/atomic-file.js';
+import { writeFileAtomic } from '../state/atomic-file.js';
+import { ingestStateDir, INGEST_CHUNK } from './ingest.js';
 import { acquireStoreLock, type StoreLock } from './lock.js';
-import { listSpool, spoolDir } from './spool.js';
 import {
   ENTRY_KINDS,
   isJsonKind,
@@ -34,7 +34,6 @@ import {
 const SEP = '\0';
 const INDEXED_FIELDS = ['run', 'session', 'tool', 'verdict', 'reason', 'ref'] as const;
 type IndexField = (typeof INDEXED_FIELDS)[number];
-const INGEST_CHUNK = 512;
 
 export interface StorePaths {
   root: string;
@@ -210,86 +209,12 @@ export class LevelStore implements EvidenceStore {
     return n;
   }
 
-  /**
-   * Ingest the spool: each chunk of files is described, stored with one synced batch, and only
-   * then removed. A crash anywhere leaves each file either still spooled or stored (or both, which
-   * re-ingestion recognizes by digest): nothing acknowledged is lost, nothing is duplicated.
-   */
+  /** Ingest the spool and `<state>/traces` (`ingest.ts`): one synced batch per chunk, trace-file marks in the same batch. */
   async ingest(): Promise<IngestReport> {
-    const report: IngestReport = { files: 0, stored: [], duplicates: 0, conflicts: [], rejected: [] };
-    const files = listSpool(this.stateDir);
-    for (let i = 0; i < files.length; i += INGEST_CHUNK) {
-      const chunk = files.slice(i, i + INGEST_CHUNK);
-      const now = new Date().toISOString();
-      const items: { input: StoreInput; entry: StoreEntry }[] = [];
-      const done: string[] = [];
-      for (const file of chunk) {
-        let bytes: Buffer;
-        try {
-          bytes = readFileSync(file.path);
-        } catch {
-          continue; // removed by a concurrent ingester
-        }
-        report.files++;
-        try {
-          const input = { kind: file.kind, bytes };
-          items.push({ input, entry: describeArtifact(input, now) });
-          done.push(file.path);
-        } catch (err) {
-          report.rejected.push({ file: file.name, error: (err as Error).message });
-          mkdirSync(join(spoolDir(this.stateDir), 'rejected'), { recursive: true, mode: 0o750 });
-          renameSync(file.path, join(spoolDir(this.stateDir), 'rejected', file.name));
-        }
-      }
-      const put = await this.putDescribed(items);
-      report.stored.push(...put.stored);
-      report.duplicates += put.duplicates;
-      report.conflicts.push(...put.conflicts);
-      for (const path of done) unlinkSync(path);
-      syncDir(spoolDir(this.stateDir));
-    }
-    await this.ingestTraceDirectory(report);
-    return report;
-  }
-
-  /**
-   * Traces `gate eval` wrote to `<state>/traces/` (atomic, never overwritten) are ingested in
-   * place: each file is remembered by name, size and mtime, so it is read once, not on every open.
-   * Files there that are not traces (audit records) are remembered and skipped.
-   */
-  private async ingestTraceDirectory(report: IngestReport): Promise<void> {
-    const dir = join(this.stateDir, 'traces');
-    let names: string[];
-    try {
-      names = readdirSync(dir).filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort();
-    } catch {
-      return;
-    }
-    const marks = names.map((name) => {
-      const stat = statSync(join(dir, name), { throwIfNoEntry: false });
-      return { name, mark: stat ? `${stat.size}:${stat.mtimeMs}` : '' };
+    return ingestStateDir(this.stateDir, {
+      putDescribed: (items, marks) => this.putDescribed(items, marks.map((m): [string, string] => [key('f', 'traces', m.name), m.mark])),
+      traceFileMarks: (names) => this.db.getMany(names.map((name) => key('f', 'traces', name))),
     });
-    const seen = await this.db.getMany(marks.map((m) => key('f', 'traces', m.name)));
-    const fresh = marks.filter((m, i) => m.mark !== '' && seen[i] !== m.mark);
-    for (let i = 0; i < fresh.length; i += INGEST_CHUNK) {
-      const now = new Date().toISOString();
-      const items: { input: StoreInput; entry: StoreEntry }[] = [];
-      const extra: [string, string][] = [];
-      for (const { name, mark } of fresh.slice(i, i + INGEST_CHUNK)) {
-        extra.push([key('f', 'traces', name), mark]);
-        report.files++;
-        try {
-          const input: StoreInput = { kind: name.startsWith('capture_') ? 'capture' : 'trace', bytes: readFileSync(join(dir, name)) };
-          items.push({ input, entry: describeArtifact(input, now) });
-        } catch (err) {
-          report.rejected.push({ file: `traces/${name}`, error: (err as Error).message });
-        }
-      }
-      const put = await this.putDescribed(items, extra);
-      report.stored.push(...put.stored);
-      report.duplicates += put.duplicates;
-      report.conflicts.push(...put.conflicts);
-    }
   }
 
   /** Retention: drop entries older than the age limit, then all but the newest `maxCount` per kind. */
