@@ -140,15 +140,17 @@ export class PgGroupCommitSink implements DaemonTraceSink {
   }
 
   /**
-   * Resolves once every trace written before the call is committed or refused (read-your-writes
-   * for queries); later writes are not waited for, so a query never waits on a busy stream.
+   * Read-your-writes holds already: a decision is answered only after its commit, so every answered
+   * decision is readable by any replica. Queries do not wait for commits in flight (one stuck on a
+   * lock would hold them up to the statement timeout).
    */
-  async caughtUp(): Promise<void> {
-    await Promise.all([...this.committing, ...this.queue.map((p) => p.settled)]);
-  }
+  async caughtUp(): Promise<void> {}
 
+  /** Commit what is queued (each decision gets its answer or its error), then refuse new writes. */
   async close(): Promise<void> {
-    while (this.queue.length > 0 || this.committing.size > 0) await this.caughtUp();
+    while (this.queue.length > 0 || this.committing.size > 0) {
+      await Promise.all([...this.committing, ...this.queue.map((p) => p.settled)]);
+    }
     this.closed = true;
   }
 }

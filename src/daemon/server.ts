@@ -185,8 +185,10 @@ function openPgSink(options: ResolvedOptions, store: EvidenceStore, metrics: Dae
   if (options.traceDurability === false) return new DiscardingSink();
   return new PgGroupCommitSink(store, metrics, {
     capacity: options.queueCapacity,
-    // Leave connections for reads, tokens and limits; two commits overlap when the pool allows.
-    maxInFlight: Math.max(1, Math.min(2, cluster.db.pool.options.max - 1)),
+    // Two commits overlap (the next group forms while the previous COMMIT is on the wire). With a
+    // pool of one the second waits for the connection and, when the first is stuck, fails after the
+    // acquire timeout (503 at once) instead of queueing behind it.
+    maxInFlight: 2,
     onCommit: (err) => cluster.health.observe(err),
     ...(options.commitDelayMs ? { commitDelayMs: options.commitDelayMs } : {}),
   });

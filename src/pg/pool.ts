@@ -103,6 +103,14 @@ export class PgPool {
         hint: 'retry shortly; raise --store-pool if this is sustained',
       });
     }
+    // A statement cancelled by statement_timeout (or waiting for a lock it may not wait for) is the
+    // database being too busy for it, not a wrong query: retryable, like a pool with no connection.
+    if (isSqlError(err) && isTimeoutSqlState((err as { code: string }).code)) {
+      return new WardError(ERROR_CODES.STORE_BUSY, `store ${this.display}: ${message}`, {
+        cause: err,
+        hint: 'retry shortly; PostgreSQL did not finish the statement within the statement timeout',
+      });
+    }
     if (isSqlError(err) && !isConnectionSqlState((err as { code: string }).code)) return err as Error;
     return new WardError(ERROR_CODES.STORE_UNAVAILABLE, `store ${this.display} is unavailable: ${message}`, {
       cause: err,
@@ -115,6 +123,11 @@ export class PgPool {
 function isSqlError(err: unknown): boolean {
   const code = (err as { code?: unknown })?.code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+}
+
+/** query_canceled (statement_timeout) and lock_not_available (lock_timeout, NOWAIT). */
+function isTimeoutSqlState(code: string): boolean {
+  return code === '57014' || code === '55P03';
 }
 
 /** SQLSTATE classes that mean the server or connection went away, not that the query was wrong. */

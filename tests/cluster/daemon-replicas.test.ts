@@ -1,0 +1,97 @@
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startPostgres, type PgServer } from '../support/postgres.js';
+import { call, evalBody, startReplicas, stopReplicas, type Replica } from './replicas.js';
+
+// Two real `ward serve` replicas on one PostgreSQL: every decision is readable and verifiable from
+// either replica, and each publishes both replicas' keys.
+
+let server: PgServer;
+let replicas: Replica[] = [];
+beforeAll(async () => {
+  server = await startPostgres();
+}, 60_000);
+afterEach(async () => {
+  await stopReplicas(replicas);
+  replicas = [];
+});
+afterAll(async () => {
+  await server?.destroy();
+});
+
+describe('ward serve replicas on PostgreSQL', () => {
+  it('decisions on both replicas are readable and verify from the other; the JWKS of each lists both keys', async () => {
+    const url = await server.createDatabase();
+    replicas = await startReplicas(2, { storeUrl: url });
+    const [a, b] = replicas as [Replica, Replica];
+    expect(a.keyId).not.toBe(b.keyId);
+    expect(a.start.store).not.toContain(server.password);
+
+    const decided: { by: Replica; other: Replica; id: string; traceId: string }[] = [];
+    for (const [by, other] of [[a, b], [b, a]] as const) {
+      for (const name of ['read-report', 'delete-database'] as const) {
+        const r = await call(by.url, '/v1/gate/eval', { body: evalBody(name) });
+        expect(r.status, r.text).toBe(200);
+        decided.push({ by, other, id: String(r.json.trace_path).replace(/^store:trace\//, ''), traceId: r.json.trace_id });
+      }
+    }
+
+    for (const d of decided) {
+      const got = await call(d.other.url, `/v1/traces/${d.id}`);
+      expect(got.status, got.text).toBe(200);
+      expect(got.json.trace.trace_id).toBe(d.traceId);
+      expect(got.json.trace.signature.key_id).toBe(d.by.keyId);
+      const shown = await call(d.other.url, `/v1/store/${d.id}`);
+      expect(shown.status, shown.text).toBe(200);
+      expect(shown.json.entry.id).toBe(d.id);
+      const content = await call(d.other.url, `/v1/store/${d.id}/content`);
+      expect(content.status).toBe(200);
+      const verified = await call(d.other.url, '/v1/trace/verify', { body: { trace: got.json.trace } });
+      expect(verified.json).toMatchObject({ ok: true, signature_status: 'verified', key_id: d.by.keyId });
+    }
+    for (const r of replicas) {
+      const list = await call(r.url, '/v1/traces?limit=10');
+      expect(list.json.count).toBe(4);
+      const jwks = await call(r.url, '/.well-known/jwks.json');
+      const ids = (jwks.json.keys as { key_id: string }[]).map((k) => k.key_id);
+      expect(ids).toEqual(expect.arrayContaining([a.keyId, b.keyId]));
+      const ready = await call(r.url, '/readyz');
+      expect(ready.status).toBe(200);
+      expect(ready.json).toMatchObject({ ok: true, store: true, replica: r.name });
+    }
+
+    const db = new pg.Client({ connectionString: url });
+    await db.connect();
+    try {
+      const keys = await db.query('SELECT key_id, replica FROM ward_signing_keys ORDER BY replica');
+      expect(keys.rows.map((row) => row.key_id).sort()).toEqual([a.keyId, b.keyId].sort());
+      const migrations = await db.query('SELECT count(*)::int AS n FROM ward_schema_migrations');
+      expect(migrations.rows[0].n).toBeGreaterThanOrEqual(4);
+    } finally {
+      await db.end();
+    }
+  }, 60_000);
+
+  it('replicas may share one key; a replica that starts later is verified by the others at once (key set re-read on a miss)', async () => {
+    const url = await server.createDatabase();
+    replicas = await startReplicas(2, { storeUrl: url, sharedKey: true });
+    const [a, b] = replicas as [Replica, Replica];
+    expect(a.keyId).toBe(b.keyId);
+    const r = await call(a.url, '/v1/gate/eval', { body: evalBody('write-config') });
+    expect(r.status, r.text).toBe(200);
+    const shared = (await call(b.url, `/v1/store/${String(r.json.trace_path).slice('store:trace/'.length)}/content`)).json;
+    expect(shared.signature.key_id).toBe(a.keyId);
+
+    // C has its own key and starts after A and B read the key table.
+    const [c] = await startReplicas(1, { storeUrl: url });
+    replicas.push(c!);
+    const rc = await call(c!.url, '/v1/gate/eval', { body: evalBody('read-report') });
+    expect(rc.status, rc.text).toBe(200);
+    const traceC = (await call(a.url, `/v1/store/${String(rc.json.trace_path).slice('store:trace/'.length)}/content`)).json;
+    const verified = await call(a.url, '/v1/trace/verify', { body: { traces: [traceC, shared] } });
+    expect(verified.json.ok, verified.text).toBe(true);
+    expect(verified.json.results.map((x: { key_id: string }) => x.key_id)).toEqual([c!.keyId, a.keyId]);
+    const jwks = await call(a.url, '/.well-known/jwks.json');
+    expect((jwks.json.keys as { key_id: string }[]).map((k) => k.key_id)).toEqual(expect.arrayContaining([a.keyId, c!.keyId]));
+  }, 60_000);
+});
