@@ -8,7 +8,7 @@ import type { PgPool } from '../pg/index.js';
  * union of the table and its own keys. Only public halves are written.
  *
  * The set a replica holds is refreshed every `refreshMs` and at once when a verification names a
- * key it does not know (at most once per `missRefreshMs`), so a trace signed by a replica that
+ * key it does not know (at most once per `missRefreshMs`, default 200 ms), so a trace signed by a replica that
  * started a moment ago still verifies on the first try.
  */
 export class ClusterKeySet {
@@ -75,7 +75,7 @@ export class ClusterKeySet {
    */
   async refreshOnMiss(keyId: string): Promise<boolean> {
     const now = Date.now();
-    if (now - this.lastMissRefresh < (this.options.missRefreshMs ?? 1000)) return false;
+    if (now - this.lastMissRefresh < (this.options.missRefreshMs ?? 200)) return false;
     this.lastMissRefresh = now;
     try {
       await this.refresh();

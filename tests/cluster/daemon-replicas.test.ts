@@ -1,7 +1,8 @@
+import { dirname } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres, type PgServer } from '../support/postgres.js';
-import { call, evalBody, startReplicas, stopReplicas, type Replica } from './replicas.js';
+import { call, evalBody, startReplicas, stopReplicas, writeSharedKey, type Replica } from './replicas.js';
 
 // Two real `ward serve` replicas on one PostgreSQL: every decision is readable and verifiable from
 // either replica, and each publishes both replicas' keys.
@@ -58,6 +59,9 @@ describe('ward serve replicas on PostgreSQL', () => {
       const ready = await call(r.url, '/readyz');
       expect(ready.status).toBe(200);
       expect(ready.json).toMatchObject({ ok: true, store: true, replica: r.name });
+      const metrics = (await call(r.url, '/metrics')).text;
+      expect(metrics).toMatch(/^ward_store_round_trips_total [1-9]/m);
+      expect(metrics).toMatch(/^ward_store_up 1$/m);
     }
 
     const db = new pg.Client({ connectionString: url });
@@ -94,4 +98,38 @@ describe('ward serve replicas on PostgreSQL', () => {
     const jwks = await call(a.url, '/.well-known/jwks.json');
     expect((jwks.json.keys as { key_id: string }[]).map((k) => k.key_id)).toEqual(expect.arrayContaining([a.keyId, c!.keyId]));
   }, 60_000);
+
+  it('a key reloaded on one replica (SIGHUP) is registered before it signs, and verifies on the other at once', async () => {
+    const url = await server.createDatabase();
+    const keyFile = writeSharedKey();
+    replicas = [...(await startReplicas(1, { storeUrl: url, sharedKey: keyFile })), ...(await startReplicas(1, { storeUrl: url }))];
+    const [a, b] = replicas as [Replica, Replica];
+    const oldKey = a.keyId;
+    writeSharedKey(dirname(keyFile)); // the same file, a new key
+    a.proc.kill('SIGHUP');
+    const newKey = await until(async () => {
+      const id = (await call(a.url, '/v1/policy')).json.signing_key.key_id as string;
+      return id !== oldKey ? id : undefined;
+    });
+    // Decisions switch to the new key once it is in the table; until then the old one signs.
+    const trace = await until(async () => {
+      const r = await call(a.url, '/v1/gate/eval', { body: evalBody('read-report') });
+      const t = (await call(b.url, `/v1/store/${String(r.json.trace_path).slice('store:trace/'.length)}/content`)).json;
+      return t.signature.key_id === newKey ? t : undefined;
+    });
+    const verified = await call(b.url, '/v1/trace/verify', { body: { trace } });
+    expect(verified.json).toMatchObject({ ok: true, key_id: newKey });
+    const jwks = await call(b.url, '/.well-known/jwks.json');
+    expect((jwks.json.keys as { key_id: string }[]).map((k) => k.key_id)).toEqual(expect.arrayContaining([oldKey, newKey, b.keyId]));
+  }, 60_000);
 });
+
+async function until<T>(fn: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
