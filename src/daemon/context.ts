@@ -35,6 +35,8 @@ export interface DaemonOptions {
   traceFormat?: TraceFormat;
   profile?: 'standard' | 'oss-prod';
   rateLimitStatePath?: string;
+  /** `once` (default) or `ttl`: see GateServiceOptions.approvalTokenReuse. */
+  approvalTokenReuse?: 'once' | 'ttl';
   maxBodyBytes?: number;
   maxPackBytes?: number;
   maxBatchItems?: number;

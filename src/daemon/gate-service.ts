@@ -5,11 +5,14 @@ import { explainOutcome } from '../gate/explain.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
 import type { PgPool } from '../pg/index.js';
 import type { LoadedPolicy } from '../policy/types.js';
-import { decideGate, type GateRequest, type GateRuntime } from '../decision/gate-run.js';
+import { PgTokenLedger } from '../cluster/ledger.js';
+import { PgLimitCounter } from '../cluster/limits.js';
+import { decideGate, decideGateAsync, type ApprovalTokenReuse, type GateRequest, type GateRuntime } from '../decision/gate-run.js';
 import { gateEvalSteps } from '../decision/steps.js';
 import { approvalStep, delegationStep } from '../decision/token-steps.js';
 import type { ParsedToken } from '../tokens/index.js';
 import type { TraceFormat } from '../trace/index.js';
+import type { SharedDecisionState } from '../decision/types.js';
 import { omitEmpty } from '../edge/json-output.js';
 import type { EvalBody } from './gate-body.js';
 import type { DaemonMetrics } from './metrics.js';
@@ -33,6 +36,12 @@ export interface GateServiceOptions {
    * rate-limit and destructive-budget counters are shared through it instead of local files.
    */
   clusterDb?: PgPool | undefined;
+  /**
+   * `once` (default): an approval token grants one decision, on any replica sharing the state.
+   * `ttl` (`ward serve --approval-token-reuse ttl`): Gait's semantics, reusable until it expires;
+   * no ledger is consulted, locally or in the cluster (docs/approvals.md).
+   */
+  approvalTokenReuse?: ApprovalTokenReuse | undefined;
 }
 
 export interface DecisionReply {
@@ -54,13 +63,18 @@ export class GateService {
    * (a single daemon has no kill switch of its own). The cluster sets it (docs/cluster.md).
    */
   killSwitchSource: (() => GateRequest['killSwitch']) | undefined;
+  /** Counters and token ledger in the cluster database; undefined: the state directory's files. */
+  private readonly sharedState: SharedDecisionState | undefined;
 
   constructor(
     private readonly policies: PolicyHolder,
     private readonly sink: DaemonTraceSink,
     private readonly metrics: DaemonMetrics,
     private readonly options: GateServiceOptions,
-  ) {}
+  ) {
+    const db = options.clusterDb;
+    this.sharedState = db ? { limits: new PgLimitCounter(db), tokens: new PgTokenLedger(db) } : undefined;
+  }
 
   /** The runtime of the active policy and key; rebuilt only when a reload swapped either. */
   private runtime(): GateRuntime {
@@ -77,6 +91,8 @@ export class GateService {
           profile: this.options.profile,
           warnings: [...this.options.warnings],
           captureIntents: this.options.captureIntents,
+          ...(this.options.approvalTokenReuse ? { approvalTokenReuse: this.options.approvalTokenReuse } : {}),
+          ...(this.sharedState ? { sharedState: this.sharedState } : {}),
         },
       };
     }
@@ -104,7 +120,9 @@ export class GateService {
     const started = performance.now();
     let pending;
     try {
-      pending = decideGate(this.runtime(), request);
+      // Shared state answers with round trips to the database (decideGateAsync awaits them); the
+      // state directory's files answer at once, as for `ward gate eval`.
+      pending = this.sharedState ? await decideGateAsync(this.runtime(), request) : decideGate(this.runtime(), request);
     } catch (err) {
       this.sink.release(); // no trace will come for this reservation
       throw err;

@@ -227,6 +227,7 @@ function createGateService(options: ResolvedOptions, policies: PolicyHolder, key
     warnings: options.keyWarnings ?? [],
     captureIntents: options.captureIntents === true,
     clusterDb: cluster?.db,
+    approvalTokenReuse: options.approvalTokenReuse,
   });
 }
 

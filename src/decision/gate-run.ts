@@ -9,7 +9,7 @@ import { normalizeIntent } from '../intent/normalize.js';
 import type { ApprovedScriptEntry } from '../tokens/index.js';
 import { buildDecisionCapture, writeCapture, writeTrace, type SignedTrace } from '../trace/index.js';
 import { gateEvalOutput } from './gate-output.js';
-import { decide, type Decided } from './pipeline.js';
+import { decide, decideAsync, type Decided, type PipelineRequest } from './pipeline.js';
 import { gateEvalSteps, type DecisionStepDef } from './steps.js';
 import type { GateRuntime } from './types.js';
 
@@ -84,10 +84,24 @@ export interface PendingDecision {
 
 /** Everything `runGate` does except writing the trace: evaluate, post-process, sign. */
 export function decideGate(rt: GateRuntime, req: GateRequest): PendingDecision {
+  const { pipelineRequest, now } = pipelineRequestOf(rt, req);
+  return pendingOf(rt, req, decide(rt, pipelineRequest), now);
+}
+
+/**
+ * `decideGate` for a runtime whose counters and token ledger are shared through the cluster
+ * database (`rt.sharedState`): the steps' round trips are awaited (pipeline.ts `decideAsync`).
+ */
+export async function decideGateAsync(rt: GateRuntime, req: GateRequest): Promise<PendingDecision> {
+  const { pipelineRequest, now } = pipelineRequestOf(rt, req);
+  return pendingOf(rt, req, await decideAsync(rt, pipelineRequest), now);
+}
+
+function pipelineRequestOf(rt: GateRuntime, req: GateRequest): { pipelineRequest: PipelineRequest; now: GoTime } {
   const wallNow = nowUTC();
   const now = req.evaluationTime ?? wallNow;
   const steps = req.steps ?? gateEvalSteps(rt, {});
-  const d = decide(rt, {
+  const pipelineRequest: PipelineRequest = {
     intent: req.intent,
     claimedReadings: req.claimedReadings,
     approvedScripts: req.approvedScripts,
@@ -99,7 +113,11 @@ export function decideGate(rt: GateRuntime, req: GateRequest): PendingDecision {
     steps,
     correlationId: req.correlationId,
     approvalTokenRef: req.approvalTokenRef,
-  });
+  };
+  return { pipelineRequest, now };
+}
+
+function pendingOf(rt: GateRuntime, req: GateRequest, d: Decided, now: GoTime): PendingDecision {
   const exitCode = d.records.simulated ? 0 : exitCodeForVerdict(d.decision.verdict);
   const capture = rt.captureIntents ? captureOf(d, now, req.contextEnvelopeJson) : undefined;
   const finish = (tracePath: string): GateResultOutput => ({

@@ -1,11 +1,12 @@
 import { nowUTC, parseRFC3339, type GoTime, type JsonObject } from '../canon/index.js';
+import { ERROR_CODES, WardError } from '../errors.js';
 import { freezeDecisionJson, sandboxDecisionJson } from '../gate/decisions.js';
 import { evaluate, type GateOutcome } from '../gate/evaluate.js';
 import { killSwitchDecisionJson } from '../gate/kill-switch.js';
 import type { Decision } from '../gate/post-process.js';
 import { argsDigest, intentDigest } from '../intent/digest.js';
 import type { SignedTrace, TraceInput } from '../trace/index.js';
-import { evaluateRequest, evaluationOptions, type EvaluationInputs, type EvaluationPlan, type FastPath } from './evaluation.js';
+import { evaluateRequest, evaluationOptions, type Evaluated, type EvaluationInputs, type EvaluationPlan, type FastPath } from './evaluation.js';
 import type { DecisionState, DecisionStepDef, StepRecords } from './steps.js';
 import { assembleTrace, beforePolicyTraceFacts, outcomeTraceFields, type TraceFacts } from './trace-assembler.js';
 import type { DecisionBasis, DecisionSubject } from './types.js';
@@ -49,8 +50,36 @@ export interface Decided {
 }
 
 export function decide(basis: DecisionBasis, req: PipelineRequest): Decided {
+  const run = startDecision(basis, req);
+  for (const step of req.steps) {
+    const pending = step.apply(run.state);
+    if (pending) refuseAsyncStep(step, pending);
+  }
+  return finishDecision(basis, req, run);
+}
+
+/**
+ * `decide` for steps that consult state shared through the cluster database (steps.ts): each step
+ * that returns a promise is awaited before the next runs. Used only by the daemon in a cluster;
+ * over local state its steps return nothing and the decision is the same as `decide`'s.
+ */
+export async function decideAsync(basis: DecisionBasis, req: PipelineRequest): Promise<Decided> {
+  const run = startDecision(basis, req);
+  for (const step of req.steps) {
+    const pending = step.apply(run.state);
+    if (pending) await pending;
+  }
+  return finishDecision(basis, req, run);
+}
+
+interface DecisionRun {
+  evaluated: Evaluated;
+  state: DecisionState;
+}
+
+function startDecision(basis: DecisionBasis, req: PipelineRequest): DecisionRun {
   const evaluated = evaluateRequest(basis, req, evaluationOptions(basis, req), req.wallNow);
-  const { outcome, fastPath } = evaluated;
+  const { outcome } = evaluated;
   const state: DecisionState = {
     policy: basis.policy,
     subject: subjectOf(outcome, evaluated.intent),
@@ -62,7 +91,11 @@ export function decide(basis: DecisionBasis, req: PipelineRequest): Decided {
     decision: { verdict: outcome.verdict, reasonCodes: outcome.reasonCodes, violations: outcome.violations },
     records: { limits: [] },
   };
-  for (const step of req.steps) step.apply(state);
+  return { evaluated, state };
+}
+
+function finishDecision(basis: DecisionBasis, req: PipelineRequest, { evaluated, state }: DecisionRun): Decided {
+  const { outcome, fastPath } = evaluated;
   const trace = assembleTrace(basis, decidedTraceFacts(state, req, evaluated.latencyMs, fastPath));
   return {
     trace,
@@ -74,6 +107,15 @@ export function decide(basis: DecisionBasis, req: PipelineRequest): Decided {
     intent: evaluated.intent,
     fastPath,
   };
+}
+
+/**
+ * A synchronous decision met a step over shared state: a host wiring error. The decision fails
+ * (nothing is allowed); the step's promise is observed so its outcome cannot crash the process.
+ */
+function refuseAsyncStep(step: DecisionStepDef, pending: Promise<void>): never {
+  pending.catch(() => undefined);
+  throw new WardError(ERROR_CODES.INTERNAL, `decision step ${step.name} consults shared state asynchronously; this host must decide with decideAsync`);
 }
 
 /** The prepared intent and its digests, or the stand-in of an intent that could not be evaluated. */

@@ -12,8 +12,9 @@ import {
 import { delegationDigest } from '../intent/digest.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import type { LoadedPolicy } from '../policy/types.js';
-import { consumeRateLimit, type RateLimitUse } from '../state/rate-limit.js';
-import { FileTokenLedger, type TokenLedger } from '../state/token-ledger.js';
+import { fileLimitCounter, type LimitCounter, type RateLimitUse } from '../state/rate-limit.js';
+import { FileTokenLedger, type ApprovalLedger, type TokenLedger } from '../state/token-ledger.js';
+import { andThen, type MaybePromise } from './maybe-async.js';
 import type { ApprovalStep, DecisionSubject, DelegationStep, GateRuntime, TokenContext } from './types.js';
 
 /**
@@ -30,6 +31,12 @@ import type { ApprovalStep, DecisionSubject, DelegationStep, GateRuntime, TokenC
  *
  * The MCP proxy's changed tools and refused calls are blocked before policy (no step runs);
  * see `blockBeforePolicy` in pipeline.ts.
+ *
+ * Steps run synchronously, except where the state they consult is shared through the cluster
+ * database (the daemon with `--store postgres://…`): `rate_limit`, `destructive_budget` and
+ * `approval` are written once over a counter or ledger that may answer with a promise
+ * (maybe-async.ts). Over local files they return nothing and `decide` stays synchronous; over the
+ * database they return a promise and only `decideAsync` may run them.
  */
 
 export type StepName =
@@ -44,7 +51,8 @@ export type StepName =
 
 export interface DecisionStepDef {
   readonly name: StepName;
-  apply(s: DecisionState): void;
+  /** A promise only when the step consults shared state (see above); nothing otherwise. */
+  apply(s: DecisionState): MaybePromise<void>;
 }
 
 /** A decision between evaluation and signing: the steps refine `decision` and record what they saw. */
@@ -82,35 +90,43 @@ export interface StepRecords {
 /** The job runtime's answer for a call's `context.job_id` (`mcp-decision-service.md` §6.3 step 5). */
 export type EmergencyStop = { status: 'running' } | { status: 'stopped' } | { status: 'unavailable'; detail: string };
 
-export type ApprovalTokens = (t: TokenContext) => ApprovalStep;
+/** A promise only over the cluster's token ledger (token-steps.ts). */
+export type ApprovalTokens = (t: TokenContext) => MaybePromise<ApprovalStep>;
 export type DelegationTokens = (t: TokenContext) => DelegationStep;
 
-/** §3.6 step 4: the winning rate limit. */
-function rateLimit(statePath: string): DecisionStepDef {
+/** §3.6 step 4: the winning rate limit. `counter`: a counter file's path, or a counter. */
+function rateLimit(counter: string | LimitCounter): DecisionStepDef {
+  const limits = counterOf(counter);
   return {
     name: 'rate_limit',
     apply(s) {
       if (!s.evaluable || !s.outcome.rateLimit) return;
-      const use = consumeRateLimit(statePath, s.outcome.rateLimit, subjectOf(s.subject.intent), s.wallNow);
-      s.records.limits.push({ prefix: 'rate_limit', use });
-      if (use.exceeded) s.decision = applyLimitExceeded(s.decision, 'rate_limit_exceeded');
+      return andThen(limits.consume(s.outcome.rateLimit, subjectOf(s.subject.intent), s.wallNow), (use) => recordLimit(s, 'rate_limit', use));
     },
   };
 }
 
 /** §3.6 step 5: the destructive budget, counted only for calls with a destructive target. */
-function destructiveBudget(statePath: string): DecisionStepDef {
+function destructiveBudget(counter: string | LimitCounter): DecisionStepDef {
+  const limits = counterOf(counter);
   return {
     name: 'destructive_budget',
     apply(s) {
       const intent = s.subject.intent;
       if (!s.evaluable || !s.outcome.destructiveBudget || !hasDestructiveTarget(intent)) return;
       const toolName = `destructive_budget|${intent.tool_name}`;
-      const use = consumeRateLimit(statePath, s.outcome.destructiveBudget, { ...subjectOf(intent), toolName }, s.wallNow);
-      s.records.limits.push({ prefix: 'destructive_budget', use });
-      if (use.exceeded) s.decision = applyLimitExceeded(s.decision, 'destructive_budget_exceeded');
+      return andThen(limits.consume(s.outcome.destructiveBudget, { ...subjectOf(intent), toolName }, s.wallNow), (use) => recordLimit(s, 'destructive_budget', use));
     },
   };
+}
+
+function recordLimit(s: DecisionState, prefix: 'rate_limit' | 'destructive_budget', use: RateLimitUse): void {
+  s.records.limits.push({ prefix, use });
+  if (use.exceeded) s.decision = applyLimitExceeded(s.decision, `${prefix}_exceeded`);
+}
+
+function counterOf(counter: string | LimitCounter): LimitCounter {
+  return typeof counter === 'string' ? fileLimitCounter(counter) : counter;
 }
 
 /** §3.6 step 7: without a token source, a required delegation is missing. */
@@ -134,7 +150,7 @@ function approval(rt: GateRuntime, tokens: ApprovalTokens | undefined): Decision
       if (!s.evaluable) return;
       if (s.outcome.verdict === 'require_approval') s.records.requiredApprovals = Math.max(s.outcome.minApprovals, 1);
       if (s.decision.verdict !== 'require_approval') return;
-      const step = tokens?.(tokenContext(rt, s)) ?? {
+      const step: MaybePromise<ApprovalStep> = tokens?.(tokenContext(rt, s)) ?? {
         granted: false,
         reasonCodes: ['approval_token_missing'],
         violations: ['approval_not_granted'],
@@ -142,8 +158,10 @@ function approval(rt: GateRuntime, tokens: ApprovalTokens | undefined): Decision
         validApprovals: 0,
         approvalRef: '',
       };
-      s.records.approval = step;
-      s.decision = applyApproval(s.decision, step);
+      return andThen(step, (approved) => {
+        s.records.approval = approved;
+        s.decision = applyApproval(s.decision, approved);
+      });
     },
   };
 }
@@ -212,9 +230,10 @@ export function gateEvalSteps(
   tokens: { approvals?: ApprovalTokens | undefined; delegations?: DelegationTokens | undefined },
   options: { simulate?: boolean | undefined } = {},
 ): DecisionStepDef[] {
+  const limits = rt.sharedState?.limits ?? rt.rateLimitStatePath;
   return [
-    rateLimit(rt.rateLimitStatePath),
-    destructiveBudget(rt.rateLimitStatePath),
+    rateLimit(limits),
+    destructiveBudget(limits),
     delegation(rt, tokens.delegations),
     approval(rt, tokens.approvals),
     broker,
@@ -222,10 +241,16 @@ export function gateEvalSteps(
   ];
 }
 
-/** The ledger a runtime's approval steps consult, or undefined with `approvalTokenReuse: 'ttl'`. */
+/** The file ledger of a runtime's approval steps, or undefined with `approvalTokenReuse: 'ttl'`. */
 export function approvalLedgerOf(rt: GateRuntime): TokenLedger | undefined {
   if (rt.approvalTokenReuse === 'ttl') return undefined;
   return new FileTokenLedger(rt.tokenLedgerDir ?? join(dirname(rt.traceDir), 'token_ledger'));
+}
+
+/** The ledger a decision consults: the cluster's when the runtime shares state, else the file ledger. */
+function decisionLedgerOf(rt: GateRuntime): ApprovalLedger | undefined {
+  if (rt.approvalTokenReuse === 'ttl') return undefined;
+  return rt.sharedState?.tokens ?? approvalLedgerOf(rt);
 }
 
 /** Token steps bind to digests only, so the trace id they may reference is the provisional one. */
@@ -239,7 +264,7 @@ function tokenContext(rt: GateRuntime, s: DecisionState): TokenContext {
     outcome: s.outcome,
     traceId: '',
     wallNow: s.wallNow,
-    approvalLedger: approvalLedgerOf(rt),
+    approvalLedger: decisionLedgerOf(rt),
     consumeApprovals: !s.stepNames.has('simulate') && !s.outcome.requireBrokerCredential,
     allowedRootDelegators: allowedRootDelegators(s.policy, s.outcome),
   };

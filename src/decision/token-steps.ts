@@ -1,8 +1,10 @@
 import { compareTime, nowUTC, parseRFC3339, type GoTime, type JsonObject } from '../canon/index.js';
 import type { VerifyKey } from '../keys/index.js';
-import { approvalOpCount, approvalTargetCount, buildApprovalAuditRecord, buildDelegationAuditRecord, evaluateApprovals, evaluateDelegations, requiredApprovalScope, writeAuditRecord, type AuditContext, type ParsedToken } from '../tokens/index.js';
+import { approvalOpCount, approvalTargetCount, buildApprovalAuditRecord, buildDelegationAuditRecord, evaluateApprovals, evaluateDelegations, requiredApprovalScope, writeAuditRecord, type ApprovalEvaluation, type AuditContext, type ParsedToken } from '../tokens/index.js';
+import type { SharedTokenLedger } from '../state/token-ledger.js';
 import type { SignedTrace } from '../trace/index.js';
 import { WARD_VERSION } from '../version.js';
+import { andThen, type MaybePromise } from './maybe-async.js';
 import type { ApprovalStep, DelegationStep, TokenContext } from './types.js';
 
 /**
@@ -26,7 +28,11 @@ export interface AuditDestination {
   cwd?: string;
 }
 
-export function approvalStep(options: TokenStepOptions): (t: TokenContext) => ApprovalStep {
+/**
+ * The approval step. Over the file ledger it is synchronous; over the cluster's ledger every ledger
+ * call is a round trip and the step returns a promise (maybe-async.ts): one step, both kinds of state.
+ */
+export function approvalStep(options: TokenStepOptions): (t: TokenContext) => MaybePromise<ApprovalStep> {
   return (t) => {
     const tokens = options.tokens();
     const required = Math.max(t.outcome.minApprovals, 1);
@@ -41,6 +47,7 @@ export function approvalStep(options: TokenStepOptions): (t: TokenContext) => Ap
       };
     }
     const ledger = t.approvalLedger;
+    const hint = ledger && 'isConsumed' in ledger ? ledger : undefined;
     const lost = new Set<string>();
     const evaluateOnce = () =>
       evaluateApprovals({
@@ -55,24 +62,34 @@ export function approvalStep(options: TokenStepOptions): (t: TokenContext) => Ap
         requiredApprovals: required,
         requireDistinct: t.outcome.requireDistinctApprovers,
         now: t.wallNow,
-        ...(ledger ? { isConsumed: (id: string) => lost.has(id) || ledger.isConsumed('approval', id) } : {}),
+        ...(ledger ? { isConsumed: (id: string) => lost.has(id) || (hint?.isConsumed('approval', id) ?? false) } : {}),
       });
-    let r = evaluateOnce();
-    // One use: a grant consumes every valid token it saw, atomically against every other process
-    // sharing the ledger. A token another decision consumed in the meantime now counts as used,
-    // and the tokens are evaluated again without it (each retry loses at least one token).
-    while (ledger && t.consumeApprovals && r.granted) {
-      const consumed = ledger.consume('approval', r.validTokenIds, {
-        intentDigest: t.intentDigest,
-        policyDigest: t.policyDigest,
-        expiresAt: latestExpiry(r.entries),
-        consumedAt: nowUTC(),
-      });
-      if (consumed.ok) break;
-      for (const id of consumed.conflicts) lost.add(id);
-      r = evaluateOnce();
-    }
-    return {
+    // Tokens that turned out to be used are evaluated again without them; each round loses at
+    // least one token, so this ends.
+    const settle = (r: ApprovalEvaluation): MaybePromise<ApprovalEvaluation> => {
+      if (!ledger) return r;
+      if (t.consumeApprovals && r.granted) {
+        // One use: a grant consumes every valid token it saw, atomically against every other
+        // process (or replica) sharing the ledger. A token another decision consumed in the
+        // meantime now counts as used.
+        const consumed = ledger.consume('approval', r.validTokenIds, {
+          intentDigest: t.intentDigest,
+          policyDigest: t.policyDigest,
+          expiresAt: latestExpiry(r.entries),
+          consumedAt: nowUTC(),
+        });
+        return andThen(consumed, (c) => (c.ok ? r : retry(c.conflicts)));
+      }
+      // A decision that consumes nothing still names a used token (approval_token_consumed): the
+      // file ledger answered during evaluation; the cluster's ledger is asked here.
+      if (hint || r.validTokenIds.length === 0) return r;
+      return andThen((ledger as SharedTokenLedger).consumedAmong('approval', r.validTokenIds), (used) => (used.length ? retry(used) : r));
+    };
+    const retry = (used: readonly string[]): MaybePromise<ApprovalEvaluation> => {
+      for (const id of used) lost.add(id);
+      return settle(evaluateOnce());
+    };
+    return andThen(settle(evaluateOnce()), (r) => ({
       granted: r.granted,
       reasonCodes: r.reasonCodes.filter((c) => c !== 'approval_granted'),
       violations: r.violations,
@@ -80,7 +97,7 @@ export function approvalStep(options: TokenStepOptions): (t: TokenContext) => Ap
       validApprovals: r.validCount,
       approvalRef: r.validTokenIds.join(','),
       ...(options.audit ? { writeAudit: auditWriter(options.audit, (a) => buildApprovalAuditRecord(a, r)) } : {}),
-    };
+    }));
   };
 }
 

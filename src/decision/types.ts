@@ -4,7 +4,8 @@ import type { ApprovalRollup, DelegationRollup } from '../gate/post-process.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import type { SigningKey } from '../keys/index.js';
 import type { LoadedPolicy } from '../policy/types.js';
-import type { TokenLedger } from '../state/token-ledger.js';
+import type { LimitCounter } from '../state/rate-limit.js';
+import type { ApprovalLedger, SharedTokenLedger } from '../state/token-ledger.js';
 import type { SignedTrace, TraceFormat } from '../trace/index.js';
 
 /*
@@ -39,12 +40,24 @@ export interface GateRuntime extends DecisionBasis {
    * expires — an explicit opt-in (`ward gate eval --approval-token-reuse ttl`).
    */
   approvalTokenReuse?: ApprovalTokenReuse;
+  /**
+   * Counters and the token ledger shared with other replicas through the cluster database (`ward
+   * serve --store postgres://…`); they replace `rateLimitStatePath` and `tokenLedgerDir`. Their
+   * answers are promises, so such a runtime decides with `decideGateAsync`; `decideGate` refuses it.
+   */
+  sharedState?: SharedDecisionState;
   /** Keep the normalized intent of each decision next to its trace (for replay); off by default for privacy. */
   captureIntents?: boolean;
   warnings?: string[];
 }
 
 export type ApprovalTokenReuse = 'once' | 'ttl';
+
+/** Decision state shared through the cluster database (src/cluster/limits.ts, src/cluster/ledger.ts). */
+export interface SharedDecisionState {
+  limits: LimitCounter;
+  tokens: SharedTokenLedger;
+}
 
 /** The intent a trace is about, with the digests it is signed under. */
 export interface DecisionSubject {
@@ -63,7 +76,7 @@ export interface TokenContext {
   traceId: string;
   wallNow: GoTime;
   /** The consumed-token ledger; undefined when tokens may be reused until they expire. */
-  approvalLedger?: TokenLedger | undefined;
+  approvalLedger?: ApprovalLedger | undefined;
   /**
    * Whether a grant consumes its tokens: only when the approval decides the call (not under
    * `simulate`, and not when a broker requirement will block the call anyway).

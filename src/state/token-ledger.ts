@@ -44,12 +44,33 @@ export interface TokenLedger {
   consume(kind: LedgerTokenKind, tokenIds: readonly string[], record: ConsumptionRecord): ConsumeResult;
 }
 
+/**
+ * A ledger shared through the cluster database (src/cluster/ledger.ts): every call is a round trip,
+ * so there is no local `isConsumed` hint. The approval step lets `consume` decide, and asks
+ * `consumedAmong` only when its decision will not consume (a refusal, a dry run), so that such a
+ * decision still names a used token `approval_token_consumed`, as with the file ledger.
+ */
+export interface SharedTokenLedger {
+  /** The ids among `tokenIds` that some decision has consumed. */
+  consumedAmong(kind: LedgerTokenKind, tokenIds: readonly string[]): Promise<string[]>;
+  /** All or nothing, like `TokenLedger.consume`. */
+  consume(kind: LedgerTokenKind, tokenIds: readonly string[], record: ConsumptionRecord): Promise<ConsumeResult>;
+}
+
+/** The ledger an approval step consults: local files (synchronous) or the cluster's (asynchronous). */
+export type ApprovalLedger = TokenLedger | SharedTokenLedger;
+
+/** The sha256 of a token id (hex): file names and database keys never hold the id itself. */
+export function tokenIdHash(tokenId: string): string {
+  return createHash('sha256').update(tokenId, 'utf8').digest('hex');
+}
+
 /** A ledger of one file per consumed token in `dir` (created on first use, mode 0700). */
 export class FileTokenLedger implements TokenLedger {
   constructor(readonly dir: string) {}
 
   entryPath(kind: LedgerTokenKind, tokenId: string): string {
-    return join(this.dir, `${kind}_${createHash('sha256').update(tokenId, 'utf8').digest('hex')}.json`);
+    return join(this.dir, `${kind}_${tokenIdHash(tokenId)}.json`);
   }
 
   isConsumed(kind: LedgerTokenKind, tokenId: string): boolean {

@@ -1,5 +1,5 @@
 import { isVerifyKeyConfigured, loadVerifyKeys, type SigningKey, type VerifyKey, type VerifyKeySources } from '../../keys/index.js';
-import type { ApprovalStep, ApprovalTokenReuse, DelegationStep, TokenContext } from '../../decision/gate-run.js';
+import type { ApprovalTokenReuse, DelegationStep, TokenContext } from '../../decision/gate-run.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { approvalStep as runtimeApprovalStep, delegationStep as runtimeDelegationStep } from '../../decision/token-steps.js';
 import { readTokenFiles, type ParsedToken } from '../../tokens/index.js';
@@ -63,7 +63,7 @@ function warnUnreadable(ctx: CliContext, kind: string, tokens: ParsedToken[]): P
   return tokens;
 }
 
-export function approvalStep(ctx: CliContext, flags: TokenFlags, signingKey: SigningKey, auditDir: string): (t: TokenContext) => ApprovalStep {
+export function approvalStep(ctx: CliContext, flags: TokenFlags, signingKey: SigningKey, auditDir: string): ReturnType<typeof runtimeApprovalStep> {
   return runtimeApprovalStep({
     tokens: () => warnUnreadable(ctx, 'approval', readTokenFiles(flags.approvalToken, flags.approvalTokenChain, ctx.cwd)),
     verifyKeys: () => verifyKeysFor(ctx, [approvalSources(flags)], signingKey),

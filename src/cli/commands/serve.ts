@@ -7,6 +7,7 @@ import { defaultKeyPaths, loadVerifyKeys, readPrivateKeyFile, resolveSigningKey,
 import type { TraceFormat } from '../../trace/index.js';
 import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 import { goJsonLine } from '../output.js';
+import { approvalTokenReuse } from './gate-tokens.js';
 import { signingKeyOptionsFromFlags } from './keys.js';
 
 interface ServeFlags {
@@ -23,6 +24,7 @@ interface ServeFlags {
   traceFormat: TraceFormat;
   profile: 'standard' | 'oss-prod';
   rateLimitState?: string;
+  approvalTokenReuse?: string;
   maxBodyBytes: string;
   maxQueue: string;
   maxBatch: string;
@@ -61,6 +63,7 @@ export function register(program: Command, ctx: CliContext): void {
     .addOption(new Option('--trace-format <format>', 'trace field set').choices(['ward', 'gait']).default('ward'))
     .addOption(new Option('--profile <profile>', 'evaluation profile').choices(['standard', 'oss-prod']).default('standard'))
     .option('--rate-limit-state <file>', 'rate-limit counters (default <state>/gate_rate_limits.json)')
+    .option('--approval-token-reuse <mode>', 'once (default): a token grants one decision, on any replica; ttl: reusable until it expires (docs/approvals.md)', 'once')
     .option('--max-body-bytes <n>', 'largest JSON request body', '1048576')
     .option('--max-queue <n>', 'decisions waiting for their trace write, at most; beyond it requests get 429', '4096')
     .option('--max-batch <n>', 'requests per /v1/gate/eval/batch call, at most', '256')
@@ -138,6 +141,7 @@ async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
     traceFormat: flags.traceFormat,
     profile: flags.profile,
     ...(flags.rateLimitState ? { rateLimitStatePath: resolve(ctx.cwd, flags.rateLimitState) } : {}),
+    approvalTokenReuse: approvalTokenReuse(flags.approvalTokenReuse),
     maxBodyBytes: count(flags.maxBodyBytes, '--max-body-bytes'),
     maxBatchItems: count(flags.maxBatch, '--max-batch'),
     queueCapacity: count(flags.maxQueue, '--max-queue'),
