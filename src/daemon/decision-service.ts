@@ -1,10 +1,34 @@
-import { join } from 'node:path';
-import { DecisionTraceWriter } from '../mcp/service/evaluate.js';
+import { join, resolve } from 'node:path';
+import { DecisionTraceWriter, type DecisionServiceConfig } from '../mcp/service/evaluate.js';
+import { checkEmergencyStop } from '../mcp/service/job-state.js';
 import { createEvaluateHandler, EVALUATE_ROUTES } from '../mcp/service/http.js';
 import type { DaemonOptions } from './context.js';
 import type { SigningKeyHolder } from './key-holder.js';
 import type { PolicyHolder } from './policy-holder.js';
 import type { Handler, Route } from './routes.js';
+import type { KillSwitchInput } from '../decision/inputs.js';
+import type { EmergencyStop } from '../decision/steps.js';
+
+/** What the cluster's control plane gives the decision service (`attachControlPlane`). */
+export interface DecisionServiceControl {
+  killSwitch: () => KillSwitchInput;
+  emergencyStop: (jobId: string, fromFiles: (jobId: string) => EmergencyStop) => EmergencyStop;
+}
+
+/**
+ * The decision service of each daemon, by its policy holder (the one object the daemon hands both
+ * this module and the control plane): the control plane attaches after the routes exist.
+ */
+const services = new WeakMap<PolicyHolder, { config: DecisionServiceConfig }>();
+
+/** Route the daemon's decision service through the cluster's kill switch and job controls. */
+export function controlDecisionService(policies: PolicyHolder, control: DecisionServiceControl): void {
+  const service = services.get(policies);
+  if (!service) return;
+  const jobRoot = resolve(service.config.cwd, service.config.jobRoot);
+  service.config.killSwitchSource = control.killSwitch;
+  service.config.emergencyStop = (jobId) => control.emergencyStop(jobId, (id) => checkEmergencyStop(jobRoot, id));
+}
 
 /**
  * The reference `mcp serve` decision service (`/v1/evaluate`, `/sse`, `/stream`) mounted in the
@@ -17,7 +41,7 @@ export function decisionServiceRoutes(
   keys: SigningKeyHolder,
   maxBodyBytes: number,
 ): { routes: Route[]; close: () => Promise<void> } {
-  const config = {
+  const config: DecisionServiceConfig = {
     policy: policies.current,
     signingKey: keys.current,
     keyWarnings: opts.keyWarnings ?? [],
@@ -30,6 +54,7 @@ export function decisionServiceRoutes(
     stateDir: opts.stateDir,
     traceDir: join(opts.stateDir, 'traces'),
   };
+  services.set(policies, { config });
   policies.onReload((result) => {
     if (result.ok) config.policy = policies.current;
   });

@@ -4,13 +4,22 @@ import { loadPolicyFile } from '../policy/load.js';
 import { checkProfile } from '../policy/profile.js';
 import type { LoadedPolicy } from '../policy/types.js';
 
-export type ReloadTrigger = 'start' | 'file' | 'sighup' | 'api';
+export type ReloadTrigger = 'start' | 'file' | 'sighup' | 'api' | 'cluster';
 
 export interface ReloadResult {
   ok: boolean;
   changed: boolean;
   digest: string;
   error?: string;
+}
+
+/** A policy published to the cluster (`ward policy publish`), as the replica activated it. */
+export interface PublishedPolicySource {
+  seq: number;
+  digest: string;
+  key_id: string;
+  published_at: string;
+  published_by: string;
 }
 
 export interface PolicyStatus {
@@ -23,6 +32,10 @@ export interface PolicyStatus {
   last_reload_error?: string;
   last_reload_error_at?: string;
   last_reload_trigger?: ReloadTrigger;
+  /** Only in a cluster: `file` (the --policy file, until a policy is published) or `published`. */
+  policy_source?: 'file' | 'published';
+  /** The publication being enforced (policy_source `published`). */
+  publication?: PublishedPolicySource;
 }
 
 /**
@@ -41,6 +54,8 @@ export class PolicyHolder {
   private watcher: FSWatcher | undefined;
   private debounce: NodeJS.Timeout | undefined;
   private listeners: ((result: ReloadResult, trigger: ReloadTrigger) => void)[] = [];
+  /** Set once the cluster control plane is attached; `published` once a publication is active. */
+  private cluster: { published: PublishedPolicySource | undefined } | undefined;
 
   constructor(
     readonly path: string,
@@ -72,12 +87,53 @@ export class PolicyHolder {
     return loaded;
   }
 
-  /** Validate the file and switch to it; on any error keep the current policy. */
+  /** The cluster follows published policies from now on (`attachControlPlane`). */
+  followCluster(): void {
+    this.cluster ??= { published: undefined };
+  }
+
+  /** The publication being enforced, if any. */
+  get publication(): PublishedPolicySource | undefined {
+    return this.cluster?.published;
+  }
+
+  /**
+   * Validate the file and switch to it; on any error keep the current policy. Once a published
+   * policy is in force the cluster decides the policy: a file change or SIGHUP does not replace it.
+   */
   reload(trigger: ReloadTrigger): ReloadResult {
+    if (this.cluster?.published) {
+      this.lastTrigger = trigger;
+      const result: ReloadResult = { ok: true, changed: false, digest: this.active.digest };
+      for (const listener of this.listeners) listener(result, trigger);
+      return result;
+    }
+    return this.switchTo(trigger, () => this.load());
+  }
+
+  /**
+   * Switch to a published policy. `load` verifies the publication (signature, digest) and parses
+   * its text strictly; the profile check follows. Any failure keeps the policy in service and is
+   * reported (`last_reload_error`, trigger `cluster`): a publication that fails is never activated.
+   */
+  activate(load: () => LoadedPolicy, source: PublishedPolicySource): ReloadResult {
+    const result = this.switchTo('cluster', () => {
+      const loaded = load();
+      checkProfile(loaded.policy, this.profile);
+      return loaded;
+    });
+    if (result.ok) {
+      this.cluster ??= { published: undefined };
+      this.cluster.published = source;
+    }
+    return result;
+  }
+
+  private switchTo(trigger: ReloadTrigger, load: () => LoadedPolicy): ReloadResult {
     this.lastTrigger = trigger;
     let result: ReloadResult;
     try {
-      const next = this.load();
+      const next = load();
       const changed = next.digest !== this.active.digest;
       this.active = next;
       this.loadedAt = new Date();
@@ -136,6 +192,10 @@ export class PolicyHolder {
       status.last_reload_error_at = this.lastError.at.toISOString();
     }
     if (this.lastTrigger) status.last_reload_trigger = this.lastTrigger;
+    if (this.cluster) {
+      status.policy_source = this.cluster.published ? 'published' : 'file';
+      if (this.cluster.published) status.publication = { ...this.cluster.published };
+    }
     return status;
   }
 }

@@ -12,7 +12,7 @@ import type { SigningKey } from '../../keys/index.js';
 import type { LoadedPolicy, Verdict } from '../../policy/types.js';
 import { inputsRequired, loadKillSwitch, type KillSwitchInput } from '../../decision/inputs.js';
 import { decide, type Decided } from '../../decision/pipeline.js';
-import { steps, type McpTrustCheck } from '../../decision/steps.js';
+import { steps, type EmergencyStop, type McpTrustCheck } from '../../decision/steps.js';
 import { FileTraceSink } from '../../decision/trace-sink.js';
 import { writeFileAtomic, writeFileAtomicAsync, createUniqueFile } from '../../state/atomic-file.js';
 import { spoolBytes } from '../../store/index.js';
@@ -50,7 +50,11 @@ export interface DecisionServiceConfig {
   /** `true` for `mcp serve` (client envelope paths are possible there); `false` for one-shot proxy. */
   serve: boolean;
   killSwitchStatePath?: string | undefined;
+  /** The kill switch from elsewhere than a file (the cluster's control plane); wins over the path. */
+  killSwitchSource?: (() => KillSwitchInput) | undefined;
   jobRoot: string;
+  /** The job runtime to consult instead of `<jobRoot>/<job_id>/state.json` alone (the cluster's). */
+  emergencyStop?: ((jobId: string) => EmergencyStop) | undefined;
   exportLogOut?: string | undefined;
   exportOtelOut?: string | undefined;
   cwd: string;
@@ -214,7 +218,7 @@ function callIntent(cfg: DecisionServiceConfig, call: ToolCall, warnings: string
  * switch among the outcome's decision objects, as the reference does.
  */
 function decideCall(cfg: DecisionServiceConfig, call: ToolCall, intentJson: JsonObject, riskClass: string, envelope: ContextEnvelope | undefined, now: GoTime): Decided {
-  const killSwitch = cfg.killSwitchStatePath ? loadServiceKillSwitch(cfg, cfg.killSwitchStatePath, riskClass) : undefined;
+  const killSwitch = cfg.killSwitchSource ? cfg.killSwitchSource() : cfg.killSwitchStatePath ? loadServiceKillSwitch(cfg, cfg.killSwitchStatePath, riskClass) : undefined;
   const trustConfig = cfg.policy.policy.mcp_trust;
   const trust: McpTrustCheck = (s) => {
     const decision = evaluateMcpTrust({ config: trustConfig, server: call.server, riskClass: s.subject.intent.context.risk_class || riskClass, now: s.now, cwd: cfg.cwd });
@@ -229,7 +233,7 @@ function decideCall(cfg: DecisionServiceConfig, call: ToolCall, intentJson: Json
       wallNow: now,
       contextEnvelope: envelope,
       killSwitch,
-      steps: [...(trustConfig.enabled ? [steps.mcpTrust(trust)] : []), steps.emergencyStop((jobId) => checkEmergencyStop(jobRoot, jobId))],
+      steps: [...(trustConfig.enabled ? [steps.mcpTrust(trust)] : []), steps.emergencyStop(cfg.emergencyStop ?? ((jobId) => checkEmergencyStop(jobRoot, jobId)))],
       outcomeObjects: ['kill_switch'],
       relationshipExtras: call.relationshipExtras,
     },
