@@ -105,6 +105,7 @@ export async function attachControlPlane(ctx: DaemonContext, db: PgPool, log: Js
   };
 
   let refreshFailing = false;
+  let reportSoon: () => void = () => {};
   const options: ControlFollowerOptions = {
     ...(settings.pollIntervalMs !== undefined ? { pollIntervalMs: settings.pollIntervalMs } : {}),
     ...(settings.staleAfterMs !== undefined ? { staleAfterMs: settings.staleAfterMs } : {}),
@@ -116,6 +117,7 @@ export async function attachControlPlane(ctx: DaemonContext, db: PgPool, log: Js
         log.log({ level: 'info', msg: 'control plane refresh recovered' });
       }
       log.log({ level: 'info', msg: 'control plane change', topic, version });
+      reportSoon();
     },
     onError: (where, err) => {
       // One line per outage, not one per poll.
@@ -152,6 +154,7 @@ export async function attachControlPlane(ctx: DaemonContext, db: PgPool, log: Js
     }).catch(() => undefined);
   };
   await report();
+  reportSoon = () => void report();
   const reporter = setInterval(() => void report(), Math.min(settings.reportIntervalMs ?? 5000, follower.pollIntervalMs * 5));
   reporter.unref();
 

@@ -23,6 +23,7 @@ export const COMMANDS: readonly CommandModule[] = [
   { names: ['mcp'], group: HOSTS, load: () => import('./mcp.js') },
   { names: ['hook'], group: HOSTS, load: () => import('./hook.js') },
   { names: ['serve'], group: DAEMON, load: () => import('./serve.js') },
+  { names: ['cluster'], group: DAEMON, load: () => import('./cluster.js') },
   { names: ['keys'], group: KEYS, load: () => import('./keys.js') },
   { names: ['approve'], group: KEYS, load: () => import('./approve.js') },
   { names: ['approve-script', 'list-scripts'], group: KEYS, load: () => import('./approve-script.js') },

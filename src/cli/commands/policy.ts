@@ -6,9 +6,20 @@ import { ERROR_CODES, WardError } from '../../errors.js';
 import { checkProfile, formatPolicyYaml, parsePolicyYaml, type LoadedPolicy, type PolicyProfile } from '../../policy/index.js';
 import type { CliContext } from '../context.js';
 import { correlationId, goJsonLine } from '../output.js';
+import { signingKeyFromKeyFlags } from '../../keys/index.js';
+import { listPublications, publishPolicy } from '../../cluster/control.js';
+import { signPublication } from '../../cluster/control-policy.js';
+import { openControlStore, operatorName, withStoreFlags, type StoreFlags } from './cluster.js';
 
 interface ValidateOptions {
   json?: boolean;
+  profile: string;
+}
+
+interface PublishOptions extends StoreFlags {
+  policy: string;
+  privateKey?: string;
+  privateKeyEnv?: string;
   profile: string;
 }
 
@@ -84,6 +95,67 @@ export function register(program: Command, ctx: CliContext): void {
       }
       ctx.exitCode = EXIT.OK;
     });
+
+  registerPublish(group, ctx);
+}
+
+/**
+ * `ward policy publish` and `ward policy published`: the cluster's policy distribution
+ * (docs/kill-switch.md "In a cluster"). A publication is the policy text, its policy_digest and an
+ * Ed25519 signature over that digest; every replica verifies all three against the keys it trusts
+ * for publications before it activates one, and keeps its current policy otherwise.
+ */
+function registerPublish(group: Command, ctx: CliContext): void {
+  withStoreFlags(
+    group
+      .command('publish')
+      .description('validate a policy, sign its digest and publish it to every ward serve replica of a PostgreSQL store')
+      .requiredOption('--policy <file>', 'policy YAML file ("-" for stdin)')
+      .option('--private-key <file>', 'Ed25519 private key that signs the publication (a key the replicas trust)')
+      .option('--private-key-env <var>', 'or: environment variable holding that key')
+      .option('--profile <profile>', 'also check a profile\'s policy requirements: standard or oss-prod', 'standard'),
+  ).action(async (options: PublishOptions) => {
+    const profile = parseProfile(options.profile);
+    const text = await readPolicy(ctx, options.policy);
+    // Validate before anything else: an invalid policy is never stored, let alone published.
+    const key = signingKeyFromKeyFlags({ keyMode: 'prod', privateKey: options.privateKey, privateKeyEnv: options.privateKeyEnv }, { cwd: ctx.cwd, env: ctx.env, stateDir: ctx.cwd }).key;
+    const signed = signPublication(text, key, profile);
+    const db = await openControlStore(ctx, options);
+    let pub;
+    try {
+      pub = await publishPolicy(db, { digest: signed.loaded.digest, policy_yaml: text, signature: signed.signature, key_id: signed.key_id, published_by: operatorName() });
+    } finally {
+      await db.close();
+    }
+    const summary = { seq: pub.seq, policy_digest: pub.digest, key_id: pub.key_id, published_at: pub.published_at, published_by: pub.published_by, rule_count: signed.loaded.policy.rules.length };
+    if (options.json) ctx.stdout(goJsonLine({ ok: true, correlation_id: correlationId(ctx.argv), ...summary }) + '\n');
+    else ctx.stdout(`published ${options.policy} as publication ${pub.seq}\n${Object.entries(summary).map(([k, v]) => `${k}=${v}`).join('\n')}\n`);
+    ctx.exitCode = EXIT.OK;
+  });
+
+  withStoreFlags(
+    group
+      .command('published')
+      .description('policies published to a PostgreSQL store, newest first, and which one is active')
+      .option('--limit <n>', 'at most this many (default 20)', '20'),
+  ).action(async (options: StoreFlags & { limit: string }) => {
+    if (!/^\d{1,4}$/.test(options.limit) || Number(options.limit) < 1) throw new WardError(ERROR_CODES.USAGE, '--limit must be an integer from 1 to 9999');
+    const db = await openControlStore(ctx, options);
+    let list;
+    try {
+      list = await listPublications(db, Number(options.limit));
+    } finally {
+      await db.close();
+    }
+    if (options.json) {
+      ctx.stdout(goJsonLine({ ok: true, correlation_id: correlationId(ctx.argv), publications: list }) + '\n');
+    } else if (list.length === 0) {
+      ctx.stdout('no policy published (replicas enforce their --policy file)\n');
+    } else {
+      ctx.stdout(list.map((p) => `${p.active ? 'active ' : '       '} ${p.seq}  ${p.digest}  key ${p.key_id.slice(0, 16)}  by ${p.published_by} at ${p.published_at}`).join('\n') + '\n');
+    }
+    ctx.exitCode = EXIT.OK;
+  });
 }
 
 /** `policy test` registers into the same group, whichever module runs first. */
