@@ -8,6 +8,7 @@ import {
   type KillSwitchEntry,
   type KillSwitchState,
 } from '../gate/kill-switch.js';
+import type pg from 'pg';
 import type { PgPool } from '../pg/index.js';
 import type { PolicyPublication } from './control-policy.js';
 
@@ -25,7 +26,12 @@ export type ControlVersions = Record<ControlTopic, number>;
 /** The channel of the tables' NOTIFY; the payload is `<topic>:<version>`. */
 export const CONTROL_CHANNEL = 'ward_control';
 
-export async function readVersions(db: PgPool): Promise<ControlVersions> {
+/** What the readers need: the pool, or the follower's own dedicated connection. */
+export interface ControlReader {
+  query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+}
+
+export async function readVersions(db: ControlReader): Promise<ControlVersions> {
   const rows = (await db.query<{ topic: string; version: string }>('SELECT topic, version FROM ward_control_versions')).rows;
   const out = { kill_switch: 0, jobs: 0, policy: 0, pins: 0 } as ControlVersions;
   for (const r of rows) if ((CONTROL_TOPICS as readonly string[]).includes(r.topic)) out[r.topic as ControlTopic] = Number(r.version);
@@ -81,7 +87,7 @@ export interface KillSwitchSnapshot {
  * Throws (`ERR_KILL_SWITCH_INVALID`) when any row does not parse or a row's key is not its entry's
  * id: a replica then treats the kill switch as unavailable rather than enforce part of it.
  */
-export async function readKillSwitch(db: PgPool): Promise<KillSwitchSnapshot> {
+export async function readKillSwitch(db: ControlReader): Promise<KillSwitchSnapshot> {
   const rows = (
     await db.query<{ version: string; id: string | null; entry_json: string | null; updated_at: Date | null; updated_by: string | null }>(
       `SELECT v.version, e.id, e.entry_json, e.updated_at, e.updated_by
@@ -139,7 +145,7 @@ export async function setJobControl(db: PgPool, jobId: string, status: JobContro
   return { job: { job_id: jobId, status, reason, updated_at: row.updated_at.toISOString(), updated_by: by }, version: (await readVersions(db)).jobs };
 }
 
-export async function readJobControls(db: PgPool): Promise<{ version: number; jobs: JobControl[] }> {
+export async function readJobControls(db: ControlReader): Promise<{ version: number; jobs: JobControl[] }> {
   const rows = (
     await db.query<{ version: string; job_id: string | null; status: string; reason: string; updated_at: Date; updated_by: string }>(
       `SELECT v.version, j.job_id, j.status, j.reason, j.updated_at, j.updated_by
@@ -191,7 +197,7 @@ export async function listPublications(db: PgPool, limit = 50): Promise<Omit<Pol
 }
 
 /** The active publication (with its text) and the topic's version, from one snapshot. */
-export async function readActivePublication(db: PgPool): Promise<{ version: number; publication: PolicyPublication | undefined }> {
+export async function readActivePublication(db: ControlReader): Promise<{ version: number; publication: PolicyPublication | undefined }> {
   const rows = (
     await db.query<PublicationRow & { version: string }>(
       `SELECT v.version, p.* FROM ward_control_versions v LEFT JOIN ward_policy_publications p ON p.active

@@ -8,6 +8,7 @@ import {
   readJobControls,
   readKillSwitch,
   readVersions,
+  type ControlReader,
   type ControlTopic,
   type ControlVersions,
   type JobControl,
@@ -21,9 +22,11 @@ import type { PolicyPublication } from './control-policy.js';
  *   re-reads the topic at once (milliseconds). When that connection breaks it is reopened on its own
  *   with a backoff, and the follower re-reads everything after reconnecting (what was announced
  *   while it was gone is not replayed by PostgreSQL).
- * - Polling the topic versions through the pool every `pollIntervalMs` (one small query): a lost
- *   notification, a half-open LISTEN connection or a pooler that does not pass LISTEN through costs
- *   at most one interval.
+ * - Polling the topic versions every `pollIntervalMs` (one small query): a lost notification or a
+ *   pooler that does not pass LISTEN through costs at most one interval. The poll goes over the
+ *   LISTEN connection while it is up (no pool contention under load) and doubles as its health
+ *   check: a read there that does not answer within `listenerTimeoutMs` drops the connection, and
+ *   reads go through the pool until a new one is listening.
  *
  * Fail closed: the kill switch is only as good as the last successful refresh. When no refresh has
  * succeeded for `staleAfterMs` (measured from when that refresh *started*, on the monotonic clock),
@@ -42,8 +45,11 @@ export interface ControlFollowerOptions {
   listen?: boolean;
   /** Longest wait before reopening a broken LISTEN connection (default 5,000 ms; starts at 100 ms). */
   maxReconnectDelayMs?: number;
-  /** A LISTEN connection that does not answer a ping within this is replaced (default 5,000 ms). */
-  pingTimeoutMs?: number;
+  /**
+   * Reads go over the LISTEN connection while it is up; one that takes longer than this marks the
+   * connection dead (it is replaced) and the next read goes through the pool (default 2,000 ms).
+   */
+  listenerTimeoutMs?: number;
   /** A new active publication (or none): the host verifies and activates it. */
   onPublication?: (publication: PolicyPublication | undefined) => void;
   /** A topic was re-read (after the new state is in place). */
@@ -72,11 +78,10 @@ export interface FollowerStatus {
   kill_switch_error?: string;
 }
 
-const TOPIC_READERS = ['kill_switch', 'jobs', 'policy'] as const;
-
 export class ControlFollower {
   readonly pollIntervalMs: number;
   readonly staleAfterMs: number;
+  private readonly listenerTimeoutMs: number;
   private readonly opts: ControlFollowerOptions;
   private readonly now: () => number;
   private versions: ControlVersions = { kill_switch: -1, jobs: -1, policy: -1, pins: -1 };
@@ -93,7 +98,6 @@ export class ControlFollower {
   private poller: NodeJS.Timeout | undefined;
   private listener: pg.Client | undefined;
   private listenerPid: number | undefined;
-  private pinging: pg.Client | undefined;
   private reconnects = 0;
   private reconnectDelay = 100;
   private reconnectTimer: NodeJS.Timeout | undefined;
@@ -106,6 +110,7 @@ export class ControlFollower {
     this.opts = opts;
     this.pollIntervalMs = opts.pollIntervalMs ?? 1000;
     this.staleAfterMs = opts.staleAfterMs ?? 5000;
+    this.listenerTimeoutMs = opts.listenerTimeoutMs ?? 2000;
     this.now = opts.now ?? (() => performance.now());
   }
 
@@ -113,10 +118,7 @@ export class ControlFollower {
   async start(): Promise<void> {
     await this.refresh();
     if (this.opts.listen !== false) await this.connectListener();
-    this.poller = setInterval(() => {
-      this.refresh().catch(() => undefined);
-      this.pingListener();
-    }, this.pollIntervalMs);
+    this.poller = setInterval(() => void this.refresh().catch(() => undefined), this.pollIntervalMs);
     this.poller.unref();
   }
 
@@ -132,7 +134,12 @@ export class ControlFollower {
 
   /** The kill switch to decide with, now. */
   killSwitch(): KillSwitchView {
-    if (!this.fresh() || !this.killState) return { unavailable: true };
+    if (!this.fresh()) {
+      // Ask again now rather than at the next tick: recovery after an outage is one read away.
+      if (!this.closed) this.refresh().catch(() => undefined);
+      return { unavailable: true };
+    }
+    if (!this.killState) return { unavailable: true };
     return { state: this.killState };
   }
 
@@ -213,12 +220,30 @@ export class ControlFollower {
 
   private async refreshOnce(): Promise<void> {
     const started = this.now();
+    // Over the LISTEN connection when there is one (no pool contention under load, and a read that
+    // does not come back in time proves the connection dead); over the pool otherwise.
+    const listener = this.listener;
+    const reader: ControlReader = listener ?? this.db;
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      const versions = await readVersions(this.db);
-      for (const topic of TOPIC_READERS) {
-        if (versions[topic] !== this.versions[topic]) await this.readTopic(topic);
-      }
-      this.versions.pins = versions.pins;
+      const read = this.readChanges(reader);
+      const patch = listener
+        ? await Promise.race([
+            read,
+            new Promise<never>((_, reject) => {
+              timer = setTimeout(() => {
+                timedOut = true;
+                const err = new Error(`control state read on the LISTEN connection took over ${this.listenerTimeoutMs} ms`);
+                this.listenerLost(listener, err);
+                reject(err);
+              }, this.listenerTimeoutMs);
+              timer.unref();
+            }),
+          ])
+        : await read;
+      if (timedOut) return;
+      this.apply(patch);
       this.lastOkStart = started;
       this.okCount++;
       this.lastError = undefined;
@@ -227,38 +252,52 @@ export class ControlFollower {
       this.lastError = (err as Error).message;
       this.opts.onError?.('refresh', err as Error);
       throw err;
+    } finally {
+      if (timer) clearTimeout(timer);
     }
   }
 
-  private async readTopic(topic: (typeof TOPIC_READERS)[number]): Promise<void> {
-    let version: number;
-    if (topic === 'kill_switch') {
+  /** Read every topic whose version moved; nothing is applied here (a read that timed out must not land later). */
+  private async readChanges(reader: ControlReader): Promise<Patch> {
+    const versions = await readVersions(reader);
+    const patch: Patch = { pins: versions.pins };
+    if (versions.kill_switch !== this.versions.kill_switch) {
       try {
-        const snap = await readKillSwitch(this.db);
-        this.killState = snap.state;
-        this.killError = undefined;
-        version = snap.version;
+        const snap = await readKillSwitch(reader);
+        patch.kill = { version: snap.version, state: snap.state };
       } catch (err) {
         if ((err as { code?: string }).code !== 'ERR_KILL_SWITCH_INVALID') throw err;
         // The database holds a state this replica cannot fully read: unavailable, not partial.
-        this.killState = undefined;
-        this.killError = (err as Error).message;
-        this.opts.onError?.('refresh', err as Error);
-        version = (await readVersions(this.db)).kill_switch;
+        patch.kill = { version: versions.kill_switch, error: (err as Error).message };
       }
-    } else if (topic === 'jobs') {
-      const snap = await readJobControls(this.db);
-      this.jobs = new Map(snap.jobs.map((j) => [j.job_id, j]));
-      version = snap.version;
-    } else {
-      const snap = await readActivePublication(this.db);
-      const changed = snap.publication?.seq !== this.publication?.seq || this.versions.policy === -1;
-      this.publication = snap.publication;
-      version = snap.version;
-      if (changed) this.opts.onPublication?.(snap.publication);
     }
-    this.versions[topic] = version;
-    this.opts.onChange?.(topic, version);
+    if (versions.jobs !== this.versions.jobs) patch.jobs = await readJobControls(reader);
+    if (versions.policy !== this.versions.policy) patch.policy = await readActivePublication(reader);
+    return patch;
+  }
+
+  private apply(patch: Patch): void {
+    this.versions.pins = patch.pins;
+    if (patch.kill) {
+      this.killState = patch.kill.state;
+      this.killError = patch.kill.error;
+      this.versions.kill_switch = patch.kill.version;
+      if (patch.kill.error) this.opts.onError?.('refresh', new Error(patch.kill.error));
+      this.opts.onChange?.('kill_switch', patch.kill.version);
+    }
+    if (patch.jobs) {
+      this.jobs = new Map(patch.jobs.jobs.map((j) => [j.job_id, j]));
+      this.versions.jobs = patch.jobs.version;
+      this.opts.onChange?.('jobs', patch.jobs.version);
+    }
+    if (patch.policy) {
+      const first = this.versions.policy === -1;
+      const changed = first || patch.policy.publication?.seq !== this.publication?.seq;
+      this.publication = patch.policy.publication;
+      this.versions.policy = patch.policy.version;
+      if (changed) this.opts.onPublication?.(patch.policy.publication);
+      this.opts.onChange?.('policy', patch.policy.version);
+    }
   }
 
   private age(): number | undefined {
@@ -300,7 +339,6 @@ export class ControlFollower {
     if (this.listener !== client) return;
     this.listener = undefined;
     this.listenerPid = undefined;
-    this.pinging = undefined;
     this.opts.onError?.('listen', err);
     client.end().catch(() => undefined);
     this.scheduleReconnect();
@@ -317,23 +355,11 @@ export class ControlFollower {
     }, delay);
     this.reconnectTimer.unref();
   }
+}
 
-  /**
-   * A connection can die without telling (a firewall drops it, the host vanishes): it then neither
-   * errors nor delivers. A ping that gets no answer in time replaces it.
-   */
-  private pingListener(): void {
-    const client = this.listener;
-    if (!client || this.pinging) return;
-    this.pinging = client;
-    const timer = setTimeout(() => this.listenerLost(client, new Error('LISTEN connection did not answer a ping')), this.opts.pingTimeoutMs ?? 5000);
-    timer.unref();
-    client
-      .query('SELECT 1')
-      .catch(() => undefined)
-      .finally(() => {
-        clearTimeout(timer);
-        if (this.pinging === client) this.pinging = undefined;
-      });
-  }
+interface Patch {
+  pins: number;
+  kill?: { version: number; state?: KillSwitchState; error?: string };
+  jobs?: { version: number; jobs: JobControl[] };
+  policy?: { version: number; publication: PolicyPublication | undefined };
 }

@@ -76,7 +76,7 @@ function badSetting(message: string): Error {
 }
 
 export async function attachControlPlane(ctx: DaemonContext, db: PgPool, log: JsonLog, settings: ControlPlaneSettings = controlSettingsFromEnv()): Promise<AttachedControlPlane> {
-  const replicaId = settings.replicaId ?? `${hostname()}:${process.pid}`;
+  const replicaId = settings.replicaId ?? ctx.cluster?.replica ?? `${hostname()}:${process.pid}`;
   const startedAt = new Date().toISOString();
   const profile = ctx.options.profile ?? 'standard';
   const trusted = (): readonly VerifyKey[] => settings.policyPublicKeys ?? [ctx.keys.current];

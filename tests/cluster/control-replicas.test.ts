@@ -1,0 +1,115 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { publishPolicy } from '../../src/cluster/control.js';
+import { signPublication } from '../../src/cluster/control-policy.js';
+import { generateSigningKey, readPrivateKeyFile } from '../../src/keys/index.js';
+import { PgPool } from '../../src/pg/index.js';
+import { REPO, ward } from '../cli/run.js';
+import { startPostgres, type PgServer } from '../support/postgres.js';
+import { call, evalBody, startReplicas, stopReplicas, writeSharedKey, type Replica } from './replicas.js';
+
+// The control plane across two real `ward serve` replicas on one PostgreSQL: what is set through
+// one replica (or the CLI) is enforced by the other within the documented bound. Replicas run with
+// the defaults (LISTEN/NOTIFY, 1 s polling, 5 s staleness bound); the waits below allow the bound.
+
+const BOUND_MS = 5000;
+const LOW = join(REPO, 'policies', 'baseline-lowrisk.yaml');
+
+let server: PgServer;
+let replicas: Replica[] = [];
+beforeAll(async () => {
+  server = await startPostgres();
+}, 60_000);
+afterEach(async () => {
+  await stopReplicas(replicas);
+  replicas = [];
+});
+afterAll(async () => {
+  await server?.destroy();
+});
+
+async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = BOUND_MS): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (ok(v)) return v;
+    if (Date.now() > end) throw new Error(`not within ${timeoutMs} ms: ${what}: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const evaluate = (r: Replica, jobId: string) =>
+  call(r.url, '/v1/evaluate', { body: { call: { name: 'read_file', args: { path: '/w/a' }, context: { identity: 'a', workspace: '/w', session_id: 's', risk_class: 'low', job_id: jobId } } } });
+
+describe('control plane across ward serve replicas', () => {
+  it('a kill switch set through replica 1 blocks the matching call on replica 2; a job stopped through replica 2 is blocked on replica 1', async () => {
+    const url = await server.createDatabase();
+    replicas = await startReplicas(2, { storeUrl: url, policy: LOW });
+    const [a, b] = replicas as [Replica, Replica];
+    expect((await call(b.url, '/v1/gate/eval', { body: evalBody('read-report') })).json.verdict).toBe('allow');
+
+    const set = await call(a.url, '/v1/kill-switch', { body: { id: 'inc-7', enabled: true, tool_name: 'fs.read_file', reason: 'INC-7' } });
+    expect(set.status, set.text).toBe(200);
+    const blocked = await until('kill switch on replica 2', () => call(b.url, '/v1/gate/eval', { body: evalBody('read-report') }), (r) => r.json.verdict === 'block');
+    expect(blocked.json.reason_codes).toEqual(expect.arrayContaining(['kill_switch_active', 'kill_switch_tool_name_active']));
+    expect((await call(b.url, '/v1/kill-switch')).json).toMatchObject({ ok: true, version: set.json.version, state: { entries: [expect.objectContaining({ id: 'inc-7' })] } });
+    // An invalid entry is refused with the daemon's error envelope and changes nothing.
+    const bad = await call(a.url, '/v1/kill-switch', { body: { id: 'x', enabled: true, tool: 'typo' } });
+    expect([bad.status, bad.json.ok, bad.json.error]).toEqual([400, false, expect.stringMatching(/unknown field|tool/)]);
+    const disabled = await call(b.url, '/v1/kill-switch/inc-7/disable', { method: 'POST' });
+    expect(disabled.status, disabled.text).toBe(200);
+    await until('kill switch lifted on replica 1', () => call(a.url, '/v1/gate/eval', { body: evalBody('read-report') }), (r) => r.json.verdict === 'allow');
+
+    expect((await call(a.url, '/v1/jobs/job-3/resume', { method: 'POST' })).status).toBe(200);
+    await until('job running on replica 2', () => evaluate(b, 'job-3'), (r) => r.json.verdict === 'allow');
+    const stop = await call(b.url, '/v1/jobs/job-3/stop', { body: { reason: 'runaway' } });
+    expect(stop.json).toMatchObject({ ok: true, job: { job_id: 'job-3', status: 'emergency_stopped', reason: 'runaway' } });
+    const stopped = await until('job stop on replica 1', () => evaluate(a, 'job-3'), (r) => r.json.verdict === 'block');
+    expect(stopped.json.reason_codes).toContain('emergency_stop_preempted');
+    expect((await call(a.url, '/v1/jobs')).json.jobs).toEqual([expect.objectContaining({ job_id: 'job-3', status: 'emergency_stopped' })]);
+  });
+
+  it('a published policy is enforced by both and /v1/policy on each reports its digest; a bad signature or invalid YAML is activated nowhere', async () => {
+    const url = await server.createDatabase();
+    const keyFile = writeSharedKey();
+    replicas = await startReplicas(2, { storeUrl: url, sharedKey: keyFile });
+    const before = replicas[0]!.start.policy_digest;
+
+    const pub = ward(['policy', 'publish', '--policy', LOW, '--private-key', keyFile, '--json'], { cwd: REPO, env: { WARD_STORE_URL: url } });
+    expect(pub.code, pub.stderr + pub.stdout).toBe(0);
+    const published = JSON.parse(pub.stdout) as Record<string, unknown>;
+    const digest = published['policy_digest'] as string;
+    expect(digest).not.toBe(before);
+    for (const r of replicas) {
+      const p = await until(`publication on ${r.name}`, () => call(r.url, '/v1/policy'), (x) => x.json.policy_digest === digest);
+      expect(p.json).toMatchObject({ policy_source: 'published', publication: { seq: published['seq'], digest } });
+      // Enforced: lowrisk allows what highrisk asks approval for.
+      expect((await call(r.url, '/v1/gate/eval', { body: evalBody('write-config') })).json.policy_digest).toBe(digest);
+    }
+
+    const db = new PgPool({ connectionString: url, display: 'test' });
+    try {
+      const text = readFileSync(join(REPO, 'policies', 'baseline-mediumrisk.yaml'), 'utf8');
+      const stranger = signPublication(text, generateSigningKey());
+      await publishPolicy(db, { digest: stranger.loaded.digest, policy_yaml: text, signature: stranger.signature, key_id: stranger.key_id, published_by: 'mallory' });
+      for (const r of replicas) {
+        const p = await until(`rejection on ${r.name}`, () => call(r.url, '/v1/policy'), (x) => /does not trust/.test(String(x.json.last_reload_error)));
+        expect(p.json.policy_digest).toBe(digest);
+      }
+      const shared = readPrivateKeyFile(keyFile);
+      const valid = signPublication(text, shared);
+      await publishPolicy(db, { digest: valid.loaded.digest, policy_yaml: 'rules: [', signature: valid.signature, key_id: valid.key_id, published_by: 'mallory' });
+      for (const r of replicas) {
+        const p = await until(`second rejection on ${r.name}`, () => call(r.url, '/v1/policy'), (x) => x.json.last_reload_error !== undefined && !/does not trust/.test(String(x.json.last_reload_error)));
+        expect(p.json.policy_digest).toBe(digest);
+        const list = await call(r.url, '/v1/policy/published');
+        expect(list.json).toMatchObject({ ok: true, enforced: { policy_digest: digest, policy_source: 'published' }, active_rejected: expect.any(String) });
+        const decided = await call(r.url, '/v1/gate/eval', { body: evalBody('read-report') });
+        expect(decided.json.policy_digest).toBe(digest);
+      }
+    } finally {
+      await db.close();
+    }
+  });
+});
