@@ -51,8 +51,8 @@ describe('ward serve replicas on PostgreSQL', () => {
       expect(verified.json).toMatchObject({ ok: true, signature_status: 'verified', key_id: d.by.keyId });
     }
     for (const r of replicas) {
-      const list = await call(r.url, '/v1/traces?limit=10');
-      expect(list.json.count).toBe(4);
+      const list = await call(r.url, '/v1/traces?limit=10&order=asc');
+      expect(list.json.entries.slice(0, 4).map((e: { id: string }) => e.id)).toEqual(decided.map((d) => d.id));
       const jwks = await call(r.url, '/.well-known/jwks.json');
       const ids = (jwks.json.keys as { key_id: string }[]).map((k) => k.key_id);
       expect(ids).toEqual(expect.arrayContaining([a.keyId, b.keyId]));
@@ -63,6 +63,17 @@ describe('ward serve replicas on PostgreSQL', () => {
       expect(metrics).toMatch(/^ward_store_round_trips_total [1-9]/m);
       expect(metrics).toMatch(/^ward_store_up 1$/m);
     }
+
+    // Group commit: a burst of concurrent decisions shares commits (one INSERT round trip each).
+    const metric = async (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec((await call(a.url, '/metrics')).text)?.[1] ?? NaN);
+    const before = { commits: await metric('ward_trace_batch_size_count'), trips: await metric('ward_store_round_trips_total') };
+    const burst = await Promise.all(Array.from({ length: 32 }, () => call(a.url, '/v1/gate/eval', { body: evalBody('read-report') })));
+    expect(burst.every((r) => r.status === 200)).toBe(true);
+    const commits = (await metric('ward_trace_batch_size_count')) - before.commits;
+    const trips = (await metric('ward_store_round_trips_total')) - before.trips;
+    expect(commits).toBeGreaterThan(0);
+    expect(commits).toBeLessThan(24);
+    expect(trips).toBeLessThan(32); // well under one database round trip per decision
 
     const db = new pg.Client({ connectionString: url });
     await db.connect();
