@@ -120,12 +120,16 @@ export class PgGroupCommitSink implements DaemonTraceSink {
     try {
       if (this.commitDelayMs > 0) await new Promise((r) => setTimeout(r, this.commitDelayMs));
       const put = await this.store.put(group.flatMap((p) => p.inputs));
-      // A conflict means an event id already stored with other bytes: this group's trace is not
-      // the stored one, so no decision of the group may be answered as recorded.
-      if (put.conflicts.length > 0) throw new WardError(ERROR_CODES.STORE_INVALID, `trace commit refused: ${put.conflicts.length} conflicting entr${put.conflicts.length === 1 ? 'y' : 'ies'} (${put.conflicts[0]!.kind} ${put.conflicts[0]!.id})`);
       this.metrics.traceWriteLatency.observe((performance.now() - started) / 1000);
       this.metrics.traceBatchSize.observe(group.length);
-      for (const p of group) p.resolve(p.location);
+      // A conflict is an event id already stored with other bytes: that decision's trace is not the
+      // stored one, so it is refused; the rest of the group committed and is answered.
+      const conflicted = new Set(put.conflicts.map((c) => c.id));
+      for (const p of group) {
+        const eventId = p.location.slice('store:trace/'.length);
+        if (conflicted.has(eventId)) p.reject(commitError(new WardError(ERROR_CODES.STORE_INVALID, `trace ${eventId} is already stored with different bytes`)));
+        else p.resolve(p.location);
+      }
       this.options.onCommit?.(undefined);
     } catch (err) {
       this.metrics.traceWriteErrors.inc();
