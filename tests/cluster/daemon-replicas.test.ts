@@ -1,6 +1,8 @@
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { fixture, tempDir, ward } from '../cli/run.js';
 import { startPostgres, type PgServer } from '../support/postgres.js';
 import { call, evalBody, startReplicas, stopReplicas, writeSharedKey, type Replica } from './replicas.js';
 
@@ -63,6 +65,17 @@ describe('ward serve replicas on PostgreSQL', () => {
       expect(metrics).toMatch(/^ward_store_round_trips_total [1-9]/m);
       expect(metrics).toMatch(/^ward_store_up 1$/m);
     }
+
+    // A runpack uploaded to one replica is served by the other.
+    const dir = tempDir('ward-runpack-');
+    const record = JSON.parse(ward(['run', 'record', '--input', fixture('runs/run_record_demo.json'), '--json'], { cwd: dir }).stdout);
+    const zip = readFileSync(join(dir, record.bundle));
+    const up = await call(a.url, '/v1/packs', { raw: zip, headers: { 'content-type': 'application/zip' } });
+    expect(up.status, up.text).toBe(201);
+    const got = await call(b.url, `/v1/packs/${record.run_id}`);
+    expect(got.status, got.text).toBe(200);
+    const listed = await call(b.url, '/v1/packs?kind=runpack');
+    expect(listed.json.entries.map((e: { id: string }) => e.id)).toEqual([record.manifest_digest]);
 
     // Group commit: a burst of concurrent decisions shares commits (one INSERT round trip each).
     const metric = async (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec((await call(a.url, '/metrics')).text)?.[1] ?? NaN);
