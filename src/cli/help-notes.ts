@@ -61,6 +61,7 @@ export const HELP_NOTES: Readonly<Record<string, HelpNote>> = {
   'store gc': { examples: ['ward store gc --max-age 30d', 'ward store gc --max-count 10000 --kind trace'] },
   'store export': { examples: ['ward store export --out evidence-store.zip', 'ward store export --kind trace --verdict block --out blocked.zip'] },
   'store import': { examples: ['ward store import evidence-store.zip'] },
+  'store migrate': { examples: ['WARD_STORE_URL=postgres://ward@db:5432/evidence ward store migrate', 'ward store migrate --status --store postgres://ward@db:5432/evidence --json'] },
   'regress init': { examples: ['ward regress init --from runpack_run_1.zip'] },
   'regress add': { examples: ['ward regress add --from run_2 --name second-run'] },
   'regress run': { examples: ['ward regress run', 'ward regress run --junit junit.xml'] },

@@ -31,8 +31,7 @@ export class PgPool {
     this.max = options.max ?? 10;
     this.display = config.display;
     this.pool = new pg.Pool({
-      connectionString: config.connectionString,
-      ...(config.password !== undefined ? { password: config.password } : {}),
+      connectionString: withPassword(config.connectionString, config.password),
       max: this.max,
       connectionTimeoutMillis: options.acquireTimeoutMs ?? 5000,
       statement_timeout: options.statementTimeoutMs ?? 30_000,
@@ -117,6 +116,18 @@ export class PgPool {
       hint: 'check that PostgreSQL is running and reachable; Ward retries on the next request',
     });
   }
+}
+
+/**
+ * The password from a file goes into the URL `pg` is given (never shown: `display` is what is
+ * printed): `pg` lets every field parsed from a connection string, even an absent password,
+ * override the separate `password` option, so a password passed beside the URL would be lost.
+ */
+function withPassword(connectionString: string, password: string | undefined): string {
+  if (password === undefined) return connectionString;
+  const url = new URL(connectionString);
+  url.password = encodeURIComponent(password);
+  return url.toString();
 }
 
 /** An error the server answered with (it has a five-character SQLSTATE). */

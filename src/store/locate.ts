@@ -19,7 +19,14 @@ export interface LocatedArtifact {
  */
 export async function locateArtifact(
   ref: string,
-  options: { cwd: string; stateDir: string; kinds: readonly EntryKind[]; fileName?: (ref: string) => string },
+  options: {
+    cwd: string;
+    stateDir: string;
+    kinds: readonly EntryKind[];
+    fileName?: (ref: string) => string;
+    /** Another store to search instead of the local one (a PostgreSQL store named by `--store`). */
+    openStore?: () => Promise<EvidenceStore>;
+  },
 ): Promise<LocatedArtifact> {
   const asPath = resolve(options.cwd, ref);
   if (/[\\/]/.test(ref) || ref.endsWith('.zip') || existsSync(asPath)) {
@@ -36,9 +43,9 @@ export async function locateArtifact(
     const conventional = join(options.stateDir, options.fileName(ref));
     if (existsSync(conventional)) return { bytes: readFileSync(conventional), path: conventional };
   }
-  let store;
+  let store: EvidenceStore;
   try {
-    store = await openLevelStore(options.stateDir);
+    store = options.openStore ? await options.openStore() : await openLevelStore(options.stateDir);
   } catch (err) {
     if (isWardError(err) && err.code === ERROR_CODES.STORE_LOCKED) return fromObjects(ref, options.stateDir, options.kinds, err);
     throw err;

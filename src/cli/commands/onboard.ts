@@ -14,6 +14,8 @@ import { WARD_VERSION } from '../../version.js';
 import { describeStateDir, STATE_DIR_NAME, type StateDirResolution } from '../../state/state-dir.js';
 import { stateDirResolution, wardInvocation, type CliContext } from '../context.js';
 import { goJsonLine } from '../output.js';
+import type { PgConnectionConfig, StoreLocation } from '../../pg/config.js';
+import { storeLocationOf, type StoreLocationFlags } from '../store-access.js';
 
 /** The package root (holds `policies/`, `dist/`, and in a checkout `src/`). */
 const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -43,7 +45,10 @@ export function register(program: Command, ctx: CliContext): void {
     .description('check Node, the state directory, key permissions, the store and the build; print a fix for each problem')
     .option('--state-dir <dir>', 'Ward state directory to check (default: $WARD_STATE_DIR, the nearest .ward/ upwards, .ward/ beside --policy, ~/.local/state/ward)')
     .option('--json', 'one line of JSON on stdout (gait.doctor.result)')
-    .action(async (flags: { stateDir?: string; json?: boolean }) => {
+    .option('--store <url>', 'check this PostgreSQL store (reachable, schema version) instead of the local one (also WARD_STORE_URL; no password here)')
+    .option('--store-password-file <file>', 'file holding the PostgreSQL password (also WARD_STORE_PASSWORD_FILE, PGPASSWORD, ~/.pgpass)')
+    .action(async (flags: { stateDir?: string; json?: boolean } & StoreLocationFlags) => {
+      const storeLocation = storeLocationOf(ctx, flags);
       let state: StateDirResolution | { error: string; hint?: string | undefined };
       try {
         state = stateDirResolution(ctx, flags.stateDir);
@@ -51,7 +56,7 @@ export function register(program: Command, ctx: CliContext): void {
         if (!isWardError(err)) throw err;
         state = { error: err.message, hint: err.hint };
       }
-      const result = await runDoctor({ cwd: ctx.cwd, state, invocation: wardInvocation(ctx) });
+      const result = await runDoctor({ cwd: ctx.cwd, state, invocation: wardInvocation(ctx), storeLocation });
       ctx.exitCode = doctorExitCode(result);
       ctx.stdout(flags.json ? goJsonLine(result) + '\n' : renderDoctor(result));
     });
@@ -251,6 +256,8 @@ export interface DoctorOptions {
   nodeVersion?: string;
   /** Default: the package Ward runs from. */
   packageRoot?: string;
+  /** The store to check: the local one (default) or a PostgreSQL store. */
+  storeLocation?: StoreLocation;
 }
 
 export async function runDoctor(opts: DoctorOptions): Promise<DoctorResult> {
@@ -263,7 +270,8 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorResult> {
   const checks: DoctorCheck[] = [nodeVersionCheck(opts.nodeVersion ?? process.versions.node)];
   if (resolved) {
     const dir = resolved.dir;
-    checks.push(stateDirCheck(resolved, ward), keyCheck(dir, ward), await storeCheck(dir, ward), rateLimitLockCheck(dir));
+    const store = opts.storeLocation?.kind === 'postgres' ? await pgStoreCheck(opts.storeLocation.config, ward) : await storeCheck(dir, ward);
+    checks.push(stateDirCheck(resolved, ward), keyCheck(dir, ward), store, rateLimitLockCheck(dir));
   } else {
     checks.push({
       name: 'state_dir',
@@ -396,6 +404,35 @@ async function storeCheck(dir: string, ward: string): Promise<DoctorCheck> {
       message: `${paths.root} does not open: ${(err as Error).message}`,
       fix_command: `mv ${paths.root} ${paths.root}.broken && ${ward} store ingest`,
     };
+  }
+}
+
+/**
+ * A PostgreSQL store: reachable, and its schema exactly the version this Ward needs. Only the
+ * URL without its password (`display`) is ever printed.
+ */
+async function pgStoreCheck(config: PgConnectionConfig, ward: string): Promise<DoctorCheck> {
+  const base = { name: 'store', scope: 'universal' as const };
+  const { PgPool, schemaStatus } = await import('../../pg/index.js');
+  const db = new PgPool(config, { max: 1, acquireTimeoutMs: 5000, applicationName: 'ward-doctor' });
+  try {
+    const status = await schemaStatus(db);
+    const count = status.version > 0 ? Number((await db.query<{ n: string }>("SELECT count(*) AS n FROM ward_store_entries")).rows[0]?.n ?? 0) : 0;
+    const where = `PostgreSQL store ${config.display}`;
+    if (status.version === status.latest) return { ...base, status: 'pass', message: `${where}: schema version ${status.version} (${count} entries)` };
+    if (status.version > status.latest) {
+      return { ...base, status: 'fail', non_fixable: true, message: `${where}: schema version ${status.version} is newer than this Ward knows (${status.latest}); upgrade Ward` };
+    }
+    return {
+      ...base,
+      status: 'fail',
+      message: `${where}: schema version ${status.version}, this Ward needs ${status.latest}`,
+      fix_command: `${ward} store migrate --store ${config.display}`,
+    };
+  } catch (err) {
+    return { ...base, status: 'fail', message: `PostgreSQL store ${config.display} is unreachable: ${(err as Error).message}`, fix_command: `check that PostgreSQL at ${config.display} is running and reachable, and the password (PGPASSWORD, --store-password-file, ~/.pgpass)` };
+  } finally {
+    await db.close();
   }
 }
 

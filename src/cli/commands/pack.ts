@@ -15,7 +15,8 @@ import {
   verifyPack,
   type BuiltPack,
 } from '../../pack/index.js';
-import { locateArtifact, spoolBytes, type EntryKind } from '../../store/index.js';
+import { locateArtifact, spoolBytes, type EntryKind, type EvidenceStore, type StoreInput } from '../../store/index.js';
+import { storeOpener, type StoreLocationFlags } from '../store-access.js';
 import { WARD_VERSION } from '../../version.js';
 import { openZip } from '../../zip/index.js';
 import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
@@ -24,7 +25,7 @@ import { correlationId, goJsonLine } from '../output.js';
 import { addSigningKeyOptions, addVerifyKeyOptions, signingKeyFromFlags, verifyKeysFromFlags, type SigningKeyFlags, type VerifyKeyFlags } from './keys.js';
 import { displayPath } from './run.js';
 
-interface BuildFlags extends SigningKeyFlags {
+interface BuildFlags extends SigningKeyFlags, StoreLocationFlags {
   type: 'run' | 'authorization';
   from: string;
   evidence?: string[];
@@ -38,7 +39,7 @@ export interface VerifyFlags extends VerifyKeyFlags {
   json?: boolean;
 }
 
-interface ReadFlags {
+interface ReadFlags extends StoreLocationFlags {
   stateDir?: string;
   json?: boolean;
 }
@@ -59,13 +60,16 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--evidence <files...>', 'authorization: audit files (default: *_<trace_id>.json next to the trace)')
     .option('--out <file>', 'output path (default pack_<pack_id>.zip next to the runpack, or in the state directory)')
     .option('--json', 'one line of JSON on stdout')
+    .option('--store <url>', 'read the runpack from, and store the pack in, a PostgreSQL store (also WARD_STORE_URL; no password here)')
+    .option('--store-password-file <file>', 'file holding the PostgreSQL password (also WARD_STORE_PASSWORD_FILE, PGPASSWORD, ~/.pgpass)')
     .action(async (flags: BuildFlags) => {
       const state = stateDir(ctx, flags.stateDir);
+      const openStore = storeOpener(ctx, flags, state);
       const key = signingKeyFromFlags(ctx, flags);
       let built: BuiltPack;
       let defaultDir: string;
       if (flags.type === 'run') {
-        const source = await locateArtifact(flags.from, { cwd: ctx.cwd, stateDir: state, kinds: ['runpack'], fileName: (id) => `runpack_${id}.zip` });
+        const source = await locateArtifact(flags.from, { cwd: ctx.cwd, stateDir: state, kinds: ['runpack'], fileName: (id) => `runpack_${id}.zip`, ...(openStore ? { openStore } : {}) });
         built = buildRunPack(source.bytes, { producerVersion: WARD_VERSION, signingKey: key.key });
         defaultDir = source.path.startsWith('store:') ? state : dirname(source.path);
       } else {
@@ -80,7 +84,9 @@ export function register(program: Command, ctx: CliContext): void {
       }
       const out = flags.out ? resolve(ctx.cwd, flags.out) : join(defaultDir, `pack_${built.manifest.pack_id}.zip`);
       writeFileAtomic(out, built.bytes);
-      spoolBytes(state, 'pack', built.bytes);
+      // The local store takes it from the spool when it is next opened; a PostgreSQL store at once.
+      if (openStore) await putAndClose(await openStore(), { kind: 'pack', bytes: built.bytes });
+      else spoolBytes(state, 'pack', built.bytes);
       const { manifest } = built;
       const output = {
         ok: true,
@@ -100,9 +106,11 @@ export function register(program: Command, ctx: CliContext): void {
     .addOption(new Option('--profile <profile>', 'strict requires a verified signature and a key source').choices(['standard', 'strict']).default('standard'))
     .option('--require-signature', 'a verified manifest signature (and signed proof records) is required')
     .option('--json', 'one line of JSON on stdout')
-    .action(async (ref: string, flags: VerifyFlags) => {
+    .option('--store <url>', STORE_HELP)
+    .option('--store-password-file <file>', STORE_PASSWORD_HELP)
+    .action(async (ref: string, flags: VerifyFlags & StoreLocationFlags) => {
       const require = requireSignature(flags);
-      const source = await locateArtifact(ref, { cwd: ctx.cwd, stateDir: stateDir(ctx, flags.stateDir), kinds: PACK_KINDS });
+      const source = await locateArtifact(ref, storeLookup(ctx, flags, PACK_KINDS));
       const keys = verifyKeys(ctx, flags, signatureKeyIds(source.bytes));
       const result = verifyPack(source.bytes, { keys, requireSignature: require });
       const ok = packVerified(result, require);
@@ -121,6 +129,8 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--state-dir <dir>', STATE_DIR_HELP)
     .option('--json', 'one line of JSON on stdout')
     .option('--daemon <url>', 'read store ids from a running ward serve (default $WARD_DAEMON_URL)')
+    .option('--store <url>', STORE_HELP)
+    .option('--store-password-file <file>', STORE_PASSWORD_HELP)
     .action(async (ref: string, flags: ReadFlags & { daemon?: string }) => {
       const daemon = daemonUrl(ctx, flags.daemon);
       if (daemon && !isLocalArtifact(ctx, ref)) {
@@ -129,7 +139,7 @@ export function register(program: Command, ctx: CliContext): void {
         print(ctx, flags.json, reply.json, `pack inspect ok: ${String(inspect.pack_id)} (${String(inspect.pack_type)})`);
         return;
       }
-      const source = await locateArtifact(ref, { cwd: ctx.cwd, stateDir: stateDir(ctx, flags.stateDir), kinds: PACK_KINDS });
+      const source = await locateArtifact(ref, storeLookup(ctx, flags, PACK_KINDS));
       const result = inspectPack(source.bytes);
       const output = { ok: true, operation: 'inspect', path: displayPath(ctx.cwd, source.path), pack_id: result.pack_id, pack_type: result.pack_type, source_ref: result.source_ref, inspect: result, ...PACK_SCHEMA };
       const summary = result.run_payload
@@ -147,6 +157,8 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--state-dir <dir>', STATE_DIR_HELP)
     .option('--json', 'one line of JSON on stdout')
     .option('--daemon <url>', 'read store ids from a running ward serve (default $WARD_DAEMON_URL)')
+    .option('--store <url>', STORE_HELP)
+    .option('--store-password-file <file>', STORE_PASSWORD_HELP)
     .action(async (leftRef: string, rightRef: string, flags: ReadFlags & { output?: string; daemon?: string }) => {
       const daemon = daemonUrl(ctx, flags.daemon);
       if (daemon && !isLocalArtifact(ctx, leftRef) && !isLocalArtifact(ctx, rightRef)) {
@@ -156,9 +168,8 @@ export function register(program: Command, ctx: CliContext): void {
         ctx.exitCode = reply.exitCode;
         return;
       }
-      const state = stateDir(ctx, flags.stateDir);
-      const left = await locateArtifact(leftRef, { cwd: ctx.cwd, stateDir: state, kinds: PACK_KINDS });
-      const right = await locateArtifact(rightRef, { cwd: ctx.cwd, stateDir: state, kinds: PACK_KINDS });
+      const left = await locateArtifact(leftRef, storeLookup(ctx, flags, PACK_KINDS));
+      const right = await locateArtifact(rightRef, storeLookup(ctx, flags, PACK_KINDS));
       const diff = diffPacks(left.bytes, right.bytes);
       if (flags.output) writeFileSync(resolve(ctx.cwd, flags.output), JSON.stringify(diff), { mode: 0o600 });
       const { summary } = diff;
@@ -167,6 +178,24 @@ export function register(program: Command, ctx: CliContext): void {
       print(ctx, flags.json, output, [`pack diff: ${summary.changed ? 'changed' : 'unchanged'} (context drift: ${summary.context_drift_classification})`, ...files].join('\n'));
       ctx.exitCode = summary.changed ? EXIT.VERIFY_FAILED : EXIT.OK;
     });
+}
+
+const STORE_HELP = 'look store ids up in a PostgreSQL store (postgres://user@host:5432/db; also WARD_STORE_URL; no password here)';
+const STORE_PASSWORD_HELP = 'file holding the PostgreSQL password (also WARD_STORE_PASSWORD_FILE, PGPASSWORD, ~/.pgpass)';
+
+/** `locateArtifact` options: the state directory, and the PostgreSQL store when one is named. */
+function storeLookup(ctx: CliContext, flags: StoreLocationFlags & { stateDir?: string }, kinds: readonly EntryKind[]) {
+  const state = stateDir(ctx, flags.stateDir);
+  const openStore = storeOpener(ctx, flags, state);
+  return { cwd: ctx.cwd, stateDir: state, kinds, ...(openStore ? { openStore } : {}) };
+}
+
+async function putAndClose(store: EvidenceStore, input: StoreInput): Promise<void> {
+  try {
+    await store.put([input]);
+  } finally {
+    await store.close();
+  }
 }
 
 const PACK_SCHEMA = { schema_id: PACK_OUTPUT_SCHEMA.id, schema_version: PACK_OUTPUT_SCHEMA.version };

@@ -34,6 +34,7 @@ import { loadPolicyFile } from '../../policy/load.js';
 import { parseJsonInput, readInputText } from '../input.js';
 import { writeFileAtomic } from '../../state/atomic-file.js';
 import { locateArtifact } from '../../store/index.js';
+import { storeOpener, type StoreLocationFlags } from '../store-access.js';
 import { WARD_VERSION } from '../../version.js';
 import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 import { correlationId, goJsonLine } from '../output.js';
@@ -309,7 +310,7 @@ function shown(cwd: string, path: string): string {
   return rel.startsWith('..') || rel === '' ? path : rel.split('\\').join('/');
 }
 
-interface ReplayFlags {
+interface ReplayFlags extends StoreLocationFlags {
   policy: string;
   baselinePolicy?: string;
   from: string;
@@ -349,6 +350,8 @@ function registerReplay(regress: Command, ctx: CliContext): void {
     .option('--junit <file>', 'write JUnit XML (one testcase per tool)')
     .option('--state-dir <dir>', STATE_DIR_HELP)
     .option('--json', 'the report as one line of JSON on stdout')
+    .option('--store <url>', '--from store (or a store id): a PostgreSQL store (postgres://user@host:5432/db; also WARD_STORE_URL; no password here)')
+    .option('--store-password-file <file>', 'file holding the PostgreSQL password (also WARD_STORE_PASSWORD_FILE, PGPASSWORD, ~/.pgpass)')
     .action(async (flags: ReplayFlags) =>
       guarded(async () => {
         const candidate = loadPolicyFile(resolve(ctx.cwd, flags.policy));
@@ -387,7 +390,8 @@ async function replayInput(ctx: CliContext, flags: ReplayFlags): Promise<ReplayI
     for (const key of ['since', 'until'] as const) if (flags[key] !== undefined) parseEvaluationTimeFlag(flags[key]!, `--${key}`);
     const limit = flags.limit === undefined ? undefined : Number(flags.limit);
     if (limit !== undefined && (!Number.isSafeInteger(limit) || limit <= 0)) throw new WardError(ERROR_CODES.USAGE, '--limit must be a positive integer');
-    return recordsFromStore(stateDir(ctx, flags.stateDir), { since: flags.since, until: flags.until, tool_name: flags.tool, verdict: flags.verdict, run_id: flags.runId, limit });
+    const state = stateDir(ctx, flags.stateDir);
+    return recordsFromStore(state, { since: flags.since, until: flags.until, tool_name: flags.tool, verdict: flags.verdict, run_id: flags.runId, limit }, storeOpener(ctx, flags, state));
   }
   if (storeFlags.length > 0) {
     throw new WardError(ERROR_CODES.USAGE, `--${storeFlags[0]!.replace('runId', 'run-id')} filters --from store only`, { hint: 'use --from store, or drop the filter' });
@@ -399,11 +403,14 @@ async function replayInput(ctx: CliContext, flags: ReplayFlags): Promise<ReplayI
     if ('reason_code' in r) throw new WardError(ERROR_CODES.USAGE, `${flags.from}: ${r.detail}`);
     return { records: [r], not_replayable: [] };
   }
+  const state = stateDir(ctx, flags.stateDir);
+  const openStore = storeOpener(ctx, flags, state);
   const located = await locateArtifact(flags.from, {
     cwd: ctx.cwd,
-    stateDir: stateDir(ctx, flags.stateDir),
+    stateDir: state,
     kinds: ['runpack', 'pack'],
     fileName: (id) => `runpack_${id}.zip`,
+    ...(openStore ? { openStore } : {}),
   });
   let intentContext: JsonObject | undefined;
   if (flags.intentContext) {

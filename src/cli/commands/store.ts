@@ -9,7 +9,6 @@ import {
   entryView,
   exportStore,
   importStore,
-  openLevelStore,
   quoteId,
   resolveOneEntry,
   type EntryKind,
@@ -22,10 +21,11 @@ import {
 } from '../../store/index.js';
 import { openZip } from '../../zip/index.js';
 import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
+import { addStoreLocationOptions, openStoreAt, storeLocationOf, type StoreLocationFlags } from '../store-access.js';
 import { daemonUrl, storeEntryOverDaemon, storeListOverDaemon } from '../daemon-client.js';
 import { print } from './pack.js';
 
-interface StoreFlags {
+interface StoreFlags extends StoreLocationFlags {
   stateDir?: string;
   json?: boolean;
 }
@@ -44,11 +44,11 @@ interface ListFlags extends StoreFlags {
   order: 'asc' | 'desc';
 }
 
-/** `ward store list|show|ingest|gc|export|import`: the local evidence store (.ward/store). */
+/** `ward store list|show|ingest|gc|export|import|migrate`: the local evidence store (.ward/store) or a PostgreSQL one (--store). */
 export function register(program: Command, ctx: CliContext): void {
   const store = program
     .command('store')
-    .description('the local evidence store: traces, runpacks and packs indexed by id, time, run, session, tool, verdict and reason');
+    .description('the evidence store (local, or PostgreSQL with --store): traces, runpacks and packs indexed by id, time, run, session, tool, verdict and reason');
 
   withFilters(withCommon(store.command('list').description('list stored entries, newest first (the spool is ingested first)')))
     .option('--limit <n>', 'at most this many entries', '50')
@@ -146,10 +146,42 @@ export function register(program: Command, ctx: CliContext): void {
       const path = resolve(ctx.cwd, file);
       await withStore(ctx, flags, async (s) => reportPut(ctx, flags, await importStore(s, path), 'imported'));
     });
+
+  addStoreLocationOptions(store.command('migrate').description('create or upgrade the schema of a PostgreSQL store (ward serve does it on start); --status only reports'))
+    .option('--status', 'report the schema version, change nothing')
+    .option('--json', 'one line of JSON on stdout')
+    .action(async (flags: StoreLocationFlags & { status?: boolean; json?: boolean }) => {
+      const location = storeLocationOf(ctx, flags);
+      if (location.kind !== 'postgres') {
+        throw new WardError(ERROR_CODES.USAGE, 'store migrate applies to a PostgreSQL store; the local store needs no migration', {
+          hint: 'pass --store postgres://user@host:5432/db (or set WARD_STORE_URL)',
+        });
+      }
+      const { PgPool, migrate, schemaStatus } = await import('../../pg/index.js');
+      const db = new PgPool(location.config, { max: 2, applicationName: 'ward-cli' });
+      try {
+        const status = flags.status ? { ...(await schemaStatus(db)), ran: undefined } : await migrate(db);
+        const current = status.version === status.latest;
+        const ok = flags.status ? current : true;
+        const text = [
+          `store ${db.display}: schema version ${status.version} (this Ward: ${status.latest})${current ? '' : flags.status ? ', not current: run ward store migrate' : ''}`,
+          ...(status.ran ? [status.ran.length ? `applied ${status.ran.join(', ')}` : 'nothing to apply'] : []),
+        ].join('\n');
+        print(
+          ctx,
+          flags.json,
+          { ok, store: db.display, version: status.version, latest: status.latest, ...(status.ran ? { ran: status.ran } : {}), applied: status.applied },
+          text,
+        );
+        ctx.exitCode = ok ? EXIT.OK : EXIT.VERIFY_FAILED;
+      } finally {
+        await db.close();
+      }
+    });
 }
 
 function withCommon(cmd: Command): Command {
-  return cmd.option('--state-dir <dir>', STATE_DIR_HELP).option('--json', 'one line of JSON on stdout');
+  return addStoreLocationOptions(cmd.option('--state-dir <dir>', STATE_DIR_HELP).option('--json', 'one line of JSON on stdout'));
 }
 
 function withFilters(cmd: Command): Command {
@@ -182,9 +214,13 @@ function filterOf(flags: ListFlags): ListFilter {
   };
 }
 
-/** Open the store (failing fast if another process owns it), drain the spool, run, close. */
+/**
+ * Open the store (the local one failing fast if another process owns it; a PostgreSQL one
+ * refusing a schema that is not current), drain the local spool into it, run, close.
+ */
 async function withStore(ctx: CliContext, flags: StoreFlags, fn: (store: EvidenceStore) => Promise<void>): Promise<void> {
-  const store = await openLevelStore(stateDir(ctx, flags.stateDir));
+  const location = storeLocationOf(ctx, flags);
+  const store = await openStoreAt(location, stateDir(ctx, flags.stateDir));
   try {
     await store.ingest();
     ctx.exitCode = EXIT.OK;

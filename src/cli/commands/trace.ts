@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { EXIT } from '../../contract/exit-codes.js';
@@ -7,12 +8,13 @@ import { writeFileAtomic } from '../../state/atomic-file.js';
 import { exportDsse, exportJws, verifyTracePath, verifyTraceRecord, verifyTraceText, type JwsAlg, type TraceFileVerification, type TraceVerification } from '../../trace/index.js';
 import { isJsonObject, parseStrictJson } from '../../canon/index.js';
 import { stateDir, type CliContext } from '../context.js';
+import type { StoreLocationFlags } from '../store-access.js';
 import { daemonUrl, traceVerifyOverDaemon } from '../daemon-client.js';
 import { readInputText } from '../input.js';
 import { correlationId, goJsonLine } from '../output.js';
 import { addSigningKeyOptions, addVerifyKeyOptions, signingKeyFromFlags, verifyKeysFromFlags, type SigningKeyFlags, type VerifyKeyFlags } from './keys.js';
 
-interface VerifyFlags extends VerifyKeyFlags {
+interface VerifyFlags extends VerifyKeyFlags, StoreLocationFlags {
   json?: boolean;
 }
 
@@ -33,12 +35,19 @@ export function register(program: Command, ctx: CliContext): void {
   addVerifyKeyOptions(
     trace
       .command('verify')
-      .description('verify a trace file, every trace in a directory, or - (stdin); also JWS and DSSE exports. Exit 0 verified, 2 failed, 6 usage')
-      .argument('<path>', 'trace file, directory or -'),
+      .description('verify a trace file, every trace in a directory, - (stdin), or the store (store, store:<id>); also JWS and DSSE exports. Exit 0 verified, 2 failed, 6 usage')
+      .argument('<path>', 'trace file, directory, -, "store" (every stored trace) or store:<id> (one, by id, prefix or trace id)'),
   )
     .option('--json', 'one line of JSON on stdout')
+    .option('--store <url>', 'with store / store:<id>: a PostgreSQL store (postgres://user@host:5432/db; also WARD_STORE_URL; no password here)')
+    .option('--store-password-file <file>', 'file holding the PostgreSQL password (also WARD_STORE_PASSWORD_FILE, PGPASSWORD, ~/.pgpass)')
     .option('--daemon <url>', "verify with a running ward serve's key set (default $WARD_DAEMON_URL)")
     .action(async (path: string, flags: VerifyFlags & { daemon?: string }) => {
+      // `store` and `store:<id>` name the store, unless a file of that name is there.
+      if ((path === 'store' || path.startsWith('store:')) && !existsSync(resolve(ctx.cwd, path))) {
+        await verifyStoredTraces(ctx, flags, path === 'store' ? undefined : path.slice('store:'.length));
+        return;
+      }
       const daemon = daemonUrl(ctx, flags.daemon);
       if (daemon && !flags.publicKey && !flags.publicKeyEnv && !flags.jwks && !flags.privateKey && !flags.privateKeyEnv) {
         const { single, results, dir } = await traceVerifyOverDaemon(ctx, daemon, path);
@@ -130,6 +139,43 @@ export function register(program: Command, ctx: CliContext): void {
       }
       ctx.exitCode = EXIT.OK;
     });
+}
+
+/**
+ * `ward trace verify store` / `store:<id>`: the traces of the evidence store (the local one, or
+ * PostgreSQL with --store), after ingesting the local spool, oldest first; printed as a directory
+ * verify (or a single one for `store:<id>`), each path `store:trace/<id>`.
+ */
+async function verifyStoredTraces(ctx: CliContext, flags: VerifyFlags, ref: string | undefined): Promise<void> {
+  // Loaded here: verifying trace files does not load the store.
+  const [{ openStoreAt, storeLocationOf }, { resolveOneEntry }] = await Promise.all([import('../store-access.js'), import('../../store/locate.js')]);
+  const keys = verifyKeysFromFlags(ctx, flags);
+  const store = await openStoreAt(storeLocationOf(ctx, flags), stateDir(ctx, flags.stateDir));
+  const results: TraceFileVerification[] = [];
+  try {
+    await store.ingest();
+    const entries = ref === undefined ? await store.list({ kind: 'trace', order: 'asc' }) : [await resolveOneEntry(store, ref, 'trace')];
+    for (const entry of entries) results.push({ path: `store:trace/${entry.id}`, ...verifyTraceText((await store.read(entry)).toString('utf8'), keys) });
+  } finally {
+    await store.close();
+  }
+  if (ref !== undefined) {
+    printSingle(ctx, flags, results[0]!);
+    hintForeignKeys(ctx, flags, results, keys);
+    return;
+  }
+  const failed = results.filter((r) => !r.ok).length;
+  const summary = { total: results.length, verified: results.length - failed, failed };
+  const ok = summary.total > 0 && failed === 0;
+  const error = summary.total === 0 ? 'no traces in the store' : undefined;
+  if (flags.json) {
+    ctx.stdout(goJsonLine({ ok, correlation_id: correlationId(ctx.argv), path: 'store', results: results.map(resultJson), summary, error }) + '\n');
+  } else {
+    for (const result of results) ctx.stdout(resultLine(result) + '\n');
+    ctx.stdout((error ?? `${summary.verified}/${summary.total} verified, ${summary.failed} failed`) + '\n');
+    hintForeignKeys(ctx, flags, results, keys);
+  }
+  ctx.exitCode = ok ? EXIT.OK : EXIT.VERIFY_FAILED;
 }
 
 /**

@@ -3,6 +3,7 @@ import { EXIT } from '../../contract/exit-codes.js';
 import { runpackVerified, verifyRunpack } from '../../runpack/index.js';
 import { locateArtifact } from '../../store/index.js';
 import { stateDir, type CliContext } from '../context.js';
+import { storeOpener, type StoreLocationFlags } from '../store-access.js';
 import { addVerifyKeyOptions } from './keys.js';
 import { print, requireSignature, signatureKeyIds, verifyKeys, type VerifyFlags } from './pack.js';
 import { displayPath } from './run.js';
@@ -18,13 +19,18 @@ export function register(program: Command, ctx: CliContext): void {
     .addOption(new Option('--profile <profile>', 'strict requires a verified signature and a key source').choices(['standard', 'strict']).default('standard'))
     .option('--require-signature', 'a verified manifest signature is required')
     .option('--json', 'one line of JSON on stdout')
-    .action(async (ref: string, flags: VerifyFlags) => {
+    .option('--store <url>', 'look run and store ids up in a PostgreSQL store (postgres://user@host:5432/db; also WARD_STORE_URL; no password here)')
+    .option('--store-password-file <file>', 'file holding the PostgreSQL password (also WARD_STORE_PASSWORD_FILE, PGPASSWORD, ~/.pgpass)')
+    .action(async (ref: string, flags: VerifyFlags & StoreLocationFlags) => {
       const require = requireSignature(flags);
+      const state = stateDir(ctx, flags.stateDir);
+      const openStore = storeOpener(ctx, flags, state);
       const source = await locateArtifact(ref, {
         cwd: ctx.cwd,
-        stateDir: stateDir(ctx, flags.stateDir),
+        stateDir: state,
         kinds: ['runpack'],
         fileName: (id) => `runpack_${id}.zip`,
+        ...(openStore ? { openStore } : {}),
       });
       const keys = verifyKeys(ctx, flags, signatureKeyIds(source.bytes));
       const result = verifyRunpack(source.bytes, { keys, requireSignature: require });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { compareTime, compareUtf8, isJsonObject, parseJsonText, parseRFC3339, toUTC, type JsonObject } from '../../canon/index.js';
 import { parseDecisionCapture } from '../../trace/index.js';
 import { readRunpack } from '../../runpack/index.js';
-import { openLevelStore, type ListFilter } from '../../store/index.js';
+import { openLevelStore, type EvidenceStore, type ListFilter } from '../../store/index.js';
 import { runpackOf } from '../source.js';
 import { resultVerdict } from '../verdict.js';
 import type { NotReplayable, ReplayInput, ReplayRecord } from './types.js';
@@ -84,9 +84,9 @@ export interface StoreQuery {
  * Captures from the evidence store (kind `capture`, after ingesting the spool and traces) matching
  * the query; traces in the same range without a capture are reported as not replayable.
  */
-export async function recordsFromStore(stateDir: string, query: StoreQuery): Promise<ReplayInput> {
+export async function recordsFromStore(stateDir: string, query: StoreQuery, openStore?: () => Promise<EvidenceStore>): Promise<ReplayInput> {
   const out = collector();
-  const store = await openLevelStore(stateDir);
+  const store = openStore ? await openStore() : await openLevelStore(stateDir);
   try {
     await store.ingest();
     const filter: ListFilter = { since: query.since, until: query.until, tool_name: query.tool_name, verdict: query.verdict, run_id: query.run_id, limit: query.limit, order: 'asc' };
