@@ -145,7 +145,10 @@ export class ControlFollower {
 
   /** The cluster's word on a job: stopped, running (resumed), unknown here, or unavailable (stale). */
   jobStatus(jobId: string): JobView {
-    if (!this.fresh()) return { status: 'unavailable', detail: `cluster control state not refreshed for ${Math.round(this.age() ?? 0)} ms (limit ${this.staleAfterMs} ms)` };
+    if (!this.fresh()) {
+      if (!this.closed) this.refresh().catch(() => undefined);
+      return { status: 'unavailable', detail: `cluster control state not refreshed for ${Math.round(this.age() ?? 0)} ms (limit ${this.staleAfterMs} ms)` };
+    }
     const job = this.jobs.get(jobId);
     if (!job) return { status: 'unknown' };
     return { status: job.status === 'emergency_stopped' ? 'stopped' : 'running' };
