@@ -14,12 +14,19 @@ import { Housekeeping } from './housekeeping.js';
  * inserter (`ON CONFLICT DO NOTHING … RETURNING` names who won). One token — the usual case — is
  * one statement, atomic by itself. Several tokens are all or nothing in one transaction: when any
  * was taken already, the transaction is rolled back, so the tokens this call did insert are not
- * consumed either. The row is committed before the decision that consumed it is signed.
+ * consumed either. The row is committed (visible to every replica) before the decision that
+ * consumed it is signed.
+ *
+ * The commit does not wait for its WAL flush (`synchronous_commit` off for this transaction only),
+ * as for the limit counters (limits.ts): the decision is answered only after its trace commits
+ * synchronously on the same server, later in the same WAL, which makes the row durable first. A
+ * crash before that can only forget the consumption of a decision nobody was answered.
  */
 
 const INSERT = `
+WITH commit_async AS (SELECT set_config('synchronous_commit', 'off', true))
 INSERT INTO ward_token_ledger (kind, token_hash, token_id, consumed_at, expires_at, intent_digest, policy_digest, consumed_by)
-SELECT $1, h, i, $4, $5, $6, $7, $8 FROM unnest($2::text[], $3::text[]) AS t(h, i)
+SELECT $1, h, i, $4, $5, $6, $7, $8 FROM commit_async, unnest($2::text[], $3::text[]) AS t(h, i)
 ON CONFLICT (kind, token_hash) DO NOTHING
 RETURNING token_hash`;
 

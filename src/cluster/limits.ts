@@ -15,11 +15,19 @@ import { Housekeeping } from './housekeeping.js';
  * replica queue on the row lock, each sees the count the previous one committed, so no update is
  * lost and exactly `requests` calls per bucket are admitted. A refused call updates nothing and
  * reads the count with a second query (refusals only).
+ *
+ * The statement commits without waiting for its WAL flush (`synchronous_commit` off for its own
+ * implicit transaction only), and still no answered decision can lose its count: the decision is
+ * answered only after its trace commits synchronously on the same server, later in the same WAL,
+ * and flushing that commit flushes everything before it. A crash before then loses the count of a
+ * decision nobody was answered — and the row was visible to every replica meanwhile, so they could
+ * only have refused more, never allowed more. See docs/approvals.md "In a cluster".
  */
 
 const CONSUME = `
+WITH commit_async AS (SELECT set_config('synchronous_commit', 'off', true))
 INSERT INTO ward_limit_counters AS c (key_hash, key, bucket_sec, count)
-SELECT $1, $2, $3, 1 WHERE $4::bigint > 0
+SELECT $1, $2, $3, 1 FROM commit_async WHERE $4::bigint > 0
 ON CONFLICT (key_hash) DO UPDATE SET count = c.count + 1 WHERE c.count < $4::bigint
 RETURNING c.count`;
 

@@ -143,6 +143,20 @@ describe('PgTokenLedger (one-use tokens across replicas)', () => {
   });
 });
 
+describe('commits of the shared state', () => {
+  it('skip the WAL flush for their own transaction only: the connection (and the next trace commit on it) stays synchronous', async () => {
+    const url = await server.createDatabase();
+    const db = new PgPool({ connectionString: url, display: 'one connection' }, { max: 1 });
+    pools.push(db);
+    await migrate(db);
+    await db.query("SET synchronous_commit = 'on'"); // the test server's default is off; production's is on
+    await new PgLimitCounter(db).consume(limit, subject, at);
+    await new PgTokenLedger(db).consume('approval', ['t1'], record());
+    await new PgTokenLedger(db).consume('approval', ['t2', 't3'], record());
+    expect((await db.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!.synchronous_commit).toBe('on');
+  });
+});
+
 describe('decisions over the shared state (decideGateAsync)', () => {
   const key = generateSigningKey();
   /** Two approvers need two keys (distinct approvers are paired with distinct keys). */

@@ -283,7 +283,7 @@ async function gateEvalWithDaemon(ctx: CliContext, daemon: string, flags: GateEv
   if (!flags.intent) throw new WardError(ERROR_CODES.USAGE, '--intent is required', { hint: 'ward gate eval --daemon URL --intent intent.json [--json]' });
   const local = (['traceOut', 'rateLimitState', 'killSwitchState', 'wrkrInventory', 'approvedScriptRegistry', 'privateKey', 'privateKeyEnv', 'approvalAuditOut', 'delegationAuditOut'] as const).filter((k) => flags[k]);
   if (approvalTokenReuse(flags.approvalTokenReuse) !== 'once') {
-    throw new WardError(ERROR_CODES.USAGE, "--approval-token-reuse ttl is not available with --daemon: the daemon's tokens are one-use");
+    throw new WardError(ERROR_CODES.USAGE, "--approval-token-reuse ttl is not available with --daemon: the daemon's configuration decides", { hint: 'start the daemon with ward serve --approval-token-reuse ttl' });
   }
   if (local.length > 0) {
     const flag = `--${local[0]!.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
