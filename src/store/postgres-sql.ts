@@ -1,11 +1,12 @@
-import { ENTRY_KINDS, type EntryKind, type ListFilter, type StoreEntry } from './types.js';
+import { type EntryKind, type ListFilter, type StoreEntry } from './types.js';
 import { sortableTime } from './level.js';
 
 /**
  * The SQL of the PostgreSQL store that is worth reading on its own: entry rows and the list query.
  * Pure (no I/O). Order is LevelDB's exactly: `time_key` (fixed-width time), then `id`, both in the
- * "C" collation (bytewise, as LevelDB keys compare), then the kind in `ENTRY_KINDS` order, where
- * LevelDB's per-kind merge leaves same-time, same-id entries of several kinds.
+ * "C" collation (bytewise, as LevelDB keys compare), then `kind_rank` (the kind in `ENTRY_KINDS`
+ * order, a generated column: see migration 001), where LevelDB's per-kind merge leaves same-time,
+ * same-id entries of several kinds.
  */
 
 export const ENTRY_COLUMNS = [
@@ -13,7 +14,6 @@ export const ENTRY_COLUMNS = [
   'pack_type', 'refs', 'tool_names', 'reason_codes', 'entry', 'body',
 ] as const;
 
-const KIND_ORDER = `CASE kind ${ENTRY_KINDS.map((k, i) => `WHEN '${k}' THEN ${i}`).join(' ')} END`;
 
 /**
  * PostgreSQL text cannot hold NUL. LevelDB strips it from index keys (`clean`); the indexed columns
@@ -79,7 +79,7 @@ export function listQuery(filter: ListFilter): SqlQuery {
   if (filter.since) where.push(`time_key >= ${param(sortableTime(filter.since))}`);
   if (filter.until) where.push(`time_key < ${param(sortableTime(filter.until))}`);
   const dir = filter.order === 'asc' ? 'ASC' : 'DESC';
-  let text = `SELECT entry FROM ward_store_entries${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY time_key ${dir}, id ${dir}, ${KIND_ORDER} ${dir}`;
+  let text = `SELECT entry FROM ward_store_entries${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY time_key ${dir}, id ${dir}, kind_rank ${dir}`;
   if (filter.limit !== undefined && Number.isFinite(filter.limit)) text += ` LIMIT ${param(Math.max(0, Math.floor(filter.limit)))}`;
   return { text, values };
 }
@@ -91,7 +91,7 @@ export function listQuery(filter: ListFilter): SqlQuery {
 export function resolveIdQuery(idOrRef: string, kinds: readonly EntryKind[]): SqlQuery {
   const prefix = idOrRef.length >= 8 ? `${idOrRef.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
   return {
-    text: `SELECT kind, id, entry FROM ward_store_entries WHERE kind = ANY($1::text[]) AND (id = $2${prefix ? ` OR id LIKE $3 ESCAPE '\\'` : ''}) ORDER BY ${KIND_ORDER}, id`,
+    text: `SELECT kind, id, entry FROM ward_store_entries WHERE kind = ANY($1::text[]) AND (id = $2${prefix ? ` OR id LIKE $3 ESCAPE '\\'` : ''}) ORDER BY kind_rank, id`,
     values: prefix ? [kinds, idOrRef, prefix] : [kinds, idOrRef],
   };
 }

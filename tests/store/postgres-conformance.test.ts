@@ -127,6 +127,8 @@ describe('PostgreSQL store conforms to the LevelDB store', () => {
         traceInput(40, { observed_at: trace(5)['observed_at'] as string, event_id: 'EVENT_upper_case_sorts_first' }),
         traceInput(41, { observed_at: trace(5)['observed_at'] as string, event_id: 'event_tie_sorts_after_digits' }),
         traceInput(42, { observed_at: undefined as unknown as string }),
+        // Same time and id as capture 3: the kinds tie, LevelDB's merge orders them by kind.
+        traceInput(43, { observed_at: '2026-02-18T00:00:03Z', event_id: hex24(3) }),
         ...Array.from({ length: 6 }, (_, n) => capture(n)),
         { kind: 'runpack', bytes: runpack.bytes },
         { kind: 'pack', bytes: pack.bytes },
@@ -164,7 +166,7 @@ describe('PostgreSQL store conforms to the LevelDB store', () => {
       return answers;
     })) as Record<string, unknown>;
     // The cases are meaningful: things were stored and found.
-    expect((out['put'] as { stored: unknown[] }).stored).toHaveLength(41);
+    expect((out['put'] as { stored: unknown[] }).stored).toHaveLength(42);
     expect(out['resolve event000000000000000001']).toHaveLength(10);
     expect(out['list 11 {"verdict":"block","order":"asc"}']).toHaveLength(11);
   });
