@@ -5,7 +5,8 @@
  * tokens, past buckets), so running it late or on several replicas at once is harmless.
  */
 export class Housekeeping {
-  private lastStarted = -Infinity;
+  /** The first prune comes one interval after start: a replica that just started has nothing old of its own to clear. */
+  private lastStarted = Date.now();
   private running: Promise<void> | undefined;
 
   constructor(private readonly everyMs: number) {}

@@ -90,6 +90,14 @@ describe('PgLimitCounter (rate limits and destructive budgets across replicas)',
     expect(await counter.prune(at.sec - 7200)).toBe(1);
     const rows = await a.query<{ key: string }>('SELECT key FROM ward_limit_counters');
     expect(rows.rows.map((r) => r.key)).toEqual([rateLimitBucket(limit, subject, at).key]);
+    // On its own, off the decision path: buckets two hours older than the call's clock.
+    const auto = new PgLimitCounter(a, { pruneEveryMs: 0 });
+    await auto.consume(limit, subject, parseRFC3339('2026-03-12T09:00:00Z'));
+    await auto.settled();
+    await auto.consume(limit, subject, parseRFC3339('2026-03-12T12:30:00Z'));
+    await auto.settled();
+    const left = await a.query<{ key: string }>('SELECT key FROM ward_limit_counters ORDER BY key');
+    expect(left.rows.map((r) => r.key)).toEqual([rateLimitBucket(limit, subject, at).key, rateLimitBucket(limit, subject, parseRFC3339('2026-03-12T12:30:00Z')).key].sort());
   });
 });
 
@@ -141,6 +149,17 @@ describe('PgTokenLedger (one-use tokens across replicas)', () => {
     expect(await ledger.prune(addSeconds(nowUTC(), -86400))).toBe(1);
     expect(await ledger.consumedAmong('approval', ['old', 'live'])).toEqual(['live']);
   });
+
+  it('each replica prunes by itself, off the decision path, expired rows an hour past their expiry', async () => {
+    const [a] = await twoReplicas();
+    const ledger = new PgTokenLedger(a, { pruneEveryMs: 0 });
+    await ledger.consume('approval', ['old'], record(-2 * 3600));
+    await ledger.consume('approval', ['recent'], record(-60)); // expired a minute ago: kept (clock margin)
+    await ledger.settled();
+    await ledger.consume('approval', ['next'], record());
+    await ledger.settled();
+    expect(await ledger.consumedAmong('approval', ['old', 'recent', 'next'])).toEqual(['recent', 'next']);
+  });
 });
 
 describe('commits of the shared state', () => {
@@ -154,6 +173,16 @@ describe('commits of the shared state', () => {
     await new PgTokenLedger(db).consume('approval', ['t1'], record());
     await new PgTokenLedger(db).consume('approval', ['t2', 't3'], record());
     expect((await db.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!.synchronous_commit).toBe('on');
+  });
+});
+
+describe('shared state when PostgreSQL cannot be reached', () => {
+  it('a consume fails with ERR_STORE_UNAVAILABLE: no count, no grant, no decision', async () => {
+    const db = new PgPool({ connectionString: 'postgres://nobody@127.0.0.1:1/none', display: 'unreachable' }, { acquireTimeoutMs: 1000 });
+    pools.push(db);
+    await expect(new PgLimitCounter(db).consume(limit, subject, at)).rejects.toMatchObject({ code: 'ERR_STORE_UNAVAILABLE' });
+    await expect(new PgTokenLedger(db).consume('approval', ['t'], record())).rejects.toMatchObject({ code: 'ERR_STORE_UNAVAILABLE' });
+    await expect(new PgTokenLedger(db).consumedAmong('approval', ['t'])).rejects.toMatchObject({ code: 'ERR_STORE_UNAVAILABLE' });
   });
 });
 
@@ -262,6 +291,13 @@ rules:
     );
     expect(verdicts.filter((v) => v.verdict === 'allow')).toHaveLength(3);
     for (const v of verdicts.filter((x) => x.verdict !== 'allow')) expect(v.reason_codes).toContain('rate_limit_exceeded');
+  });
+
+  it('an unreachable database fails the decision (the daemon answers 503), it never decides without its count', async () => {
+    const db = new PgPool({ connectionString: 'postgres://nobody@127.0.0.1:1/none', display: 'unreachable' }, { acquireTimeoutMs: 1000 });
+    pools.push(db);
+    const rt = runtime(db);
+    await expect(decideGateAsync(rt, { intent: readIntent, steps: gateEvalSteps(rt, {}) })).rejects.toMatchObject({ code: 'ERR_STORE_UNAVAILABLE' });
   });
 
   it('a synchronous decision refuses a runtime whose state is shared (fails, never decides)', async () => {
