@@ -162,6 +162,8 @@ export const OPTION_GROUPS: Readonly<Record<string, Readonly<Record<string, read
       '--approval-public-key',
       '--approval-public-key-env',
       '--pin-tools',
+      '--store',
+      '--store-password-file',
       '--hide-blocked-tools',
     ],
     'Traces and logs:': ['--trace-sink', '--trace-sync', '--capture-intents', '--no-run-capture', '--log-file', '--verbose', '--key-mode', '--private-key', '--private-key-env'],

@@ -279,3 +279,41 @@ export async function listReplicas(db: PgPool, withinSeconds = 60): Promise<Repl
 function notFound(what: string, hint: string): WardError {
   return new WardError(ERROR_CODES.STORE_NOT_FOUND, `${what} not found`, { hint });
 }
+
+// ---------------------------------------------------------------------------------------------
+// MCP tool pins (the documents of src/mcp/proxy/pins.ts, one per server key)
+
+export async function readPins(reader: ControlReader): Promise<{ version: number; docs: Map<string, string> }> {
+  const rows = (
+    await reader.query<{ version: string; server_key: string | null; document: string | null }>(
+      `SELECT v.version, p.server_key, p.document FROM ward_control_versions v LEFT JOIN ward_mcp_pins p ON true
+        WHERE v.topic = 'pins' ORDER BY p.server_key`,
+    )
+  ).rows;
+  return { version: Number(rows[0]?.version ?? 0), docs: new Map(rows.filter((r) => r.server_key !== null).map((r) => [r.server_key!, r.document!])) };
+}
+
+/**
+ * Read-modify-write of the pin documents in one transaction. Pin writers are serialized by a table
+ * lock (they are rare: a first sight of a tool, an operator's accept or forget), so two proxies that
+ * pin the same server at once cannot lose each other's pins. `fn` returns the documents to write
+ * (null: delete).
+ */
+export async function updatePins<T>(db: PgPool, fn: (docs: Map<string, string>) => { writes: Map<string, string | null>; result: T }): Promise<T> {
+  return db.transaction(async (client) => {
+    await client.query('LOCK TABLE ward_mcp_pins IN SHARE ROW EXCLUSIVE MODE');
+    const rows = (await client.query<{ server_key: string; document: string }>('SELECT server_key, document FROM ward_mcp_pins')).rows;
+    const { writes, result } = fn(new Map(rows.map((r) => [r.server_key, r.document])));
+    for (const [key, text] of writes) {
+      if (text === null) await client.query('DELETE FROM ward_mcp_pins WHERE server_key = $1', [key]);
+      else {
+        await client.query(
+          `INSERT INTO ward_mcp_pins (server_key, document) VALUES ($1, $2)
+           ON CONFLICT (server_key) DO UPDATE SET document = EXCLUDED.document, updated_at = now()`,
+          [key, text],
+        );
+      }
+    }
+    return result;
+  });
+}

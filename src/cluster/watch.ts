@@ -7,6 +7,7 @@ import {
   readActivePublication,
   readJobControls,
   readKillSwitch,
+  readPins,
   readVersions,
   type ControlReader,
   type ControlTopic,
@@ -50,6 +51,8 @@ export interface ControlFollowerOptions {
    * connection dead (it is replaced) and the next read goes through the pool (default 2,000 ms).
    */
   listenerTimeoutMs?: number;
+  /** What to follow (default kill_switch, jobs and policy; the MCP proxy follows pins). */
+  topics?: readonly ControlTopic[];
   /** A new active publication (or none): the host verifies and activates it. */
   onPublication?: (publication: PolicyPublication | undefined) => void;
   /** A topic was re-read (after the new state is in place). */
@@ -89,6 +92,8 @@ export class ControlFollower {
   private killError: string | undefined;
   private jobs = new Map<string, JobControl>();
   private publication: PolicyPublication | undefined;
+  private pins = new Map<string, string>();
+  private readonly topics: ReadonlySet<ControlTopic>;
   private lastOkStart: number | undefined;
   private okCount = 0;
   private failedCount = 0;
@@ -102,6 +107,8 @@ export class ControlFollower {
   private reconnectDelay = 100;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Told after the pin documents changed (the MCP proxy's pin store re-reads them). */
+  onPins: (() => void) | undefined;
 
   constructor(
     private readonly db: PgPool,
@@ -111,6 +118,7 @@ export class ControlFollower {
     this.pollIntervalMs = opts.pollIntervalMs ?? 1000;
     this.staleAfterMs = opts.staleAfterMs ?? 5000;
     this.listenerTimeoutMs = opts.listenerTimeoutMs ?? 2000;
+    this.topics = new Set(opts.topics ?? ['kill_switch', 'jobs', 'policy']);
     this.now = opts.now ?? (() => performance.now());
   }
 
@@ -156,6 +164,15 @@ export class ControlFollower {
 
   get activePublication(): PolicyPublication | undefined {
     return this.publication;
+  }
+
+  /** The pin documents by server key (JSON text), or undefined when stale (fail closed). */
+  pinDocuments(): ReadonlyMap<string, string> | undefined {
+    if (!this.fresh()) {
+      if (!this.closed) this.refresh().catch(() => undefined);
+      return undefined;
+    }
+    return this.pins;
   }
 
   get jobList(): JobControl[] {
@@ -246,8 +263,8 @@ export class ControlFollower {
           ])
         : await read;
       if (timedOut) return;
-      this.apply(patch);
       this.lastOkStart = started;
+      this.apply(patch);
       this.okCount++;
       this.lastError = undefined;
     } catch (err) {
@@ -263,8 +280,9 @@ export class ControlFollower {
   /** Read every topic whose version moved; nothing is applied here (a read that timed out must not land later). */
   private async readChanges(reader: ControlReader): Promise<Patch> {
     const versions = await readVersions(reader);
-    const patch: Patch = { pins: versions.pins };
-    if (versions.kill_switch !== this.versions.kill_switch) {
+    const patch: Patch = {};
+    const moved = (t: ControlTopic) => this.topics.has(t) && versions[t] !== this.versions[t];
+    if (moved('kill_switch')) {
       try {
         const snap = await readKillSwitch(reader);
         patch.kill = { version: snap.version, state: snap.state };
@@ -274,13 +292,19 @@ export class ControlFollower {
         patch.kill = { version: versions.kill_switch, error: (err as Error).message };
       }
     }
-    if (versions.jobs !== this.versions.jobs) patch.jobs = await readJobControls(reader);
-    if (versions.policy !== this.versions.policy) patch.policy = await readActivePublication(reader);
+    if (moved('jobs')) patch.jobs = await readJobControls(reader);
+    if (moved('policy')) patch.policy = await readActivePublication(reader);
+    if (moved('pins')) patch.pins = await readPins(reader);
     return patch;
   }
 
   private apply(patch: Patch): void {
-    this.versions.pins = patch.pins;
+    if (patch.pins) {
+      this.pins = patch.pins.docs;
+      this.versions.pins = patch.pins.version;
+      this.onPins?.();
+      this.opts.onChange?.('pins', patch.pins.version);
+    }
     if (patch.kill) {
       this.killState = patch.kill.state;
       this.killError = patch.kill.error;
@@ -361,7 +385,7 @@ export class ControlFollower {
 }
 
 interface Patch {
-  pins: number;
+  pins?: { version: number; docs: Map<string, string> };
   kill?: { version: number; state?: KillSwitchState; error?: string };
   jobs?: { version: number; jobs: JobControl[] };
   policy?: { version: number; publication: PolicyPublication | undefined };

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ERROR_CODES, WardError } from '../../errors.js';
-import type { PinsDocument, ToolPin } from '../../mcp/proxy/pins.js';
+import type { PinStore, PinsDocument, ToolPin } from '../../mcp/proxy/pins.js';
 import type { CliContext } from '../context.js';
 import { STATE_DIR_HELP, stateDir } from '../context.js';
 import { correlationId, goJsonLine } from '../output.js';
@@ -11,6 +11,8 @@ interface PinsFlags {
   tool: string[];
   all?: boolean;
   json?: boolean;
+  store?: string;
+  storePasswordFile?: string;
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -30,18 +32,18 @@ export function registerPins(mcp: Command, ctx: CliContext): void {
     .command('list')
     .description('servers, their tools, pinned and pending definition digests')
     .option('--state-dir <dir>', STATE_DIR_HELP)
+    .option('--store <url>', 'the pins of a cluster: PostgreSQL store URL (also WARD_STORE_URL), as given to ward mcp proxy --store')
+    .option('--store-password-file <file>', 'file holding the PostgreSQL password (also WARD_STORE_PASSWORD_FILE, PGPASSWORD, ~/.pgpass)')
     .option('--server <key>', 'only this server')
     .option('--json', 'one line of JSON on stdout')
     .action(async (flags: PinsFlags) => {
-      const { store } = await open(ctx, flags);
-      let docs: PinsDocument[];
-      if (flags.server) {
+      const { docs, dir } = await withPins(ctx, flags, (store) => {
+        if (!flags.server) return { docs: store.list(), dir: store.dir };
         const doc = store.read(flags.server);
         if (!doc) unknownServer(store, flags.server);
-        docs = [doc];
-      } else {
-        docs = store.list();
-      }
+        return { docs: [doc], dir: store.dir };
+      });
+      const store = { dir };
       if (flags.json) {
         ctx.stdout(goJsonLine({ ok: true, correlation_id: correlationId(ctx.argv), pins_dir: store.dir, servers: docs.map(serverJson) }) + '\n');
         return;
@@ -74,16 +76,17 @@ export function registerPins(mcp: Command, ctx: CliContext): void {
     .command('accept')
     .description('accept the pending (changed) definition of tools: calls to them are allowed again, also in running proxies')
     .option('--state-dir <dir>', STATE_DIR_HELP)
+    .option('--store <url>', 'the pins of a cluster: PostgreSQL store URL (also WARD_STORE_URL), as given to ward mcp proxy --store')
+    .option('--store-password-file <file>', 'file holding the PostgreSQL password (also WARD_STORE_PASSWORD_FILE, PGPASSWORD, ~/.pgpass)')
     .option('--server <key>', 'the server key (ward mcp pins list shows it)')
     .option('--tool <name>', 'a tool whose pending definition to accept (repeatable)', collect, [])
     .option('--all', 'every tool of the server with a pending definition')
     .option('--json', 'one line of JSON on stdout')
     .action(async (flags: PinsFlags) => {
-      const { store, m } = await open(ctx, flags);
       const key = requireServer(flags, 'accept');
       if (flags.all && flags.tool.length) throw usage('give --tool NAME... or --all, not both', key);
       if (!flags.all && flags.tool.length === 0) throw usage('name the tools to accept: --tool NAME (repeatable) or --all', key);
-      const { accepted } = m.acceptPins(store, key, flags.all ? 'all' : flags.tool);
+      const { accepted } = await withPins(ctx, flags, (store, m) => m.acceptPins(store, key, flags.all ? 'all' : flags.tool));
       if (flags.json) {
         ctx.stdout(goJsonLine({ ok: true, correlation_id: correlationId(ctx.argv), server_key: key, accepted }) + '\n');
         return;
@@ -95,14 +98,15 @@ export function registerPins(mcp: Command, ctx: CliContext): void {
     .command('forget')
     .description('drop the pins of a server (or of one tool): the next tools/list pins them afresh')
     .option('--state-dir <dir>', STATE_DIR_HELP)
+    .option('--store <url>', 'the pins of a cluster: PostgreSQL store URL (also WARD_STORE_URL), as given to ward mcp proxy --store')
+    .option('--store-password-file <file>', 'file holding the PostgreSQL password (also WARD_STORE_PASSWORD_FILE, PGPASSWORD, ~/.pgpass)')
     .option('--server <key>', 'the server key (ward mcp pins list shows it)')
     .option('--tool <name>', 'only this tool', collect, [])
     .option('--json', 'one line of JSON on stdout')
     .action(async (flags: PinsFlags) => {
-      const { store, m } = await open(ctx, flags);
       const key = requireServer(flags, 'forget');
       if (flags.tool.length > 1) throw usage('forget takes at most one --tool', key);
-      const { removed } = m.forgetPins(store, key, flags.tool[0]);
+      const { removed } = await withPins(ctx, flags, (store, m) => m.forgetPins(store, key, flags.tool[0]));
       if (flags.json) {
         ctx.stdout(goJsonLine({ ok: true, correlation_id: correlationId(ctx.argv), server_key: key, removed, server_removed: flags.tool.length === 0 }) + '\n');
         return;
@@ -111,9 +115,25 @@ export function registerPins(mcp: Command, ctx: CliContext): void {
     });
 }
 
-async function open(ctx: CliContext, flags: PinsFlags) {
+type PinsModule = typeof import('../../mcp/proxy/pins.js');
+
+/**
+ * Run `fn` over the pins: the state directory's files, or with `--store` (or WARD_STORE_URL) the
+ * cluster's PostgreSQL, in one transaction whose changes are written back when `fn` returns.
+ */
+async function withPins<T>(ctx: CliContext, flags: PinsFlags, fn: (store: PinStore, m: PinsModule) => T): Promise<T> {
   const m = await import('../../mcp/proxy/pins.js');
-  return { store: new m.PinStore(m.pinsDir(stateDir(ctx, flags.stateDir))), m };
+  const { resolveStoreLocation, PgPool, requireCurrentSchema } = await import('../../pg/index.js');
+  const location = resolveStoreLocation({ flag: flags.store, env: ctx.env, passwordFile: flags.storePasswordFile });
+  if (location.kind !== 'postgres') return fn(new m.PinStore(m.pinsDir(stateDir(ctx, flags.stateDir))), m);
+  const db = new PgPool(location.config, { max: 2, applicationName: 'ward-cli' });
+  try {
+    await requireCurrentSchema(db);
+    const { withStoredPins } = await import('../../mcp/proxy/pins-store.js');
+    return await withStoredPins(db, (store) => fn(store, m));
+  } finally {
+    await db.close();
+  }
 }
 
 function requireServer(flags: PinsFlags, verb: string): string {

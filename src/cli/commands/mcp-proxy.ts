@@ -38,6 +38,8 @@ interface ProxyFlags extends McpCallFlags {
   approval: 'token' | 'elicit';
   callTimeout: string;
   pinTools?: boolean;
+  store?: string;
+  storePasswordFile?: string;
   hideBlockedTools?: boolean;
   captureIntents?: boolean;
   runCapture: boolean;
@@ -84,6 +86,8 @@ export function registerProxy(mcp: Command, ctx: CliContext): void {
     )
     .option('--call-timeout <duration>', 'Go duration a forwarded request may take before the client gets an error (0: none)', '0')
     .option('--pin-tools', 'pin tool definitions on first tools/list; block tools whose definition changes')
+    .option('--store <url>', 'keep --pin-tools pins in the cluster\'s PostgreSQL (postgres://…; also WARD_STORE_URL): an accept on any host applies to every proxy')
+    .option('--store-password-file <file>', 'file holding the PostgreSQL password (also WARD_STORE_PASSWORD_FILE, PGPASSWORD, ~/.pgpass)')
     .option('--hide-blocked-tools', 'drop tools from tools/list that the policy blocks whatever the arguments')
     .option('--capture-intents', 'keep each normalized intent beside its trace (for ward regress replay); may hold sensitive arguments')
     .option('--no-run-capture', 'do not capture sessions as runs in the store')
@@ -195,6 +199,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
 
   const log = new ProxyLog(ctx.stderr, flags.logFile ? resolve(ctx.cwd, flags.logFile) : undefined, Boolean(flags.verbose));
   for (const w of key.warnings) log.warn(w);
+  const pinStore = flags.pinTools ? await clusterPinStore(ctx, flags, log) : undefined;
   const traceDir = resolve(state, 'traces');
   const rt = new ProxyRuntime({
     cwd: ctx.cwd,
@@ -229,6 +234,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
     denyAs: flags.denyAs,
     callTimeoutMs,
     pinTools: Boolean(flags.pinTools),
+    pinStore,
     hideBlockedTools: Boolean(flags.hideBlockedTools),
     maxMessageBytes,
     captureRuns: flags.runCapture,
@@ -263,6 +269,22 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
   await log.close();
   process.stdin.destroy();
   ctx.exitCode = code as ExitCode;
+}
+
+/** `--store` (or WARD_STORE_URL): pins in the cluster's PostgreSQL; otherwise undefined (files in the state directory). */
+async function clusterPinStore(ctx: CliContext, flags: ProxyFlags, log: { warn(message: string, fields?: Record<string, unknown>): void }) {
+  const { resolveStoreLocation, PgPool, requireCurrentSchema } = await import('../../pg/index.js');
+  const location = resolveStoreLocation({ flag: flags.store, env: ctx.env, passwordFile: flags.storePasswordFile });
+  if (location.kind !== 'postgres') return undefined;
+  const db = new PgPool(location.config, { max: 2, applicationName: 'ward-mcp-proxy' });
+  try {
+    await requireCurrentSchema(db);
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  const { openClusterPinStore } = await import('../../mcp/proxy/pins-store.js');
+  return openClusterPinStore(db, (err) => log.warn('tool pins in the cluster store', { error: err.message }));
 }
 
 function durationMs(text: string, flag: string): number {

@@ -74,6 +74,8 @@ export interface ProxyConfig {
   denyAs: DenyAs;
   callTimeoutMs: number;
   pinTools: boolean;
+  /** Where pins persist (default `<state>/mcp-pins`; `--store`: the cluster's PostgreSQL). */
+  pinStore?: PinStore | undefined;
   hideBlockedTools: boolean;
   maxMessageBytes: number;
   /** Capture each session as a run (runpack spooled for the store). */
@@ -94,7 +96,7 @@ export class ProxyRuntime {
     // The intent's workspace is absolute: the core resolves relative path targets against it.
     if (!isAbsolute(cfg.mapping.workspace)) cfg.mapping = { ...cfg.mapping, workspace: resolve(cfg.cwd, cfg.mapping.workspace) };
     if (cfg.killSwitchPath) this.killSwitch = this.readKillSwitch();
-    this.pinStore = new PinStore(pinsDir(cfg.stateDir));
+    this.pinStore = cfg.pinStore ?? new PinStore(pinsDir(cfg.stateDir));
     this.gate = new Gatekeeper({
       runtime: cfg.runtime,
       sink: cfg.sink,
@@ -184,6 +186,7 @@ export class ProxyRuntime {
 
   async close(): Promise<void> {
     for (const stop of this.stops) stop();
+    await this.pinStore.close();
     await this.cfg.sink.close();
   }
 }

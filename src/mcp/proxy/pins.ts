@@ -81,15 +81,7 @@ export class PinStore {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw new WardError(ERROR_CODES.IO, `read ${path}: ${(err as Error).message}`);
     }
-    try {
-      const doc = JSON.parse(text) as PinsDocument;
-      if (doc.schema_id !== PINS_SCHEMA_ID || typeof doc.tools !== 'object' || doc.tools === null) throw new Error(`not a ${PINS_SCHEMA_ID} document`);
-      return doc;
-    } catch (err) {
-      throw new WardError(ERROR_CODES.STATE_INVALID, `pins file ${path} is damaged: ${(err as Error).message}`, {
-        hint: `remove it (ward mcp pins forget --server ${key}); the next session pins the tools again`,
-      });
-    }
+    return parsePinsDocument(text, `pins file ${path}`, key);
   }
 
   /**
@@ -100,24 +92,9 @@ export class PinStore {
     const path = this.path(key);
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     return withFileLock(`${path}.lock`, LOCK, () => {
-      const now = rfc3339();
-      let doc = this.read(key);
-      if (!doc) {
-        if (!server) return undefined;
-        doc = {
-          schema_id: PINS_SCHEMA_ID,
-          schema_version: PINS_SCHEMA_VERSION,
-          server_key: key,
-          server: { name: server.name, ...(server.version ? { version: server.version } : {}), upstream: server.upstream },
-          created_at: now,
-          updated_at: now,
-          tools: {},
-        };
-      }
-      if (!change(doc)) return doc;
-      doc.updated_at = now;
-      writeFileAtomic(path, `${JSON.stringify(doc, null, 2)}\n`, 0o600);
-      return doc;
+      const doc = applyPinChange(this.read(key), key, server, change);
+      if (doc?.changed) writeFileAtomic(path, `${JSON.stringify(doc.doc, null, 2)}\n`, 0o600);
+      return doc?.doc;
     });
   }
 
@@ -152,6 +129,99 @@ export class PinStore {
       syncDir(this.dir);
       return true;
     });
+  }
+
+  /** Writes still in flight are done (a store that writes elsewhere than files has some). */
+  async close(): Promise<void> {}
+}
+
+/** A pins document from its JSON text; `where` names it in the error. */
+export function parsePinsDocument(text: string, where: string, key: string): PinsDocument {
+  try {
+    const doc = JSON.parse(text) as PinsDocument;
+    if (doc.schema_id !== PINS_SCHEMA_ID || typeof doc.tools !== 'object' || doc.tools === null) throw new Error(`not a ${PINS_SCHEMA_ID} document`);
+    return doc;
+  } catch (err) {
+    throw new WardError(ERROR_CODES.STATE_INVALID, `${where} is damaged: ${(err as Error).message}`, {
+      hint: `remove it (ward mcp pins forget --server ${key}); the next session pins the tools again`,
+    });
+  }
+}
+
+/**
+ * One read-modify-write of a server's document: `doc` as read (undefined: none yet, created when
+ * the server's identity is known), changed in place by `change`. Undefined when there is no
+ * document and none may be created.
+ */
+export function applyPinChange(
+  current: PinsDocument | undefined,
+  key: string,
+  server: ServerIdentity | undefined,
+  change: (doc: PinsDocument) => boolean,
+): { doc: PinsDocument; changed: boolean } | undefined {
+  const now = rfc3339();
+  let doc = current;
+  if (!doc) {
+    if (!server) return undefined;
+    doc = {
+      schema_id: PINS_SCHEMA_ID,
+      schema_version: PINS_SCHEMA_VERSION,
+      server_key: key,
+      server: { name: server.name, ...(server.version ? { version: server.version } : {}), upstream: server.upstream },
+      created_at: now,
+      updated_at: now,
+      tools: {},
+    };
+  }
+  if (!change(doc)) return { doc, changed: false };
+  doc.updated_at = now;
+  return { doc, changed: true };
+}
+
+/**
+ * Pins held in memory, with the keys changed since it was filled (`dirty`): what the PostgreSQL
+ * pin stores (src/mcp/proxy/pins-store.ts) run the pin functions over. Reads hand out copies, so a
+ * caller's edits reach the documents only through `update`.
+ */
+export class MemoryPinStore extends PinStore {
+  readonly dirty = new Set<string>();
+
+  constructor(
+    dir: string,
+    protected docs: Map<string, PinsDocument> = new Map(),
+  ) {
+    super(dir);
+  }
+
+  override read(key: string): PinsDocument | undefined {
+    this.path(key);
+    const doc = this.docs.get(key);
+    return doc ? (structuredClone(doc) as PinsDocument) : undefined;
+  }
+
+  override update(key: string, server: ServerIdentity | undefined, change: (doc: PinsDocument) => boolean): PinsDocument | undefined {
+    const out = applyPinChange(this.read(key), key, server, change);
+    if (out?.changed) {
+      this.docs.set(key, out.doc);
+      this.dirty.add(key);
+    }
+    return out?.doc;
+  }
+
+  override keys(): string[] {
+    return [...this.docs.keys()].sort();
+  }
+
+  override remove(key: string): boolean {
+    this.path(key);
+    const had = this.docs.delete(key);
+    if (had) this.dirty.add(key);
+    return had;
+  }
+
+  /** The document of a dirty key as it now is (undefined: removed). */
+  current(key: string): PinsDocument | undefined {
+    return this.docs.get(key);
   }
 }
 
