@@ -71,6 +71,8 @@ async function measure(name, store) {
   // Fill to 10,000 traces in batches of 1,000.
   for (let n = 0; n < FILL; n += 1000) await store.put(Array.from({ length: 1000 }, (_, i) => ({ kind: 'trace', bytes: traceBytes(n + i) })));
   const id = eventId;
+  // What autovacuum does after a bulk load: statistics (array element frequencies) for the planner.
+  if (name === 'PostgreSQL') await store.db.query('ANALYZE ward_store_entries');
   const reps = 60;
   row['list newest 50'] = await time(reps, () => store.list({ limit: 50 }));
   row['list tool 50'] = await time(reps, (i) => store.list({ tool_name: TOOLS[i % TOOLS.length], limit: 50 }));
