@@ -110,6 +110,13 @@ describe('control plane in a daemon, driven by the CLI', () => {
     expect(stopped.reason_codes).toContain('emergency_stop_preempted');
     expect((await ward(['cluster', 'job', 'list', '--json'])).json['jobs']).toEqual([expect.objectContaining({ job_id: 'job-9', status: 'emergency_stopped' })]);
     expect((await ward(['cluster', 'job', 'stop', '../x'])).code).toBe(6);
+    // The decision service follows the cluster's kill switch too (a global stop: no selector).
+    expect((await ward(['cluster', 'job', 'resume', 'job-9'])).code).toBe(0);
+    expect((await ward(['cluster', 'kill-switch', 'add', '--id', 'all', '--reason', 'drill'])).code).toBe(0);
+    const killed = await until('the global stop on /v1/evaluate', () => post('/v1/evaluate', call), (r) => r.verdict === 'block' && r.reason_codes.includes('kill_switch_active'));
+    expect(killed.kill_switch).toMatchObject({ status: 'active', matched_entry_ids: ['all'] });
+    expect((await ward(['cluster', 'kill-switch', 'disable', '--id', 'all'])).code).toBe(0);
+    await until('the global stop lifted', () => post('/v1/evaluate', call), (r) => r.verdict === 'allow');
   });
 
   it('a published policy is activated and /v1/policy reports its digest; a bad publication never is', async () => {
