@@ -1,6 +1,6 @@
 import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
-import { addDuration, formatRFC3339Nano, nowUTC, parseGoDuration, type JsonObject } from '../../canon/index.js';
+import { addDuration, formatRFC3339Nano, isZeroTime, nowUTC, parseGoDuration, type JsonObject } from '../../canon/index.js';
 import {
   disableKillSwitchEntry,
   listPublications,
@@ -150,7 +150,8 @@ export function register(program: Command, ctx: CliContext): void {
       if (e.path_prefixes.length) selectors.push(`path_prefixes=${e.path_prefixes.join(',')}`);
       if (e.workspace_prefixes.length) selectors.push(`workspace_prefixes=${e.workspace_prefixes.join(',')}`);
       const meta = snap.meta[e.id];
-      return `${e.enabled ? 'enabled ' : 'disabled'}  ${e.id}  ${selectors.join(' ') || '(every call)'}${e.reason ? `  "${e.reason}"` : ''}${meta ? `  by ${meta.updated_by} at ${meta.updated_at}` : ''}`;
+      const expires = isZeroTime(e.expires_at) ? '' : `  expires ${formatRFC3339Nano(e.expires_at)}`;
+      return `${e.enabled ? 'enabled ' : 'disabled'}  ${e.id}  ${selectors.join(' ') || '(every call)'}${e.reason ? `  "${e.reason}"` : ''}${expires}${meta ? `  by ${meta.updated_by} at ${meta.updated_at}` : ''}`;
     });
     print(
       ctx,
