@@ -185,10 +185,12 @@ function openPgSink(options: ResolvedOptions, store: EvidenceStore, metrics: Dae
   if (options.traceDurability === false) return new DiscardingSink();
   return new PgGroupCommitSink(store, metrics, {
     capacity: options.queueCapacity,
-    // Two commits overlap (the next group forms while the previous COMMIT is on the wire). With a
-    // pool of one the second waits for the connection and, when the first is stuck, fails after the
-    // acquire timeout (503 at once) instead of queueing behind it.
-    maxInFlight: 2,
+    // Commits overlap (the next group forms while earlier COMMITs wait for the WAL flush, which
+    // PostgreSQL shares between concurrent commits): up to four, as the journal's syncs, leaving two
+    // connections of the pool to reads and shared tokens and limits; never fewer than two, so with a
+    // tiny pool a commit stuck on a lock makes the next group fail after the acquire timeout (503 at
+    // once) instead of queueing behind it.
+    maxInFlight: Math.min(4, Math.max(2, cluster.db.pool.options.max - 2)),
     onCommit: (err) => cluster.health.observe(err),
     ...(options.commitDelayMs ? { commitDelayMs: options.commitDelayMs } : {}),
   });
