@@ -59,12 +59,12 @@ export async function ingestStateDir(stateDir: string, target: IngestTarget): Pr
       } catch (err) {
         report.rejected.push({ file: file.name, error: (err as Error).message });
         mkdirSync(join(spoolDir(stateDir), 'rejected'), { recursive: true, mode: 0o750 });
-        renameSync(file.path, join(spoolDir(stateDir), 'rejected', file.name));
+        unlessGone(() => renameSync(file.path, join(spoolDir(stateDir), 'rejected', file.name)));
       }
     }
     const put = await target.putDescribed(items, []);
     addPut(report, put);
-    for (const path of done) unlinkSync(path);
+    for (const path of done) unlessGone(() => unlinkSync(path));
     syncDir(spoolDir(stateDir));
   }
   await ingestTraceDirectory(stateDir, target, report);
@@ -111,4 +111,17 @@ function addPut(report: IngestReport, put: PutResult): void {
   report.stored.push(...put.stored);
   report.duplicates += put.duplicates;
   report.conflicts.push(...put.conflicts);
+}
+
+/**
+ * A spool file another ingester removed (or set aside) first is done, not an error: the LevelDB
+ * store has one owner, but several processes may drain one state directory into a shared
+ * PostgreSQL store (a replica and a CLI command), and ingestion is keyed by digest anyway.
+ */
+function unlessGone(fn: () => void): void {
+  try {
+    fn();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
 }

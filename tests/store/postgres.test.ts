@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, PgPool } from '../../src/pg/index.js';
-import type { StoreInput } from '../../src/store/index.js';
+import { listSpool, spoolBytes, spoolTrace, type StoreInput } from '../../src/store/index.js';
 import { openEvidenceStore } from '../../src/store/open.js';
 import { openPgStore } from '../../src/store/postgres.js';
 import { startPostgres, type PgServer } from '../support/postgres.js';
@@ -57,6 +57,25 @@ describe('PostgreSQL store', () => {
       expect(results[3]!.stored.length).toBe(forgedWon);
       expect(results[3]!.conflicts.length + forgedWon).toBe(40);
       expect(await b.count()).toBe(40);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('two processes draining one state directory into the same database store each file once, without errors', async () => {
+    const url = await server.createDatabase();
+    const dir = mkdtempSync(join(tmpdir(), 'ward-pg-'));
+    for (let n = 0; n < 300; n++) spoolTrace(dir, trace(n));
+    spoolBytes(dir, 'trace', Buffer.from('not json'));
+    const a = await openPgStore({ config: config(url), stateDir: dir, migrate: true });
+    const b = await openPgStore({ config: config(url), stateDir: dir });
+    try {
+      const reports = await Promise.all([a.ingest(), b.ingest(), a.ingest()]);
+      expect(reports.reduce((n, r) => n + r.stored.length, 0)).toBe(300);
+      expect(reports.flatMap((r) => r.conflicts)).toEqual([]);
+      expect(listSpool(dir)).toEqual([]);
+      expect(await a.count()).toBe(300);
     } finally {
       await a.close();
       await b.close();
