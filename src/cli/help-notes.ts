@@ -88,7 +88,7 @@ export const HELP_NOTES: Readonly<Record<string, HelpNote>> = {
   'cluster job resume': { examples: ['ward cluster job resume job-42 --store postgres://ward@db:5432/ward'] },
   'cluster job list': { examples: ['ward cluster job list --store postgres://ward@db:5432/ward --json'] },
   'cluster status': { examples: ['ward cluster status --store postgres://ward@db:5432/ward', 'ward cluster status --json'] },
-  serve: { examples: ['ward serve --policy .ward.yaml', 'WARD_TOKEN=secret ward serve --policy .ward.yaml --listen 0.0.0.0:7433 --auth-token-env WARD_TOKEN'], instead: SERVE_CHOICE },
+  serve: { examples: ['ward serve --policy .ward.yaml', 'WARD_TOKEN=secret ward serve --policy .ward.yaml --listen 0.0.0.0:7433 --auth-token-env WARD_TOKEN', 'ward serve --policy .ward.yaml --store postgres://ward@db:5432/ward --state-dir /var/lib/ward/replica-1 --store-pool 10'], instead: SERVE_CHOICE },
   'keys init': { examples: ['ward keys init', 'ward keys init --out-dir keys --prefix prod'] },
   'keys rotate': { examples: ['ward keys rotate'] },
   'keys verify': { examples: ['ward keys verify'], instead: VERIFY_CHOICE },
