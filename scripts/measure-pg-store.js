@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openLevelStore } from '../dist/store/index.js';
+import { exportStore, openLevelStore } from '../dist/store/index.js';
 import { openPgStore } from '../dist/store/postgres.js';
 import { startPostgres } from './postgres-server.js';
 
@@ -84,6 +84,8 @@ async function measure(name, store) {
   row['resolve prefix 12'] = await time(reps, (i) => store.resolve(id(i * 37 + 1).slice(0, 12)));
   row['resolve trace_id'] = await time(reps, (i) => store.resolve((i * 41).toString(16).padStart(24, '0')));
   row['get+read'] = await time(reps, async (i) => store.read(await store.get('trace', id(i * 43))));
+  const out = join(mkdtempSync(join(tmpdir(), 'ward-measure-export-')), 'all.zip');
+  row['export all (~11,700)'] = await time(3, () => exportStore(store, {}, out));
   return row;
 }
 

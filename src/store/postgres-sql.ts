@@ -84,14 +84,59 @@ export function listQuery(filter: ListFilter): SqlQuery {
   return { text, values };
 }
 
+/** A row of `resolveQuery`: which rule matched it (0 id or id prefix, 1 ref, 2 run id) and its order keys. */
+export interface ResolveRow {
+  tier: number;
+  kind: EntryKind;
+  id: string;
+  kind_rank: number;
+  time_key: string;
+  entry: string;
+}
+
 /**
- * Entries of `kinds` whose id is `idOrRef` or, for a lookup of 8 or more characters, starts with
- * it (LIKE on a "C"-collated key is a btree range). Sorted by kind, then id.
+ * Every rule of `resolve` in one round trip (the daemon answers `GET /v1/traces/{id}` with it):
+ * entries of `kinds` whose id is `idOrRef` or, for 8 or more characters, starts with it (LIKE on
+ * the "C"-collated key is a btree range), whose refs hold it, and whose run id is it. The caller
+ * applies LevelDB's precedence and order (`resolveOrder`). `idOrRef` must hold no NUL and must not
+ * be empty.
  */
-export function resolveIdQuery(idOrRef: string, kinds: readonly EntryKind[]): SqlQuery {
+export function resolveQuery(idOrRef: string, kinds: readonly EntryKind[]): SqlQuery {
   const prefix = idOrRef.length >= 8 ? `${idOrRef.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
+  const cols = 'kind, id, kind_rank, time_key, entry';
   return {
-    text: `SELECT kind, id, entry FROM ward_store_entries WHERE kind = ANY($1::text[]) AND (id = $2${prefix ? ` OR id LIKE $3 ESCAPE '\\'` : ''}) ORDER BY kind_rank, id`,
+    text: [
+      `SELECT 0 AS tier, ${cols} FROM ward_store_entries WHERE kind = ANY($1::text[]) AND (id = $2${prefix ? ` OR id LIKE $3 ESCAPE '\\'` : ''})`,
+      `SELECT 1, ${cols} FROM ward_store_entries WHERE kind = ANY($1::text[]) AND refs @> ARRAY[$2]::text[]`,
+      `SELECT 2, ${cols} FROM ward_store_entries WHERE kind = ANY($1::text[]) AND run_id = $2`,
+    ].join(' UNION ALL '),
     values: prefix ? [kinds, idOrRef, prefix] : [kinds, idOrRef],
   };
+}
+
+/**
+ * LevelDB's `resolve` over `resolveQuery` rows: per kind the exact id, else every id with the
+ * prefix, by kind then id; only when no id matched, the ref matches then the run-id matches, each
+ * newest first (list order), each entry once.
+ */
+export function resolveOrder(idOrRef: string, rows: readonly ResolveRow[]): StoreEntry[] {
+  const byId = rows.filter((r) => r.tier === 0);
+  let chosen: ResolveRow[];
+  if (byId.length > 0) {
+    const exactKinds = new Set(byId.filter((r) => r.id === idOrRef).map((r) => r.kind));
+    chosen = byId.filter((r) => !exactKinds.has(r.kind) || r.id === idOrRef).sort((a, b) => a.kind_rank - b.kind_rank || compare(a.id, b.id));
+  } else {
+    chosen = rows.filter((r) => r.tier !== 0).sort((a, b) => a.tier - b.tier || compare(b.time_key, a.time_key) || compare(b.id, a.id) || b.kind_rank - a.kind_rank);
+  }
+  const found = new Map<string, string>();
+  for (const r of chosen) {
+    const key = `${r.kind}\0${r.id}`;
+    if (!found.has(key)) found.set(key, r.entry);
+  }
+  return [...found.values()].map((e) => JSON.parse(e) as StoreEntry);
+}
+
+/** Bytewise order of ASCII keys (ids and `time_key` are ASCII: `ids.ts`, `sortableTime`). */
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

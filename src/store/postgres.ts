@@ -6,7 +6,7 @@ import { migrate, requireCurrentSchema, PgPool, type PgConnectionConfig, type Pg
 import { describeArtifact } from './describe.js';
 import { checkId } from './ids.js';
 import { ingestStateDir, type DescribedInput, type TraceFileMark } from './ingest.js';
-import { clean, ENTRY_COLUMNS, entryRow, insertEntriesSql, listQuery, resolveIdQuery } from './postgres-sql.js';
+import { clean, ENTRY_COLUMNS, entryRow, insertEntriesSql, listQuery, resolveOrder, resolveQuery, type ResolveRow } from './postgres-sql.js';
 import { sortableTime } from './level.js';
 import {
   ENTRY_KINDS,
@@ -118,12 +118,49 @@ export class PgEvidenceStore implements EvidenceStore {
     return res.rows[0] ? (JSON.parse(res.rows[0].entry) as StoreEntry) : undefined;
   }
 
-  async read(entry: StoreEntry): Promise<Buffer> {
-    const res = entry.id.includes('\0') ? { rows: [] } : await this.db.query<{ body: Buffer }>('SELECT body FROM ward_store_entries WHERE kind = $1 AND id = $2', [entry.kind, entry.id]);
-    const body = res.rows[0]?.body;
-    if (body) return body;
-    if (isJsonKind(entry.kind)) throw new WardError(ERROR_CODES.STORE_NOT_FOUND, `${entry.kind} ${entry.id} has no stored body`);
-    throw new WardError(ERROR_CODES.STORE_INVALID, `${entry.kind} ${entry.id}: stored object unreadable: not in ${this.db.display}`);
+  /**
+   * Reads asked for in the same tick (export reads hundreds ahead) are fetched together, a chunk per
+   * query, so an export costs a round trip per chunk rather than per entry, and never queues more
+   * queries than the pool has connections.
+   */
+  read(entry: StoreEntry): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      this.reads.push({ entry, resolve, reject });
+      if (this.reads.length === 1) queueMicrotask(() => void this.flushReads());
+    });
+  }
+
+  private reads: PendingRead[] = [];
+
+  private async flushReads(): Promise<void> {
+    const pending = this.reads;
+    this.reads = [];
+    for (const chunk of readChunks(pending)) {
+      const wanted = chunk.filter((r) => !r.entry.id.includes('\0'));
+      let bodies: Map<string, Buffer>;
+      try {
+        const res = wanted.length
+          ? await this.db.query<{ kind: string; id: string; body: Buffer }>(
+              'SELECT e.kind, e.id, e.body FROM ward_store_entries e JOIN unnest($1::text[], $2::text[]) AS w(kind, id) ON e.kind = w.kind AND e.id = w.id',
+              [wanted.map((r) => r.entry.kind), wanted.map((r) => r.entry.id)],
+            )
+          : { rows: [] };
+        bodies = new Map(res.rows.map((r) => [`${r.kind}\0${r.id}`, r.body]));
+      } catch (err) {
+        for (const r of chunk) r.reject(err);
+        continue;
+      }
+      for (const r of chunk) {
+        const body = bodies.get(`${r.entry.kind}\0${r.entry.id}`);
+        if (body) r.resolve(body);
+        else r.reject(this.missingBody(r.entry));
+      }
+    }
+  }
+
+  private missingBody(entry: StoreEntry): WardError {
+    if (isJsonKind(entry.kind)) return new WardError(ERROR_CODES.STORE_NOT_FOUND, `${entry.kind} ${entry.id} has no stored body`);
+    return new WardError(ERROR_CODES.STORE_INVALID, `${entry.kind} ${entry.id}: stored object unreadable: not in ${this.db.display}`);
   }
 
   async list(filter: ListFilter): Promise<StoreEntry[]> {
@@ -132,25 +169,20 @@ export class PgEvidenceStore implements EvidenceStore {
     return res.rows.map((r) => JSON.parse(r.entry) as StoreEntry);
   }
 
-  /** Full id, else unique-or-not id prefix (≥ 8 characters) per kind, else trace/pack refs and run ids: LevelDB's order. */
+  /** Full id, else every id with the prefix (≥ 8 characters) per kind, else refs, then run ids: LevelDB's rules and order, one query. */
   async resolve(idOrRef: string, kind?: EntryKind): Promise<StoreEntry[]> {
     const kinds = kind ? [kind] : ENTRY_KINDS;
-    const found = new Map<string, StoreEntry>();
-    if (!idOrRef.includes('\0')) {
-      const q = resolveIdQuery(idOrRef, kinds);
-      const rows = (await this.db.query<{ kind: EntryKind; id: string; entry: string }>(q.text, q.values)).rows;
-      const exactKinds = new Set(rows.filter((r) => r.id === idOrRef).map((r) => r.kind));
-      for (const row of rows) {
-        if (exactKinds.has(row.kind) && row.id !== idOrRef) continue;
-        found.set(`${row.kind}\0${row.id}`, JSON.parse(row.entry) as StoreEntry);
-      }
-    }
-    if (found.size === 0) {
+    // An empty lookup (after NUL, which no id holds, is dropped) filters nothing in LevelDB's
+    // fallback lists: every entry. Rare enough to answer with those lists.
+    if (idOrRef.includes('\0') || idOrRef === '') {
+      const found = new Map<string, StoreEntry>();
       for (const filter of [{ kind, ref: idOrRef }, { kind, run_id: idOrRef }] satisfies ListFilter[]) {
-        for (const entry of await this.list(filter)) found.set(`${entry.kind}\0${entry.id}`, entry);
+        for (const entry of await this.list(filter)) if (!found.has(`${entry.kind}\0${entry.id}`)) found.set(`${entry.kind}\0${entry.id}`, entry);
       }
+      return [...found.values()];
     }
-    return [...found.values()];
+    const q = resolveQuery(idOrRef, kinds);
+    return resolveOrder(idOrRef, (await this.db.query<ResolveRow>(q.text, q.values)).rows);
   }
 
   async count(kind?: EntryKind): Promise<number> {
@@ -215,6 +247,33 @@ const GC_SQL = `DELETE FROM ward_store_entries e USING (
   ) r
   WHERE e.kind = $1 AND e.id = r.id
     AND (($2::text IS NOT NULL AND r.time_key < $2::text) OR ($3::bigint IS NOT NULL AND r.rn > $3::bigint))`;
+
+interface PendingRead {
+  entry: StoreEntry;
+  resolve: (body: Buffer) => void;
+  reject: (err: unknown) => void;
+}
+
+/** Bodies per read query: a count, and a byte budget from the entries' sizes (packs can be large). */
+const READ_ROWS = 256;
+const READ_BYTES = 32 * 1024 * 1024;
+
+function readChunks(reads: readonly PendingRead[]): PendingRead[][] {
+  const chunks: PendingRead[][] = [];
+  let current: PendingRead[] = [];
+  let bytes = 0;
+  for (const r of reads) {
+    if (current.length > 0 && (current.length >= READ_ROWS || bytes + r.entry.size > READ_BYTES)) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(r);
+    bytes += r.entry.size ?? 0;
+  }
+  if (current.length) chunks.push(current);
+  return chunks;
+}
 
 function statementChunks(items: readonly DescribedInput[]): DescribedInput[][] {
   const chunks: DescribedInput[][] = [];

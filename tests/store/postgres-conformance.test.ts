@@ -150,6 +150,8 @@ describe('PostgreSQL store conforms to the LevelDB store', () => {
         hex24(0x103),
         'no-such-thing',
         'abc%_\\xyz',
+        '', // LevelDB's fallback lists filter nothing: every entry
+        'run_1', // trace run ids, newest first
       ];
       for (const ref of lookups) {
         answers[`resolve ${ref}`] = await store.resolve(ref);

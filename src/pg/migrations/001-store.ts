@@ -14,6 +14,8 @@
  *   index ends in exactly those three columns, so a newest-first page is an index scan, not a sort.
  * - Multi-valued fields (refs, tool names, reason codes) are arrays with GIN indexes: one row per
  *   trace keeps the daemon's group commit to one insert per trace (a side table would be ~5).
+ *   `refs` (nearly unique values, searched by every `resolve`, i.e. every GET /v1/traces/{id}) is
+ *   indexed without GIN's pending list, which every search would otherwise scan until a vacuum.
  * - `ward_store_ingested_files` remembers trace files read from a host's `<state>/traces`
  *   (`source` names the host and directory), like LevelDB's `f\0traces\0<name>` keys.
  */
@@ -44,7 +46,7 @@ CREATE INDEX ward_store_entries_kind_order ON ward_store_entries (kind, time_key
 CREATE INDEX ward_store_entries_run ON ward_store_entries (run_id, time_key, id, kind_rank) WHERE run_id IS NOT NULL;
 CREATE INDEX ward_store_entries_session ON ward_store_entries (session_id, time_key, id, kind_rank) WHERE session_id IS NOT NULL;
 CREATE INDEX ward_store_entries_verdict ON ward_store_entries (verdict, time_key, id, kind_rank) WHERE verdict IS NOT NULL;
-CREATE INDEX ward_store_entries_refs ON ward_store_entries USING gin (refs);
+CREATE INDEX ward_store_entries_refs ON ward_store_entries USING gin (refs) WITH (fastupdate = off);
 CREATE INDEX ward_store_entries_tools ON ward_store_entries USING gin (tool_names);
 CREATE INDEX ward_store_entries_reasons ON ward_store_entries USING gin (reason_codes);
 CREATE TABLE ward_store_ingested_files (
