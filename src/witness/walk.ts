@@ -1,0 +1,70 @@
+/**
+ * Every string in a JSON-like value, with the JSON path that leads to it. The witness looks at
+ * what crossed the wire, so it reads values the way a JSON reader would: own enumerable keys,
+ * arrays by index, nothing else. Depth and count are bounded so a hostile result cannot make the
+ * walk itself the problem; callers learn when a bound cut the walk short and fail closed.
+ */
+export interface StringAt {
+  path: string;
+  value: string;
+}
+
+export interface WalkLimits {
+  /** Nesting levels followed (deeper values are not visited). */
+  maxDepth: number;
+  /** Strings visited. */
+  maxStrings: number;
+}
+
+export const DEFAULT_WALK_LIMITS: WalkLimits = { maxDepth: 64, maxStrings: 100_000 };
+
+export interface Walked {
+  strings: StringAt[];
+  /** A bound stopped the walk before every string was seen. */
+  truncated: boolean;
+}
+
+/** `includeKeys`: object keys count as strings too (an argument can hide a value in a key). */
+export function walkStrings(value: unknown, options: { includeKeys?: boolean; limits?: WalkLimits } = {}): Walked {
+  const limits = options.limits ?? DEFAULT_WALK_LIMITS;
+  const strings: StringAt[] = [];
+  let truncated = false;
+  const visit = (node: unknown, path: string, depth: number): void => {
+    if (strings.length >= limits.maxStrings) {
+      truncated = true;
+      return;
+    }
+    if (typeof node === 'string') {
+      strings.push({ path, value: node });
+      return;
+    }
+    if (node === null || typeof node !== 'object') return;
+    if (depth >= limits.maxDepth) {
+      truncated = true;
+      return;
+    }
+    if (Array.isArray(node)) {
+      node.forEach((item, i) => visit(item, `${path}[${i}]`, depth + 1));
+      return;
+    }
+    for (const [key, child] of Object.entries(node as Record<string, unknown>)) {
+      const childPath = jsonPathChild(path, key);
+      if (options.includeKeys && key.length > 0) {
+        if (strings.length >= limits.maxStrings) {
+          truncated = true;
+          return;
+        }
+        strings.push({ path: `${childPath}#key`, value: key });
+      }
+      visit(child, childPath, depth + 1);
+    }
+  };
+  visit(value, '$', 0);
+  return { strings, truncated };
+}
+
+const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export function jsonPathChild(path: string, key: string): string {
+  return PLAIN_KEY.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+}

