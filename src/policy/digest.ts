@@ -42,6 +42,19 @@ export function policyDigestPayload(policy: NormalizedPolicy): JsonObject {
       RequireRegistry: trust.require_registry,
     };
   }
+  // Ward extensions: present only when configured, so every Gait policy keeps its digest.
+  const results = policy.results;
+  if (results.enabled) {
+    const detectors: JsonObject = {};
+    if (results.credentials.enabled) detectors['Credentials'] = { Action: results.credentials.action };
+    if (results.invisible.enabled) detectors['Invisible'] = { Action: results.invisible.action };
+    if (results.oversize.enabled) detectors['Oversize'] = { Action: results.oversize.action, MaxBytes: results.oversize.max_bytes };
+    if (results.pii.enabled) {
+      detectors['PII'] = { Action: results.pii.action, Patterns: results.pii.patterns.map((p) => ({ Name: p.name, Regex: p.regex })) };
+    }
+    payload['Results'] = detectors;
+  }
+  if (policy.context.enabled) payload['Context'] = { RetrievalTools: [...policy.context.retrieval_tools] };
   return payload;
 }
 

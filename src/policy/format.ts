@@ -40,6 +40,16 @@ export function formatPolicyYaml(policy: NormalizedPolicy): string {
       require_registry: trust.require_registry,
     });
   }
+  const results = policy.results;
+  if (results.enabled) {
+    const section: YamlMap = {};
+    if (results.credentials.enabled) section['credentials'] = { action: results.credentials.action };
+    if (results.invisible.enabled) section['invisible'] = { action: results.invisible.action };
+    if (results.pii.enabled) section['pii'] = { action: results.pii.action, patterns: results.pii.patterns.map((p) => ({ name: p.name, regex: p.regex })) };
+    if (results.oversize.enabled) section['oversize'] = { action: results.oversize.action, max_bytes: results.oversize.max_bytes };
+    out['results'] = section;
+  }
+  if (policy.context.enabled) out['context'] = { retrieval_tools: policy.context.retrieval_tools };
   out['rules'] = policy.rules.map(formatRule);
   const doc = new Document(out, { version: '1.2' });
   visit(doc, {

@@ -2,6 +2,7 @@ import { compareUtf8, goLower, goTrim, oneOfHint, uniqueSortedLower } from '../c
 import { invalidPolicy } from './invalid.js';
 import { normalizeMcpTrust } from './mcp-trust.js';
 import { normalizeRule } from './rule.js';
+import { normalizeContext, normalizeResults } from './witness.js';
 import type { RawPolicy } from './schema.js';
 import type { NormalizedPolicy, PolicyRule, Verdict } from './types.js';
 import {
@@ -30,6 +31,8 @@ export function normalizePolicy(raw: RawPolicy): NormalizedPolicy {
   const mcpTrust = normalizeMcpTrust(raw.mcp_trust);
   if (raw.scripts.max_steps < 0) throw invalidPolicy('scripts.max_steps must be >= 0');
   if (raw.scripts.require_approval_above < 0) throw invalidPolicy('scripts.require_approval_above must be >= 0');
+  const results = normalizeResults(raw.results);
+  const context = normalizeContext(raw.context);
   const rules = raw.rules.map(normalizeRule).sort(compareRules);
   return {
     schema_id: schemaId,
@@ -42,6 +45,8 @@ export function normalizePolicy(raw: RawPolicy): NormalizedPolicy {
     },
     fail_closed: failClosed,
     mcp_trust: mcpTrust,
+    results,
+    context,
     rules,
   };
 }

@@ -183,6 +183,13 @@ export const POLICY_SPEC = obj({
     publisher_allowlist: list,
     require_registry: bool,
   }),
+  results: obj({
+    credentials: obj({ action: str }),
+    invisible: obj({ action: str }),
+    pii: obj({ action: str, patterns: objList(obj({ name: str, regex: str })) }),
+    oversize: obj({ action: str, max_bytes: int }),
+  }),
+  context: obj({ retrieval_tools: list }),
   rules: objList(RULE_SPEC),
 });
 
@@ -191,6 +198,8 @@ export type RawPolicy = Decoded<typeof POLICY_SPEC>;
 export type RawRule = Decoded<typeof RULE_SPEC>;
 export type RawMatch = Decoded<typeof MATCH_SPEC>;
 export type RawRateLimit = RawRule['rate_limit'];
+export type RawResults = RawPolicy['results'];
+export type RawContext = RawPolicy['context'];
 
 /** The zero value of a spec (Go's zero struct), used for absent and `null` nodes. */
 export function zeroValue<S extends FieldSpec>(spec: S): Decoded<S> {

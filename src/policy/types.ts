@@ -160,6 +160,41 @@ export interface McpTrustConfig {
   require_registry: boolean;
 }
 
+/** What the MCP proxy does with a tool result a detector flagged (docs/witness.md). */
+export type ResultAction = 'pass' | 'redact' | 'block';
+
+export interface ResultDetectorConfig {
+  /** On when the policy sets the detector's `action`. */
+  enabled: boolean;
+  action: ResultAction;
+}
+
+export interface PiiPattern {
+  /** `[a-z0-9_]{1,64}`: names the finding and the redaction marker. */
+  name: string;
+  /** JavaScript regular expression source, compiled with the `u` flag. */
+  regex: string;
+}
+
+/** The result firewall (`results:`), a Ward extension: absent from Gait policies, off by default. */
+export interface ResultsConfig {
+  /** Any detector on. */
+  enabled: boolean;
+  credentials: ResultDetectorConfig;
+  invisible: ResultDetectorConfig;
+  /** Sorted by name. */
+  pii: ResultDetectorConfig & { patterns: PiiPattern[] };
+  /** 0 when off. */
+  oversize: ResultDetectorConfig & { max_bytes: number };
+}
+
+/** Witnessed context (`context:`), a Ward extension: which tools' results are retrieval. */
+export interface ContextConfig {
+  enabled: boolean;
+  /** Lowercased tool names, sorted, as rule `tool_names` are. */
+  retrieval_tools: string[];
+}
+
 export interface NormalizedPolicy {
   schema_id: string;
   schema_version: string;
@@ -172,6 +207,8 @@ export interface NormalizedPolicy {
     required_high_risk_fields: string[];
   };
   mcp_trust: McpTrustConfig;
+  results: ResultsConfig;
+  context: ContextConfig;
   /** Sorted by (priority ascending, name ascending byte-wise). */
   rules: PolicyRule[];
 }
