@@ -61,3 +61,6 @@ export function parseEvaluationTime(text: string | undefined): GoTime | undefine
     });
   }
 }
+
+/** Commander's accumulator for a repeatable option (`--flag a --flag b` → `['a', 'b']`). */
+export const collect = (value: string, previous: string[]): string[] => [...previous, value];

@@ -31,9 +31,12 @@ export class ClusterKeySet {
 
   /** Record that this replica signs with `keys` (first use kept, last use and replica updated). */
   async register(keys: readonly VerifyKey[]): Promise<void> {
-    if (keys.length === 0) return;
-    const ids = keys.map((k) => k.keyId);
-    const jwks = keys.map((k) => JSON.stringify(publicJwk(k)));
+    // One row per key id: a key listed twice (the current key is also in the key ring) would make
+    // the statement update the same row twice, which PostgreSQL refuses.
+    const unique = [...new Map(keys.map((k) => [k.keyId, k])).values()];
+    if (unique.length === 0) return;
+    const ids = unique.map((k) => k.keyId);
+    const jwks = unique.map((k) => JSON.stringify(publicJwk(k)));
     await this.db.query(
       `INSERT INTO ward_signing_keys (key_id, public_jwk, replica)
        SELECT k.id, k.jwk::jsonb, $3 FROM unnest($1::text[], $2::text[]) AS k(id, jwk)

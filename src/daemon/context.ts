@@ -78,6 +78,8 @@ export interface PostgresOptions {
   replica?: string;
   /** How often the cluster's key set is re-read (default 10,000 ms). */
   keyRefreshMs?: number;
+  /** Keys trusted to sign policy publications (`--policy-public-key`; default `WARD_POLICY_PUBLIC_KEY`, else this replica's signing key). */
+  policyPublicKeys?: readonly VerifyKey[];
 }
 
 /** What a replica on PostgreSQL holds beyond a single daemon. */

@@ -8,6 +8,7 @@ import type { PolicyHolder } from './policy-holder.js';
 import type { Handler, Route } from './routes.js';
 import type { KillSwitchInput } from '../decision/inputs.js';
 import type { EmergencyStop } from '../decision/steps.js';
+import type { SignedTrace } from '../trace/index.js';
 
 /** What the cluster's control plane gives the decision service (`attachControlPlane`). */
 export interface DecisionServiceControl {
@@ -33,13 +34,15 @@ export function controlDecisionService(policies: PolicyHolder, control: Decision
 /**
  * The reference `mcp serve` decision service (`/v1/evaluate`, `/sse`, `/stream`) mounted in the
  * daemon, behind the daemon's own auth, Host guard, logging and metrics. It follows the daemon's
- * policy and key reloads; its traces are files in `<state>/traces`, ingested like any `gate eval`.
+ * policy and key reloads; its traces are files in `<state>/traces`, ingested like any `gate eval`,
+ * and on PostgreSQL also committed through `commit` before the answer.
  */
 export function decisionServiceRoutes(
   opts: DaemonOptions,
   policies: PolicyHolder,
   keys: SigningKeyHolder,
   maxBodyBytes: number,
+  commit?: (trace: SignedTrace) => Promise<unknown>,
 ): { routes: Route[]; close: () => Promise<void> } {
   const config: DecisionServiceConfig = {
     policy: policies.current,
@@ -61,7 +64,7 @@ export function decisionServiceRoutes(
   keys.onReload(() => {
     config.signingKey = keys.current;
   });
-  const traceWriter = new DecisionTraceWriter();
+  const traceWriter = new DecisionTraceWriter(commit);
   const evaluate = createEvaluateHandler({ config, maxRequestBytes: maxBodyBytes, traceWriter });
   const handler: Handler = async (_ctx, ex) => {
     await evaluate(ex.req, ex.res);

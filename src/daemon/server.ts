@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { HttpError } from '../edge/http-error.js';
 import { BearerAuth, isLoopbackHost, LoopbackGuard } from '../edge/guard.js';
 import { ERROR_CODES, isWardError, WardError } from '../errors.js';
 import { buildJwks, loadKeyRing, type SigningKey, type VerifyKey } from '../keys/index.js';
@@ -9,7 +10,7 @@ import { migrate, PgPool } from '../pg/index.js';
 import { acquireStoreLock, type StoreLock } from '../store/lock.js';
 import { openLevelStore } from '../store/level.js';
 import type { EvidenceStore } from '../store/types.js';
-import { attachControlPlane, type AttachedControlPlane } from './cluster-control.js';
+import { attachControlPlane, controlSettingsFromEnv, type AttachedControlPlane } from './cluster-control.js';
 import { ClusterKeySet } from './cluster-keys.js';
 import { DEFAULTS, type ClusterParts, type DaemonContext, type DaemonOptions, type PostgresOptions } from './context.js';
 import { decisionServiceRoutes } from './decision-service.js';
@@ -26,6 +27,7 @@ import { answerClientError, RequestHandler, type Guards } from './request.js';
 import { ROUTES, type Route } from './routes.js';
 import { openStoreThread } from './store-thread.js';
 import { DiscardingSink, GroupCommitSink, type DaemonTraceSink } from './trace-sink.js';
+import type { SignedTrace } from '../trace/index.js';
 
 
 export interface Daemon {
@@ -59,7 +61,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   watchReloads(ctx, ring, log);
   trackGauges(ctx);
   const stopIngest = await startIngestion(ctx, log);
-  const decisionService = decisionServiceRoutes(opts, policies, keys, options.maxBodyBytes);
+  const decisionService = decisionServiceRoutes(opts, policies, keys, options.maxBodyBytes, cluster ? commitThrough(sink) : undefined);
   let control: AttachedControlPlane | undefined;
   const releaseState = async () => {
     stopIngest();
@@ -72,7 +74,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     lock.release();
   };
   try {
-    if (cluster) control = await attachControlPlane(ctx, cluster.db, log);
+    if (cluster) {
+      const settings = controlSettingsFromEnv();
+      const trusted = opts.postgres?.policyPublicKeys;
+      control = await attachControlPlane(ctx, cluster.db, log, trusted ? { ...settings, policyPublicKeys: trusted } : settings);
+    }
   } catch (err) {
     await releaseState();
     throw err;
@@ -107,6 +113,19 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     ...(cluster ? { store: cluster.db.display, replica: cluster.replica } : {}),
   });
   return { url, server, context: ctx, close, reload: ctx.reload };
+}
+
+/**
+ * On PostgreSQL, the decision service's traces are committed through the replica's sink (with its
+ * admission control) before the answer, like every gate decision's.
+ */
+function commitThrough(sink: DaemonTraceSink): (trace: SignedTrace) => Promise<unknown> {
+  return (trace) => {
+    if (!sink.admit()) {
+      return Promise.reject(new HttpError('overload', 'too many decisions waiting for their traces to be committed; retry shortly', { headers: { 'retry-after': '1' } }));
+    }
+    return sink.write(trace);
+  };
 }
 
 /** A listener anyone on the network can reach must have a token. */
@@ -169,7 +188,10 @@ async function openClusterState(opts: DaemonOptions, pgOpts: PostgresOptions, me
     const health = new StoreHealth(db);
     metrics.storeUp.track(() => (health.up ? 1 : 0));
     const keys = new ClusterKeySet(db, replica, pgOpts.keyRefreshMs !== undefined ? { refreshMs: pgOpts.keyRefreshMs } : {});
-    await keys.register([opts.signingKey]);
+    // The state directory's key ring (current and retired keys, `ward keys rotate`) is registered
+    // too: traces those keys signed may be in the store (imported from a single node), and every
+    // replica must verify them.
+    await keys.register([opts.signingKey, ...loadKeyRing(opts.stateDir)]);
     await keys.refresh();
     health.observe(undefined);
     return { lock, store, cluster: { db, replica, keys, health } };
@@ -316,7 +338,7 @@ function watchReloads(ctx: DaemonContext, initialRing: readonly VerifyKey[], log
     publishKeys(ctx, ring);
     if (cluster && result.ok) {
       // Register the reloaded key before it signs (see registeredKey), then publish the cluster's set.
-      void cluster.keys.register(ctx.keys.usedKeys).then(
+      void cluster.keys.register([...ctx.keys.usedKeys, ...ring]).then(
         () => cluster.keys.refresh(),
         (err: unknown) => log.log({ level: 'error', msg: 'key registration', error: (err as Error).message }),
       ).catch(() => undefined);

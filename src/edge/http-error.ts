@@ -22,6 +22,7 @@ export const HTTP_ERROR_STATUS = {
   content_type: 415,
   overload: 429,
   draining: 503,
+  unavailable: 503,
 } as const;
 
 export type HttpErrorCode = keyof typeof HTTP_ERROR_STATUS;

@@ -5,7 +5,7 @@ import { publishPolicy } from '../../src/cluster/control.js';
 import { signPublication } from '../../src/cluster/control-policy.js';
 import { generateSigningKey, readPrivateKeyFile } from '../../src/keys/index.js';
 import { PgPool } from '../../src/pg/index.js';
-import { REPO, ward } from '../cli/run.js';
+import { REPO, tempDir, ward } from '../cli/run.js';
 import { startPostgres, type PgServer } from '../support/postgres.js';
 import { call, evalBody, startReplicas, stopReplicas, writeSharedKey, type Replica } from './replicas.js';
 
@@ -110,6 +110,19 @@ describe('control plane across ward serve replicas', () => {
       }
     } finally {
       await db.close();
+    }
+  });
+  it('--policy-public-key: replicas with keys of their own activate what the operator key signed', async () => {
+    const url = await server.createDatabase();
+    const dir = tempDir('ward-operator-');
+    const made = JSON.parse(ward(['keys', 'init', '--out-dir', dir, '--prefix', 'operator', '--json'], { cwd: dir }).stdout) as { private_key_path: string; public_key_path: string };
+    replicas = await startReplicas(2, { storeUrl: url, args: ['--policy-public-key', made.public_key_path] });
+    const pub = ward(['policy', 'publish', '--policy', LOW, '--private-key', made.private_key_path, '--json'], { cwd: REPO, env: { WARD_STORE_URL: url } });
+    expect(pub.code, pub.stderr + pub.stdout).toBe(0);
+    const digest = (JSON.parse(pub.stdout) as { policy_digest: string }).policy_digest;
+    for (const r of replicas) {
+      const p = await until(`publication on ${r.name}`, () => call(r.url, '/v1/policy'), (x) => x.json.policy_digest === digest);
+      expect(p.json).toMatchObject({ policy_source: 'published' });
     }
   });
 });

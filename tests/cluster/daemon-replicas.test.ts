@@ -147,6 +147,44 @@ describe('ward serve replicas on PostgreSQL', () => {
     const jwks = await call(b.url, '/.well-known/jwks.json');
     expect((jwks.json.keys as { key_id: string }[]).map((k) => k.key_id)).toEqual(expect.arrayContaining([oldKey, newKey, b.keyId]));
   }, 60_000);
+  it('the decision service (/v1/evaluate) commits its trace to PostgreSQL before answering; a database that is down gets 503 with Retry-After', async () => {
+    const url = await server.createDatabase();
+    // No periodic ingestion: the trace file in the replica's state directory is not what reaches the store.
+    replicas = await startReplicas(2, { storeUrl: url, args: ['--ingest-interval-ms', '0'] });
+    const [a, b] = replicas as [Replica, Replica];
+    const body = { call: { name: 'read_file', args: { path: '/w/a' }, context: { identity: 'a', workspace: '/w', session_id: 's', risk_class: 'low' } } };
+    const r = await call(a.url, '/v1/evaluate', { body });
+    expect(r.status, r.text).toBe(200);
+    const traceId = String(r.json.trace_id);
+    const got = await call(b.url, `/v1/traces/${traceId}`);
+    expect(got.status, got.text).toBe(200);
+    expect(got.json.trace.signature.key_id).toBe(a.keyId);
+
+    await server.stop();
+    try {
+      const down = await call(a.url, '/v1/evaluate', { body });
+      expect(down.status, down.text).toBe(503);
+      expect(down.headers['retry-after']).toBe('1');
+      expect(down.json).toMatchObject({ ok: false });
+    } finally {
+      await server.start();
+    }
+    const again = await call(a.url, '/v1/evaluate', { body });
+    expect(again.status, again.text).toBe(200);
+  });
+  it("a replica's retired keys (its state directory's key ring) are registered, so traces they signed verify on every replica", async () => {
+    const url = await server.createDatabase();
+    const cwd = tempDir('ward-ring-');
+    const stateDir = join(cwd, '.ward');
+    const first = JSON.parse(ward(['keys', 'init', '--state-dir', stateDir, '--json'], { cwd }).stdout);
+    ward(['keys', 'rotate', '--state-dir', stateDir, '--json'], { cwd });
+    const retired = String(first.key_id);
+    replicas = [...(await startReplicas(1, { storeUrl: url, stateDir })), ...(await startReplicas(1, { storeUrl: url }))];
+    const [a, b] = replicas as [Replica, Replica];
+    expect(a.keyId).not.toBe(retired);
+    const jwks = await call(b.url, '/.well-known/jwks.json');
+    expect((jwks.json.keys as { key_id: string }[]).map((k) => k.key_id)).toEqual(expect.arrayContaining([retired, a.keyId, b.keyId]));
+  });
 });
 
 async function until<T>(fn: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {

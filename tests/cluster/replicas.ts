@@ -21,7 +21,7 @@
  *   Options: `storeUrl` (required), `policy` (a policy file; default the baseline policy, copied
  *   per replica), `sharedKey` (a private key file every replica of the call signs with; `true`: one
  *   is generated), `args` (extra `ward serve` flags, e.g. `['--store-pool', '1']`), `env`, `name`
- *   (the `--replica` name; default `replica-<i>`).
+ *   (the `--replica` name; default `replica-<i>`), `stateDir` (an existing state directory).
  * - `Replica`: `url`, `pid`, `name`, `keyId`, `stateDir`, `policy` (its policy file), `start` (the
  *   parsed JSON start line), `stderr()` (its JSON log so far), `exited` (exit code or signal),
  *   `stop(signal = 'SIGTERM')`, `kill()` (SIGKILL), `running`.
@@ -46,6 +46,8 @@ export interface ReplicaOptions {
   args?: readonly string[];
   env?: Record<string, string>;
   name?: string;
+  /** An existing state directory (e.g. with a rotated key ring); default a new one. */
+  stateDir?: string;
 }
 
 export interface StartLine {
@@ -102,7 +104,7 @@ export async function startReplicas(n: number, options: ReplicaOptions): Promise
 
 export function startReplica(options: ReplicaOptions): Promise<Replica> {
   const dir = tempDir('ward-replica-');
-  const stateDir = join(dir, '.ward');
+  const stateDir = options.stateDir ?? join(dir, '.ward');
   const policy = join(dir, 'policy.yaml');
   copyFileSync(options.policy ?? BASELINE_POLICY, policy);
   const name = options.name ?? `replica-${counter++}`;

@@ -17,6 +17,7 @@ import { ERROR_CODES, WardError } from '../../errors.js';
 import { killSwitchStateJson } from '../../gate/kill-switch.js';
 import { PgPool, requireCurrentSchema, resolveStoreLocation } from '../../pg/index.js';
 import type { CliContext } from '../context.js';
+import { collect } from '../input.js';
 import { correlationId, goJsonLine } from '../output.js';
 
 /**
@@ -33,7 +34,6 @@ export interface StoreFlags {
 }
 
 const STORE_HELP = 'PostgreSQL store URL, postgres://user@host:5432/db (default: $WARD_STORE_URL; no password in argv)';
-const collect = (value: string, previous: string[]) => [...previous, value];
 
 /** `--store`, `--store-password-file` and `--json` on a control-plane command. */
 export function withStoreFlags(cmd: Command): Command {

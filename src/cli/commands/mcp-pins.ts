@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import type { PinStore, PinsDocument, ToolPin } from '../../mcp/proxy/pins.js';
 import type { CliContext } from '../context.js';
+import { collect } from '../input.js';
 import { STATE_DIR_HELP, stateDir } from '../context.js';
 import { correlationId, goJsonLine } from '../output.js';
 
@@ -15,7 +16,6 @@ interface PinsFlags {
   storePasswordFile?: string;
 }
 
-const collect = (value: string, previous: string[]) => [...previous, value];
 
 /**
  * `ward mcp pins`: the tool pins `ward mcp proxy --pin-tools` keeps per server

@@ -3,14 +3,16 @@ import { Option, type Command } from 'commander';
 import { EXIT } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { resolveStoreLocation } from '../../pg/index.js';
-import { defaultKeyPaths, loadVerifyKeys, readPrivateKeyFile, resolveSigningKey, type KeyMode } from '../../keys/index.js';
+import { defaultKeyPaths, loadVerifyKeys, readPrivateKeyFile, readPublicKeyFile, resolveSigningKey, type KeyMode } from '../../keys/index.js';
 import type { TraceFormat } from '../../trace/index.js';
 import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
+import { collect } from '../input.js';
 import { goJsonLine } from '../output.js';
 import { approvalTokenReuse } from './gate-tokens.js';
 import { signingKeyOptionsFromFlags } from './keys.js';
 
 interface ServeFlags {
+  policyPublicKey: string[];
   policy: string;
   listen: string;
   stateDir?: string;
@@ -81,6 +83,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--store-acquire-timeout-ms <ms>', 'wait at most this long for a free connection, then answer 503 with Retry-After', '2000')
     .option('--store-statement-timeout-ms <ms>', 'server-side limit per PostgreSQL statement', '10000')
     .option('--replica <name>', 'this replica\'s name in the cluster (default host:pid)')
+    .option('--policy-public-key <file>', 'public key trusted to sign policies published to the cluster (repeatable; default WARD_POLICY_PUBLIC_KEY, else this replica\'s signing key)', collect, [])
     .option('--json', 'print the start-up line as JSON')
     .action(async (flags: ServeFlags) => {
       await serve(ctx, flags);
@@ -125,6 +128,7 @@ async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
           acquireTimeoutMs: count(flags.storeAcquireTimeoutMs, '--store-acquire-timeout-ms'),
           statementTimeoutMs: count(flags.storeStatementTimeoutMs, '--store-statement-timeout-ms'),
           ...(flags.replica ? { replica: flags.replica } : {}),
+          ...(flags.policyPublicKey.length ? { policyPublicKeys: flags.policyPublicKey.map((f) => readPublicKeyFile(resolve(ctx.cwd, f))) } : {}),
         }
       : undefined;
   const daemon = await startDaemon({

@@ -549,6 +549,14 @@ export class DecisionTraceWriter {
   private readonly sinks = new Map<string, FileTraceSink>();
   private readonly inFlight = new InFlight();
 
+  /**
+   * `commit`: where the host's evidence must also be before the answer — a cluster replica
+   * commits each trace to PostgreSQL after its file is written, so an answered decision is in the
+   * shared store even if this machine is lost (docs/cluster.md). The file stays the contract's
+   * `trace_path`; its later ingestion finds the same bytes stored (a duplicate, nothing written).
+   */
+  constructor(private readonly commit?: (trace: SignedTrace) => Promise<unknown>) {}
+
   write(pending: PendingDecisionResult): Promise<string> {
     const t = pending.target;
     let work: Promise<string>;
@@ -561,6 +569,8 @@ export class DecisionTraceWriter {
       }
       work = sink.write(pending.trace, undefined, t.names);
     }
+    const commit = this.commit;
+    if (commit) work = work.then(async (location) => (await commit(pending.trace), location));
     return this.inFlight.track(work);
   }
 

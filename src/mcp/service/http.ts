@@ -4,7 +4,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from '../../canon/index
 import { parseJsonBody, readBody } from '../../edge/body.js';
 import { BearerAuth, type LoopbackGuard } from '../../edge/guard.js';
 import { HttpError } from '../../edge/http-error.js';
-import { isWardError } from '../../errors.js';
+import { ERROR_CODES, isWardError } from '../../errors.js';
 import {
   checkedLocalPath,
   DecisionTraceWriter,
@@ -86,7 +86,7 @@ export function createEvaluateHandler(opts: EvaluateHandlerOptions): EvaluateHan
         // The trace is written off the event loop; the answer waits for it, other requests do not.
         result = await evaluateDecisionAsync(opts.config, request.decision, writer);
       } catch (err) {
-        throw new HttpError('bad_request', isWardError(err) || err instanceof Error ? (err as Error).message : String(err));
+        throw decisionFailure(err);
       }
       const warnings = sideEffects(opts, request, result);
       const payload = responseJson(result, warnings);
@@ -141,10 +141,23 @@ function checkBearer(auth: BearerAuth, req: IncomingMessage): void {
 function sendError(res: ServerResponse, err: unknown, maxBytes: number): void {
   const e = err instanceof HttpError ? err : new HttpError('bad_request', (err as Error).message ?? String(err));
   const message = e.code === 'body_too_large' ? `request body exceeds ${maxBytes} bytes` : e.message;
-  const headers = { ...(e.code === 'auth' || e.code === 'method' ? e.options.headers : {}) };
+  const headers = { ...(e.code === 'auth' || e.code === 'method' || e.code === 'unavailable' || e.code === 'overload' ? e.options.headers : {}) };
   // The client may still be sending an oversized body: answer, then close the connection.
   if (e.status === 413) res.setHeader('connection', 'close');
   sendJson(res, e.status, JSON.stringify({ ok: false, error: message, ...e.options.details }) + '\n', headers);
+}
+
+/**
+ * Why a decision could not be made (§6.5: `bad_request`), except where the host could not record
+ * its trace (a cluster replica's database down or saturated, or its commit queue full): that is a
+ * moment, not the request's fault, and never an answer — 503 or 429 with `Retry-After`.
+ */
+function decisionFailure(err: unknown): HttpError {
+  if (err instanceof HttpError) return err;
+  if (isWardError(err) && (err.code === ERROR_CODES.STORE_UNAVAILABLE || err.code === ERROR_CODES.STORE_BUSY)) {
+    return new HttpError('unavailable', err.message, { headers: { 'retry-after': '1' }, cause: err });
+  }
+  return new HttpError('bad_request', err instanceof Error ? err.message : String(err));
 }
 
 interface ParsedRequest {
