@@ -20,6 +20,14 @@
  *   applyResultAction(result, findings, action) → the result to forward
  *     pass: unchanged · redact: markers `[REDACTED:<detector>:<kind>]` in place (oversize: a summary)
  *     · block: { content: [{ type: 'text', text: 'Ward blocked … credentials (aws_access_key_id).' }], isError: true }
+ *   RESULT_REASON_CODES[detector] → the registered reason code for a result trace
+ *
+ * Tool definitions (tool-scan.ts), at tools/list
+ *   scanToolDefinition(tool) → { reason_code: 'mcp_tool_description_suspicious', kind, path, digest }[]
+ *   findShadowing({ [server]: toolNames[] } | Map) → { reason_code: 'mcp_tool_name_shadowed', folded, tools: [{ server, name }] }[]
+ *
+ * Other registered codes for the integration: `arg_provenance_witnessed` (a taint hit overrode the
+ * declared provenance), `context_evidence_witnessed` (the bound envelope is Ward's own).
  */
 export {
   TaintMemory,
@@ -43,10 +51,21 @@ export {
   strictestAction,
   CREDENTIAL_PATTERNS,
   MAX_FINDINGS,
+  RESULT_REASON_CODES,
+  INVISIBLE_RUN,
   type ResultDetector,
   type ResultFinding,
   type ResultInspection,
   type InspectOptions,
 } from './results.js';
+export {
+  scanToolDefinition,
+  findShadowing,
+  TOOL_SUSPICIOUS,
+  TOOL_SHADOWED,
+  type ToolScanFinding,
+  type ToolScanKind,
+  type ShadowFinding,
+} from './tool-scan.js';
 export { walkStrings, jsonPathChild, type StringAt, type Walked } from './walk.js';
 export type { ResultAction, ResultsConfig, ContextConfig, PiiPattern } from '../policy/types.js';

@@ -49,6 +49,14 @@ export interface InspectOptions {
 
 export const MAX_FINDINGS = 1_000;
 
+/** The reason code a result trace records per detector (src/gate/reason-codes.ts). */
+export const RESULT_REASON_CODES: Readonly<Record<ResultDetector, string>> = {
+  credentials: 'mcp_result_credentials_detected',
+  pii: 'mcp_result_pii_detected',
+  oversize: 'mcp_result_oversize',
+  invisible: 'mcp_result_invisible_characters',
+};
+
 interface Pattern {
   kind: string;
   re: RegExp;
@@ -95,14 +103,14 @@ export const CREDENTIAL_PATTERNS: readonly Pattern[] = [
  * return. Emoji sequences keep their zero-width joiners and variation selectors, and a ZWNJ
  * between letters (Persian, Indic scripts) is ordinary text.
  */
-const INVISIBLE_RUN =
+export const INVISIBLE_RUN =
   /(?:[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u061C\u115F\u1160\u17B4\u17B5\u180E\u200B\u200E\u200F\u202A-\u202E\u2060-\u2064\u2066-\u206F\u3164\uFEFF\uFFA0\u{E0000}-\u{E007F}]|(?<![\p{Extended_Pictographic}\u{1F3FB}-\u{1F3FF}\uFE0F])\u200D|\u200D(?!\p{Extended_Pictographic})|(?<![\p{L}\p{M}])\u200C|\u200C(?![\p{L}\p{M}]))+/gu;
 
 const BIDI = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
 const TAG = /[\u{E0000}-\u{E007F}]/u;
 const CONTROL = /[\u0000-\u001F\u007F-\u009F]/u;
 
-function invisibleKind(run: string): string {
+export function invisibleKind(run: string): string {
   if (TAG.test(run)) return 'tag_characters';
   if (BIDI.test(run)) return 'bidi_control';
   if (CONTROL.test(run)) return 'control_character';
