@@ -139,12 +139,16 @@ export class PgEvidenceStore implements EvidenceStore {
       const wanted = chunk.filter((r) => !r.entry.id.includes('\0'));
       let bodies: Map<string, Buffer>;
       try {
-        const res = wanted.length
-          ? await this.db.query<{ kind: string; id: string; body: Buffer }>(
-              'SELECT e.kind, e.id, e.body FROM ward_store_entries e JOIN unnest($1::text[], $2::text[]) AS w(kind, id) ON e.kind = w.kind AND e.id = w.id',
-              [wanted.map((r) => r.entry.kind), wanted.map((r) => r.entry.id)],
-            )
-          : { rows: [] };
+        // One body (a `show`, a GET) by its key; several with one join.
+        const res =
+          wanted.length === 0
+            ? { rows: [] }
+            : wanted.length === 1
+              ? await this.db.query<{ kind: string; id: string; body: Buffer }>('SELECT kind, id, body FROM ward_store_entries WHERE kind = $1 AND id = $2', [wanted[0]!.entry.kind, wanted[0]!.entry.id])
+              : await this.db.query<{ kind: string; id: string; body: Buffer }>(
+                  'SELECT e.kind, e.id, e.body FROM ward_store_entries e JOIN unnest($1::text[], $2::text[]) AS w(kind, id) ON e.kind = w.kind AND e.id = w.id',
+                  [wanted.map((r) => r.entry.kind), wanted.map((r) => r.entry.id)],
+                );
         bodies = new Map(res.rows.map((r) => [`${r.kind}\0${r.id}`, r.body]));
       } catch (err) {
         for (const r of chunk) r.reject(err);
