@@ -43,6 +43,11 @@ export interface GateRequest {
    * approval or delegation the policy requires is missing.
    */
   steps?: readonly DecisionStepDef[];
+  /**
+   * Members merged into the trace's `relationship` (the MCP proxy's witness: `related_record_ids`,
+   * the traces of the earlier calls whose results an argument came from).
+   */
+  relationshipExtras?: JsonObject | undefined;
 }
 
 export interface GateResultOutput {
@@ -113,6 +118,7 @@ function pipelineRequestOf(rt: GateRuntime, req: GateRequest): { pipelineRequest
     steps,
     correlationId: req.correlationId,
     approvalTokenRef: req.approvalTokenRef,
+    relationshipExtras: req.relationshipExtras,
   };
   return { pipelineRequest, now };
 }

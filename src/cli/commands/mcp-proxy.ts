@@ -43,6 +43,7 @@ interface ProxyFlags extends McpCallFlags {
   hideBlockedTools?: boolean;
   captureIntents?: boolean;
   runCapture: boolean;
+  witness: boolean;
   maxMessageBytes: string;
   logFile?: string;
   verbose?: boolean;
@@ -91,6 +92,7 @@ export function registerProxy(mcp: Command, ctx: CliContext): void {
     .option('--hide-blocked-tools', 'drop tools from tools/list that the policy blocks whatever the arguments')
     .option('--capture-intents', 'keep each normalized intent beside its trace (for ward regress replay); may hold sensitive arguments')
     .option('--no-run-capture', 'do not capture sessions as runs in the store')
+    .option('--no-witness', 'do not witness sessions: arguments that carry values of earlier tool results keep the --arg-source provenance (docs/witness.md)')
     .addOption(
       new Option('--trace-sink <kind>', 'journal: traces durably queued in a journal (group-committed fdatasync), then written as files; file: one fsynced file per trace')
         .choices(['journal', 'file'])
@@ -238,6 +240,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
     hideBlockedTools: Boolean(flags.hideBlockedTools),
     maxMessageBytes,
     captureRuns: flags.runCapture,
+    witness: flags.witness,
     upstream: flags.upstreamUrl ? { url: flags.upstreamUrl, headers: upstreamHeaders } : { command: command[0]!, args: command.slice(1) },
     log,
   });

@@ -98,6 +98,8 @@ export class Gatekeeper {
       if (rt.captureIntents) req.contextEnvelopeJson = this.opts.envelope.json;
     }
     if (ks) req.killSwitch = ks;
+    const related = witnessedRecords(call);
+    if (related) req.relationshipExtras = { related_record_ids: related };
     const pending = decideGate(rt, req);
     return this.decisionOf(pending.trace, pending.capture, pending.decidedIntent as JsonObject, scope);
   }
@@ -188,6 +190,12 @@ export class Gatekeeper {
     }
     return out;
   }
+}
+
+/** The traces of the calls whose results the witness found in this call's arguments (sorted, unique). */
+function witnessedRecords(call: CallInput): string[] | undefined {
+  if (!call.witnessed || call.witnessed.size === 0) return undefined;
+  return [...new Set(call.witnessed.values())].sort();
 }
 
 function describeTargets(targets: unknown): string[] {

@@ -31,6 +31,7 @@ import { RunCapture } from './run-capture.js';
 import { perRequestSignals, SdkPeer } from './sdk-peer.js';
 import { ProxySession } from './session.js';
 import { watchFile } from './watch.js';
+import { SessionWitness } from './witness.js';
 
 export type Upstream = { command: string; args: string[] } | { url: string; headers: Record<string, string> };
 
@@ -80,6 +81,12 @@ export interface ProxyConfig {
   maxMessageBytes: number;
   /** Capture each session as a run (runpack spooled for the store). */
   captureRuns: boolean;
+  /**
+   * Witness each session (docs/witness.md): remember what tool results showed the model, so an
+   * argument carrying such a value is `tool_output` whatever `--arg-source` says. On by default;
+   * `--no-witness` turns it off.
+   */
+  witness?: boolean | undefined;
   upstream: Upstream;
   log: ProxyLog;
 }
@@ -169,6 +176,7 @@ export class ProxyRuntime {
       hideBlockedTools: this.cfg.hideBlockedTools,
       routeRelated,
       capture,
+      witness: this.cfg.witness === false ? undefined : new SessionWitness(),
     });
     return { session, capture };
   }

@@ -141,6 +141,12 @@ export interface CallInput {
   /** `params._meta` (W3C trace context is taken from it). */
   meta?: Record<string, unknown> | undefined;
   createdAt: string;
+  /**
+   * Arguments Ward saw come out of an earlier tool result in this session (the witness), by
+   * argument name → the trace id of the earliest call whose result held the value. Their
+   * provenance is `tool_output` whatever `--arg-source` says, with that trace id as `source_ref`.
+   */
+  witnessed?: ReadonlyMap<string, string> | undefined;
 }
 
 export function checkArgSource(source: string): string {
@@ -200,7 +206,8 @@ export function intentForCall(call: CallInput, opts: MappingOptions, withHints: 
   const targets: JsonObject[] = [];
   const provenance: JsonObject[] = [];
   for (const [key, value] of Object.entries(call.arguments)) {
-    provenance.push({ arg_path: `$.${key}`, source: opts.argSource });
+    const from = call.witnessed?.get(key);
+    provenance.push(from === undefined ? { arg_path: `$.${key}`, source: opts.argSource } : { arg_path: `$.${key}`, source: 'tool_output', source_ref: from });
     const rule = ruleFor(key, rules, opts.targets.args);
     if (!rule) continue;
     for (const v of targetValues(value, rule.kind)) {

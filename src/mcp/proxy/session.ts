@@ -23,6 +23,7 @@ import { serverKey, type PinStore } from './pins.js';
 import { isModernProtocolVersion, requestClientName, requestProtocolVersion, resultServerInfo } from './protocol.js';
 import { foldSpelling } from './spelling.js';
 import { alwaysBlocked, ToolPins } from './tools.js';
+import type { SessionWitness } from './witness.js';
 
 export interface SessionOptions {
   client: Peer;
@@ -44,6 +45,8 @@ export interface SessionOptions {
   /** Streamable HTTP toward the client: server-initiated messages must name the request they belong to. */
   routeRelated: boolean;
   capture?: RunCapture | undefined;
+  /** What Ward witnessed in this session (docs/witness.md); undefined with `--no-witness`. */
+  witness?: SessionWitness | undefined;
 }
 
 interface Pending {
@@ -234,6 +237,10 @@ export class ProxySession {
       return this.refuseWithError(msg, id, -32602, 'tools/call needs params.name (a string) and params.arguments (an object)', 'invalid_params');
     }
     const call = this.callInput(name, args, params['_meta']);
+    if (this.o.witness) {
+      call.witnessed = this.o.witness.argumentSources(args);
+      if (call.witnessed) this.o.log.debug('arguments carry values of earlier tool results', { tool: name, from: Object.fromEntries(call.witnessed) });
+    }
     const correlation = `${this.o.sessionId}:${String(id)}`;
     const alias = this.listedAlias(name);
     const decided = alias === undefined ? this.decideCall(call, correlation) : this.refuseAlias(call, correlation, alias);
@@ -538,6 +545,8 @@ export class ProxySession {
     const call = p.call;
     // A forwarded call's trace was accepted by the sink before it was forwarded (Ward decision 6).
     this.toClient(msg, m.raw);
+    // Remembered before the session reads its next message, so the next call already sees it.
+    if (call && this.o.witness) this.o.witness.observe(call.decision.traceId, call.decision.toolName, msg.result ?? msg.error);
     if (call?.intentId) {
       // Recorded now, digested later in a batch (RunCapture), off the next call's path.
       const failed = msg.error !== undefined || (isJsonObject(msg.result) && msg.result['isError'] === true);
