@@ -8,6 +8,8 @@ import type { NormalizedPolicy } from '../../policy/types.js';
 import type { GateRequest, GateRuntime } from '../../decision/gate-run.js';
 import { decideGate } from '../../decision/gate-run.js';
 import { blockBeforePolicy } from '../../decision/pipeline.js';
+import { signResultDecision } from '../../decision/result-decision.js';
+import type { Verdict } from '../../policy/types.js';
 import { steps, type ApprovalTokens } from '../../decision/steps.js';
 import { approvalStep } from '../../decision/token-steps.js';
 import type { TraceSink } from '../../decision/trace-sink.js';
@@ -32,6 +34,22 @@ export interface CallDecision {
   /** The intent's targets, for people ("path /x/notes.txt (delete)"). */
   targets: string[];
   /** Resolves when the signed trace is durable (its location); rejects if it could not be written. */
+  durable: Promise<string>;
+}
+
+/** What the result firewall decided about one result, for its trace. */
+export interface ResultOutcome {
+  verdict: Verdict;
+  reasonCodes: readonly string[];
+  violations: readonly string[];
+  /** JSON facts about the result (digests, detector names, counts): the subject's arguments. */
+  facts: JsonObject;
+  /** When Ward saw the result (RFC 3339). */
+  observedAt: string;
+}
+
+export interface ResultTrace {
+  traceId: string;
   durable: Promise<string>;
 }
 
@@ -128,6 +146,30 @@ export class Gatekeeper {
     const raw = intentForCall(call, this.opts.mapping, false);
     const { trace, subject } = blockBeforePolicy(this.opts.runtime, { kind: 'refused', intent: raw, createdAt: call.createdAt, correlationId })!;
     return this.decisionOf(trace, undefined, subject.intent as unknown as JsonObject, [`tool:${subject.intent.tool_name}`]);
+  }
+
+  /**
+   * Ward's decision on a call's result (the result firewall, docs/witness.md): signed as a trace
+   * linked to the call's (`relationship.parent_record_id`) and handed to the sink like any other.
+   * `facts` are digests and detector names only — never the result's text — and become the
+   * arguments of the result's subject intent (same tool name and context as the call).
+   */
+  decideResult(call: CallInput, callTraceId: string, correlationId: string, outcome: ResultOutcome): ResultTrace {
+    const raw = intentForCall({ ...call, arguments: {}, witnessed: undefined, hints: undefined, createdAt: outcome.observedAt }, this.opts.mapping, false);
+    raw['args'] = { call_trace_id: callTraceId, ...outcome.facts };
+    raw['targets'] = [];
+    raw['arg_provenance'] = [{ arg_path: '$', source: 'tool_output', source_ref: callTraceId }];
+    const { trace } = signResultDecision(this.opts.runtime, {
+      intent: raw,
+      verdict: outcome.verdict,
+      reasonCodes: outcome.reasonCodes,
+      violations: outcome.violations,
+      callTraceId,
+      correlationId,
+    });
+    const durable = this.opts.sink.write(trace, undefined);
+    durable.catch(() => undefined); // observed by the session
+    return { traceId: String(trace['trace_id']), durable };
   }
 
   /**

@@ -12,15 +12,16 @@ import {
   type ApprovalMode,
   type ElicitOutcome,
 } from './elicit.js';
-import type { CallDecision, Gatekeeper } from './gatekeeper.js';
+import type { CallDecision, Gatekeeper, ResultTrace } from './gatekeeper.js';
 import { hintsOf, intentToolName, type CallInput, type ToolHints } from './intent.js';
-import { errorResponse, idKey, isToolCallMethod, RPC, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
+import { errorResponse, idKey, isToolCallMethod, resultResponse, RPC, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
 import type { ProxyLog } from './log.js';
 import type { Inbound, Peer } from './peer.js';
 import { wardObject, verdictReply, type DenyAs } from './replies.js';
 import type { RunCapture } from './run-capture.js';
 import { serverKey, type PinStore } from './pins.js';
-import { isModernProtocolVersion, requestClientName, requestProtocolVersion, resultServerInfo } from './protocol.js';
+import { isModernProtocolVersion, requestClientName, requestProtocolVersion, resultServerInfo, shapeResult } from './protocol.js';
+import { blockedText, screenResult, type Screened } from './result-firewall.js';
 import { foldSpelling } from './spelling.js';
 import { alwaysBlocked, ToolPins } from './tools.js';
 import type { SessionWitness } from './witness.js';
@@ -54,7 +55,17 @@ interface Pending {
   method: string;
   timer?: NodeJS.Timeout | undefined;
   progressToken?: string | number | undefined;
-  call?: { decision: CallDecision; intentId: string | undefined } | undefined;
+  call?: ForwardedCall | undefined;
+}
+
+/** An allowed `tools/call` forwarded to the server, waiting for its result. */
+interface ForwardedCall {
+  decision: CallDecision;
+  intentId: string | undefined;
+  input: CallInput;
+  correlation: string;
+  /** Sent under a 2026-07-28+ revision (Ward's own replies then carry `resultType`). */
+  modern: boolean;
 }
 
 /** One of Ward's own `elicitation/create` requests to the client, waiting for the answer. */
@@ -96,6 +107,8 @@ export class ProxySession {
   private clientElicits = false;
   private readonly elicitations = new Map<string, Elicitation>();
   private readonly elicitPrefix = `${ELICIT_ID_PREFIX}${randomBytes(4).toString('hex')}-`;
+  /** Keys the result firewall's finding digests (they never leave the session). */
+  private readonly digestKey = randomBytes(32);
   private elicitSeq = 0;
   private ended = false;
   private serverGone: Error | undefined;
@@ -247,7 +260,7 @@ export class ProxySession {
     if (!decided) return this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this call; it was not forwarded');
     const { decision, note } = decided;
     const intentId = this.o.capture?.call(decision.toolName, decision.argsDigest, decision.traceId, decision.verdict);
-    if (decision.verdict === 'allow') return this.forwardDecided(id, msg, raw, decision, intentId);
+    if (decision.verdict === 'allow') return this.forwardDecided(id, msg, raw, decision, intentId, call, correlation);
     this.o.log.info(`${decision.verdict}: ${name}`, { reasons: decision.reasonCodes.join(','), trace_id: decision.traceId });
     if (decision.verdict === 'require_approval' && this.o.approvalMode === 'elicit') {
       decision.durable.then(
@@ -340,7 +353,15 @@ export class ProxySession {
    * An allowed call reaches the server only once its decision is final and the trace sink has
    * accepted its trace. A cancellation that arrives meanwhile means it is never forwarded.
    */
-  private forwardDecided(id: JsonRpcId, msg: JsonRpcMessage, raw: Buffer | undefined, decision: CallDecision, intentId: string | undefined): void {
+  private forwardDecided(
+    id: JsonRpcId,
+    msg: JsonRpcMessage,
+    raw: Buffer | undefined,
+    decision: CallDecision,
+    intentId: string | undefined,
+    input: CallInput,
+    correlation: string,
+  ): void {
     const key = idKey(id);
     const waiting = { cancelled: false };
     this.deciding.set(key, waiting);
@@ -354,7 +375,7 @@ export class ProxySession {
           if (intentId) this.o.capture?.result(intentId, 'cancelled', { message: 'cancelled before it was forwarded' });
           return;
         }
-        this.forward({ id, method: 'tools/call', call: { decision, intentId } }, msg, raw);
+        this.forward({ id, method: 'tools/call', call: { decision, intentId, input, correlation, modern: this.isModern(msg) } }, msg, raw);
       },
       (err: Error) => {
         done();
@@ -466,7 +487,7 @@ export class ProxySession {
       if (firstIntent) this.o.capture?.result(firstIntent, 'approval_elicited', { token_id: token.tokenId, next_trace_id: second.traceId });
       const intentId = this.o.capture?.call(second.toolName, second.argsDigest, second.traceId, second.verdict);
       this.o.log.info(`${second.verdict} after inline approval: ${call.name}`, { reasons: second.reasonCodes.join(','), trace_id: second.traceId, token_id: token.tokenId });
-      if (second.verdict === 'allow') return this.forwardDecided(id, msg, raw, second, intentId);
+      if (second.verdict === 'allow') return this.forwardDecided(id, msg, raw, second, intentId, call, correlation);
       second.durable.then(
         () => refuse({ kind: 'insufficient' }, second, intentId),
         (err: Error) => this.traceFailed(id, err, intentId),
@@ -543,6 +564,7 @@ export class ProxySession {
       if (rewritten) return this.toClient(rewritten);
     }
     const call = p.call;
+    if (call && this.o.gate.runtime.policy.policy.results.enabled) return this.screenResult(call, msg, m.raw);
     // A forwarded call's trace was accepted by the sink before it was forwarded (Ward decision 6).
     this.toClient(msg, m.raw);
     // Remembered before the session reads its next message, so the next call already sees it.
@@ -552,6 +574,67 @@ export class ProxySession {
       const failed = msg.error !== undefined || (isJsonObject(msg.result) && msg.result['isError'] === true);
       this.o.capture?.result(call.intentId, failed ? 'error' : 'ok', msg.result ?? msg.error, m.raw?.length);
     }
+  }
+
+  /**
+   * The result firewall (the policy's `results` section): every result of a forwarded call is
+   * inspected before the client sees it, and the decision — pass, redact or block — is signed as a
+   * trace linked to the call's. A passed result goes out at once, byte for byte, its trace written
+   * meanwhile; a redacted or blocked one only once its trace is accepted by the sink (a result
+   * Ward changed always has its trace), and if that fails the client gets an error, never the
+   * original.
+   */
+  private screenResult(call: ForwardedCall, msg: JsonRpcMessage, raw: Buffer | undefined): void {
+    const isError = msg.error !== undefined;
+    const payload = isError ? msg.error : msg.result;
+    const results = this.o.gate.runtime.policy.policy.results;
+    let screened: Screened;
+    let trace: ResultTrace;
+    try {
+      screened = screenResult(payload, results, this.digestKey, formatRFC3339Nano(nowUTC()));
+      trace = this.o.gate.decideResult(call.input, call.decision.traceId, `${call.correlation}/result`, screened.outcome);
+    } catch (err) {
+      // Not even the decision could be made or signed: nothing of the result goes out.
+      this.o.log.error('tool result could not be screened or its decision signed; result withheld', { tool: call.input.name, error: (err as Error).message });
+      if (call.intentId) this.o.capture?.result(call.intentId, 'result_withheld', { message: 'result firewall failed' });
+      return this.replyError(msg.id as JsonRpcId, RPC.INTERNAL_ERROR, 'Ward could not screen this tool result; it was withheld');
+    }
+    const id = msg.id as JsonRpcId;
+    const deliver = (out: JsonRpcMessage, outRaw?: Buffer) => {
+      this.toClient(out, outRaw);
+      const shown = out.result ?? out.error;
+      this.o.witness?.observe(call.decision.traceId, call.decision.toolName, shown);
+      if (call.intentId) {
+        const failed = out.error !== undefined || (isJsonObject(out.result) && out.result['isError'] === true);
+        this.o.capture?.result(call.intentId, failed ? 'error' : 'ok', shown, outRaw?.length);
+      }
+    };
+    if (screened.action === 'pass') {
+      deliver(msg, raw);
+      trace.durable.catch((err: Error) => this.o.log.error('the trace of a passed tool result could not be written', { tool: call.input.name, trace_id: trace.traceId, error: err.message }));
+      return;
+    }
+    const ward = { result_action: screened.action, detectors: screened.flagged, trace_id: trace.traceId, call_trace_id: call.decision.traceId, reason_codes: screened.outcome.reasonCodes };
+    this.o.log.info(`tool result ${screened.action === 'block' ? 'blocked' : 'redacted'}: ${call.input.name}`, { detectors: screened.flagged.join(','), trace_id: trace.traceId, call_trace_id: call.decision.traceId });
+    let out: JsonRpcMessage;
+    if (isError) {
+      // A JSON-RPC error from the server: its code stays, its text and data are Ward's rewrite.
+      const e = (isJsonObject(screened.delivered) ? screened.delivered : {}) as JsonObject;
+      const code = isJsonObject(msg.error) && typeof msg.error['code'] === 'number' ? msg.error['code'] : RPC.INTERNAL_ERROR;
+      const text = screened.action === 'block' ? blockedText(screened.flagged) : typeof e['message'] === 'string' ? e['message'] : 'error';
+      out = errorResponse(id, code, text, { ward });
+    } else {
+      const r: JsonObject = { ...(isJsonObject(screened.delivered) ? screened.delivered : {}) };
+      // A summary in place of a result (oversize) has no structuredContent; for a tool with an
+      // outputSchema, clients accept that only on an error result.
+      if (isJsonObject(payload) && payload['structuredContent'] !== undefined && r['structuredContent'] === undefined) r['isError'] = true;
+      const meta = isJsonObject(r['_meta']) && screened.action !== 'block' ? r['_meta'] : {};
+      out = resultResponse(id, shapeResult({ ...r, _meta: { ...meta, ward } }, call.modern && screened.action === 'block'));
+    }
+    trace.durable.then(
+      () => deliver(out),
+      (err: Error) => this.traceFailed(id, err, call.intentId),
+    );
   }
 
   /** The block reply for a tool whose definition changed says how an operator accepts it. */
