@@ -1,6 +1,6 @@
 import { sha256Hex, type JsonObject } from '../../canon/index.js';
 import type { ResultAction, ResultsConfig, Verdict } from '../../policy/types.js';
-import { applyResultAction, inspectResult, type ResultFinding } from '../../witness/results.js';
+import { applyResultAction, inspectResult, type ResultFinding } from '../../witness/index.js';
 import type { ResultOutcome } from './gatekeeper.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { JsonObject } from '../../canon/index.js';
-import { TaintMemory, type TaintLimits } from '../../witness/taint.js';
+import { TaintMemory, type TaintLimits } from '../../witness/index.js';
 
 /**
  * What the proxy witnessed in one MCP session (docs/witness.md): the values tool results handed
