@@ -118,6 +118,7 @@ describe('ward CLI on PostgreSQL answers as on LevelDB', () => {
       ['store', 'import', 'all.zip', '--json'],
       ['store', 'list', '--order', 'asc'],
       ['store', 'ingest', join(level, '.ward', 'traces'), '--json'],
+      ['regress', 'init', '--from', (json(await ward(['store', 'list', '--kind', 'runpack', '--json'], level)).entries[0].id as string).slice(0, 16), '--json'],
     ];
     for (const args of commands) {
       const a = blank(await ward(args, level), level);
@@ -126,7 +127,7 @@ describe('ward CLI on PostgreSQL answers as on LevelDB', () => {
       codes.push(a.code);
     }
     // The cases are meaningful: most succeed, the ambiguous and unknown lookups fail, replays find loosening, unsigned traces fail.
-    expect(codes).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 6, 6, 0, 0, 6, 0, 0, 0, 5, 5, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0]);
+    expect(codes).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 6, 6, 0, 0, 6, 0, 0, 0, 5, 5, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0]);
     const pack = json(await ward(['store', 'list', '--kind', 'pack', '--json'], level)).entries[0];
     expect(pack).toBeDefined();
     for (const args of [['pack', 'inspect', pack.id.slice(0, 12), '--json'], ['pack', 'verify', pack.id, '--json']]) {

@@ -40,7 +40,7 @@ import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 import { correlationId, goJsonLine } from '../output.js';
 import { displayPath } from './run.js';
 
-interface SourceFlags {
+interface SourceFlags extends StoreLocationFlags {
   from: string;
   name?: string;
   checkpoint?: string;
@@ -49,7 +49,7 @@ interface SourceFlags {
   json?: boolean;
 }
 
-interface RunFlags {
+interface RunFlags extends StoreLocationFlags {
   config?: string;
   output?: string;
   junit?: string;
@@ -116,14 +116,20 @@ function sourceOptions(cmd: Command): Command {
     .option('--checkpoint <n>', 'session chains only (not supported by Ward)')
     .option('--config <file>', 'regress config to rewrite (default ward.yaml, or gait.yaml when only that exists)')
     .option('--state-dir <dir>', STATE_DIR_HELP)
-    .option('--json', 'one line of JSON on stdout');
+    .option('--json', 'one line of JSON on stdout')
+    .option('--store <url>', STORE_HELP)
+    .option('--store-password-file <file>', STORE_PASSWORD_HELP);
 }
+
+const STORE_HELP = 'look run and store ids up in a PostgreSQL store (postgres://user@host:5432/db; also WARD_STORE_URL; no password here)';
+const STORE_PASSWORD_HELP = 'file holding the PostgreSQL password (also WARD_STORE_PASSWORD_FILE, PGPASSWORD, ~/.pgpass)';
 
 function runOptions(cmd: Command): Command {
   const has = (name: string) => cmd.options.some((o) => o.long === name);
   if (!has('--config')) cmd.option('--config <file>', 'regress config (default ward.yaml, or gait.yaml when only that exists)');
   if (!has('--state-dir')) cmd.option('--state-dir <dir>', STATE_DIR_HELP);
   if (!has('--json')) cmd.option('--json', 'one line of JSON on stdout');
+  if (!has('--store')) cmd.option('--store <url>', STORE_HELP).option('--store-password-file <file>', STORE_PASSWORD_HELP);
   return cmd
     .option('--output <file>', `result JSON (default ${DEFAULT_RESULT_FILE})`)
     .option('--junit <file>', 'also write JUnit XML')
@@ -166,11 +172,14 @@ async function initFrom(ctx: CliContext, flags: SourceFlags, acceptReceipt: bool
     const candidates = [resolve(ctx.cwd, artifact), resolve(dirname(receiptPath), artifact)];
     ref = candidates.find((p) => existsSync(p)) ?? artifact;
   }
+  const state = stateDir(ctx, flags.stateDir);
+  const openStore = storeOpener(ctx, flags, state);
   const located = await locateArtifact(ref, {
     cwd: ctx.cwd,
-    stateDir: stateDir(ctx, flags.stateDir),
+    stateDir: state,
     kinds: ['runpack', 'pack'],
     fileName: (id) => `runpack_${id}.zip`,
+    ...(openStore ? { openStore } : {}),
   });
   const source = runpackOf(located.bytes);
   const result = initFixture({
@@ -267,11 +276,14 @@ async function locateCandidates(ctx: CliContext, flags: RunFlags, names: readonl
       ref = value.slice(eq + 1);
     }
     if (out.has(key)) throw new WardError(ERROR_CODES.USAGE, key === '*' ? 'give one --candidate for all fixtures, or <fixture>=<ref> for each' : `two --candidate values for fixture ${key}`);
+    const state = stateDir(ctx, flags.stateDir);
+    const openStore = storeOpener(ctx, flags, state);
     const located = await locateArtifact(ref, {
       cwd: ctx.cwd,
-      stateDir: stateDir(ctx, flags.stateDir),
+      stateDir: state,
       kinds: ['runpack', 'pack'],
       fileName: (id) => `runpack_${id}.zip`,
+      ...(openStore ? { openStore } : {}),
     });
     out.set(key, { display: located.path.startsWith('store:') ? located.path : shown(ctx.cwd, located.path), bytes: located.bytes });
   }
