@@ -26,6 +26,13 @@
  *   scanToolDefinition(tool) → { reason_code: 'mcp_tool_description_suspicious', kind, path, digest }[]
  *   findShadowing({ [server]: toolNames[] } | Map) → { reason_code: 'mcp_tool_name_shadowed', folded, tools: [{ server, name }] }[]
  *
+ * Witnessed context (context.ts); config = loadedPolicy.policy.context (ContextConfig)
+ *   isRetrievalTool(config, toolName) → boolean
+ *   const ctx = new WitnessedContext(limits?)          // one per session (1,000 records, oldest dropped)
+ *   ctx.observe({ server, toolName, args, result (as forwarded), seenAt: GoTime, traceId }) → ContextRecord | undefined
+ *   ctx.envelope({ contextSetId, createdAt, producerVersion?, evidenceMode? = 'required' }) → verified ContextEnvelope
+ *   witnessedRecord(retrieval), resultContentDigest(result) = sha256(JCS(result without _meta))
+ *
  * Other registered codes for the integration: `arg_provenance_witnessed` (a taint hit overrode the
  * declared provenance), `context_evidence_witnessed` (the bound envelope is Ward's own).
  */
@@ -67,5 +74,17 @@ export {
   type ToolScanKind,
   type ShadowFinding,
 } from './tool-scan.js';
+export {
+  WitnessedContext,
+  witnessedRecord,
+  witnessedLocator,
+  resultContentDigest,
+  isRetrievalTool,
+  jcsDigest,
+  WITNESS_SOURCE_TYPE,
+  DEFAULT_WITNESSED_CONTEXT_LIMITS,
+  type WitnessedRetrieval,
+  type WitnessedContextLimits,
+} from './context.js';
 export { walkStrings, jsonPathChild, type StringAt, type Walked } from './walk.js';
 export type { ResultAction, ResultsConfig, ContextConfig, PiiPattern } from '../policy/types.js';
