@@ -160,6 +160,10 @@ describe('ward CLI on PostgreSQL answers as on LevelDB', () => {
     const down = await ward(['doctor', '--json'], cwd, { WARD_STORE_URL: `postgres://ward:hunter2@127.0.0.1:1/none` });
     expect(storeCheck(down)).toMatchObject({ status: 'fail', message: expect.stringContaining('unreachable') });
     expect(down.stdout).not.toContain('hunter2');
+    // A location that is not a PostgreSQL URL is a failed check, not a crash.
+    const bad = await ward(['doctor', '--json'], cwd, { WARD_STORE_URL: 'mysql://x' });
+    expect(bad.code).toBe(0);
+    expect(storeCheck(bad)).toMatchObject({ status: 'fail', message: expect.stringContaining('not a postgres:// URL') });
     // The local store has nothing to migrate; a password on the command line is refused.
     expect((await ward(['store', 'migrate', '--json'], cwd)).code).toBe(6);
     expect((await ward(['store', 'list', '--store', url, '--json'], cwd)).code).toBe(6);

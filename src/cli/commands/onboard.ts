@@ -48,7 +48,14 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--store <url>', 'check this PostgreSQL store (reachable, schema version) instead of the local one (also WARD_STORE_URL; no password here)')
     .option('--store-password-file <file>', 'file holding the PostgreSQL password (also WARD_STORE_PASSWORD_FILE, PGPASSWORD, ~/.pgpass)')
     .action(async (flags: { stateDir?: string; json?: boolean } & StoreLocationFlags) => {
-      const storeLocation = storeLocationOf(ctx, flags);
+      // A store location that does not parse is a finding of the store check, not a crash.
+      let storeLocation: StoreLocation | { error: string; hint?: string | undefined };
+      try {
+        storeLocation = storeLocationOf(ctx, flags);
+      } catch (err) {
+        if (!isWardError(err)) throw err;
+        storeLocation = { error: err.message, hint: err.hint };
+      }
       let state: StateDirResolution | { error: string; hint?: string | undefined };
       try {
         state = stateDirResolution(ctx, flags.stateDir);
@@ -256,8 +263,8 @@ export interface DoctorOptions {
   nodeVersion?: string;
   /** Default: the package Ward runs from. */
   packageRoot?: string;
-  /** The store to check: the local one (default) or a PostgreSQL store. */
-  storeLocation?: StoreLocation;
+  /** The store to check: the local one (default), a PostgreSQL store, or why `--store` / WARD_STORE_URL is unusable. */
+  storeLocation?: StoreLocation | { error: string; hint?: string | undefined };
 }
 
 export async function runDoctor(opts: DoctorOptions): Promise<DoctorResult> {
@@ -270,7 +277,13 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorResult> {
   const checks: DoctorCheck[] = [nodeVersionCheck(opts.nodeVersion ?? process.versions.node)];
   if (resolved) {
     const dir = resolved.dir;
-    const store = opts.storeLocation?.kind === 'postgres' ? await pgStoreCheck(opts.storeLocation.config, ward) : await storeCheck(dir, ward);
+    const location = opts.storeLocation;
+    const store: DoctorCheck =
+      location && 'error' in location
+        ? { name: 'store', scope: 'universal', status: 'fail', message: location.error, ...(location.hint ? { fix_command: location.hint } : {}) }
+        : location?.kind === 'postgres'
+          ? await pgStoreCheck(location.config, ward)
+          : await storeCheck(dir, ward);
     checks.push(stateDirCheck(resolved, ward), keyCheck(dir, ward), store, rateLimitLockCheck(dir));
   } else {
     checks.push({
