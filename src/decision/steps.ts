@@ -26,7 +26,7 @@ import type { ApprovalStep, DecisionSubject, DelegationStep, GateRuntime, TokenC
  * | `gate eval`            | policy, or approved-script registry  | rate_limit, destructive_budget, delegation, approval, broker, [simulate]  |
  * | daemon                 | policy                               | rate_limit, destructive_budget, delegation, approval, broker, [simulate]  |
  * | SDK                    | policy                               | rate_limit, destructive_budget, delegation, approval, broker, [simulate]  |
- * | MCP proxy              | stricter of the annotation readings  | rate_limit, destructive_budget, delegation, approval, broker              |
+ * | MCP proxy              | stricter of the annotation readings  | rate_limit, destructive_budget, delegation, approval, broker, [witnessed] |
  * | MCP decision service   | policy                               | mcp_trust, emergency_stop                                                 |
  *
  * The MCP proxy's changed tools and refused calls are blocked before policy (no step runs);
@@ -47,7 +47,8 @@ export type StepName =
   | 'broker'
   | 'simulate'
   | 'mcp_trust'
-  | 'emergency_stop';
+  | 'emergency_stop'
+  | 'witnessed';
 
 export interface DecisionStepDef {
   readonly name: StepName;
@@ -174,6 +175,18 @@ const broker: DecisionStepDef = {
   },
 };
 
+/**
+ * The MCP proxy's witness saw an argument come out of an earlier tool result (its provenance is
+ * already `tool_output` in the intent): the decision says so, whatever its verdict, so the client
+ * and the operator learn why a dataflow rule held.
+ */
+const witnessed: DecisionStepDef = {
+  name: 'witnessed',
+  apply(s) {
+    if (s.evaluable) s.decision = { ...s.decision, reasonCodes: uniqueSorted([...s.decision.reasonCodes, 'arg_provenance_witnessed']) };
+  },
+};
+
 /** §3.6 step 10: report what would have happened, enforce nothing. */
 const simulate: DecisionStepDef = {
   name: 'simulate',
@@ -222,7 +235,7 @@ function emergencyStop(check: (jobId: string) => EmergencyStop): DecisionStepDef
 }
 
 /** Step constructors, for hosts to list. */
-export const steps = { rateLimit, destructiveBudget, delegation, approval, broker, simulate, mcpTrust, emergencyStop };
+export const steps = { rateLimit, destructiveBudget, delegation, approval, broker, simulate, mcpTrust, emergencyStop, witnessed };
 
 /** `gate eval`'s steps (§3.6 steps 4–10) with the given token sources. */
 export function gateEvalSteps(

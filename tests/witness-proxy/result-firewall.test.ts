@@ -48,7 +48,8 @@ describe('result firewall', () => {
     const call = all.find((t) => t['tool_name'] === 'get-env' && !String(t['correlation_id']).endsWith('/result'))!;
     const result = all.find((t) => t['tool_name'] === 'get-env' && String(t['correlation_id']).endsWith('/result'))!;
     expect(result['verdict']).toBe('allow');
-    expect(result['reason_codes']).toEqual(['result_credential_detected', 'result_redacted']);
+    expect(result['reason_codes']).toEqual(['mcp_result_credentials_detected']);
+    expect(result['violations']).toEqual(['result_firewall']);
     expect((result['relationship'] as Record<string, unknown>)['parent_record_id']).toBe(call['trace_id']);
     // A passed result is decided and traced too.
     expect(all.filter((t) => String(t['correlation_id']).endsWith('/result'))).toHaveLength(2);
@@ -69,13 +70,13 @@ describe('result firewall', () => {
       expect(r.isError).toBe(true);
       expect(textOf(r)).toBe('Ward blocked this tool result: the result firewall flagged credentials (aws_access_key_id).');
       expect(JSON.stringify(r)).not.toContain(KEY);
-      expect(wardOf(r)).toMatchObject({ result_action: 'block', reason_codes: ['result_blocked', 'result_credential_detected'] });
+      expect(wardOf(r)).toMatchObject({ result_action: 'block', reason_codes: ['mcp_result_credentials_detected'] });
     } finally {
       await p.close();
     }
     const result = traces(state).find((t) => String(t['correlation_id']).endsWith('/result'))!;
     expect(result['verdict']).toBe('block');
-    expect(result['violations']).toEqual(['result_credential_detected']);
+    expect(result['violations']).toEqual(['result_firewall']);
     expect(everyFileText(state)).not.toContain(KEY);
   }, 60_000);
 });

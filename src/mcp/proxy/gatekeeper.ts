@@ -109,6 +109,7 @@ export class Gatekeeper {
         steps.delegation(rt, undefined),
         steps.approval(rt, approvals),
         steps.broker,
+        ...(call.witnessed?.size ? [steps.witnessed] : []),
       ],
     };
     if (this.opts.envelope) {

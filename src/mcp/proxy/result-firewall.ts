@@ -40,7 +40,7 @@ export function screenResult(payload: unknown, config: ResultsConfig, digestKey:
     action,
     delivered,
     flagged,
-    outcome: { verdict: verdictOf(action), reasonCodes: resultReasonCodes(action, findings), violations: resultViolations(findings), facts, observedAt },
+    outcome: { verdict: verdictOf(action), reasonCodes: resultReasonCodes(findings), violations: resultViolations(findings), facts, observedAt },
   };
 }
 
@@ -62,22 +62,25 @@ function digestOf(value: unknown): string {
   }
 }
 
-/** Reason codes of a result decision: the action, and one per detector that found something. */
-export function resultReasonCodes(action: ResultAction, findings: readonly ResultFinding[]): string[] {
-  const codes = new Set<string>([`result_${action === 'pass' ? 'passed' : action === 'redact' ? 'redacted' : 'blocked'}`]);
-  for (const f of findings) codes.add(DETECTOR_CODES[f.detector]);
-  return [...codes].sort();
+/**
+ * Reason codes of a result decision: one per detector that found something (the registry's
+ * `mcp_result_*`); none when the result is clean. The verdict and `_meta.ward.result_action` say
+ * what was done.
+ */
+export function resultReasonCodes(findings: readonly ResultFinding[]): string[] {
+  return [...new Set(findings.map((f) => DETECTOR_CODES[f.detector]))].sort();
 }
 
+/** `result_firewall` when a finding was acted on (redacted or blocked), as the registry gives it. */
 function resultViolations(findings: readonly ResultFinding[]): string[] {
-  return [...new Set(findings.filter((f) => f.action !== 'pass').map((f) => DETECTOR_CODES[f.detector]))].sort();
+  return findings.some((f) => f.action !== 'pass') ? ['result_firewall'] : [];
 }
 
 const DETECTOR_CODES: Readonly<Record<ResultFinding['detector'], string>> = {
-  credentials: 'result_credential_detected',
-  pii: 'result_pii_detected',
-  invisible: 'result_invisible_characters',
-  oversize: 'result_oversize',
+  credentials: 'mcp_result_credentials_detected',
+  pii: 'mcp_result_pii_detected',
+  invisible: 'mcp_result_invisible_characters',
+  oversize: 'mcp_result_oversize',
 };
 
 /** The text of a blocked result delivered as a JSON-RPC error: the same words as the result form. */
