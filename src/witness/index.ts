@@ -20,7 +20,7 @@
  *   applyResultAction(result, findings, action) → the result to forward
  *     pass: unchanged · redact: markers `[REDACTED:<detector>:<kind>]` in place (oversize: a summary)
  *     · block: { content: [{ type: 'text', text: 'Ward blocked … credentials (aws_access_key_id).' }], isError: true }
- *   RESULT_REASON_CODES[detector] → the registered reason code for a result trace
+ *   RESULT_REASON_CODES[detector], RESULT_ACTION_REASON_CODES[action] → registered reason codes
  *
  * Tool definitions (tool-scan.ts), at tools/list
  *   scanToolDefinition(tool) → { reason_code: 'mcp_tool_description_suspicious', kind, path, digest }[]
@@ -33,8 +33,6 @@
  *   ctx.envelope({ contextSetId, createdAt, producerVersion?, evidenceMode? = 'required' }) → verified ContextEnvelope
  *   witnessedRecord(retrieval), resultContentDigest(result) = sha256(JCS(result without _meta))
  *
- * Other registered codes for the integration: `arg_provenance_witnessed` (a taint hit overrode the
- * declared provenance), `context_evidence_witnessed` (the bound envelope is Ward's own).
  */
 export {
   TaintMemory,
@@ -59,6 +57,7 @@ export {
   CREDENTIAL_PATTERNS,
   MAX_FINDINGS,
   RESULT_REASON_CODES,
+  RESULT_ACTION_REASON_CODES,
   INVISIBLE_RUN,
   type ResultDetector,
   type ResultFinding,
