@@ -20,11 +20,14 @@
  *   applyResultAction(result, findings, action) → the result to forward
  *     pass: unchanged · redact: markers `[REDACTED:<detector>:<kind>]` in place (oversize: a summary)
  *     · block: { content: [{ type: 'text', text: 'Ward blocked … credentials (aws_access_key_id).' }], isError: true }
- *   RESULT_REASON_CODES[detector], RESULT_ACTION_REASON_CODES[action] → registered reason codes
+ *   RESULT_REASON_CODES[detector] → the registered reason code for a result trace
  *
  * Tool definitions (tool-scan.ts), at tools/list
  *   scanToolDefinition(tool) → { reason_code: 'mcp_tool_description_suspicious', kind, path, digest }[]
  *   findShadowing({ [server]: toolNames[] } | Map) → { reason_code: 'mcp_tool_name_shadowed', folded, tools: [{ server, name }] }[]
+ *
+ * Other registered codes: `arg_provenance_witnessed` (a taint hit overrode the declared
+ * provenance), `context_evidence_witnessed` (the bound envelope is Ward's own).
  *
  * Witnessed context (context.ts); config = loadedPolicy.policy.context (ContextConfig)
  *   isRetrievalTool(config, toolName) → boolean
@@ -57,7 +60,6 @@ export {
   CREDENTIAL_PATTERNS,
   MAX_FINDINGS,
   RESULT_REASON_CODES,
-  RESULT_ACTION_REASON_CODES,
   INVISIBLE_RUN,
   type ResultDetector,
   type ResultFinding,

@@ -49,19 +49,12 @@ export interface InspectOptions {
 
 export const MAX_FINDINGS = 1_000;
 
-/** The reason code (and violation) a result trace records per detector (src/gate/reason-codes.ts). */
+/** The reason code a result trace records per detector (violation `result_firewall` when acted on). */
 export const RESULT_REASON_CODES: Readonly<Record<ResultDetector, string>> = {
-  credentials: 'result_credential_detected',
-  pii: 'result_pii_detected',
-  oversize: 'result_oversize',
-  invisible: 'result_invisible_characters',
-};
-
-/** The reason code of a result decision's action. */
-export const RESULT_ACTION_REASON_CODES: Readonly<Record<ResultAction, string>> = {
-  pass: 'result_passed',
-  redact: 'result_redacted',
-  block: 'result_blocked',
+  credentials: 'mcp_result_credentials_detected',
+  pii: 'mcp_result_pii_detected',
+  oversize: 'mcp_result_oversize',
+  invisible: 'mcp_result_invisible_characters',
 };
 
 interface Pattern {

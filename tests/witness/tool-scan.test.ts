@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isRegisteredReasonCode } from '../../src/gate/reason-codes.js';
-import { RESULT_ACTION_REASON_CODES, RESULT_REASON_CODES } from '../../src/witness/results.js';
+import { RESULT_REASON_CODES } from '../../src/witness/results.js';
 import { findShadowing, scanToolDefinition, TOOL_SHADOWED, TOOL_SUSPICIOUS } from '../../src/witness/tool-scan.js';
 
 const tool = (description: string, extra: Record<string, unknown> = {}) => ({
@@ -82,7 +82,7 @@ describe('findShadowing', () => {
 
 describe('witness reason codes', () => {
   it('are registered', () => {
-    for (const code of [TOOL_SUSPICIOUS, TOOL_SHADOWED, ...Object.values(RESULT_REASON_CODES), ...Object.values(RESULT_ACTION_REASON_CODES)]) {
+    for (const code of [TOOL_SUSPICIOUS, TOOL_SHADOWED, ...Object.values(RESULT_REASON_CODES), 'arg_provenance_witnessed', 'context_evidence_witnessed']) {
       expect(isRegisteredReasonCode(code), code).toBe(true);
     }
   });
