@@ -161,8 +161,13 @@ function approvedScriptFacts(fastPath: FastPath): NonNullable<TraceInput['approv
  */
 export type BeforePolicyBlock =
   | {
-      /** A tool whose definition changed since it was pinned; the intent is prepared as the policy would see it. */
+      /**
+       * A tool whose definition changed since it was pinned, or one held because its definition is
+       * suspicious (`codes`, default `mcp_tool_definition_changed`); the intent is prepared as the
+       * policy would see it.
+       */
       kind: 'tool_changed';
+      codes?: readonly string[] | undefined;
       intent: unknown;
       inputs: EvaluationInputs;
       correlationId: string;
@@ -197,7 +202,7 @@ export function blockBeforePolicy(basis: DecisionBasis, block: BeforePolicyBlock
   const prepared = outcome.preparedIntent;
   if (!prepared) return undefined;
   const subject = { intent: prepared, argsDigest: argsDigest(prepared), intentDigest: intentDigest(prepared) };
-  const codes = ['mcp_tool_definition_changed'];
+  const codes = block.codes?.length ? [...block.codes] : ['mcp_tool_definition_changed'];
   const context = outcomeTraceFields(prepared, outcome).context!;
   const facts = beforePolicyTraceFacts(subject, codes, codes, parseRFC3339(outcome.result.created_at), context, block.correlationId);
   return { trace: assembleTrace(basis, facts), subject };

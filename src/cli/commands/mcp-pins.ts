@@ -62,7 +62,8 @@ export function registerPins(mcp: Command, ctx: CliContext): void {
         const width = Math.max(4, ...names.map((n) => n.length));
         for (const name of names) {
           const t = doc.tools[name]!;
-          lines.push(`  ${name.padEnd(width)}  pinned ${t.pinned.slice(0, 12)}${t.pending ? `  PENDING ${t.pending.slice(0, 12)} (since ${t.pending_at ?? '?'})` : ''}`);
+          lines.push(`  ${name.padEnd(width)}  pinned ${t.pinned ? t.pinned.slice(0, 12) : '(nothing yet)'}${t.pending ? `  PENDING ${t.pending.slice(0, 12)} (since ${t.pending_at ?? '?'})` : ''}`);
+          if (t.pending_reasons?.length) lines.push(`  ${' '.repeat(width)}    SUSPICIOUS: ${t.pending_reasons.join(', ')} (docs/witness.md)`);
           if (t.pending) {
             for (const change of describeChange(t)) lines.push(`  ${' '.repeat(width)}    ${change}`);
           }
@@ -168,6 +169,8 @@ function serverJson(doc: PinsDocument) {
           pinned_at: t.pinned_at,
           definition: t.definition,
           ...(t.pending ? { pending: t.pending, pending_at: t.pending_at, pending_definition: t.pending_definition } : {}),
+          ...(t.pending_reasons?.length ? { pending_reasons: t.pending_reasons } : {}),
+          ...(t.accepted ? { accepted: t.accepted } : {}),
         };
       }),
   };

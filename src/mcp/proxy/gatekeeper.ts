@@ -125,12 +125,13 @@ export class Gatekeeper {
 
   /**
    * A call to a tool whose definition changed since it was pinned: blocked before policy with
-   * `mcp_tool_definition_changed`, and traced like any other decision.
+   * `mcp_tool_definition_changed` (or, for a tool held for a suspicious definition, the witness's
+   * `codes`), and traced like any other decision.
    */
-  blockChangedTool(call: CallInput, correlationId: string): CallDecision {
+  blockChangedTool(call: CallInput, correlationId: string, codes?: readonly string[]): CallDecision {
     const intent = intentForCall(call, this.opts.mapping, false);
     const inputs = { now: nowUTC(), ...(this.opts.envelope ? { contextEnvelope: this.opts.envelope.envelope } : {}) };
-    const blocked = blockBeforePolicy(this.opts.runtime, { kind: 'tool_changed', intent, inputs, correlationId });
+    const blocked = blockBeforePolicy(this.opts.runtime, { kind: 'tool_changed', codes, intent, inputs, correlationId });
     if (!blocked) return this.decide(call, correlationId); // not evaluable: the policy path blocks and traces it (or throws)
     return this.decisionOf(blocked.trace, undefined, intent, requiredApprovalScope(blocked.subject.intent));
   }

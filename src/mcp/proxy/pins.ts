@@ -17,6 +17,7 @@ export const PINS_SCHEMA_ID = 'ward.mcp.tool_pins';
 export const PINS_SCHEMA_VERSION = '1.0.0';
 
 export interface ToolPin {
+  /** "" for a tool held on first sight (its definition is suspicious): nothing is pinned until an operator accepts it. */
   pinned: string;
   pinned_at: string;
   /** The definition that was pinned (name, description, inputSchema, annotations). */
@@ -24,6 +25,10 @@ export interface ToolPin {
   pending?: string;
   pending_at?: string;
   pending_definition?: JsonObject;
+  /** Why the pending definition is held besides being new or changed: the witness's reason codes (docs/witness.md). */
+  pending_reasons?: string[];
+  /** The digest an operator accepted (`ward mcp pins accept`): a suspicious definition with this digest is no longer held. */
+  accepted?: string;
 }
 
 export interface PinsDocument {
@@ -225,35 +230,56 @@ export class MemoryPinStore extends PinStore {
   }
 }
 
-/** What one observation of a listed tool means for its pin. */
-export type PinCheck = 'pinned' | 'same' | 'changed';
+/**
+ * What one observation of a listed tool means for its pin. `held`: the definition is suspicious
+ * (the witness's tool scan) and no operator accepted it: it waits as pending, like a changed one.
+ */
+export type PinCheck = 'pinned' | 'same' | 'changed' | 'held';
+
+/** One listed tool, as `observeTools` records it. `suspicion`: the scan's reason codes (none: clean). */
+export interface ObservedTool {
+  name: string;
+  digest: string;
+  definition: JsonObject;
+  suspicion?: readonly string[] | undefined;
+}
 
 /**
  * Record listed tools against the persisted pins: a new tool is pinned; a definition that differs
- * from its pin becomes `pending`. One read, and a locked write only when something is new, however
- * many tools the server lists.
+ * from its pin becomes `pending`; a suspicious definition is pinned only once an operator accepted
+ * it (until then it is pending with its reasons, even on first sight). One read, and a locked write
+ * only when something is new, however many tools the server lists.
  */
-export function observeTools(
-  store: PinStore,
-  key: string,
-  server: ServerIdentity,
-  tools: readonly { name: string; digest: string; definition: JsonObject }[],
-): Map<string, { check: PinCheck; pinned: string }> {
+export function observeTools(store: PinStore, key: string, server: ServerIdentity, tools: readonly ObservedTool[]): Map<string, { check: PinCheck; pinned: string }> {
   const out = new Map<string, { check: PinCheck; pinned: string }>();
   const decide = (doc: PinsDocument | undefined, write: boolean): boolean => {
     let dirty = false;
     const now = rfc3339();
-    for (const { name, digest, definition } of tools) {
+    for (const { name, digest, definition, suspicion } of tools) {
       const t = doc?.tools[name];
+      if (suspicion?.length && !(t && t.pinned === digest && t.accepted === digest)) {
+        out.set(name, { check: 'held', pinned: t?.pinned ?? '' });
+        const reasons = [...new Set(suspicion)].sort();
+        if (t && t.pending === digest && sameList(t.pending_reasons, reasons)) continue;
+        dirty = true;
+        if (!write || !doc) continue;
+        const held = { pending: digest, pending_at: now, pending_definition: definition, pending_reasons: reasons };
+        if (t) Object.assign(t, held);
+        else doc.tools[name] = { pinned: '', pinned_at: '', definition: {}, ...held };
+        continue;
+      }
       if (t && t.pinned === digest) {
         out.set(name, { check: 'same', pinned: digest });
         continue;
       }
       if (t) {
         out.set(name, { check: 'changed', pinned: t.pinned });
-        if (t.pending === digest) continue;
+        if (t.pending === digest && !t.pending_reasons) continue;
         dirty = true;
-        if (write) Object.assign(t, { pending: digest, pending_at: now, pending_definition: definition });
+        if (write) {
+          Object.assign(t, { pending: digest, pending_at: now, pending_definition: definition });
+          delete t.pending_reasons;
+        }
         continue;
       }
       out.set(name, { check: 'pinned', pinned: digest });
@@ -298,10 +324,12 @@ export function acceptPins(store: PinStore, key: string, tools: readonly string[
       accepted.push({ name, digest: t.pending!, previous: t.pinned });
       t.pinned = t.pending!;
       t.pinned_at = now;
+      t.accepted = t.pending!;
       t.definition = t.pending_definition ?? t.definition;
       delete t.pending;
       delete t.pending_at;
       delete t.pending_definition;
+      delete t.pending_reasons;
     }
     return true;
   });
@@ -334,6 +362,10 @@ function requireKnown(store: PinStore, key: string): void {
       ? `known server keys: ${known.join(', ')} (ward mcp pins list)`
       : `no pins in ${store.dir} yet: ward mcp proxy --pin-tools records them (check --state-dir)`,
   });
+}
+
+function sameList(a: readonly string[] | undefined, b: readonly string[]): boolean {
+  return a !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 function rfc3339(): string {

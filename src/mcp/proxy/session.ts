@@ -24,7 +24,7 @@ import { isModernProtocolVersion, requestClientName, requestProtocolVersion, res
 import { blockedText, screenResult, type Screened } from './result-firewall.js';
 import { foldSpelling } from './spelling.js';
 import { alwaysBlocked, ToolPins } from './tools.js';
-import type { SessionWitness } from './witness.js';
+import { toolSuspicion, type SessionWitness } from './witness.js';
 
 export interface SessionOptions {
   client: Peer;
@@ -307,7 +307,10 @@ export class ProxySession {
     try {
       const changed = this.o.pinTools && this.pins.isChanged(call.name);
       if (!changed && this.pinWarned.size) this.pinWarned.delete(call.name); // accepted: a later change warns again
-      return { decision: changed ? this.o.gate.blockChangedTool(call, correlation) : this.o.gate.decide(call, correlation) };
+      if (changed) return { decision: this.o.gate.blockChangedTool(call, correlation) };
+      const held = this.heldFor(call.name);
+      if (held) return { decision: this.o.gate.blockChangedTool(call, correlation, held), note: this.heldToolNote(call.name) };
+      return { decision: this.o.gate.decide(call, correlation) };
     } catch (err) {
       const message = (err as Error).message;
       const why = message.length > 240 ? `${message.slice(0, 240)}…` : message;
@@ -674,11 +677,14 @@ export class ProxySession {
       if (h) this.hints.set(t['name'], h);
       else this.hints.delete(t['name']);
     }
+    const suspicious = this.o.witness ? toolSuspicion(listed) : undefined;
+    const codes = suspicious?.size ? new Map([...suspicious].map(([n, v]) => [n, v.codes])) : undefined;
+    if (!this.o.pinTools && codes) for (const [n, c] of codes) this.sessionHeld.set(n, c);
     if (this.o.pinTools) {
       // A session that never saw initialize or server/discover (a 2026-07-28 client may probe on
       // another connection) binds its pins here, to the identity this result carries.
       if (!this.pins.serverKey) this.bindPins(resultServerInfo(msg.result));
-      for (const name of this.pins.observeList(listed)) {
+      for (const name of this.pins.observeList(listed, codes)) {
         if (this.pinWarned.has(name)) continue;
         this.pinWarned.add(name);
         const key = this.pins.serverKey;
@@ -688,15 +694,52 @@ export class ProxySession {
         });
       }
     }
-    if (!this.o.hideBlockedTools) return undefined;
+    for (const [name, why] of suspicious ?? []) {
+      if (this.heldWarned.has(name) || !this.heldFor(name)) continue;
+      this.heldWarned.add(name);
+      const key = this.o.pinTools ? this.pins.serverKey : undefined;
+      this.o.log.warn('tool definition under suspicion; hidden from tools/list and its calls blocked until an operator accepts it', {
+        tool: name,
+        reasons: why.codes.join(','),
+        found: why.found.slice(0, 8).join('; '),
+        ...(key ? { server_key: key, accept: `ward mcp pins accept --server ${key} --tool ${name}` } : { accept: 'run the proxy with --pin-tools, then ward mcp pins accept' }),
+      });
+    }
+    // A held tool is not listed: its description is what could mislead the model, whether or not it is called.
+    const held = (t: unknown) => isJsonObject(t) && typeof t['name'] === 'string' && suspicious?.has(t['name']) === true && this.heldFor(t['name']) !== undefined;
     const policy = this.o.gate.runtime.policy.policy;
     const prefix = this.o.gate.mapping.toolPrefix;
-    const kept = tools.filter((t) => !(isJsonObject(t) && typeof t['name'] === 'string' && alwaysBlocked(policy, intentToolName(prefix, t['name']).toLowerCase())));
+    const blocked = (t: unknown) => this.o.hideBlockedTools && isJsonObject(t) && typeof t['name'] === 'string' && alwaysBlocked(policy, intentToolName(prefix, t['name']).toLowerCase());
+    const kept = tools.filter((t) => !held(t) && !blocked(t));
     if (kept.length === tools.length) return undefined;
     return { ...msg, result: { ...msg.result, tools: kept } };
   }
 
   private readonly pinWarned = new Set<string>();
+  /** Without --pin-tools: tools held for a suspicious definition, for the rest of the session. */
+  private readonly sessionHeld = new Map<string, string[]>();
+  private readonly heldWarned = new Set<string>();
+
+  /** The reason codes a tool is held for (a suspicious definition no operator accepted), or undefined. */
+  private heldFor(name: string): string[] | undefined {
+    if (!this.o.witness) return undefined;
+    return this.o.pinTools ? this.pins.heldFor(name) : this.sessionHeld.get(name);
+  }
+
+  /** The block reply for a held tool says who can lift the hold, and how. */
+  private heldToolNote(tool: string): { text: string; ward: Record<string, unknown> } {
+    const key = this.o.pinTools ? this.pins.serverKey : undefined;
+    if (!key) {
+      return {
+        text: 'Ward holds this tool: its definition looks like it carries instructions for the model. An operator (not the agent) can review and accept it when the proxy runs with --pin-tools (`ward mcp pins list`, `ward mcp pins accept`).',
+        ward: {},
+      };
+    }
+    return {
+      text: `Ward holds this tool: its definition looks like it carries instructions for the model. An operator (not the agent) can review it with \`ward mcp pins list --server ${key}\` and accept it with \`ward mcp pins accept --server ${key} --tool ${tool}\`.`,
+      ward: { server_key: key },
+    };
+  }
 
   /** Streamable HTTP: progress goes with the request that asked for it; anything else with the latest open request. */
   private relatedFor(msg: JsonRpcMessage): JsonRpcId | undefined {

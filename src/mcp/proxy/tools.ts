@@ -25,6 +25,8 @@ export class ToolPins {
   private readonly seenDefinition = new Map<string, JsonObject>();
   /** Changed tools, with the persisted pin they were found to differ from. */
   private readonly changed = new Map<string, string | undefined>();
+  /** Tools held for a suspicious definition (the witness's tool scan), with its reason codes. */
+  private readonly held = new Map<string, string[]>();
   private binding: PinBinding | undefined;
 
   /** @param onError told when the pins file cannot be read or written (the tool is then blocked: fail closed). */
@@ -60,20 +62,27 @@ export class ToolPins {
    * {@link observe} for every tool of one `tools/list` (one read and at most one write of the pins
    * file). Returns the names of the tools that no longer match their pins.
    */
-  observeList(tools: readonly Record<string, unknown>[]): string[] {
+  observeList(tools: readonly Record<string, unknown>[], suspicion?: ReadonlyMap<string, string[]>): string[] {
     const b = this.binding;
-    if (!b) return tools.filter((t) => this.observe(t)).map((t) => String(t['name']));
+    if (!b) {
+      // Session pins: a suspicious tool stays held for the session (no operator can accept it).
+      for (const [name, codes] of suspicion ?? []) this.held.set(name, codes);
+      return tools.filter((t) => this.observe(t)).map((t) => String(t['name']));
+    }
     const entries = tools.map((tool) => {
       const name = String(tool['name']);
       const digest = definitionDigest(tool);
       const definition = definitionOf(tool) as JsonObject;
       this.seen.set(name, digest);
       this.seenDefinition.set(name, definition);
-      return { name, digest, definition };
+      return { name, digest, definition, suspicion: suspicion?.get(name) };
     });
     try {
       const results = observeTools(b.store, b.key, b.server, entries);
-      for (const [name, r] of results) if (r.check === 'changed' && !this.changed.has(name)) this.changed.set(name, r.pinned);
+      for (const [name, r] of results) {
+        if (r.check === 'changed' && !this.changed.has(name)) this.changed.set(name, r.pinned);
+        if (r.check === 'held') this.held.set(name, suspicion?.get(name) ?? []);
+      }
     } catch (err) {
       for (const e of entries) {
         this.onError?.(err as Error, e.name);
@@ -107,6 +116,28 @@ export class ToolPins {
     }
     this.changed.delete(name);
     return false;
+  }
+
+  /**
+   * The reason codes a tool is held for (its definition is suspicious and no operator accepted
+   * it), or undefined. With persisted pins the file is read again, so `ward mcp pins accept` lifts
+   * the hold in a running session once the accepted digest is what the server last listed.
+   */
+  heldFor(name: string): string[] | undefined {
+    const codes = this.held.get(name);
+    if (codes === undefined) return undefined;
+    const b = this.binding;
+    const seen = this.seen.get(name);
+    if (!b || seen === undefined) return codes;
+    try {
+      const entry = b.store.read(b.key)?.tools[name];
+      if (!entry || entry.pinned !== seen || entry.accepted !== seen) return codes;
+    } catch (err) {
+      this.onError?.(err as Error, name);
+      return codes;
+    }
+    this.held.delete(name);
+    return undefined;
   }
 
   get size(): number {

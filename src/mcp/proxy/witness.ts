@@ -1,5 +1,5 @@
 import type { JsonObject } from '../../canon/index.js';
-import { TaintMemory, type TaintLimits } from '../../witness/index.js';
+import { findShadowing, scanToolDefinition, TaintMemory, TOOL_SHADOWED, type TaintLimits } from '../../witness/index.js';
 
 /**
  * What the proxy witnessed in one MCP session (docs/witness.md): the values tool results handed
@@ -62,4 +62,38 @@ export function topLevelArgument(path: string): string | undefined {
     }
   }
   return undefined;
+}
+
+/** What makes one listed tool suspicious: reason codes, and the scan's kinds and paths (for the log; never the text). */
+export interface ToolSuspicion {
+  codes: string[];
+  found: string[];
+}
+
+/**
+ * The tools of one `tools/list` whose definitions are suspicious (docs/witness.md "Tool
+ * definitions"): instruction-like text, HTML comments or invisible characters anywhere in the
+ * definition, and names that fold to the name of a tool listed before them (the first listed keeps
+ * its name; a later look-alike is held).
+ */
+export function toolSuspicion(tools: readonly JsonObject[]): Map<string, ToolSuspicion> {
+  const out = new Map<string, ToolSuspicion>();
+  const add = (name: string, code: string, found: string) => {
+    const s = out.get(name) ?? { codes: [], found: [] };
+    if (!s.codes.includes(code)) s.codes.push(code);
+    if (!s.found.includes(found)) s.found.push(found);
+    out.set(name, s);
+  };
+  const names = tools.map((t) => String(t['name']));
+  for (const tool of tools) {
+    for (const f of scanToolDefinition(tool)) add(String(tool['name']), f.reason_code, `${f.kind} at ${f.path}`);
+  }
+  const firstIndex = new Map<string, number>();
+  names.forEach((n, i) => firstIndex.has(n) || firstIndex.set(n, i));
+  for (const group of findShadowing({ server: names })) {
+    const ordered = group.tools.map((t) => t.name).sort((a, b) => firstIndex.get(a)! - firstIndex.get(b)!);
+    for (const later of ordered.slice(1)) add(later, TOOL_SHADOWED, `name folds like ${ordered[0]!}`);
+  }
+  for (const s of out.values()) s.codes.sort();
+  return out;
 }
