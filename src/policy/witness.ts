@@ -19,6 +19,18 @@ const PII_NAME = /^[a-z0-9_]{1,64}$/;
 /** Long patterns are almost always pasted by mistake; they also cost the most to run on every result. */
 export const MAX_PII_REGEX_CHARS = 1_000;
 export const MAX_PII_PATTERNS = 64;
+/**
+ * A group holding an unbounded quantifier (`+`, `*`, `{n,}`), itself under an unbounded quantifier.
+ * A heuristic on the source text (escapes and character classes skipped, two levels of groups):
+ * it refuses the classic exponential shapes (`(a+)+`, `((a)+)+`, `(\w+\s?)*`) and lets bounded
+ * ones (`(\d{3}-){2}`) through; it also refuses some safe ones (`(?:[a-z]+\.)+`), which a bound
+ * fixes.
+ */
+const ATOM = String.raw`(?:\[(?:[^\]\\]|\\.)*\]|\\.|[^()\\[])`;
+const UNBOUNDED = String.raw`(?:[+*]|\{\d+,\})`;
+/** An atom, or a group of atoms (so a quantified group inside the group counts too). */
+const PART = String.raw`(?:\(${ATOM}*\)|${ATOM})`;
+const NESTED_UNBOUNDED = new RegExp(String.raw`\(${PART}*?${UNBOUNDED}${PART}*\)${UNBOUNDED}`);
 
 export function normalizeResults(raw: RawResults): ResultsConfig {
   const credentials = detector(raw.credentials.action, 'credentials', false);
@@ -82,6 +94,10 @@ function piiPatterns(raw: RawResults['pii']['patterns']): PiiPattern[] {
     }
     // A pattern that matches nothing at all would redact or block every result.
     if (re.test('')) throw invalidPolicy(`${where}.regex matches the empty string`);
+    // Results are hostile input: `(a+)+`, `(\w+\s?)*` can backtrack for minutes on a crafted one.
+    if (NESTED_UNBOUNDED.test(p.regex)) {
+      throw invalidPolicy(`${where}.regex repeats a group that itself repeats without bound (catastrophic backtracking on hostile results)`, 'bound the inner or the outer repetition, e.g. (?:[a-z]{1,63}\\.){1,8} instead of (?:[a-z]+\\.)+');
+    }
     out.push({ name, regex: p.regex });
   });
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

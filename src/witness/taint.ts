@@ -5,7 +5,8 @@ import { walkStrings } from './walk.js';
  * Witnessed provenance: which earlier tool result a `tools/call` argument carries a value from.
  *
  * `remember` extracts candidate values from a result Ward saw and keeps only fingerprints of them;
- * `match` reports the results whose values occur inside any argument string, as a substring, or
+ * `match` reports the results whose values occur inside any argument string (or object key, or
+ * number as JSON writes it), as a substring, or
  * after undoing JSON string escaping (up to three levels: a value the model wrapped into a JSON
  * document it passes as a string, possibly twice).
  *
@@ -137,7 +138,7 @@ export class TaintMemory {
   match(args: unknown): TaintHit[] {
     if (this.entries.size === 0) return [];
     const hits = new Map<string, TaintHit>();
-    const { strings } = walkStrings(args, { includeKeys: true, limits: { maxDepth: 64, maxStrings: 1_000_000 } });
+    const { strings } = walkStrings(args, { includeKeys: true, includeNumbers: true, limits: { maxDepth: 64, maxStrings: 1_000_000 } });
     for (const { path, value } of strings) {
       unescapeVariants(normalizeNewlines(value)).forEach((variant, level) => {
         for (const entry of this.scan(variant)) {

@@ -24,8 +24,11 @@ export interface Walked {
   truncated: boolean;
 }
 
-/** `includeKeys`: object keys count as strings too (an argument can hide a value in a key). */
-export function walkStrings(value: unknown, options: { includeKeys?: boolean; limits?: WalkLimits } = {}): Walked {
+/**
+ * `includeKeys`: object keys count as strings too (an argument can hide a value in a key).
+ * `includeNumbers`: numbers count as their JSON text (an id or account number passed as a number).
+ */
+export function walkStrings(value: unknown, options: { includeKeys?: boolean; includeNumbers?: boolean; limits?: WalkLimits } = {}): Walked {
   const limits = options.limits ?? DEFAULT_WALK_LIMITS;
   const strings: StringAt[] = [];
   let truncated = false;
@@ -36,6 +39,10 @@ export function walkStrings(value: unknown, options: { includeKeys?: boolean; li
     }
     if (typeof node === 'string') {
       strings.push({ path, value: node });
+      return;
+    }
+    if (options.includeNumbers && typeof node === 'number' && Number.isFinite(node)) {
+      strings.push({ path, value: JSON.stringify(node) });
       return;
     }
     if (node === null || typeof node !== 'object') return;

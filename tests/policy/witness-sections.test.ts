@@ -117,3 +117,19 @@ describe('results and context policy sections', () => {
     expect(err.message).not.toContain('secret-ish');
   });
 });
+
+describe('results.pii regexes against catastrophic backtracking', () => {
+  const refused = (regex: string) => {
+    try {
+      parsePolicyYaml(`results: {pii: {action: redact, patterns: [{name: p, regex: '${regex}'}]}}\n`);
+      return false;
+    } catch (err) {
+      return /repeats a group that itself repeats without bound/.test((err as Error).message);
+    }
+  };
+  it.each(['(a+)+', '(\\w+\\s?)*x', '((a)+)+', '(a{2,})*b', '(?:[a-z]+\\.)+[a-z]{2,}'])('refuses %s', (re) => expect(refused(re)).toBe(true));
+  it.each(['(\\d{3}-){2}\\d{4}', '\\b\\d{3}-\\d{2}-\\d{4}\\b', '[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\\.[A-Za-z]{2,}', '(ab)+', '\\(a+\\)+', '([+-]\\d)+', '(?:[a-z]{1,63}\\.){1,8}'])(
+    'accepts %s',
+    (re) => expect(refused(re)).toBe(false),
+  );
+});

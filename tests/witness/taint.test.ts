@@ -68,6 +68,21 @@ describe('TaintMemory', () => {
     expect(mem.stats().evicted).toBe(1);
   });
 
+  it('finds a long number passed as a JSON number', () => {
+    const mem = new TaintMemory();
+    mem.remember({ structuredContent: { account: '4012345678901234' } }, src('n'));
+    expect(mem.match({ to: 4012345678901234 })[0]?.argPath).toBe('$.to');
+    expect(mem.match({ to: 4012345678901 })).toEqual([]);
+  });
+
+  it('prose in memory does not taint its words or short phrases', () => {
+    const mem = new TaintMemory();
+    mem.remember(mcpText('The administrator configured international relations for the organization yesterday.'), src('p'));
+    for (const arg of ['administrator', 'international relations', 'organization', 'The administrator configured']) {
+      expect(mem.match({ q: arg }), arg).toEqual([]);
+    }
+  });
+
   it('keeps several sources for one value, most recent first', () => {
     const mem = new TaintMemory();
     mem.remember(mcpText(SECRET), src('a'));
