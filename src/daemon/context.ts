@@ -31,6 +31,13 @@ export interface DaemonOptions {
   signingKeySource?: (() => SigningKey) | undefined;
   /** Keys that verify approval/delegation tokens (default: the current signing key). */
   tokenVerifyKeys?: readonly VerifyKey[];
+  /**
+   * `--approver-keys FILE`: the approvers list (a JWKS; docs/console.md). Their keys verify
+   * approvals signed in the console and, like `tokenVerifyKeys`, approval tokens on every decision.
+   */
+  approverKeysPath?: string | undefined;
+  /** `--approval-args show`: argument values appear in the approvals inbox (default: only their digest). */
+  approvalArgs?: 'redact' | 'show' | undefined;
   keyWarnings?: readonly string[];
   traceFormat?: TraceFormat;
   profile?: 'standard' | 'oss-prod';

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { JsonObject } from '../canon/index.js';
+import { uniqueSorted, type JsonObject } from '../canon/index.js';
 import type { ExitCode } from '../contract/exit-codes.js';
 import { explainOutcome } from '../gate/explain.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
@@ -8,7 +8,8 @@ import type { LoadedPolicy } from '../policy/types.js';
 import { PgTokenLedger } from '../cluster/ledger.js';
 import { PgLimitCounter } from '../cluster/limits.js';
 import { decideGate, decideGateAsync, type ApprovalTokenReuse, type GateRequest, type GateRuntime } from '../decision/gate-run.js';
-import { gateEvalSteps } from '../decision/steps.js';
+import { gateEvalSteps, type DecisionStepDef } from '../decision/steps.js';
+import type { NormalizedIntent } from '../intent/types.js';
 import { approvalStep, delegationStep } from '../decision/token-steps.js';
 import type { ParsedToken } from '../tokens/index.js';
 import type { TraceFormat } from '../trace/index.js';
@@ -44,6 +45,21 @@ export interface GateServiceOptions {
   approvalTokenReuse?: ApprovalTokenReuse | undefined;
 }
 
+/**
+ * What the console (src/daemon/console) adds to the decision path: approvals given in the inbox
+ * are found by the retry, a signed denial refuses it, and every answered decision is observed.
+ */
+export interface ConsoleHooks {
+  /** Approved tokens waiting for this intent under this policy (used only when the request brings none). */
+  tokensFor(intentDigest: string, policyDigest: string): ParsedToken[];
+  /** A signed denial in force for this intent under this policy. */
+  deniedFor(intentDigest: string, policyDigest: string): { denial_id: string } | undefined;
+  /** A grant consumed these console tokens (one use): their files go. */
+  consumed(tokenIds: readonly string[]): void;
+  /** Every answered decision, with the intent as normalized (undefined when it could not be). */
+  observe(output: JsonObject, intent: NormalizedIntent | undefined, raw: unknown): void;
+}
+
 export interface DecisionReply {
   /** The `ward gate eval --json` object (or the explain object when asked). */
   json: JsonObject;
@@ -65,6 +81,8 @@ export class GateService {
   killSwitchSource: (() => GateRequest['killSwitch']) | undefined;
   /** Counters and token ledger in the cluster database; undefined: the state directory's files. */
   private readonly sharedState: SharedDecisionState | undefined;
+  /** Set by the console when it is attached. */
+  console: ConsoleHooks | undefined;
 
   constructor(
     private readonly policies: PolicyHolder,
@@ -112,10 +130,12 @@ export class GateService {
       verifyKeys: this.options.tokenVerifyKeys,
       audit: { dir: this.options.auditDir },
     });
-    request.steps = gateEvalSteps(
-      this.runtime(),
-      { approvals: approvalStep(tokenStep(body.approvalTokens ?? [])), delegations: delegationStep(tokenStep(body.delegationTokens ?? [])) },
-      { simulate: body.simulate },
+    const hooks = this.console;
+    let seen: NormalizedIntent | undefined;
+    // Tokens in the request are the only ones used; without any, approvals given in the console.
+    const approvals = body.approvalTokens || !hooks ? approvalStep(tokenStep(body.approvalTokens ?? [])) : (t: Parameters<ReturnType<typeof approvalStep>>[0]) => approvalStep(tokenStep(hooks.tokensFor(t.intentDigest, t.policyDigest)))(t);
+    request.steps = gateEvalSteps(this.runtime(), { approvals, delegations: delegationStep(tokenStep(body.delegationTokens ?? [])) }, { simulate: body.simulate }).map((step) =>
+      step.name === 'approval' && hooks ? consoleApprovalStep(step, hooks, (intent) => (seen = intent)) : step,
     );
     const started = performance.now();
     let pending;
@@ -132,6 +152,11 @@ export class GateService {
     const result = pending.finish(await this.sink.write(pending.trace, pending.capture));
     const verdict = String(result.output['verdict']);
     this.metrics.decisions.inc({ verdict });
+    if (hooks) {
+      const ref = result.output['approval_ref'];
+      if (!body.approvalTokens && verdict === 'allow' && this.options.approvalTokenReuse !== 'ttl' && typeof ref === 'string' && ref) hooks.consumed(ref.split(','));
+      hooks.observe({ ...result.output, correlation_id: correlationId }, seen, body.intent);
+    }
     if (body.explain) {
       const explained = explainOutcome(result.outcome, {
         traceId: String(result.output['trace_id']),
@@ -143,4 +168,30 @@ export class GateService {
     }
     return { json: { ...(omitEmpty(result.output) as JsonObject), correlation_id: correlationId }, exitCode: result.exitCode, verdict };
   }
+}
+
+/**
+ * The approval step with the console's denial in front: a call a person denied (a signed denial
+ * for this intent under this policy, not expired) is blocked with `approval_denied` instead of
+ * asking again; tokens do not override a denial. The step also hands the normalized intent to the
+ * console (it runs for every evaluable decision).
+ */
+function consoleApprovalStep(step: DecisionStepDef, hooks: ConsoleHooks, seen: (intent: NormalizedIntent) => void): DecisionStepDef {
+  return {
+    name: step.name,
+    apply(s) {
+      seen(s.subject.intent);
+      if (s.evaluable && s.decision.verdict === 'require_approval' && hooks.deniedFor(s.subject.intentDigest, s.policy.digest)) {
+        s.records.requiredApprovals = Math.max(s.outcome.minApprovals, 1);
+        s.decision = {
+          ...s.decision,
+          verdict: 'block',
+          reasonCodes: uniqueSorted([...s.decision.reasonCodes, 'approval_denied']),
+          violations: uniqueSorted([...s.decision.violations, 'approval_denied']),
+        };
+        return;
+      }
+      return step.apply(s);
+    },
+  };
 }

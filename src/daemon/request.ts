@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { BearerAuth, LoopbackGuard } from '../edge/guard.js';
+import type { ConsoleSessions } from './console/session.js';
 import { errorResponse, HttpError } from '../edge/http-error.js';
 import type { DaemonContext } from './context.js';
 import { sendJson } from './http.js';
@@ -15,6 +16,8 @@ export interface Guards {
   auth?: BearerAuth | undefined;
   /** Host and Origin checks (loopback listeners, or any with --allowed-host). */
   loopback?: LoopbackGuard | undefined;
+  /** The console's browser sessions and CSRF check (console/session.ts). */
+  sessions?: ConsoleSessions | undefined;
 }
 
 /**
@@ -77,7 +80,8 @@ export class RequestHandler {
     const match = matchRoute(req, this.routes);
     ex.route = match.route?.name ?? 'unmatched';
     this.guards.loopback?.check(req);
-    if (this.guards.auth && !match.route?.public) this.guards.auth.check(req);
+    const viaSession = this.guards.sessions?.check(req, match.route) ?? false;
+    if (this.guards.auth && !match.route?.public && !viaSession) this.guards.auth.check(req);
     if (!match.route) throw new HttpError('not_found', `no such endpoint: ${req.method ?? ''} ${(req.url ?? '').split('?', 1)[0]}`, { hint: 'see docs/daemon.md for the API' });
     const handler = match.route.methods[req.method ?? ''];
     if (!handler) {

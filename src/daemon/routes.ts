@@ -36,6 +36,11 @@ export interface Route {
   methods: Readonly<Record<string, Handler>>;
   /** Served without auth (liveness, readiness, public keys). */
   public?: boolean;
+  /**
+   * A console route (src/daemon/console): a browser session may change state here, with the CSRF
+   * header; browser requests without one are refused (docs/console.md "Session and CSRF").
+   */
+  console?: boolean;
 }
 
 const JSON_TYPES = ['application/json'] as const;
@@ -45,13 +50,13 @@ const PACK_SCHEMA = { schema_id: PACK_OUTPUT_SCHEMA.id, schema_version: PACK_OUT
 /** Ids in path parameters: event ids, trace ids, pack ids, prefixes and run ids. Nothing path-like (`store/ids.ts`). */
 const ID = LOOKUP_PATTERN;
 
-function reply(ex: Exchange, status: number, value: unknown, exitCode: ExitCode = EXIT.OK): void {
+export function reply(ex: Exchange, status: number, value: unknown, exitCode: ExitCode = EXIT.OK): void {
   ex.status = status;
   ex.exitCode = exitCode;
   sendJson(ex.res, status, value, { 'x-ward-exit-code': String(exitCode) });
 }
 
-async function jsonBody(ctx: DaemonContext, ex: Exchange): Promise<JsonValue> {
+export async function jsonBody(ctx: DaemonContext, ex: Exchange): Promise<JsonValue> {
   requireMediaType(ex.req, JSON_TYPES);
   return parseJsonBody(await readBody(ex.req, ctx.options.maxBodyBytes));
 }
@@ -384,11 +389,11 @@ function id(params: Record<string, string>): string {
   return value;
 }
 
-function newest(entries: readonly StoreEntry[]): StoreEntry {
+export function newest(entries: readonly StoreEntry[]): StoreEntry {
   return [...entries].sort((a, b) => (sortableTime(a.time) < sortableTime(b.time) ? 1 : sortableTime(a.time) > sortableTime(b.time) ? -1 : a.id < b.id ? 1 : -1))[0]!;
 }
 
-function query(req: IncomingMessage, allowed: ReadonlySet<string>): URLSearchParams {
+export function query(req: IncomingMessage, allowed: ReadonlySet<string>): URLSearchParams {
   const url = req.url ?? '';
   const q = new URLSearchParams(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '');
   for (const key of q.keys()) {

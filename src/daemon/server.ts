@@ -13,6 +13,7 @@ import type { EvidenceStore } from '../store/types.js';
 import { attachControlPlane, controlSettingsFromEnv, type AttachedControlPlane } from './cluster-control.js';
 import { ClusterKeySet } from './cluster-keys.js';
 import { DEFAULTS, type ClusterParts, type DaemonContext, type DaemonOptions, type PostgresOptions } from './context.js';
+import { ApproverKeys, attachConsole } from './console/index.js';
 import { decisionServiceRoutes } from './decision-service.js';
 import { GateService } from './gate-service.js';
 import { Journal, journalDir, recoverJournal } from './journal.js';
@@ -48,6 +49,7 @@ type ResolvedOptions = DaemonContext['options'] & { [K in keyof typeof DEFAULTS]
  */
 export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   refuseOpenListener(opts);
+  const approvers = new ApproverKeys(opts.approverKeysPath); // a bad approvers file fails the start, before any state is taken
   const options: ResolvedOptions = { ...DEFAULTS, ...opts };
   const metrics = new DaemonMetrics();
   const log = new JsonLog(opts.logWrite ?? ((text) => void process.stderr.write(text)));
@@ -55,13 +57,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const { lock, store, cluster } = opts.postgres ? await openClusterState(opts, opts.postgres, metrics, log) : { ...(await openState(opts, log)), cluster: undefined };
   const sink = cluster ? openPgSink(options, store, metrics, cluster) : openTraceSink(options, store, metrics);
   const keys = new SigningKeyHolder(opts.signingKey, opts.signingKeySource);
-  const gate = createGateService(options, policies, keys, sink, metrics, cluster);
+  const gate = createGateService(options, policies, keys, sink, metrics, cluster, approvers);
   const ring = loadKeyRing(opts.stateDir);
   const ctx = createContext(options, ring, { store, policies, keys, gate, sink, metrics }, cluster);
   watchReloads(ctx, ring, log);
   trackGauges(ctx);
   const stopIngest = await startIngestion(ctx, log);
   const decisionService = decisionServiceRoutes(opts, policies, keys, options.maxBodyBytes, cluster ? commitThrough(sink) : undefined);
+  const consoleApi = attachConsole(gate, { stateDir: opts.stateDir, approvers, extraKeys: () => opts.tokenVerifyKeys ?? [], approvalArgs: opts.approvalArgs });
   let control: AttachedControlPlane | undefined;
   const releaseState = async () => {
     stopIngest();
@@ -83,8 +86,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     await releaseState();
     throw err;
   }
-  const routes: Route[] = [...ROUTES, ...(control?.routes ?? []), ...decisionService.routes];
-  const guards = guardsFor(opts);
+  const routes: Route[] = [...ROUTES, ...(control?.routes ?? []), ...decisionService.routes, ...consoleApi.routes];
+  const guards = { ...guardsFor(opts), sessions: consoleApi.parts.sessions };
   const requests = new RequestHandler(ctx, routes, guards, log);
   const server = createHttpServer(options, requests, metrics);
   const url = await listen(server, opts).catch(async (err: unknown) => {
@@ -97,6 +100,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const close = (): Promise<void> =>
     (closing ??= (async () => {
       ctx.state.draining = true;
+      consoleApi.parts.close(); // open event streams end, so draining does not wait for them
       await stopServing(server, requests, options.shutdownTimeoutMs);
       policies.close();
       await releaseState();
@@ -232,7 +236,7 @@ function openTraceSink(options: ResolvedOptions, store: EvidenceStore, metrics: 
   return new GroupCommitSink(journal, metrics, { capacity: options.queueCapacity, ...(options.commitDelayMs ? { commitDelayMs: options.commitDelayMs } : {}) });
 }
 
-function createGateService(options: ResolvedOptions, policies: PolicyHolder, keys: SigningKeyHolder, sink: DaemonTraceSink, metrics: DaemonMetrics, cluster: ClusterParts | undefined): GateService {
+function createGateService(options: ResolvedOptions, policies: PolicyHolder, keys: SigningKeyHolder, sink: DaemonTraceSink, metrics: DaemonMetrics, cluster: ClusterParts | undefined, approvers: ApproverKeys): GateService {
   const fixedTokenKeys = options.tokenVerifyKeys;
   const signing = cluster ? registeredKey(keys, cluster) : () => keys.current;
   return new GateService(policies, sink, metrics, {
@@ -240,8 +244,10 @@ function createGateService(options: ResolvedOptions, policies: PolicyHolder, key
     get signingKey() {
       return signing();
     },
+    // The approvers list (--approver-keys) is trusted besides them; read per decision (the file may change).
     get tokenVerifyKeys() {
-      return fixedTokenKeys ?? [keys.current];
+      const base = fixedTokenKeys ?? [keys.current];
+      return approvers.path ? [...base, ...approvers.keys()] : base;
     },
     traceFormat: options.traceFormat ?? 'ward',
     profile: options.profile ?? 'standard',

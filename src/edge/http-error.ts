@@ -15,6 +15,8 @@ export const HTTP_ERROR_STATUS = {
   auth: 401,
   host: 403,
   origin: 403,
+  csrf: 403,
+  refused: 403,
   not_found: 404,
   method: 405,
   conflict: 409,

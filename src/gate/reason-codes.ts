@@ -103,6 +103,7 @@ export const REASON_CODES: Readonly<Record<string, ReasonCodeInfo>> = {
   delegation_token_chain_mismatch: r('', 'none', 'a delegation token matches no link of the chain'),
   delegation_granted: r('', 'none', 'delegation chain complete'),
   approval_token_missing: r('approval_not_granted', 'require_approval', 'approval required and no token given'),
+  approval_denied: r('approval_denied', 'block', 'a person denied this call in the approvals inbox (a signed denial for this intent under this policy, not expired; ward serve only)'),
   approval_token_invalid: r('', 'none', 'an approval token failed normalization'),
   approval_token_signature_missing: r('', 'none', 'an approval token is unsigned'),
   approval_token_signature_invalid: r('', 'none', 'an approval token signature does not verify (or no key)'),

@@ -27,6 +27,8 @@ interface ServeFlags {
   profile: 'standard' | 'oss-prod';
   rateLimitState?: string;
   approvalTokenReuse?: string;
+  approverKeys?: string;
+  approvalArgs: 'redact' | 'show';
   maxBodyBytes: string;
   maxQueue: string;
   maxBatch: string;
@@ -65,6 +67,8 @@ export function register(program: Command, ctx: CliContext): void {
     .addOption(new Option('--trace-format <format>', 'trace field set').choices(['ward', 'gait']).default('ward'))
     .addOption(new Option('--profile <profile>', 'evaluation profile').choices(['standard', 'oss-prod']).default('standard'))
     .option('--rate-limit-state <file>', 'rate-limit counters (default <state>/gate_rate_limits.json)')
+    .option('--approver-keys <file>', 'the approvers list: a JWKS of approvers\' Ed25519 public keys (optional "ward_approver" per key), re-read when it changes; they sign approvals in the console (docs/console.md)')
+    .addOption(new Option('--approval-args <mode>', 'argument values in the approvals inbox: redact (default, only their digest) or show').choices(['redact', 'show']).default('redact'))
     .option('--approval-token-reuse <mode>', 'once (default): a token grants one decision, on any replica; ttl: reusable until it expires (docs/approvals.md)', 'once')
     .option('--max-body-bytes <n>', 'largest JSON request body', '1048576')
     .option('--max-queue <n>', 'decisions waiting for their trace write, at most; beyond it requests get 429', '4096')
@@ -141,6 +145,8 @@ async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
     signingKey: key.key,
     signingKeySource,
     ...(tokenKeys ? { tokenVerifyKeys: tokenKeys } : {}),
+    ...(flags.approverKeys ? { approverKeysPath: resolve(ctx.cwd, flags.approverKeys) } : {}),
+    approvalArgs: flags.approvalArgs,
     keyWarnings: key.warnings,
     traceFormat: flags.traceFormat,
     profile: flags.profile,

@@ -1,0 +1,206 @@
+import { readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ward } from '../cli/run.js';
+import { closeAll, consoleDaemon, evalIntent, intentFor, pendingFor, signTemplate } from './console-helpers.js';
+import { call } from './helpers.js';
+
+afterEach(closeAll);
+
+describe('approvals inbox: GET /v1/approvals, GET /v1/approvals/{id}', () => {
+  it('a require_approval decision enters the inbox with its facts; argument values are redacted by default', async () => {
+    const { d } = await consoleDaemon();
+    const r = await evalIntent(d.url, intentFor('fs.write_file', '/workspace/a.yaml'));
+    expect(r.json.verdict).toBe('require_approval');
+    await evalIntent(d.url, intentFor('fs.read_file', '/workspace/b.yaml')); // allowed: not in the inbox
+    const list = await call(d.url, '/v1/approvals');
+    expect(list.status).toBe(200);
+    expect(list.json.count).toBe(1);
+    const e = list.json.entries[0];
+    expect(e).toMatchObject({
+      status: 'pending',
+      source: 'daemon',
+      tool_name: 'fs.write_file',
+      matched_rule: 'approve-writes',
+      identity: 'agent.alpha',
+      agent_id: 'agent-7',
+      intent_digest: r.json.intent_digest,
+      policy_digest: r.json.policy_digest,
+      trace_id: r.json.trace_id,
+      required_scope: ['tool:fs.write_file'],
+      required_approvals: 1,
+      requests: 1,
+      args: { redacted: true },
+    });
+    expect(e.targets[0]).toMatchObject({ kind: 'path', value: '/workspace/a.yaml', operation: 'write' });
+    expect(e.reason_codes).toContain('approval_token_missing');
+    expect(e.id).toMatch(/^apr_[0-9a-f]{16}$/);
+    expect(list.text).not.toContain('secret-value-123');
+    // The same call again is the same entry, counted.
+    await evalIntent(d.url, intentFor('fs.write_file', '/workspace/a.yaml'));
+    const again = await call(d.url, '/v1/approvals');
+    expect(again.json.count).toBe(1);
+    expect(again.json.entries[0].requests).toBe(2);
+    const one = await call(d.url, `/v1/approvals/${e.id}`);
+    expect(one.status).toBe(200);
+    expect(one.json.entry.id).toBe(e.id);
+    expect((await call(d.url, '/v1/approvals/apr_0000000000000000')).status).toBe(404);
+    expect((await call(d.url, '/v1/approvals/nope')).status).toBe(400);
+    expect((await call(d.url, '/v1/approvals?status=bogus')).status).toBe(400);
+  });
+
+  it('--approval-args show puts the values in the entry', async () => {
+    const { d } = await consoleDaemon({ approvalArgs: 'show' });
+    await evalIntent(d.url, intentFor('fs.write_file', '/workspace/a.yaml'));
+    const e = await pendingFor(d.url, 'fs.write_file');
+    expect(e.args).toMatchObject({ redacted: false, values: { content: 'secret-value-123' } });
+  });
+});
+
+describe('approve: POST /v1/approvals/{id}/approve', () => {
+  it('an approver signs the template; the retry is allowed once; the token verifies offline with the CLI', async () => {
+    const { d, dir, state, approversFile, alice } = await consoleDaemon();
+    const intent = intentFor('fs.write_file', '/workspace/a.yaml');
+    const first = await evalIntent(d.url, intent);
+    const e = await pendingFor(d.url, 'fs.write_file');
+    const t = await call(d.url, `/v1/approvals/${e.id}/token-template?approver=alice&ttl_seconds=600`);
+    expect(t.status).toBe(200);
+    expect(t.json.payload).toMatchObject({ schema_id: 'gait.gate.approval_token', intent_digest: first.json.intent_digest, policy_digest: first.json.policy_digest, scope: ['tool:fs.write_file'], approver_identity: 'alice' });
+    expect(Buffer.from(t.json.bytes_to_sign, 'base64').toString('hex')).toBe(t.json.signed_digest);
+    const body = await signTemplate(d.url, e.id, alice);
+    const ok = await call(d.url, `/v1/approvals/${e.id}/approve`, { body });
+    expect(ok.status).toBe(200);
+    expect(ok.json).toMatchObject({ ok: true, status: 'approved', approvals: 1, required_approvals: 1, approval: { approver_identity: 'alice', key_id: alice.key.keyId } });
+    expect((await call(d.url, '/v1/approvals')).json.count).toBe(0);
+    expect((await call(d.url, `/v1/approvals/${e.id}`)).json.tokens).toHaveLength(1);
+    // Offline: the stored token verifies with the approvers' keys, without the daemon.
+    const tokenFile = join(dir, 'token.json');
+    writeFileSync(tokenFile, JSON.stringify(ok.json.token));
+    writeFileSync(join(dir, 'intent.json'), JSON.stringify(intent));
+    const offline = ward(['gate', 'eval', '--policy', join(dir, 'policy.yaml'), '--intent', join(dir, 'intent.json'), '--approval-token', tokenFile, '--approval-jwks', approversFile, '--simulate', '--state-dir', join(dir, 'offline'), '--json'], { cwd: dir });
+    expect(JSON.parse(offline.stdout).simulated_reason_codes).toContain('approval_granted');
+    // The agent's retry, with no token in the request, finds the approval.
+    const retry = await evalIntent(d.url, intent);
+    expect(retry.json.verdict).toBe('allow');
+    expect(retry.json.reason_codes).toContain('approval_granted');
+    expect(readdirSync(join(state, 'approvals')).filter((n) => n.startsWith('console_'))).toEqual([]);
+    // One use: the next identical call needs approval again.
+    const third = await evalIntent(d.url, intent);
+    expect(third.json.verdict).toBe('require_approval');
+    expect((await call(d.url, '/v1/approvals')).json.count).toBe(1);
+  });
+
+  it('two distinct approvers for min_approvals: 2; the same approver twice is refused', async () => {
+    const { d, alice, bob } = await consoleDaemon();
+    const intent = intentFor('fs.delete_file', '/workspace/old.log');
+    await evalIntent(d.url, intent);
+    const e = await pendingFor(d.url, 'fs.delete_file');
+    expect(e.required_approvals).toBe(2);
+    const a = await call(d.url, `/v1/approvals/${e.id}/approve`, { body: await signTemplate(d.url, e.id, alice) });
+    expect(a.json).toMatchObject({ status: 'pending', approvals: 1 });
+    expect((await evalIntent(d.url, intent)).json.verdict).toBe('require_approval');
+    const twice = await call(d.url, `/v1/approvals/${e.id}/approve`, { body: await signTemplate(d.url, e.id, alice) });
+    expect(twice.status).toBe(409);
+    const b = await call(d.url, `/v1/approvals/${e.id}/approve`, { body: await signTemplate(d.url, e.id, bob) });
+    expect(b.json).toMatchObject({ status: 'approved', approvals: 2 });
+    expect((await evalIntent(d.url, intent)).json.verdict).toBe('allow');
+  });
+
+  it('refuses a bad signature, an unregistered key, a key bound to another approver and a payload changed after the template', async () => {
+    const { d, alice, bob, mallory } = await consoleDaemon();
+    await evalIntent(d.url, intentFor('fs.write_file', '/workspace/a.yaml'));
+    const e = await pendingFor(d.url, 'fs.write_file');
+    const good = await signTemplate(d.url, e.id, alice);
+    const flipped = Buffer.from(good.sig, 'base64');
+    flipped[0]! ^= 1;
+    const bad = await call(d.url, `/v1/approvals/${e.id}/approve`, { body: { ...good, sig: flipped.toString('base64') } });
+    expect(bad.status).toBe(403);
+    expect(bad.json).toMatchObject({ ok: false, refusal: 'approval_token_signature_invalid' });
+    const unknown = await call(d.url, `/v1/approvals/${e.id}/approve`, { body: await signTemplate(d.url, e.id, { name: 'alice', key: mallory.key }) });
+    expect(unknown.status).toBe(403);
+    expect(unknown.json.refusal).toBe('approval_token_signature_invalid');
+    const impostor = await call(d.url, `/v1/approvals/${e.id}/approve`, { body: await signTemplate(d.url, e.id, { name: 'bob', key: alice.key }) });
+    expect(impostor.status).toBe(403);
+    expect(impostor.json.error).toContain('another approver');
+    const widened = await signTemplate(d.url, e.id, bob);
+    const scoped = await call(d.url, `/v1/approvals/${e.id}/approve`, { body: { ...widened, payload: { ...widened.payload, scope: ['*'] } } });
+    expect(scoped.status).toBe(403);
+    expect(scoped.json.refusal).toBe('approval_token_template_mismatch');
+    const extra = await call(d.url, `/v1/approvals/${e.id}/approve`, { body: { ...good, extra: 1 } });
+    expect(extra.status).toBe(400);
+    expect((await call(d.url, '/v1/approvals')).json.entries[0].status).toBe('pending');
+  });
+
+  it('refuses a token bound to another intent', async () => {
+    const { d, alice } = await consoleDaemon();
+    await evalIntent(d.url, intentFor('fs.write_file', '/workspace/a.yaml'));
+    await evalIntent(d.url, intentFor('fs.write_file', '/workspace/b.yaml'));
+    const [b, a] = (await call(d.url, '/v1/approvals')).json.entries;
+    expect(a.targets[0].value).toBe('/workspace/a.yaml');
+    const forA = await signTemplate(d.url, a.id, alice);
+    const r = await call(d.url, `/v1/approvals/${b.id}/approve`, { body: forA });
+    expect(r.status).toBe(403);
+    expect(r.json.refusal).toBe('approval_token_intent_mismatch');
+    expect((await evalIntent(d.url, intentFor('fs.write_file', '/workspace/b.yaml'))).json.verdict).toBe('require_approval');
+  });
+});
+
+describe('deny: POST /v1/approvals/{id}/deny', () => {
+  it('a signed denial takes the entry out of the inbox and the retry is blocked with approval_denied', async () => {
+    const { d, state, bob } = await consoleDaemon();
+    const intent = intentFor('fs.write_file', '/workspace/a.yaml');
+    await evalIntent(d.url, intent);
+    const e = await pendingFor(d.url, 'fs.write_file');
+    const body = await signTemplate(d.url, e.id, bob, { kind: 'denial', reason: 'wrong file' });
+    expect(body.payload).toMatchObject({ schema_id: 'ward.console.approval_denial', approval_id: e.id, reason: 'wrong file', approver_identity: 'bob' });
+    const r = await call(d.url, `/v1/approvals/${e.id}/deny`, { body });
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ ok: true, status: 'denied', denial: { approver_identity: 'bob', reason: 'wrong file' } });
+    expect((await call(d.url, '/v1/approvals')).json.count).toBe(0);
+    expect(readdirSync(join(state, 'approvals', 'denials'))).toHaveLength(1);
+    const retry = await evalIntent(d.url, intent);
+    expect(retry.json.verdict).toBe('block');
+    expect(retry.json.reason_codes).toContain('approval_denied');
+    expect((await call(d.url, '/v1/approvals')).json.count).toBe(0);
+    // Approving a denied entry is a conflict; a denial signed with a bad signature is refused.
+    expect((await call(d.url, `/v1/approvals/${e.id}/approve`, { body })).status).toBe(409);
+  });
+
+  it('a denial with a bad signature is refused', async () => {
+    const { d, bob } = await consoleDaemon();
+    await evalIntent(d.url, intentFor('fs.write_file', '/workspace/a.yaml'));
+    const e = await pendingFor(d.url, 'fs.write_file');
+    const body = await signTemplate(d.url, e.id, bob, { kind: 'denial' });
+    const r = await call(d.url, `/v1/approvals/${e.id}/deny`, { body: { ...body, sig: Buffer.alloc(64).toString('base64') } });
+    expect(r.status).toBe(403);
+    expect(r.json.refusal).toBe('approval_denial_signature_invalid');
+    expect((await pendingFor(d.url, 'fs.write_file')).status).toBe('pending');
+  });
+});
+
+describe('reports: POST /v1/approvals/pending', () => {
+  const digest = (c: string) => c.repeat(64);
+  it('an MCP proxy reports a pending call; it is listed, approvable and polled back with its token', async () => {
+    const { d, alice } = await consoleDaemon();
+    const report = { tool_name: 'db.migrate', targets: [{ kind: 'table', value: 'users', operation: 'write' }], matched_rule: 'approve-db', reason_codes: ['approval_token_missing'], identity: 'agent.beta', intent_digest: digest('a'), policy_digest: digest('b'), trace_id: 'tr-1', reporter: 'mcp-proxy@host', args_digest: digest('c') };
+    const r = await call(d.url, '/v1/approvals/pending', { body: report });
+    expect(r.status).toBe(201);
+    expect(r.json.entry).toMatchObject({ source: 'reported', reporter: 'mcp-proxy@host', required_scope: ['tool:db.migrate'], args: { redacted: true, args_digest: digest('c') } });
+    expect((await call(d.url, '/v1/approvals/pending', { body: report })).status).toBe(200);
+    const id = r.json.entry.id;
+    const ok = await call(d.url, `/v1/approvals/${id}/approve`, { body: await signTemplate(d.url, id, alice) });
+    expect(ok.json.status).toBe('approved');
+    const polled = await call(d.url, `/v1/approvals/${id}`);
+    expect(polled.json.tokens[0]).toMatchObject({ intent_digest: digest('a'), policy_digest: digest('b') });
+  });
+
+  it('validates reports strictly', async () => {
+    const { d } = await consoleDaemon();
+    const base = { tool_name: 'x', intent_digest: digest('a'), policy_digest: digest('b') };
+    expect((await call(d.url, '/v1/approvals/pending', { body: { ...base, intent_digest: 'abc' } })).status).toBe(400);
+    expect((await call(d.url, '/v1/approvals/pending', { body: { ...base, args: { a: 1 } } })).status).toBe(400);
+    expect((await call(d.url, '/v1/approvals/pending', { body: { ...base, required_scope: ['*'] } })).status).toBe(400);
+    expect((await call(d.url, '/v1/approvals/pending', { body: { tool_name: 'x' } })).status).toBe(400);
+    expect((await call(d.url, '/v1/approvals/pending', { body: base })).status).toBe(201);
+  });
+});
