@@ -53,11 +53,10 @@ export class DecisionFeed {
     };
     this.recent.push(e);
     if (this.recent.length > RECENT) this.recent.shift();
-    if (e.matched_rule) {
-      let rules = this.hits.get(e.policy_digest);
-      if (!rules) this.hits.set(e.policy_digest, (rules = new Map()));
-      rules.set(e.matched_rule, (rules.get(e.matched_rule) ?? 0) + 1);
-    }
+    // "" counts decisions no rule matched (the policy's default verdict).
+    let rules = this.hits.get(e.policy_digest);
+    if (!rules) this.hits.set(e.policy_digest, (rules = new Map()));
+    rules.set(e.matched_rule, (rules.get(e.matched_rule) ?? 0) + 1);
     for (const l of this.listeners) {
       try {
         l(e);
