@@ -48,6 +48,8 @@ export interface GateRequest {
    * the traces of the earlier calls whose results an argument came from).
    */
   relationshipExtras?: JsonObject | undefined;
+  /** `context_source` recorded for a bound envelope instead of `context_envelope` (pipeline.ts). */
+  contextSourceLabel?: string | undefined;
 }
 
 export interface GateResultOutput {
@@ -119,6 +121,7 @@ function pipelineRequestOf(rt: GateRuntime, req: GateRequest): { pipelineRequest
     correlationId: req.correlationId,
     approvalTokenRef: req.approvalTokenRef,
     relationshipExtras: req.relationshipExtras,
+    contextSourceLabel: req.contextSourceLabel,
   };
   return { pipelineRequest, now };
 }

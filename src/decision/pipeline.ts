@@ -1,4 +1,5 @@
 import { nowUTC, parseRFC3339, type GoTime, type JsonObject } from '../canon/index.js';
+import { CONTEXT_SOURCE_ENVELOPE } from '../context/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { freezeDecisionJson, sandboxDecisionJson } from '../gate/decisions.js';
 import { evaluate, type GateOutcome } from '../gate/evaluate.js';
@@ -34,6 +35,11 @@ export interface PipelineRequest extends EvaluationPlan, EvaluationInputs {
   /** Default: all three (`gate eval`); the decision service records only the kill switch. */
   outcomeObjects?: readonly OutcomeObject[] | undefined;
   relationshipExtras?: JsonObject | undefined;
+  /**
+   * What the trace records as `context_source` for a bound envelope, instead of `context_envelope`
+   * (the MCP proxy's witnessed envelope: `witnessed`).
+   */
+  contextSourceLabel?: string | undefined;
 }
 
 /** A signed decision (trace not yet written) with everything hosts shape their outputs from. */
@@ -135,7 +141,7 @@ function decidedTraceFacts(s: DecisionState, req: PipelineRequest, latencyMs: nu
     createdAt: parseRFC3339(outcome.result.created_at),
     ...(req.correlationId ? { correlationId: req.correlationId } : {}),
     latencyMs,
-    ...outcomeTraceFields(s.subject.intent, outcome),
+    ...labelled(outcomeTraceFields(s.subject.intent, outcome), req.contextSourceLabel),
     ...(fastPath ? { approvedScript: approvedScriptFacts(fastPath) } : {}),
     ...(approvalRef ? { approvalTokenRef: approvalRef } : {}),
     ...(records.delegation?.delegationRef ? { delegationTokenRef: records.delegation.delegationRef } : {}),
@@ -145,6 +151,13 @@ function decidedTraceFacts(s: DecisionState, req: PipelineRequest, latencyMs: nu
     ...(records.mcpTrust ? { mcpTrust: records.mcpTrust } : {}),
     relationshipExtras: req.relationshipExtras,
   };
+}
+
+/** The trace's context fields with a bound envelope's source relabelled (see `contextSourceLabel`). */
+function labelled(fields: Pick<TraceInput, 'context' | 'script'>, label: string | undefined): Pick<TraceInput, 'context' | 'script'> {
+  if (!label || !fields.context) return fields;
+  const sources = fields.context.contextSource.split(',').map((s) => (s === CONTEXT_SOURCE_ENVELOPE ? label : s));
+  return { ...fields, context: { ...fields.context, contextSource: sources.join(',') } };
 }
 
 function approvedScriptFacts(fastPath: FastPath): NonNullable<TraceInput['approvedScript']> {

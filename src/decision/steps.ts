@@ -176,16 +176,19 @@ const broker: DecisionStepDef = {
 };
 
 /**
- * The MCP proxy's witness saw an argument come out of an earlier tool result (its provenance is
- * already `tool_output` in the intent): the decision says so, whatever its verdict, so the client
- * and the operator learn why a dataflow rule held.
+ * What the MCP proxy's witness contributed to the decision, as informational reason codes whatever
+ * the verdict (`arg_provenance_witnessed`: an argument came out of an earlier tool result, its
+ * provenance is already `tool_output` in the intent; `context_evidence_witnessed`: the bound
+ * envelope is Ward's own), so the client and the operator learn why a rule held.
  */
-const witnessed: DecisionStepDef = {
-  name: 'witnessed',
-  apply(s) {
-    if (s.evaluable) s.decision = { ...s.decision, reasonCodes: uniqueSorted([...s.decision.reasonCodes, 'arg_provenance_witnessed']) };
-  },
-};
+function witnessed(codes: readonly string[]): DecisionStepDef {
+  return {
+    name: 'witnessed',
+    apply(s) {
+      if (s.evaluable) s.decision = { ...s.decision, reasonCodes: uniqueSorted([...s.decision.reasonCodes, ...codes]) };
+    },
+  };
+}
 
 /** §3.6 step 10: report what would have happened, enforce nothing. */
 const simulate: DecisionStepDef = {

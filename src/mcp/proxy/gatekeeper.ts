@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { nowUTC, parseStrictJson, type JsonObject } from '../../canon/index.js';
-import type { ContextEnvelope } from '../../context/index.js';
+import { contextEnvelopeJson, type ContextEnvelope } from '../../context/index.js';
 import type { KillSwitchState } from '../../gate/kill-switch.js';
 import type { VerifyKey } from '../../keys/index.js';
 import type { NormalizedPolicy } from '../../policy/types.js';
@@ -109,10 +109,16 @@ export class Gatekeeper {
         steps.delegation(rt, undefined),
         steps.approval(rt, approvals),
         steps.broker,
-        ...(call.witnessed?.size ? [steps.witnessed] : []),
       ],
     };
-    if (this.opts.envelope) {
+    const witnessedCodes = [...(call.witnessed?.size ? ['arg_provenance_witnessed'] : []), ...(call.witnessedContext ? ['context_evidence_witnessed'] : [])];
+    if (witnessedCodes.length) req.steps = [...req.steps!, steps.witnessed(witnessedCodes)];
+    if (call.witnessedContext) {
+      // Ward's own records come before any envelope the operator pinned: what it saw, not what it was told.
+      req.contextEnvelope = call.witnessedContext;
+      req.contextSourceLabel = 'witnessed';
+      if (rt.captureIntents) req.contextEnvelopeJson = contextEnvelopeJson(call.witnessedContext);
+    } else if (this.opts.envelope) {
       req.contextEnvelope = this.opts.envelope.envelope;
       if (rt.captureIntents) req.contextEnvelopeJson = this.opts.envelope.json;
     }

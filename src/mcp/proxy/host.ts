@@ -157,9 +157,10 @@ export class ProxyRuntime {
     return new SdkPeer(transport as never, (err) => this.cfg.log.warn('upstream transport error', { error: err.message }));
   }
 
-  newSession(client: Peer, server: Peer, sessionId: string, routeRelated: boolean): { session: ProxySession; capture: RunCapture | undefined } {
+  newSession(client: Peer, server: Peer, sessionId: string, routeRelated: boolean): { session: ProxySession; capture: RunCapture | undefined; witness: SessionWitness | undefined } {
     const runId = `mcp_${sessionId.replace(/[^A-Za-z0-9]/g, '').slice(0, 32)}`;
     const capture = this.cfg.captureRuns ? new RunCapture(runId) : undefined;
+    const witness = this.cfg.witness === false ? undefined : new SessionWitness(`witness:${runId}`);
     const session = new ProxySession({
       client,
       server,
@@ -176,16 +177,19 @@ export class ProxyRuntime {
       hideBlockedTools: this.cfg.hideBlockedTools,
       routeRelated,
       capture,
-      witness: this.cfg.witness === false ? undefined : new SessionWitness(),
+      witness,
     });
-    return { session, capture };
+    return { session, capture, witness };
   }
 
-  /** After a session: its run goes to the store's spool (written durably). */
-  finishSession(capture: RunCapture | undefined): void {
+  /**
+   * After a session: its run goes to the store's spool (written durably), signed, with the
+   * session's witnessed context envelope when Ward built one (else the pinned `--context-envelope`).
+   */
+  finishSession(capture: RunCapture | undefined, witness?: SessionWitness): void {
     if (!capture || capture.size === 0) return;
     try {
-      const path = capture.spool(this.cfg.stateDir, this.cfg.signingKey, this.cfg.envelope?.envelope);
+      const path = capture.spool(this.cfg.stateDir, this.cfg.signingKey, witness?.envelope() ?? this.cfg.envelope?.envelope);
       this.cfg.log.info('session captured as a run', { run_id: capture.runId, calls: capture.size, spool: path });
     } catch (err) {
       this.cfg.log.error('could not capture the session as a run', { run_id: capture.runId, error: (err as Error).message });
@@ -214,7 +218,7 @@ export async function runStdio(rt: ProxyRuntime, input: Readable, output: Writab
   const server = rt.upstreamPeer();
   const client = new StreamPeer(input, output, rt.cfg.maxMessageBytes);
   const sessionId = `mcp_${randomBytes(12).toString('hex')}`;
-  const { session, capture } = rt.newSession(client, server, sessionId, false);
+  const { session, capture, witness } = rt.newSession(client, server, sessionId, false);
   try {
     await session.start();
   } catch (err) {
@@ -229,7 +233,7 @@ export async function runStdio(rt: ProxyRuntime, input: Readable, output: Writab
   if (server instanceof ChildServerPeer) log.debug('MCP server started', { pid: server.pid });
   signal?.addEventListener('abort', () => void session.end(undefined, undefined), { once: true });
   const end = await session.done;
-  rt.finishSession(capture);
+  rt.finishSession(capture, witness);
   await rt.close();
   if (end.error) {
     log.error(`session ended: ${end.error.message}`);
@@ -472,14 +476,14 @@ async function startSession(
   const upstream = new DeferredPeer(rt.upstreamPeer(), (err) =>
     log.error('could not start the MCP server for a new session', { session: sessionId, error: err.message }),
   );
-  const { session, capture } = rt.newSession(client, upstream, sessionId, true);
+  const { session, capture, witness } = rt.newSession(client, upstream, sessionId, true);
   const entry: HttpSession = { id: sessionId, transport, session, initialized: false };
   live.add(entry);
   void session.done.then((end) => {
     live.delete(entry);
     if (sessions.get(sessionId) === entry) sessions.delete(sessionId);
     if (end.error) log.warn(`session ${sessionId} ended: ${end.error.message}`);
-    rt.finishSession(capture);
+    rt.finishSession(capture, witness);
   });
   try {
     await session.start();

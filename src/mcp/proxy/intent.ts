@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { isJsonObject, type JsonObject } from '../../canon/index.js';
 import { PROVENANCE_SOURCES, TARGET_KINDS, ENDPOINT_CLASSES } from '../../contract/vocabulary.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
+import type { ContextEnvelope } from '../../context/index.js';
 import { foldSpelling } from './spelling.js';
 import { claudeCodeToolName } from '../service/adapters.js';
 
@@ -147,6 +148,12 @@ export interface CallInput {
    * provenance is `tool_output` whatever `--arg-source` says, with that trace id as `source_ref`.
    */
   witnessed?: ReadonlyMap<string, string> | undefined;
+  /**
+   * The session's witnessed context envelope (records Ward built from retrieval results it
+   * forwarded), bound instead of `--context-envelope` when the policy reads context evidence for
+   * this tool. Not part of the intent mapping: the gatekeeper binds it.
+   */
+  witnessedContext?: ContextEnvelope | undefined;
 }
 
 export function checkArgSource(source: string): string {

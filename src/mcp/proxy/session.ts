@@ -102,6 +102,8 @@ export class ProxySession {
     this.o.log.error('tool pins could not be read or written; calls to the tool are blocked until this is fixed', { tool, error: err.message }),
   );
   private clientName = '';
+  /** The server's `serverInfo.name` (its witnessed context records name it), `unknown` until initialize says. */
+  private serverName = 'unknown';
   /** The version `initialize` negotiated (2025 revisions); modern requests name theirs in `_meta`. */
   private negotiatedVersion: string | undefined;
   private clientElicits = false;
@@ -253,6 +255,7 @@ export class ProxySession {
     if (this.o.witness) {
       call.witnessed = this.o.witness.argumentSources(args);
       if (call.witnessed) this.o.log.debug('arguments carry values of earlier tool results', { tool: name, from: Object.fromEntries(call.witnessed) });
+      call.witnessedContext = this.o.witness.contextFor(this.o.gate.runtime.policy.policy, intentToolName(this.o.gate.mapping.toolPrefix, name));
     }
     const correlation = `${this.o.sessionId}:${String(id)}`;
     const alias = this.listedAlias(name);
@@ -559,6 +562,8 @@ export class ProxySession {
         this.o.server.setProtocolVersion?.(v);
       }
       this.bindPins(msg.result['serverInfo']);
+      const info = msg.result['serverInfo'];
+      if (isJsonObject(info) && typeof info['name'] === 'string' && info['name'] !== '') this.serverName = info['name'];
     }
     // 2026-07-28+: no initialize; the server names itself in its results' `_meta` (discover first).
     if (p.method === 'server/discover' && isJsonObject(msg.result) && !this.pins.serverKey) this.bindPins(resultServerInfo(msg.result));
@@ -571,7 +576,7 @@ export class ProxySession {
     // A forwarded call's trace was accepted by the sink before it was forwarded (Ward decision 6).
     this.toClient(msg, m.raw);
     // Remembered before the session reads its next message, so the next call already sees it.
-    if (call && this.o.witness) this.o.witness.observe(call.decision.traceId, call.decision.toolName, msg.result ?? msg.error);
+    if (call) this.witnessResult(call, msg.result ?? msg.error);
     if (call?.intentId) {
       // Recorded now, digested later in a batch (RunCapture), off the next call's path.
       const failed = msg.error !== undefined || (isJsonObject(msg.result) && msg.result['isError'] === true);
@@ -606,7 +611,7 @@ export class ProxySession {
     const deliver = (out: JsonRpcMessage, outRaw?: Buffer) => {
       this.toClient(out, outRaw);
       const shown = out.result ?? out.error;
-      this.o.witness?.observe(call.decision.traceId, call.decision.toolName, shown);
+      this.witnessResult(call, shown);
       if (call.intentId) {
         const failed = out.error !== undefined || (isJsonObject(out.result) && out.result['isError'] === true);
         this.o.capture?.result(call.intentId, failed ? 'error' : 'ok', shown, outRaw?.length);
@@ -638,6 +643,23 @@ export class ProxySession {
       () => deliver(out),
       (err: Error) => this.traceFailed(id, err, call.intentId),
     );
+  }
+
+  /** What the client was just given: remembered for provenance and, from a retrieval tool, as context evidence. */
+  private witnessResult(call: ForwardedCall, shown: unknown): void {
+    const w = this.o.witness;
+    if (!w) return;
+    w.observe(call.decision.traceId, call.decision.toolName, shown);
+    if (isJsonObject(shown) && !('code' in shown && 'message' in shown)) {
+      w.observeRetrieval(this.o.gate.runtime.policy.policy, {
+        intentToolName: call.decision.toolName,
+        server: this.serverName,
+        toolName: call.input.name,
+        args: call.input.arguments,
+        result: shown,
+        traceId: call.decision.traceId,
+      });
+    }
   }
 
   /** The block reply for a tool whose definition changed says how an operator accepts it. */

@@ -1,5 +1,7 @@
-import type { JsonObject } from '../../canon/index.js';
-import { findShadowing, scanToolDefinition, TaintMemory, TOOL_SHADOWED, type TaintLimits } from '../../witness/index.js';
+import { nowUTC, type JsonObject } from '../../canon/index.js';
+import type { ContextEnvelope } from '../../context/index.js';
+import type { NormalizedPolicy } from '../../policy/types.js';
+import { findShadowing, isRetrievalTool, scanToolDefinition, TaintMemory, TOOL_SHADOWED, WitnessedContext, type TaintLimits } from '../../witness/index.js';
 
 /**
  * What the proxy witnessed in one MCP session (docs/witness.md): the values tool results handed
@@ -8,9 +10,44 @@ import { findShadowing, scanToolDefinition, TaintMemory, TOOL_SHADOWED, type Tai
  */
 export class SessionWitness {
   private readonly memory: TaintMemory;
+  /** Records of the retrieval results the session's client received (the policy's `context` section). */
+  private readonly context = new WitnessedContext();
+  /** The envelope of the records as they are now, rebuilt only after a new record. */
+  private envelopeCache: ContextEnvelope | undefined;
 
-  constructor(limits: Partial<TaintLimits> = {}) {
+  constructor(
+    private readonly contextSetId: string,
+    limits: Partial<TaintLimits> = {},
+  ) {
     this.memory = new TaintMemory(limits);
+  }
+
+  /**
+   * A result the client received from a tool the policy classes as retrieval becomes a ContextSpec
+   * v1 record (docs/witness.md "Witnessed context"): its locator, the digest of what was delivered,
+   * and now as `retrieved_at`.
+   */
+  observeRetrieval(policy: NormalizedPolicy, r: { intentToolName: string; server: string; toolName: string; args: unknown; result: unknown; traceId: string }): void {
+    if (!isRetrievalTool(policy.context, r.intentToolName)) return;
+    if (this.context.observe({ server: r.server, toolName: r.toolName, args: r.args, result: r.result, seenAt: nowUTC(), traceId: r.traceId })) this.envelopeCache = undefined;
+  }
+
+  /**
+   * The session's witnessed envelope, for a call to `intentToolName` when the policy reads context
+   * evidence for it (a rule that could match the tool requires evidence, its mode or a maximum
+   * age); undefined when it does not or when nothing was witnessed yet (the call then gets the
+   * pinned `--context-envelope`, if any, as before).
+   */
+  contextFor(policy: NormalizedPolicy, intentToolName: string): ContextEnvelope | undefined {
+    if (this.context.size === 0 || !readsContext(policy, intentToolName)) return undefined;
+    return this.envelope();
+  }
+
+  /** The session's witnessed envelope (undefined before the first retrieval): kept in the session's runpack. */
+  envelope(): ContextEnvelope | undefined {
+    if (this.context.size === 0) return undefined;
+    this.envelopeCache ??= this.context.envelope({ contextSetId: this.contextSetId, createdAt: nowUTC() });
+    return this.envelopeCache;
   }
 
   /**
@@ -96,4 +133,14 @@ export function toolSuspicion(tools: readonly JsonObject[]): Map<string, ToolSus
   }
   for (const s of out.values()) s.codes.sort();
   return out;
+}
+
+/** Does a rule that could match this tool read context evidence? (Tool names lowercased, as rules hold them.) */
+export function readsContext(policy: NormalizedPolicy, intentToolName: string): boolean {
+  const tool = intentToolName.toLowerCase();
+  return policy.rules.some(
+    (r) =>
+      (r.require_context_evidence || r.required_context_evidence_mode === 'required' || r.max_context_age_seconds > 0) &&
+      (r.match.tool_names.length === 0 || r.match.tool_names.includes(tool)),
+  );
 }
