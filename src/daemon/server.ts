@@ -26,6 +26,7 @@ import { PgGroupCommitSink } from './pg-sink.js';
 import { openClusterStore } from './pg-store.js';
 import { answerClientError, RequestHandler, type Guards } from './request.js';
 import { ROUTES, type Route } from './routes.js';
+import { consoleAssetRoutes } from './console/assets.js';
 import { openStoreThread } from './store-thread.js';
 import { DiscardingSink, GroupCommitSink, type DaemonTraceSink } from './trace-sink.js';
 import type { SignedTrace } from '../trace/index.js';
@@ -86,7 +87,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     await releaseState();
     throw err;
   }
-  const routes: Route[] = [...ROUTES, ...(control?.routes ?? []), ...decisionService.routes, ...consoleApi.routes];
+  const routes: Route[] = [...ROUTES, ...(control?.routes ?? []), ...decisionService.routes, ...consoleApi.routes, ...consoleAssetRoutes()];
   const guards = { ...guardsFor(opts), sessions: consoleApi.parts.sessions };
   const requests = new RequestHandler(ctx, routes, guards, log);
   const server = createHttpServer(options, requests, metrics);
