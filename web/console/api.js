@@ -1,9 +1,10 @@
 // The console's only way to the daemon: same-origin fetches to the documented API (docs/console.md).
 // Every route the pages use is named here, so the pages never build URLs themselves.
 //
-// Session and CSRF: the session is an HttpOnly cookie set by the daemon (so no bearer token ever
-// appears in a URL, in page script or in a log); every state change also sends the CSRF token from
-// the session endpoint in a header, which a cross-site form cannot set.
+// Session and CSRF: the page signs in once (POST /ui/session) and gets an HttpOnly, SameSite=Strict
+// cookie plus a CSRF token it keeps in memory; every state change sends that token in X-Ward-CSRF.
+// The bearer token, when the daemon needs one, is typed by the user, sent once in a header, and
+// never stored, put in a URL or logged.
 
 export class ApiError extends Error {
   constructor(status, body) {
@@ -15,26 +16,28 @@ export class ApiError extends Error {
   }
 }
 
+const seg = encodeURIComponent;
+
 const ROUTES = {
-  session: '/v1/console/session',
-  inbox: '/v1/console/inbox',
-  pending: (id) => `/v1/console/inbox/${encodeURIComponent(id)}`,
-  template: (id) => `/v1/console/inbox/${encodeURIComponent(id)}/template`,
-  approve: (id) => `/v1/console/inbox/${encodeURIComponent(id)}/approve`,
-  deny: (id) => `/v1/console/inbox/${encodeURIComponent(id)}/deny`,
-  decisions: '/v1/console/decisions',
-  decision: (id) => `/v1/console/decisions/${encodeURIComponent(id)}`,
-  events: '/v1/console/events',
+  session: '/ui/session',
+  approvals: '/v1/approvals',
+  approval: (id) => `/v1/approvals/${seg(id)}`,
+  template: (id) => `/v1/approvals/${seg(id)}/token-template`,
+  approve: (id) => `/v1/approvals/${seg(id)}/approve`,
+  deny: (id) => `/v1/approvals/${seg(id)}/deny`,
+  traces: '/v1/traces',
+  decision: (id) => `/v1/decisions/${seg(id)}`,
+  events: '/v1/decisions/stream',
   policy: '/v1/console/policy',
   preview: '/v1/console/policy/preview',
 };
 
 let csrf;
 
-async function request(method, path, body) {
-  const headers = { accept: 'application/json' };
+async function request(method, path, body, extraHeaders = {}) {
+  const headers = { accept: 'application/json', ...extraHeaders };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  if (method !== 'GET') headers['x-ward-csrf'] = await csrfToken();
+  if (method !== 'GET' && csrf) headers['x-ward-csrf'] = csrf;
   const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin', cache: 'no-store', redirect: 'error' });
   let value;
   try {
@@ -46,24 +49,49 @@ async function request(method, path, body) {
   return value;
 }
 
-/** The session's CSRF token (fetched once per page; the session endpoint also starts the session). */
-export async function csrfToken() {
-  if (!csrf) {
-    const s = await request('GET', ROUTES.session);
+const q = (params) => {
+  const s = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== '')).toString();
+  return s ? `?${s}` : '';
+};
+
+/**
+ * Make sure this page has a session: reuse the cookie's (GET tells us its CSRF token again), or
+ * sign in. Without a bearer token this works on a loopback listener that needs none; otherwise the
+ * daemon answers 401 and `signIn(token)` is called with what the user typed.
+ */
+export async function ensureSession() {
+  if (csrf) return true;
+  const s = await request('GET', ROUTES.session);
+  if (s.authenticated) {
     csrf = s.csrf_token;
+    return true;
   }
-  return csrf;
+  try {
+    await signIn();
+    return true;
+  } catch (err) {
+    if (err.status === 401) return false;
+    throw err;
+  }
+}
+
+export async function signIn(bearer) {
+  const s = await request('POST', ROUTES.session, undefined, bearer ? { authorization: `Bearer ${bearer}` } : {});
+  csrf = s.csrf_token;
+  return s;
 }
 
 export const api = {
-  session: () => request('GET', ROUTES.session),
-  inbox: () => request('GET', ROUTES.inbox),
-  template: (id, fields) => request('POST', ROUTES.template(id), fields),
-  approve: (id, body) => request('POST', ROUTES.approve(id), body),
-  deny: (id, body) => request('POST', ROUTES.deny(id), body),
-  decisions: (query) => request('GET', `${ROUTES.decisions}${query ? `?${query}` : ''}`),
+  approvals: (status = 'pending') => request('GET', `${ROUTES.approvals}${q({ status })}`),
+  approval: (id) => request('GET', ROUTES.approval(id)),
+  /** kind: approval | denial; fields: approver, reason_code (approval) or reason (denial), ttl_seconds. */
+  template: (id, fields) => request('GET', `${ROUTES.template(id)}${q(fields)}`),
+  approve: (id, submission) => request('POST', ROUTES.approve(id), submission),
+  deny: (id, submission) => request('POST', ROUTES.deny(id), submission),
+  /** Stored decisions (GET /v1/traces: verdict, tool, reason, since, until, limit, cursor). */
+  traces: (params) => request('GET', `${ROUTES.traces}${q(params)}`),
   decision: (id) => request('GET', ROUTES.decision(id)),
   policy: () => request('GET', ROUTES.policy),
   preview: (policyText) => request('POST', ROUTES.preview, { policy: policyText }),
-  eventsUrl: (query) => `${ROUTES.events}${query ? `?${query}` : ''}`,
+  eventsUrl: (params = {}) => `${ROUTES.events}${q(params)}`,
 };

@@ -1,15 +1,17 @@
-// The decision console: recent decisions, filtered, with new ones arriving live.
+// The decision console: decisions as they happen (the daemon's event stream, which first replays
+// the recent ones it holds), filtered, plus older ones from the evidence store on request.
 import { api } from './api.js';
 import { $, codes, errorText, h, replace, status, time, verdictBadge } from './dom.js';
-import { liveFeed, markNav } from './shell.js';
+import { liveFeed, markNav, startSession } from './shell.js';
 
 const FIELDS = ['verdict', 'tool', 'reason', 'identity', 'since', 'until'];
 let filter = {};
 let feed;
 let cursor;
+let appliedAt = Date.now();
 const seen = new Set();
 
-/** Form values → the API's query (times as RFC 3339 UTC; datetime-local is the reader's local time). */
+/** Form values → filter (times as RFC 3339 UTC; datetime-local is the reader's local time). */
 function readFilter(form) {
   const out = {};
   for (const name of FIELDS) {
@@ -30,27 +32,20 @@ function writeFilter(form, f) {
   }
 }
 
-function query(f, extra = {}) {
-  return new URLSearchParams({ ...f, ...extra }).toString();
-}
-
-/** The same test the server applies, for decisions arriving on the live feed. */
-function matches(d) {
-  if (filter.verdict && d.verdict !== filter.verdict) return false;
-  if (filter.tool && d.tool_name !== filter.tool) return false;
-  if (filter.reason && !(d.reason_codes ?? []).includes(filter.reason)) return false;
-  if (filter.identity && d.identity !== filter.identity) return false;
-  if (filter.since && Date.parse(d.time) < Date.parse(filter.since)) return false;
-  if (filter.until && Date.parse(d.time) >= Date.parse(filter.until)) return false;
+/** The stream filters verdict, tool, reason and identity on the server; time is checked here. */
+function inWindow(iso) {
+  const t = Date.parse(iso);
+  if (filter.since && t < Date.parse(filter.since)) return false;
+  if (filter.until && t >= Date.parse(filter.until)) return false;
   return true;
 }
 
 function row(d, fresh) {
-  const link = h('a', { href: `/ui/decision?id=${encodeURIComponent(d.id)}` }, time(d.time));
+  const ref = d.trace_id || d.id;
   return h(
     'tr',
-    { class: fresh ? 'fresh' : undefined, dataset: { id: d.id, verdict: d.verdict } },
-    h('td', {}, link),
+    { class: fresh ? 'fresh' : undefined, dataset: { traceId: ref, verdict: d.verdict, tool: d.tool_name } },
+    h('td', {}, h('a', { href: `/ui/decision?id=${encodeURIComponent(ref)}` }, time(d.time))),
     h('td', {}, verdictBadge(d.verdict)),
     h('td', {}, h('code', { text: d.tool_name ?? '' })),
     h('td', { text: d.identity ?? '' }),
@@ -59,37 +54,33 @@ function row(d, fresh) {
   );
 }
 
-function add(list, { fresh = false, top = false } = {}) {
+/** Newest first: live decisions go on top, store pages at the bottom. */
+function add(d, { top, fresh = false }) {
+  // Identical calls share a trace id (it is derived from the policy, the intent and the verdict):
+  // each decision is a row, keyed by the feed's sequence number or the store's event id.
+  const key = d.seq !== undefined ? `seq:${d.seq}` : `event:${d.id}`;
+  if (seen.has(key) || !inWindow(d.time)) return;
+  seen.add(key);
   const body = $('#rows');
-  for (const d of list) {
-    if (seen.has(d.id)) continue;
-    seen.add(d.id);
-    const r = row(d, fresh);
-    if (top) body.prepend(r);
-    else body.append(r);
-  }
-  $('#rows-empty').hidden = seen.size > 0;
+  const r = row(d, fresh);
+  if (top) body.prepend(r);
+  else body.append(r);
+  $('#rows-empty').hidden = true;
 }
 
-async function load() {
-  seen.clear();
-  replace($('#rows'));
-  try {
-    const page = await api.decisions(query(filter, { limit: '50' }));
-    add(page.decisions ?? []);
-    cursor = page.next_cursor;
-    $('#more').hidden = !cursor;
-  } catch (err) {
-    status(errorText(err), 'error');
-  }
+/** A store entry in the shape of a feed event (the store indexes no identity or rule). */
+function fromStore(e) {
+  return { id: e.id, trace_id: (e.refs ?? [])[0], time: e.time, verdict: e.verdict, tool_name: (e.tool_names ?? [])[0], reason_codes: e.reason_codes };
 }
 
-async function more() {
+async function older() {
+  const params = { verdict: filter.verdict, tool: filter.tool, reason: filter.reason, since: filter.since, until: filter.until, limit: '50', cursor };
   try {
-    const page = await api.decisions(query(filter, { limit: '50', cursor }));
-    add(page.decisions ?? []);
+    const page = await api.traces(params);
+    for (const e of page.entries ?? []) add(fromStore(e), { top: false });
     cursor = page.next_cursor;
     $('#more').hidden = !cursor;
+    $('#rows-empty').hidden = seen.size > 0;
   } catch (err) {
     status(errorText(err), 'error');
   }
@@ -97,21 +88,29 @@ async function more() {
 
 function subscribe() {
   feed?.close();
-  // A decision later than `until` can never match: no live feed for a closed window.
-  if (filter.until) return;
-  feed = liveFeed('', { events: { decision: (d) => matches(d) && add([d], { fresh: true, top: true }) } });
+  const params = { verdict: filter.verdict, tool: filter.tool, reason: filter.reason, identity: filter.identity, since_seq: '0' };
+  // The stream first replays the recent decisions the daemon holds; those made since the filter
+  // was applied are highlighted as new.
+  feed = liveFeed(params, { events: { decision: (d) => add(d, { top: true, fresh: Date.parse(d.time) >= appliedAt }) } });
 }
 
 async function apply() {
-  const q = query(filter);
+  const q = new URLSearchParams(filter).toString();
   history.replaceState(null, '', q ? `?${q}` : location.pathname);
   status('');
-  await load();
+  seen.clear();
+  cursor = undefined;
+  appliedAt = Date.now();
+  replace($('#rows'));
+  $('#rows-empty').hidden = false;
+  // The store cannot filter by identity: older decisions are offered only without that filter.
+  $('#more').hidden = Boolean(filter.identity);
   subscribe();
 }
 
-function main() {
+async function main() {
   markNav();
+  await startSession();
   const form = $('#filters');
   const params = new URLSearchParams(location.search);
   for (const name of FIELDS) if (params.get(name)) filter[name] = params.get(name);
@@ -125,8 +124,8 @@ function main() {
     filter = {};
     setTimeout(apply);
   });
-  $('#more').addEventListener('click', more);
+  $('#more').addEventListener('click', older);
   apply();
 }
 
-main();
+main().catch((err) => status(errorText(err), 'error'));

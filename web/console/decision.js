@@ -1,8 +1,8 @@
 // One decision: its trace fields, whether its signature verifies and with which key, the rule
 // that matched, what each reason code means, and the pack that holds it.
 import { api } from './api.js';
-import { $, errorText, h, replace, status, targetsList, time, verdictBadge } from './dom.js';
-import { markNav } from './shell.js';
+import { $, errorText, h, replace, status, time, verdictBadge } from './dom.js';
+import { markNav, startSession } from './shell.js';
 
 function fact(label, value) {
   return [h('dt', { text: label }), h('dd', {}, value ?? h('span', { class: 'muted', text: '—' }))];
@@ -14,17 +14,17 @@ function mono(v) {
 
 function signature(sig) {
   if (!sig) return h('span', { class: 'muted', text: 'unknown' });
-  return h('span', {}, h('span', { class: sig.ok ? 'sig-ok' : 'sig-bad', text: sig.ok ? 'verified' : `does not verify${sig.error ? `: ${sig.error}` : ''}` }), sig.key_id ? [' with key ', h('code', { text: sig.key_id })] : null);
+  const ok = sig.status === 'verified';
+  return h('span', {}, h('span', { class: ok ? 'sig-ok' : 'sig-bad', text: sig.status || 'unknown' }), sig.error ? h('span', { class: 'muted', text: ` (${sig.error})` }) : null);
 }
 
-function reasons(list, meanings) {
+function reasons(list) {
   if (!list || list.length === 0) return h('span', { class: 'muted', text: 'none' });
-  return h('ul', { class: 'reasons' }, list.map((c) => h('li', {}, h('code', { class: 'reason', text: c }), meanings?.[c] ? ` — ${meanings[c]}` : h('span', { class: 'muted', text: ' — not in the registry' }))));
+  return h('ul', { class: 'reasons' }, list.map((r) => h('li', {}, h('code', { class: 'reason', text: r.code }), ` ${r.meaning}`)));
 }
 
 function render(d) {
   const t = d.trace ?? {};
-  const meanings = Object.fromEntries((d.reason_code_meanings ?? d.reasons ?? []).map((r) => [r.code, r.meaning ?? r.summary ?? r.description]));
   const packs = d.packs ?? [];
   return h(
     'div',
@@ -32,22 +32,21 @@ function render(d) {
     h(
       'dl',
       { class: 'facts' },
-      fact('Verdict', verdictBadge(d.verdict ?? t.verdict)),
-      fact('Time', time(d.time ?? t.observed_at)),
-      fact('Tool', mono(d.tool_name ?? t.tool_name)),
+      fact('Verdict', verdictBadge(d.verdict)),
+      fact('Time', time(t.observed_at ?? d.entry?.time)),
+      fact('Tool', mono(t.tool_name)),
       fact('Identity', d.identity),
-      fact('Targets', d.targets ? targetsList(d.targets) : undefined),
       fact('Matched rule', mono(d.matched_rule)),
-      fact('Reason codes', reasons(d.reason_codes ?? t.reasons, meanings)),
-      fact('Violations', d.violations?.length ? h('span', {}, d.violations.join(', ')) : undefined),
-      fact('Signature', signature(d.signature_status)),
-      fact('Key id', mono(t.signature?.key_id ?? d.signature_status?.key_id)),
-      fact('Trace id', mono(t.trace_id)),
+      fact('Reason codes', reasons(d.reason_codes)),
+      fact('Violations', t.violations?.length ? h('span', { text: t.violations.join(', ') }) : undefined),
+      fact('Signature', signature(d.signature)),
+      fact('Key id', mono(d.signature?.key_id || t.signature?.key_id)),
+      fact('Trace id', mono(d.trace_id)),
       fact('Intent digest', mono(t.intent_digest)),
       fact('Policy digest', mono(t.policy_digest)),
       fact('Correlation id', mono(t.correlation_id)),
       fact('Approval token', mono(t.approval_token_ref)),
-      fact('Pack', packs.length ? h('span', {}, packs.map((p) => h('a', { href: `/v1/packs/${encodeURIComponent(p.id)}/download`, text: p.id, download: '' }))) : h('span', { class: 'muted', text: 'in no stored pack yet' })),
+      fact('Packs', packs.length ? h('ul', { class: 'packs' }, packs.map((p) => h('li', {}, h('a', { href: p.href, text: `${p.kind} ${p.id}` }), ' ', h('a', { href: `${p.href}/download`, download: '', text: 'download' })))) : h('span', { class: 'muted', text: 'in no stored pack yet' })),
     ),
     h('details', {}, h('summary', { text: 'Signed trace record' }), h('pre', { class: 'jwk', text: JSON.stringify(t, null, 2) })),
   );
@@ -55,6 +54,7 @@ function render(d) {
 
 async function main() {
   markNav();
+  await startSession();
   const id = new URLSearchParams(location.search).get('id') ?? '';
   $('#d-id').textContent = id;
   if (!id) return status('No decision id in the address (…/decision?id=…).', 'error');

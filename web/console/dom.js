@@ -26,12 +26,14 @@ export function replace(node, ...children) {
   node.replaceChildren(...children.flat().filter((c) => c !== undefined && c !== null && c !== false));
 }
 
-/** A time as the reader's local time, with the exact value on hover. */
+/** A time in the reader's time zone (today: the time only), with the exact value on hover. */
 export function time(iso) {
   if (!iso) return h('span', { class: 'muted', text: '—' });
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return h('span', { text: iso });
-  return h('time', { datetime: iso, title: iso, text: d.toLocaleString() });
+  const today = d.toDateString() === new Date().toDateString();
+  const text = today ? d.toLocaleTimeString() : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+  return h('time', { datetime: iso, title: iso, text });
 }
 
 export function verdictBadge(verdict) {

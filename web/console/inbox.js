@@ -1,9 +1,10 @@
 // The approvals inbox: what waits for a person, and approving or denying it with a signature made
 // in this browser.
 import { api } from './api.js';
+import { jcs, sha256Hex } from './jcs.js';
 import { $, codes, errorText, h, replace, status, targetsList, time } from './dom.js';
 import { forgetKey, generateKey, importKeyFile, loadKey, setApprover, signDigest } from './keys.js';
-import { liveFeed, markNav, setPendingCount } from './shell.js';
+import { liveFeed, markNav, setPendingCount, startSession } from './shell.js';
 
 let key; // the approver key record (keys.js), or undefined
 const shown = new Map(); // pending id -> card element
@@ -17,7 +18,6 @@ function showKey() {
   $('#key-source').textContent = key.source;
   const jwk = { ...key.publicJwk, ...(key.approver ? { ward_approver: key.approver } : {}) };
   $('#key-jwk').textContent = JSON.stringify(jwk, null, 2);
-  $('#key-registered').textContent = key.registered === undefined ? 'unknown' : key.registered ? 'yes: the daemon trusts this key' : 'no: add the public key to the approvers list (ward serve --approver-keys)';
 }
 
 function approverName() {
@@ -30,18 +30,6 @@ function approverName() {
   return name;
 }
 
-async function checkRegistered() {
-  if (!key) return;
-  try {
-    const s = await api.session();
-    const ids = (s.approver_key_ids ?? []).map(String);
-    key = { ...key, registered: s.approver_key_ids ? ids.includes(key.keyId) : undefined };
-  } catch {
-    key = { ...key, registered: undefined };
-  }
-  showKey();
-}
-
 function wireKeyPanel() {
   $('#key-create').addEventListener('click', async () => {
     const name = approverName();
@@ -49,7 +37,7 @@ function wireKeyPanel() {
     try {
       key = await generateKey(name);
       status(`Created key ${key.keyId.slice(0, 16)}…: register its public key, then approve.`, 'ok');
-      await checkRegistered();
+      showKey();
     } catch (err) {
       status(errorText(err), 'error');
     }
@@ -63,7 +51,7 @@ function wireKeyPanel() {
     try {
       key = await importKeyFile(await file.arrayBuffer(), file.name, name);
       status(`Imported key ${key.keyId.slice(0, 16)}…`, 'ok');
-      await checkRegistered();
+      showKey();
     } catch (err) {
       status(errorText(err), 'error');
     }
@@ -83,12 +71,12 @@ function wireKeyPanel() {
   $('#key-copy').addEventListener('click', () => navigator.clipboard?.writeText($('#key-jwk').textContent).then(() => status('Public key copied.', 'ok')));
 }
 
+/** Argument values only where the daemon shows them (`--approval-args show`); otherwise their digest. */
 function argsView(item) {
   const args = item.args;
-  if (args === undefined || args === null) return null;
-  const rows = Object.entries(args).map(([k, v]) =>
-    h('div', {}, h('span', { class: 'muted', text: `${k}: ` }), v && typeof v === 'object' && v.redacted ? h('span', { class: 'redacted', text: 'redacted' }) : h('span', { text: typeof v === 'string' ? v : JSON.stringify(v) })),
-  );
+  if (!args) return null;
+  if (args.redacted) return h('div', { class: 'args' }, h('span', { class: 'redacted', text: 'arguments redacted' }), ' ', h('code', { class: 'muted', title: 'args digest', text: (args.args_digest || '').slice(0, 16) }));
+  const rows = Object.entries(args.values ?? {}).map(([k, v]) => h('div', {}, h('span', { class: 'muted', text: `${k}: ` }), h('span', { text: typeof v === 'string' ? v : JSON.stringify(v) })));
   return h('div', { class: 'args' }, rows);
 }
 
@@ -96,12 +84,14 @@ function card(item) {
   const form = $('#decide-template').content.firstElementChild.cloneNode(true);
   const node = h(
     'li',
-    { class: 'card', id: `pending-${item.id}`, dataset: { id: item.id } },
+    { class: 'card', id: `pending-${item.id}`, dataset: { id: item.id, traceId: item.trace_id || '', requestedAt: item.requested_at || '' } },
     h('header', {}, h('span', { class: 'tool', text: item.tool_name }), h('span', { class: 'muted' }, 'asked by ', h('strong', { text: item.identity || 'unknown' }), ' ', time(item.requested_at))),
     targetsList(item.targets),
     h('div', {}, h('span', { class: 'muted', text: 'rule ' }), h('code', { text: item.matched_rule || '—' }), ' ', codes(item.reason_codes, item.reason_meanings)),
     argsView(item),
-    item.trace_ref ? h('a', { href: `/ui/decision?id=${encodeURIComponent(item.trace_ref)}`, text: 'decision details' }) : null,
+    item.required_approvals > 1 ? h('p', { class: 'muted', text: `needs ${item.required_approvals} approvals from distinct approvers (${item.approvals?.length ?? 0} so far)` }) : null,
+    item.source === 'reported' ? h('p', { class: 'muted small', text: `reported by ${item.reporter || 'a proxy'}` }) : null,
+    item.trace_id ? h('a', { class: 'small', href: `/ui/decision?id=${encodeURIComponent(item.trace_id)}`, text: 'decision details' }) : null,
     form,
   );
   form.addEventListener('submit', (e) => {
@@ -109,6 +99,20 @@ function card(item) {
     decide(item, node, form, e.submitter?.value === 'deny' ? 'deny' : 'approve');
   });
   return node;
+}
+
+const TTL_SECONDS = { '15m': 900, '1h': 3600, '8h': 28800, '24h': 86400 };
+
+/**
+ * Check the template before signing it: the digest must be sha256(JCS(payload)) and the payload
+ * must be about this entry and this approver. The page never signs bytes it cannot explain.
+ */
+async function checkTemplate(item, tpl, kind) {
+  const p = tpl.payload ?? {};
+  if ((await sha256Hex(jcs(p))) !== tpl.signed_digest) throw new Error('the daemon\'s template does not match its digest: not signed');
+  if (p.intent_digest !== item.intent_digest || p.policy_digest !== item.policy_digest) throw new Error('the template is for another call: not signed');
+  if (p.approver_identity !== key.approver) throw new Error('the template names another approver: not signed');
+  if (kind === 'approval' && JSON.stringify(p.scope) !== JSON.stringify(item.required_scope)) throw new Error('the template\'s scope is not what the call needs: not signed');
 }
 
 async function decide(item, node, form, action) {
@@ -123,16 +127,21 @@ async function decide(item, node, form, action) {
     form.elements.reason.focus();
     return;
   }
+  const kind = action === 'approve' ? 'approval' : 'denial';
   for (const b of form.querySelectorAll('button')) b.disabled = true;
   try {
-    // The daemon builds the exact token (digests, scope, times); this page signs the digest of
-    // those bytes. The daemon never sees the private key and cannot sign for the approver.
-    const tpl = await api.template(item.id, { action, approver: key.approver, reason, ttl: form.elements.ttl.value });
-    const signature = await signDigest(key, tpl.signed_digest);
-    const res = await (action === 'approve' ? api.approve : api.deny)(item.id, { template_id: tpl.template_id, signature });
-    node.classList.add('done');
-    replace(form, h('p', { class: action === 'approve' ? 'ok' : 'error', text: action === 'approve' ? `Approved: token ${res.token_id ?? ''}` : 'Denied' }));
-    status(action === 'approve' ? `Approved ${item.tool_name}; the agent's retry will be allowed once.` : `Denied ${item.tool_name}.`, 'ok');
+    // The daemon builds the exact record (digests, scope, times, ids); this page checks it and
+    // signs its digest. The private key never leaves this browser.
+    const fields = { kind, approver: key.approver, ttl_seconds: TTL_SECONDS[form.elements.ttl.value] ?? 3600, ...(kind === 'approval' ? { reason_code: reason || undefined } : { reason }) };
+    const tpl = await api.template(item.id, fields);
+    await checkTemplate(item, tpl, kind);
+    const { key_id, sig } = await signDigest(key, tpl.signed_digest);
+    const res = await (kind === 'approval' ? api.approve : api.deny)(item.id, { payload: tpl.payload, key_id, sig });
+    const done = res.status !== 'pending';
+    if (done) node.classList.add('done');
+    const text = kind === 'denial' ? `Denied by ${key.approver}` : done ? `Approved by ${key.approver}: token ${res.approval?.token_id ?? ''}` : `Approval ${res.approvals} of ${res.required_approvals} recorded`;
+    replace(form, h('p', { class: kind === 'approval' ? 'ok' : 'error', text }));
+    status(kind === 'approval' ? `Approved ${item.tool_name}: the agent's retry is allowed once.` : `Denied ${item.tool_name}.`, 'ok');
   } catch (err) {
     for (const b of form.querySelectorAll('button')) b.disabled = false;
     status(errorText(err), 'error');
@@ -142,7 +151,7 @@ async function decide(item, node, form, action) {
 async function refresh() {
   let list;
   try {
-    list = (await api.inbox()).pending ?? [];
+    list = (await api.approvals('pending')).entries ?? [];
   } catch (err) {
     status(errorText(err), 'error');
     return;
@@ -157,10 +166,14 @@ async function refresh() {
   const root = $('#pending');
   for (const item of list) {
     if (shown.has(item.id)) continue;
-    const node = card(item);
-    shown.set(item.id, node);
-    root.prepend(node);
+    shown.set(item.id, card(item));
   }
+  // Newest first. Only cards out of place are inserted, so a card someone is filling in is not
+  // moved (moving it would take the focus away).
+  const order = [...shown.values()].sort((a, b) => (a.dataset.requestedAt < b.dataset.requestedAt ? 1 : a.dataset.requestedAt > b.dataset.requestedAt ? -1 : 0));
+  order.forEach((node, i) => {
+    if (root.children[i] !== node) root.insertBefore(node, root.children[i] ?? null);
+  });
   $('#pending-empty').hidden = shown.size > 0;
   setPendingCount(list.length);
 }
@@ -170,9 +183,9 @@ async function main() {
   wireKeyPanel();
   key = await loadKey();
   showKey();
-  if (key) checkRegistered();
+  await startSession();
   await refresh();
-  liveFeed('', { onOpen: refresh, events: { pending: refresh, resolved: refresh } });
+  liveFeed({}, { onOpen: refresh, events: { approval: refresh, decision: (d) => d.verdict === 'require_approval' && refresh() } });
 }
 
 main().catch((err) => status(errorText(err), 'error'));

@@ -2,7 +2,7 @@
 // of what a candidate policy would change in recorded decisions, loosenings first.
 import { api } from './api.js';
 import { $, codes, errorText, h, replace, status, time, verdictBadge } from './dom.js';
-import { markNav } from './shell.js';
+import { markNav, startSession } from './shell.js';
 
 /** How permissive a verdict is; a change to a higher rank loosens. */
 const RANK = { block: 0, require_approval: 1, dry_run: 2, allow: 3 };
@@ -71,6 +71,7 @@ function renderPreview(r) {
 
 async function main() {
   markNav();
+  await startSession();
   $('#candidate-file').addEventListener('change', async (e) => {
     const file = e.target.files?.[0];
     if (file) $('#candidate').value = await file.text();

@@ -1,5 +1,6 @@
 // What every page shares: the current nav entry, and the live feed with its indicator.
-import { api } from './api.js';
+import { api, ensureSession, signIn } from './api.js';
+import { errorText, h, status } from './dom.js';
 
 export function markNav() {
   const page = document.body.dataset.page;
@@ -42,4 +43,31 @@ export function setPendingCount(n) {
   if (!node) return;
   node.hidden = !(n > 0);
   node.textContent = String(n);
+}
+
+/**
+ * Start the page's session. On a daemon that needs a bearer token, ask for it once: it goes to
+ * POST /ui/session in a header and is then forgotten (the session cookie carries on). Resolves
+ * when the session exists; the sign-in form stays up otherwise.
+ */
+export async function startSession() {
+  if (await ensureSession()) return;
+  const input = h('input', { type: 'password', name: 'token', autocomplete: 'current-password', required: true });
+  const form = h('form', { class: 'panel signin' }, h('h2', { text: 'Sign in' }), h('p', { class: 'muted', text: 'This daemon needs its API token (ward serve --auth-token-env). It is sent once to start a session and not kept by this page.' }), h('label', {}, 'Token', input), h('button', { type: 'submit', text: 'Sign in' }));
+  document.querySelector('main').prepend(form);
+  input.focus();
+  await new Promise((resolve) => {
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      try {
+        await signIn(input.value);
+        input.value = '';
+        form.remove();
+        status('');
+        resolve();
+      } catch (err) {
+        status(errorText(err), 'error');
+      }
+    });
+  });
 }
