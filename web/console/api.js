@@ -61,7 +61,13 @@ const q = (params) => {
  */
 export async function ensureSession() {
   if (csrf) return true;
-  const s = await request('GET', ROUTES.session);
+  let s;
+  try {
+    s = await request('GET', ROUTES.session);
+  } catch (err) {
+    if (err.status !== 401) throw err;
+    return false; // a daemon with a token, and no valid cookie: sign in with the token
+  }
   if (s.authenticated) {
     csrf = s.csrf_token;
     return true;
