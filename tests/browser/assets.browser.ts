@@ -1,4 +1,4 @@
-import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
+import { createHash, generateKeyPairSync, verify, type KeyObject } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -54,14 +54,19 @@ describe('console pages', () => {
     await page.close();
   });
 
-  it('imports a `ward keys init` key file and signs a digest the way Ward verifies it (raw digest bytes)', async () => {
+  const keyFiles: [string, (k: KeyObject, pub: Buffer) => string][] = [
+    ['a `ward keys init` key file', (k, pub) => Buffer.concat([k.export({ format: 'der', type: 'pkcs8' }).subarray(-32), pub]).toString('base64') + '\n'],
+    ['a PKCS#8 PEM file', (k) => String(k.export({ format: 'pem', type: 'pkcs8' }))],
+    ['a private JWK', (k) => JSON.stringify(k.export({ format: 'jwk' }))],
+  ];
+  it.each(keyFiles)('imports %s and signs a digest the way Ward verifies it (raw digest bytes)', async (_name, render) => {
     const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-    const seed = privateKey.export({ format: 'der', type: 'pkcs8' }).subarray(-32);
     const pub = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
-    const file = join(tempDir('ward-key-'), 'ward_private.key');
-    writeFileSync(file, Buffer.concat([seed, pub]).toString('base64') + '\n', { mode: 0o600 });
+    const file = join(tempDir('ward-key-'), 'approver.key');
+    writeFileSync(file, render(privateKey, pub), { mode: 0o600 });
     const page = await browser.context.newPage();
     await page.goto(daemon.url + '/ui');
+    await page.waitForSelector('#live.on');
     if (await page.isVisible('#key-forget')) {
       page.once('dialog', (d) => void d.accept());
       await page.click('#key-forget');
@@ -74,8 +79,24 @@ describe('console pages', () => {
     const digest = createHash('sha256').update('a token').digest('hex');
     const sig = (await page.evaluate(`import('/ui/keys.js').then(async (m) => m.signDigest(await m.loadKey(), '${digest}'))`)) as Record<string, string>;
     expect(sig).toMatchObject({ alg: 'ed25519', key_id: keyId, signed_digest: digest });
-    const spki = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), pub]), format: 'der', type: 'spki' });
-    expect(verify(null, Buffer.from(digest, 'hex'), spki, Buffer.from(sig['sig']!, 'base64'))).toBe(true);
+    expect(verify(null, Buffer.from(digest, 'hex'), publicKey, Buffer.from(sig['sig']!, 'base64'))).toBe(true);
+    await page.close();
+  });
+
+  it('refuses a file that is not an Ed25519 private key', async () => {
+    const file = join(tempDir('ward-key-'), 'public.key');
+    writeFileSync(file, generateKeyPairSync('ed25519').publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('base64'));
+    const page = await browser.context.newPage();
+    await page.goto(daemon.url + '/ui');
+    await page.waitForSelector('#live.on');
+    if (await page.isVisible('#key-forget')) {
+      page.once('dialog', (d) => void d.accept());
+      await page.click('#key-forget');
+    }
+    await page.fill('#approver-name', 'bob');
+    await page.setInputFiles('#key-file', file);
+    await expect.poll(async () => page.textContent('#status')).toContain('not a key file');
+    expect(await page.isVisible('#key-some')).toBe(false);
     await page.close();
   });
 });
