@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -222,24 +222,6 @@ describe('the decision console', () => {
     await page.locator(`#rows tr[data-trace-id="${d['trace_id']}"] a`).first().click();
     await page.waitForSelector('.sig-ok');
     expect(await page.textContent('#decision')).toContain('allow-reads');
-    expect(await pageProblems(page)).toEqual({ csp: [], errors: [] });
-    await page.close();
-  });
-});
-
-describe('the policy view', () => {
-  it('previews a change that loosens a recorded decision, loosenings first', async () => {
-    const page = await browser.context.newPage();
-    await page.goto(`${daemon.url}/ui/policy`);
-    await page.waitForSelector('#rules tr');
-    const candidate = readFileSync(policy, 'utf8').replace(/(- name: approve-writes\n\s+priority: 30\n\s+effect: )require_approval/, '$1allow');
-    expect(candidate).not.toBe(readFileSync(policy, 'utf8'));
-    await page.fill('#candidate', candidate);
-    await page.click('#preview button[type=submit]');
-    await page.waitForSelector('#preview-summary');
-    const first = page.locator('table.changes tbody tr').first();
-    expect(await first.getAttribute('data-dir')).toBe('loosen');
-    expect(await page.textContent('#preview-summary')).toContain('loosened');
     expect(await pageProblems(page)).toEqual({ csp: [], errors: [] });
     await page.close();
   });
