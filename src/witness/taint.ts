@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { walkStrings } from './walk.js';
 
 /**
@@ -23,7 +23,7 @@ import { walkStrings } from './walk.js';
  *
  * Fingerprints: each value is kept as (its length, a keyed 32-bit polynomial hash of its first
  * MIN_TOKEN_CHARS characters — the anchor —, a keyed polynomial hash of the whole value, and a
- * salted, truncated sha256 of it). `match` rolls the anchor hash over each argument string; on an
+ * salted sha256 of it, truncated to 72 bits). `match` rolls the anchor hash over each argument string; on an
  * anchor hit it compares the whole-value polynomial hash in O(1) from prefix hashes, and only then
  * the sha256. The values themselves are never stored, and the session key and salt make the
  * fingerprints useless outside this process.
@@ -94,16 +94,19 @@ const BASE_MASK = 0xfffffffe;
 export class TaintMemory {
   private readonly limits: TaintLimits;
   private readonly salt: Buffer;
+  private readonly saltText: string;
   private readonly base: number;
   /** Keyed by salted digest; Map order is recency (oldest first) for LRU eviction. */
   private readonly entries = new Map<string, Entry>();
-  private readonly anchors = new Map<number, Entry[]>();
+  /** One entry, or several when values share an anchor (most anchors have one: no array). */
+  private readonly anchors = new Map<number, Entry | Entry[]>();
   private evictedCount = 0;
 
   constructor(limits: Partial<TaintLimits> = {}, key: Uint8Array = randomBytes(32)) {
     this.limits = { ...DEFAULT_TAINT_LIMITS, ...limits };
     if (!(this.limits.maxValues >= 1)) throw new RangeError('maxValues must be >= 1');
     this.salt = Buffer.from(key);
+    this.saltText = this.salt.toString('hex');
     // An odd base keeps the hash a bijection per position modulo 2^32.
     this.base = ((this.salt.readUInt32BE(0) & BASE_MASK) | 1) >>> 0 || 0x01000193;
   }
@@ -155,9 +158,9 @@ export class TaintMemory {
   stats(): TaintStats {
     let sources = 0;
     for (const e of this.entries.values()) sources += e.sources.length;
-    // Per value (measured by scripts/measure-taint-memory.js: ~ 244 B with one source): the entry,
+    // Per value (measured by scripts/measure-taint-memory.js: ~ 355 B with one source): the entry,
     // its key string, its slots in both maps, and each source reference (source strings are shared).
-    return { values: this.entries.size, approxBytes: this.entries.size * 230 + sources * 16, evicted: this.evictedCount };
+    return { values: this.entries.size, approxBytes: this.entries.size * 340 + sources * 16, evicted: this.evictedCount };
   }
 
   private add(value: string, source: TaintSource): boolean {
@@ -180,8 +183,9 @@ export class TaintMemory {
     };
     this.entries.set(key, entry);
     const bucket = this.anchors.get(entry.anchor);
-    if (bucket) bucket.push(entry);
-    else this.anchors.set(entry.anchor, [entry]);
+    if (bucket === undefined) this.anchors.set(entry.anchor, entry);
+    else if (Array.isArray(bucket)) bucket.push(entry);
+    else this.anchors.set(entry.anchor, [bucket, entry]);
     while (this.entries.size > this.limits.maxValues) this.evictOldest();
     return true;
   }
@@ -194,9 +198,10 @@ export class TaintMemory {
   private evictOldest(): void {
     const oldest = this.entries.values().next().value as Entry;
     this.entries.delete(oldest.key);
-    const bucket = this.anchors.get(oldest.anchor) ?? [];
-    const rest = bucket.filter((e) => e !== oldest);
-    if (rest.length > 0) this.anchors.set(oldest.anchor, rest);
+    const bucket = this.anchors.get(oldest.anchor);
+    const rest = Array.isArray(bucket) ? bucket.filter((e) => e !== oldest) : [];
+    if (rest.length > 1) this.anchors.set(oldest.anchor, rest);
+    else if (rest.length === 1) this.anchors.set(oldest.anchor, rest[0] as Entry);
     else this.anchors.delete(oldest.anchor);
     this.evictedCount++;
   }
@@ -219,8 +224,8 @@ export class TaintMemory {
     const found = new Set<Entry>();
     for (let start = 0; start + MIN_TOKEN_CHARS <= n; start++) {
       const bucket = this.anchors.get(windowHash(start, MIN_TOKEN_CHARS));
-      if (!bucket) continue;
-      for (const entry of bucket) {
+      if (bucket === undefined) continue;
+      for (const entry of Array.isArray(bucket) ? bucket : [bucket]) {
         if (found.has(entry) || start + entry.length > n) continue;
         if (windowHash(start, entry.length) !== entry.whole) continue;
         if (this.digest(text.slice(start, start + entry.length)) !== entry.key) continue;
@@ -237,8 +242,13 @@ export class TaintMemory {
     return h;
   }
 
+  /**
+   * The first 72 bits of sha256(salt ‖ value), as 12 base64 characters: with the keyed 32-bit
+   * polynomial hash checked first, a false match needs both to collide. (Under 13 characters V8
+   * copies a slice instead of keeping the whole digest string alive behind it.)
+   */
   private digest(value: string): string {
-    return createHash('sha256').update(this.salt).update(value, 'utf8').digest().subarray(0, 16).toString('base64');
+    return hash('sha256', this.saltText + value, 'base64').slice(0, 12);
   }
 }
 
@@ -294,15 +304,34 @@ export function candidates(text: string, maxValueChars: number = DEFAULT_TAINT_L
 }
 
 function informative(value: string): boolean {
-  return new Set(value).size >= MIN_DISTINCT_CHARS;
+  return hasDistinct(value, MIN_DISTINCT_CHARS);
+}
+
+/** At least `n` distinct UTF-16 units; stops as soon as it has seen them (values can be long). */
+function hasDistinct(value: string, n: number): boolean {
+  const seen: number[] = [];
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (!seen.includes(c)) {
+      seen.push(c);
+      if (seen.length >= n) return true;
+    }
+  }
+  return false;
 }
 
 /** Two or more character classes and at least 8 distinct characters: ids, keys, hashes, not words. */
 function tokenLike(token: string): boolean {
-  let classes = 0;
-  if (/[a-z]/.test(token)) classes++;
-  if (/[A-Z]/.test(token)) classes++;
-  if (/[0-9]/.test(token)) classes++;
-  if (/[^A-Za-z0-9]/.test(token)) classes++;
-  return classes >= 2 && new Set(token).size >= 8;
+  let lower = 0;
+  let upper = 0;
+  let digit = 0;
+  let other = 0;
+  for (let i = 0; i < token.length; i++) {
+    const c = token.charCodeAt(i);
+    if (c >= 97 && c <= 122) lower = 1;
+    else if (c >= 65 && c <= 90) upper = 1;
+    else if (c >= 48 && c <= 57) digit = 1;
+    else other = 1;
+  }
+  return lower + upper + digit + other >= 2 && hasDistinct(token, 8);
 }
