@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 
 describe('console pages', () => {
-  it.each(['/ui', '/ui/console', '/ui/decision?id=x'])('%s loads under the strict CSP, with nothing inline and nothing from elsewhere', async (path) => {
+  it.each(['/ui', '/ui/console', '/ui/policy', '/ui/decision?id=x'])('%s loads under the strict CSP, with nothing inline and nothing from elsewhere', async (path) => {
     const page = await browser.context.newPage();
     const res = await page.goto(daemon.url + path);
     expect(res?.status()).toBe(200);

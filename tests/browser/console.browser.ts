@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,7 +62,7 @@ beforeAll(async () => {
   // The daemon refuses an approvers list without keys: start with someone else's, add alice's later.
   writeFileSync(approvers, JSON.stringify({ keys: [otherApprover] }) + '\n');
   mkdirSync(SHOTS, { recursive: true });
-  daemon = await startDaemon(['--policy', policy, '--state-dir', join(dir, '.ward'), '--approver-keys', approvers], { cwd: dir });
+  daemon = await startDaemon(['--policy', policy, '--state-dir', join(dir, '.ward'), '--approver-keys', approvers, '--capture-intents'], { cwd: dir });
   browser = await launch();
 });
 
@@ -222,6 +222,30 @@ describe('the decision console', () => {
     await page.locator(`#rows tr[data-trace-id="${d['trace_id']}"] a`).first().click();
     await page.waitForSelector('.sig-ok');
     expect(await page.textContent('#decision')).toContain('allow-reads');
+    expect(await pageProblems(page)).toEqual({ csp: [], errors: [] });
+    await page.close();
+  });
+});
+
+describe('the policy view', () => {
+  it('previews a change that loosens a recorded decision, loosenings first', async () => {
+    const page = await browser.context.newPage();
+    await page.goto(`${daemon.url}/ui/policy`);
+    await page.waitForSelector('#rules tr');
+    const candidate = readFileSync(policy, 'utf8').replace(/(- name: approve-writes\n\s+priority: 30\n\s+effect: )require_approval/, '$1allow');
+    expect(candidate).not.toBe(readFileSync(policy, 'utf8'));
+    await page.fill('#candidate', candidate);
+    await page.click('#preview button[type=submit]');
+    await page.waitForSelector('#preview-summary');
+    const first = page.locator('table.changes tbody tr').first();
+    expect(await first.getAttribute('data-change')).toBe('policy_loosened');
+    expect(await first.textContent()).toContain('fs.write_file');
+    expect(await page.textContent('#preview-summary')).toMatch(/[1-9]\d* loosened/);
+    // The rules table counts hits since start; the writes' rule has some.
+    expect(Number(await page.textContent('#rules tr[data-rule="approve-writes"] td:last-child'))).toBeGreaterThan(0);
+    await page.screenshot({ path: join(SHOTS, 'policy.png'), fullPage: true });
+    await first.locator('a').click(); // the recorded decision behind the change
+    await page.waitForSelector('.sig-ok');
     expect(await pageProblems(page)).toEqual({ csp: [], errors: [] });
     await page.close();
   });

@@ -98,6 +98,6 @@ export const api = {
   traces: (params) => request('GET', `${ROUTES.traces}${q(params)}`),
   decision: (id) => request('GET', ROUTES.decision(id)),
   policy: () => request('GET', ROUTES.policy),
-  preview: (policyText) => request('POST', ROUTES.preview, { policy: policyText }),
+  preview: (policyYaml) => request('POST', ROUTES.preview, { policy_yaml: policyYaml }),
   eventsUrl: (params = {}) => `${ROUTES.events}${q(params)}`,
 };
