@@ -16,7 +16,9 @@ export interface Screened {
   delivered: unknown;
   /** Detector/kind pairs found, for the reply's `ward` object and the log (never the matched text). */
   flagged: string[];
-  outcome: ResultOutcome;
+  reasonCodes: string[];
+  /** What the result's signed decision records. */
+  outcome: () => ResultOutcome;
 }
 
 /** At most this many findings are itemised in a trace's subject (the count is always exact). */
@@ -27,21 +29,22 @@ export function screenResult(payload: unknown, config: ResultsConfig, digestKey:
   const { action, findings } = inspection;
   const delivered = action === 'pass' ? payload : applyResultAction(payload, findings, action);
   const flagged = [...new Set(findings.map((f) => `${f.detector}:${f.kind}`))].sort();
-  const facts: JsonObject = {
-    action,
-    result_bytes: inspection.bytes === Number.MAX_SAFE_INTEGER ? -1 : inspection.bytes,
-    result_digest: digestOf(payload),
-    finding_count: findings.length,
-    findings: findings.slice(0, MAX_FINDINGS_IN_TRACE).map(findingFact),
+  const reasonCodes = resultReasonCodes(findings);
+  // The facts (digests of the result) are computed when the decision is signed: for a passed
+  // result, after it went out.
+  const outcome = (): ResultOutcome => {
+    const facts: JsonObject = {
+      action,
+      result_bytes: inspection.bytes === Number.MAX_SAFE_INTEGER ? -1 : inspection.bytes,
+      result_digest: digestOf(payload),
+      finding_count: findings.length,
+      findings: findings.slice(0, MAX_FINDINGS_IN_TRACE).map(findingFact),
+    };
+    if (inspection.truncated) facts['truncated'] = true;
+    if (action !== 'pass') facts['delivered_digest'] = digestOf(delivered);
+    return { verdict: verdictOf(action), reasonCodes, violations: resultViolations(findings), facts, observedAt };
   };
-  if (inspection.truncated) facts['truncated'] = true;
-  if (action !== 'pass') facts['delivered_digest'] = digestOf(delivered);
-  return {
-    action,
-    delivered,
-    flagged,
-    outcome: { verdict: verdictOf(action), reasonCodes: resultReasonCodes(findings), violations: resultViolations(findings), facts, observedAt },
-  };
+  return { action, delivered, flagged, reasonCodes, outcome };
 }
 
 /** A result the firewall let through counts as allowed; only a withheld one is a block. */

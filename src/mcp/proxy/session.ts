@@ -596,18 +596,20 @@ export class ProxySession {
     const isError = msg.error !== undefined;
     const payload = isError ? msg.error : msg.result;
     const results = this.o.gate.runtime.policy.policy.results;
-    let screened: Screened;
-    let trace: ResultTrace;
-    try {
-      screened = screenResult(payload, results, this.digestKey, formatRFC3339Nano(nowUTC()));
-      trace = this.o.gate.decideResult(call.input, call.decision.traceId, `${call.correlation}/result`, screened.outcome);
-    } catch (err) {
+    const id = msg.id as JsonRpcId;
+    const withheld = (err: unknown) => {
       // Not even the decision could be made or signed: nothing of the result goes out.
       this.o.log.error('tool result could not be screened or its decision signed; result withheld', { tool: call.input.name, error: (err as Error).message });
       if (call.intentId) this.o.capture?.result(call.intentId, 'result_withheld', { message: 'result firewall failed' });
-      return this.replyError(msg.id as JsonRpcId, RPC.INTERNAL_ERROR, 'Ward could not screen this tool result; it was withheld');
+      this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not screen this tool result; it was withheld');
+    };
+    let screened: Screened;
+    try {
+      screened = screenResult(payload, results, this.digestKey, formatRFC3339Nano(nowUTC()));
+    } catch (err) {
+      return withheld(err);
     }
-    const id = msg.id as JsonRpcId;
+    const sign = () => this.o.gate.decideResult(call.input, call.decision.traceId, `${call.correlation}/result`, screened.outcome());
     const deliver = (out: JsonRpcMessage, outRaw?: Buffer) => {
       this.toClient(out, outRaw);
       const shown = out.result ?? out.error;
@@ -618,11 +620,25 @@ export class ProxySession {
       }
     };
     if (screened.action === 'pass') {
+      // The result goes out as it came; its decision is signed right after, off the reply's path.
       deliver(msg, raw);
-      trace.durable.catch((err: Error) => this.o.log.error('the trace of a passed tool result could not be written', { tool: call.input.name, trace_id: trace.traceId, error: err.message }));
+      setImmediate(() => {
+        try {
+          const trace = sign();
+          trace.durable.catch((err: Error) => this.o.log.error('the trace of a passed tool result could not be written', { tool: call.input.name, trace_id: trace.traceId, error: err.message }));
+        } catch (err) {
+          this.o.log.error('the decision on a passed tool result could not be signed', { tool: call.input.name, error: (err as Error).message });
+        }
+      });
       return;
     }
-    const ward = { result_action: screened.action, detectors: screened.flagged, trace_id: trace.traceId, call_trace_id: call.decision.traceId, reason_codes: screened.outcome.reasonCodes };
+    let trace: ResultTrace;
+    try {
+      trace = sign();
+    } catch (err) {
+      return withheld(err);
+    }
+    const ward = { result_action: screened.action, detectors: screened.flagged, trace_id: trace.traceId, call_trace_id: call.decision.traceId, reason_codes: screened.reasonCodes };
     this.o.log.info(`tool result ${screened.action === 'block' ? 'blocked' : 'redacted'}: ${call.input.name}`, { detectors: screened.flagged.join(','), trace_id: trace.traceId, call_trace_id: call.decision.traceId });
     let out: JsonRpcMessage;
     if (isError) {
