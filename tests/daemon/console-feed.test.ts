@@ -28,6 +28,24 @@ describe('GET /v1/decisions/stream', () => {
     expect((await call(d.url, '/v1/decisions/stream?bogus=1')).status).toBe(400);
   });
 
+  it('at most 64 streams are open at once (429 beyond); a closed one frees its place', async () => {
+    const { d } = await consoleDaemon();
+    const streams = await Promise.all(Array.from({ length: 64 }, () => openStream(d.url, '/v1/decisions/stream')));
+    expect(streams.every((s) => s.status === 200)).toBe(true);
+    const over = await call(d.url, '/v1/decisions/stream');
+    expect(over.status).toBe(429);
+    expect(over.headers['retry-after']).toBe('5');
+    streams.pop()!.close();
+    let again = await openStream(d.url, '/v1/decisions/stream');
+    for (let i = 0; i < 100 && again.status !== 200; i++) {
+      again.close(); // the server notices the closed socket shortly after
+      await new Promise((r) => setTimeout(r, 50));
+      again = await openStream(d.url, '/v1/decisions/stream');
+    }
+    expect(again.status).toBe(200);
+    for (const s of [...streams, again]) s.close();
+  });
+
   it('an open stream does not hold up shutdown', async () => {
     const { d } = await consoleDaemon();
     const s = await openStream(d.url, '/v1/decisions/stream');

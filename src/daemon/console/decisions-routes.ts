@@ -17,10 +17,12 @@ import type { ConsoleParts } from './parts.js';
 
 const STREAM_QUERY = new Set(['verdict', 'tool', 'reason', 'identity', 'since_seq']);
 const HEARTBEAT_MS = 15_000;
+/** Open streams, at most: each holds a socket and a listener; beyond it 429 (a page reconnects). */
+export const MAX_STREAMS = 64;
 
-const stream =
-  (parts: ConsoleParts): Handler =>
-  async (_ctx, ex) => {
+const stream = (parts: ConsoleParts): Handler => {
+  let openStreams = 0;
+  return async (_ctx, ex) => {
     const q = query(ex.req, STREAM_QUERY);
     const want = {
       verdict: q.getAll('verdict'),
@@ -35,6 +37,7 @@ const stream =
       since = Number(sinceText);
     }
     if (parts.closed) throw new HttpError('draining', 'shutting down', { headers: { 'retry-after': '1' } });
+    if (openStreams >= MAX_STREAMS) throw new HttpError('overload', `${MAX_STREAMS} decision streams are open already`, { headers: { 'retry-after': '5' }, hint: 'close a console tab, or retry after Retry-After' });
     const matches = (e: DecisionEvent) =>
       (want.verdict.length === 0 || want.verdict.includes(e.verdict)) &&
       (want.tool.length === 0 || want.tool.includes(e.tool_name)) &&
@@ -59,19 +62,25 @@ const stream =
     const offApproval = parts.inbox.subscribe(onApproval);
     const heartbeat = setInterval(() => send(': keep-alive\n\n'), HEARTBEAT_MS);
     heartbeat.unref();
-    await new Promise<void>((resolve) => {
-      const offClose = parts.onClose(done);
-      res.on('close', done);
-      function done() {
-        offClose();
-        resolve();
-      }
-    });
-    clearInterval(heartbeat);
+    openStreams++;
+    try {
+      await new Promise<void>((resolve) => {
+        const offClose = parts.onClose(done);
+        res.on('close', done);
+        function done() {
+          offClose();
+          resolve();
+        }
+      });
+    } finally {
+      openStreams--;
+      clearInterval(heartbeat);
+    }
     offDecision();
     offApproval();
     if (!res.writableEnded) res.end();
   };
+};
 
 /** `GET /v1/decisions/{trace_id}`: the stored trace, its signature, its rule and what its codes mean. */
 const detail =
