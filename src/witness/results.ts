@@ -240,7 +240,10 @@ function rewrite(node: unknown, path: string, byPath: ReadonlyMap<string, Result
   if (node === null || typeof node !== 'object') return node;
   if (Array.isArray(node)) return node.map((item, i) => rewrite(item, `${path}[${i}]`, byPath));
   const out: Record<string, unknown> = {};
-  for (const [key, child] of Object.entries(node as Record<string, unknown>)) out[key] = rewrite(child, jsonPathChild(path, key), byPath);
+  for (const [key, child] of Object.entries(node as Record<string, unknown>)) {
+    // defineProperty: a `__proto__` key parsed from JSON is data, and must stay a key.
+    Object.defineProperty(out, key, { value: rewrite(child, jsonPathChild(path, key), byPath), enumerable: true, writable: true, configurable: true });
+  }
   return out;
 }
 

@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { formatPolicyYaml, parsePolicyYaml, policyDigestPayload } from '../../src/policy/index.js';
 import { REPO } from '../cli/run.js';
 
@@ -79,6 +81,14 @@ describe('results and context policy sections', () => {
         expect(payload).not.toHaveProperty('Context');
       }
     }
+  });
+
+  it('the JSON Schema (editor aid) accepts them and refuses a bad action or key', () => {
+    const schema = JSON.parse(readFileSync(join(REPO, 'schemas', 'gait.gate.policy.schema.json'), 'utf8')) as object;
+    const validate = new Ajv2020({ strict: true }).compile(schema);
+    expect(validate(parse(FULL.replace('Block', 'block'))), JSON.stringify(validate.errors)).toBe(true);
+    expect(validate({ results: { credentials: { action: 'allow' } } })).toBe(false);
+    expect(validate({ context: { retrieval_tool: ['x'] } })).toBe(false);
   });
 
   it('ward policy fmt writes them back and re-parsing gives the same digest', () => {

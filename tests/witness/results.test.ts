@@ -154,4 +154,25 @@ describe('applyResultAction', () => {
     expect(got.findings).toHaveLength(1);
     expect(applyResultAction(result, got.findings, got.action)).toBe(result);
   });
+
+  it('keeps a __proto__ key of a parsed result as a key', () => {
+    const result = JSON.parse(`{"structuredContent":{"__proto__":{"k":"${AWS_ID}"}}}`) as unknown;
+    const got = inspectResult(result, ALL);
+    const out = applyResultAction(result, got.findings, got.action);
+    expect(JSON.stringify(out)).toBe('{"structuredContent":{"__proto__":{"k":"[REDACTED:credentials:aws_access_key_id]"}}}');
+  });
+
+  it('never lets a planted key through a redaction (property)', () => {
+    const keyArb = fc.constantFrom(...SAMPLES.map(([, secret]) => secret));
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.string(), fc.lorem(), keyArb), { minLength: 1, maxLength: 8 }), keyArb, (parts, key) => {
+        const text = [...parts, key].join(' ');
+        const result = { content: [{ type: 'text', text }], structuredContent: { nested: [text] } };
+        const got = inspectResult(result, ALL);
+        const out = JSON.stringify(applyResultAction(result, got.findings, got.action));
+        return SAMPLES.every(([, secret]) => !out.includes(secret));
+      }),
+      { numRuns: 200 },
+    );
+  });
 });
