@@ -215,9 +215,23 @@ describe('the decision console', () => {
     await page.waitForTimeout(300);
     expect(await verdicts()).not.toContain('block');
 
+    // Time: a window that starts tomorrow holds nothing, and has no live feed either.
+    await page.fill('input[name=tool]', '');
+    await page.fill('input[name=since]', new Date(Date.now() + 86_400_000).toISOString().slice(0, 19));
+    await page.click('#filters button[type=submit]');
+    await page.waitForSelector('#rows-empty:not([hidden])');
+    await evaluate(intent('read-report'));
+    await page.waitForTimeout(300);
+    expect(await page.locator('#rows tr').count()).toBe(0);
+
     await page.click('#filters button[type=reset]');
     await expect.poll(async () => new Set(await verdicts()).size).toBe(3);
     await page.screenshot({ path: join(SHOTS, 'console.png'), fullPage: false });
+    // Everything is still in the stream's replay: the store has nothing older to add, and no row twice.
+    const shown = await page.locator('#rows tr').count();
+    await page.click('#more');
+    await page.waitForTimeout(500);
+    expect(await page.locator('#rows tr').count()).toBe(shown);
 
     await page.locator(`#rows tr[data-trace-id="${d['trace_id']}"] a`).first().click();
     await page.waitForSelector('.sig-ok');
@@ -245,6 +259,26 @@ describe('the policy view', () => {
     expect(Number(await page.textContent('#rules tr[data-rule="approve-writes"] td:last-child'))).toBeGreaterThan(0);
     await page.screenshot({ path: join(SHOTS, 'policy.png'), fullPage: true });
     await first.locator('a').click(); // the recorded decision behind the change
+    await page.waitForSelector('.sig-ok');
+    expect(await pageProblems(page)).toEqual({ csp: [], errors: [] });
+    await page.close();
+  });
+});
+
+describe('after a restart', () => {
+  it('pages older decisions from the store', async () => {
+    await daemon.stop();
+    daemon = await startDaemon(['--policy', policy, '--state-dir', join(dir, '.ward'), '--approver-keys', approvers], { cwd: dir });
+    const page = await browser.context.newPage();
+    await page.goto(`${daemon.url}/ui/console?verdict=block`);
+    await page.waitForSelector('#live.on');
+    expect(await page.locator('#rows tr').count()).toBe(0); // the new process's stream has nothing yet
+    await page.click('#more');
+    await page.waitForSelector('#rows tr');
+    const verdicts = await page.locator('#rows tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-verdict')));
+    expect(new Set(verdicts)).toEqual(new Set(['block']));
+    expect(await page.locator('#rows tr td:nth-child(3)').allTextContents()).toContain('fs.delete_file');
+    await page.locator('#rows tr a').first().click();
     await page.waitForSelector('.sig-ok');
     expect(await pageProblems(page)).toEqual({ csp: [], errors: [] });
     await page.close();

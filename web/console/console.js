@@ -10,6 +10,10 @@ let feed;
 let cursor;
 let appliedAt = Date.now();
 const seen = new Set();
+/** trace id → times (ms) of the rows shown for it: a store entry matching one within a second is that row. */
+const shownTimes = new Map();
+/** The oldest decision the stream replayed: the store is asked for what came before. */
+let oldest;
 
 /** Form values → filter (times as RFC 3339 UTC; datetime-local is the reader's local time). */
 function readFilter(form) {
@@ -60,7 +64,11 @@ function add(d, { top, fresh = false }) {
   // each decision is a row, keyed by the feed's sequence number or the store's event id.
   const key = d.seq !== undefined ? `seq:${d.seq}` : `event:${d.id}`;
   if (seen.has(key) || !inWindow(d.time)) return;
+  const t = Date.parse(d.time);
+  if (d.seq === undefined && (shownTimes.get(d.trace_id) ?? []).some((x) => Math.abs(x - t) < 1000)) return;
   seen.add(key);
+  shownTimes.set(d.trace_id, [...(shownTimes.get(d.trace_id) ?? []), t]);
+  if (d.seq !== undefined && (oldest === undefined || d.time < oldest)) oldest = d.time;
   const body = $('#rows');
   const r = row(d, fresh);
   if (top) body.prepend(r);
@@ -74,7 +82,11 @@ function fromStore(e) {
 }
 
 async function older() {
-  const params = { verdict: filter.verdict, tool: filter.tool, reason: filter.reason, since: filter.since, until: filter.until, limit: '50', cursor };
+  // Before the stream's oldest decision (plus a second: a stored trace is timed when it was
+  // signed, a little before the stream saw it; rows already shown are skipped in add()).
+  const bound = oldest ? new Date(Date.parse(oldest) + 1000).toISOString() : undefined;
+  const until = filter.until && bound ? (filter.until < bound ? filter.until : bound) : filter.until ?? bound;
+  const params = { verdict: filter.verdict, tool: filter.tool, reason: filter.reason, since: filter.since, until, limit: '50', cursor };
   try {
     const page = await api.traces(params);
     for (const e of page.entries ?? []) add(fromStore(e), { top: false });
@@ -99,6 +111,8 @@ async function apply() {
   history.replaceState(null, '', q ? `?${q}` : location.pathname);
   status('');
   seen.clear();
+  shownTimes.clear();
+  oldest = undefined;
   cursor = undefined;
   appliedAt = Date.now();
   replace($('#rows'));
