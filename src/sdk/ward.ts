@@ -1,21 +1,25 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { approvalCommand, approvalTokenPath, type ApprovalSigner } from '../decision/approval-command.js';
 import { approvalTokensInDir, waitForApprovalToken } from '../decision/approval-dir.js';
 import type { ApprovalRequest } from './approval-request.js';
 import { approvalStep } from '../decision/token-steps.js';
-import { approvalLedgerOf, gateEvalSteps, type ApprovalTokens } from '../decision/steps.js';
+import { approvalLedgerOf, gateEvalSteps, steps, type ApprovalTokens } from '../decision/steps.js';
+import { signResultDecision } from '../decision/result-decision.js';
+import { screenResult } from '../mcp/proxy/result-firewall.js';
+import { SdkWitness, type WardObservedResult } from './witness.js';
 import { resolveStateDir, type StateDirResolution } from '../state/state-dir.js';
 import { readTokenFile, requiredApprovalScope, type ParsedToken } from '../tokens/index.js';
 import { delegationDigest } from '../intent/digest.js';
-import { parseJsonText, parseRFC3339, parseStrictJson, type GoTime, type JsonObject, type JsonValue } from '../canon/index.js';
+import { formatRFC3339Nano, isJsonObject, nowUTC, parseJsonText, parseRFC3339, parseStrictJson, type GoTime, type JsonObject, type JsonValue } from '../canon/index.js';
 import { parseContextEnvelope } from '../context/index.js';
 import { EXIT, type ExitCode } from '../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { readPrivateKeyFile, resolveSigningKey, type SigningKey } from '../keys/index.js';
 import { loadPolicyFile, parsePolicyYaml } from '../policy/load.js';
 import type { LoadedPolicy, Verdict } from '../policy/types.js';
-import { captureFileName, captureFileText, traceFileText, writeCapture, writeTrace, type TraceFormat } from '../trace/index.js';
+import { captureFileName, captureFileText, traceFileText, writeCapture, writeTrace, type SignedTrace, type TraceFormat } from '../trace/index.js';
 import { decideGate, type GateRequest, type GateResultOutput, type GateRuntime, type PendingDecision } from '../decision/gate-run.js';
 import { FileTraceSink, writeJournaledNow } from '../decision/trace-sink.js';
 import { JournalTraceSink, recoverJournals } from '../mcp/proxy/journal-sink.js';
@@ -66,6 +70,12 @@ export interface WardOptions {
   durability?: WardDurability;
   /** Relative paths resolve against this directory. Default `process.cwd()`. */
   cwd?: string;
+  /**
+   * Witness the results the host passes back with `observeResult` (docs/sdk.md "Results the host
+   * saw"): an argument that carries a value an earlier result returned is `tool_output` whatever
+   * the intent declares. Default true; `false` keeps the declared provenance, as before.
+   */
+  witness?: boolean;
 }
 
 export interface WardEvaluateOptions {
@@ -90,6 +100,7 @@ export interface WardEvaluateOptions {
 }
 
 export type { ApprovalRequest } from './approval-request.js';
+export type { WardObservedResult } from './witness.js';
 
 export interface GuardToolOptions<A extends unknown[]> {
   /**
@@ -158,6 +169,10 @@ export class Ward {
   /** `fsync`: the MCP proxy's group-committed journal, beside the trace directory. */
   #journal: JournalTraceSink | undefined;
   readonly #journalDir: string;
+  /** Undefined with `witness: false`. */
+  readonly #witness: SdkWitness | undefined;
+  /** Keys the result firewall's finding digests (they never leave this Ward). */
+  readonly #digestKey = randomBytes(32);
 
   constructor(options: WardOptions) {
     if (!options || options.policy === undefined) {
@@ -198,6 +213,7 @@ export class Ward {
       profile: 'standard',
       captureIntents: options.captureIntents === true,
     };
+    this.#witness = options.witness === false ? undefined : new SdkWitness();
     // `fsync`: the journal is preallocated now (in the background), once nothing else can throw, rather than on the first call.
     if (this.durability === 'fsync') this.#journal = new JournalTraceSink(this.traceDir, this.#journalDir, 'fsync');
   }
@@ -207,7 +223,15 @@ export class Ward {
    * (parsed strictly: invalid JSON or a key repeated in one object rejects with `ERR_INTENT_PARSE`).
    */
   async evaluate(intent: IntentRequest | JsonObject | string, options: WardEvaluateOptions = {}): Promise<WardDecision> {
-    const request: GateRequest = { intent: typeof intent === 'string' ? parseIntentJson(intent) : intent };
+    const given0 = typeof intent === 'string' ? parseIntentJson(intent) : (intent as JsonObject);
+    // What Ward saw in earlier results counts over what the intent declares about its arguments.
+    const witnessed: { intent: JsonValue; related?: string[] | undefined } = this.#witness && isJsonObject(given0) ? this.#witness.provenance(given0) : { intent: given0 };
+    const request: GateRequest = { intent: witnessed.intent };
+    const witnessedCodes: string[] = [];
+    if (witnessed.related) {
+      request.relationshipExtras = { related_record_ids: witnessed.related };
+      witnessedCodes.push('arg_provenance_witnessed');
+    }
     if (options.evaluationTime !== undefined) {
       request.evaluationTime = typeof options.evaluationTime === 'string' ? parseRFC3339(options.evaluationTime) : options.evaluationTime;
     }
@@ -215,6 +239,15 @@ export class Ward {
       const json = typeof options.contextEnvelope === 'string' ? parseEnvelopeJson(options.contextEnvelope) : options.contextEnvelope;
       request.contextEnvelope = parseContextEnvelope(JSON.stringify(json));
       request.contextEnvelopeJson = json;
+    } else if (this.#witness && isJsonObject(witnessed.intent)) {
+      // No envelope given: the session's witnessed one, when a rule that could match reads context.
+      const tool = typeof witnessed.intent['tool_name'] === 'string' ? witnessed.intent['tool_name'] : '';
+      const envelope = this.#witness.witness(this.#witness.sessionOf(witnessed.intent)).contextFor(this.policy.policy, tool);
+      if (envelope) {
+        request.contextEnvelope = envelope;
+        request.contextSourceLabel = 'witnessed';
+        witnessedCodes.push('context_evidence_witnessed');
+      }
     }
     if (options.correlationId) request.correlationId = options.correlationId;
     if (options.traceOut) request.traceOut = options.traceOut;
@@ -237,6 +270,7 @@ export class Ward {
     };
     // §3.6 steps 4–10; no delegation tokens are taken, so a required delegation is missing.
     request.steps = gateEvalSteps(this.#runtime, { approvals }, { simulate: Boolean(options.simulate) });
+    if (witnessedCodes.length) request.steps = [...request.steps, steps.witnessed(witnessedCodes)];
     const durability = options.durability === undefined ? this.durability : durabilityOf(options.durability, 'evaluate durability');
     const pending = decideGate(this.#runtime, request);
     let r: GateResultOutput;
@@ -251,6 +285,7 @@ export class Ward {
       r = pending.finish(await this.#sink.write(pending.trace, pending.capture));
     }
     const out = r.output;
+    if (this.#witness && out['verdict'] === 'allow' && isJsonObject(witnessed.intent)) this.#witness.allowed(String(out['trace_id']), witnessed.intent);
     return {
       verdict: out['verdict'] as Verdict,
       allowed: out['verdict'] === 'allow',
@@ -269,6 +304,71 @@ export class Ward {
         ? { approval: this.#approvalRequest(r.intentDigest, this.policy.digest, scope, binding) }
         : {}),
     };
+  }
+
+  /**
+   * Pass back the result of an allowed call (its decision, or the decision's `traceId`) before the
+   * model sees it: the policy's `results` section screens it (pass, redact or block, the decision
+   * signed as a trace linked to the call's), and the witness remembers what the model is given,
+   * so a later argument carrying it is `tool_output`; a result of a tool the policy classes as
+   * retrieval becomes witnessed context evidence. Give the model `result` of the answer, not the
+   * original. A call this Ward did not allow, or whose result was already observed, is an error.
+   */
+  async observeResult(call: WardDecision | string, result: unknown): Promise<WardObservedResult> {
+    const traceId = typeof call === 'string' ? call : call?.traceId;
+    if (!this.#witness) {
+      throw new WardError(ERROR_CODES.USAGE, 'observeResult needs the witness (this Ward was created with witness: false)');
+    }
+    const pending = typeof traceId === 'string' ? this.#witness.take(traceId) : undefined;
+    if (!pending) {
+      throw new WardError(ERROR_CODES.USAGE, `observeResult: no allowed call with trace id ${String(traceId)} is waiting for its result`, {
+        hint: 'pass the decision of an allowed evaluate() (or its traceId), once per call',
+      });
+    }
+    const { intent } = pending;
+    const toolName = typeof intent['tool_name'] === 'string' ? intent['tool_name'] : '';
+    let out: WardObservedResult = { action: 'pass', result, detectors: [], reasonCodes: [] };
+    const results = this.policy.policy.results;
+    if (results.enabled) {
+      const screened = screenResult(result, results, this.#digestKey, formatRFC3339Nano(nowUTC()));
+      const outcome = screened.outcome();
+      const decided = signResultDecision(this.#runtime, {
+        intent: {
+          schema_id: 'gait.gate.intent_request',
+          schema_version: '1.0.0',
+          created_at: outcome.observedAt,
+          producer_version: 'ward-sdk',
+          tool_name: toolName,
+          args: { call_trace_id: traceId!, ...outcome.facts },
+          targets: [],
+          arg_provenance: [{ arg_path: '$', source: 'tool_output', source_ref: traceId! }],
+          context: isJsonObject(intent['context']) ? intent['context'] : {},
+        },
+        verdict: outcome.verdict,
+        reasonCodes: outcome.reasonCodes,
+        violations: outcome.violations,
+        callTraceId: traceId!,
+        correlationId: `${traceId!}/result`,
+      });
+      const tracePath = await this.#writeTrace(decided.trace);
+      out = { action: screened.action, result: screened.delivered, detectors: screened.flagged, reasonCodes: screened.reasonCodes, traceId: String(decided.trace['trace_id']), tracePath };
+    }
+    const w = this.#witness.witness(pending.session);
+    w.observe(traceId!, toolName, out.result);
+    if (isJsonObject(out.result)) w.observeRetrieval(this.policy.policy, { intentToolName: toolName, server: 'sdk', toolName, args: intent['args'] ?? {}, result: out.result, traceId: traceId! });
+    return out;
+  }
+
+  /** A signed trace written as `evaluate` writes its own (this Ward's durability). */
+  async #writeTrace(trace: SignedTrace): Promise<string> {
+    if (this.durability === 'fsync') {
+      this.#journal ??= new JournalTraceSink(this.traceDir, this.#journalDir, 'fsync');
+      const location = await this.#journal.write(trace, undefined);
+      writeJournaledNow(location, traceFileText(trace));
+      return location;
+    }
+    this.#sink ??= new FileTraceSink(this.traceDir, { sync: 'write' });
+    return this.#sink.write(trace, undefined);
   }
 
   /**
