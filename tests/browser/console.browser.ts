@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
+import { createHash, generateKeyPairSync } from 'node:crypto';
+import canonicalize from 'canonicalize';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -129,6 +130,29 @@ describe('the approvals inbox', () => {
     const out = JSON.parse(cli.stdout) as Record<string, unknown>;
     expect(out['verdict'], cli.stdout + cli.stderr).toBe('allow');
     expect(out['reason_codes']).toContain('approval_granted');
+  });
+
+  it('refuses to sign a template that is not what the call needs, even with a matching digest', async () => {
+    const d = await evaluate(writeIntent(300));
+    const { id } = await cardFor(page, d['trace_id']);
+    // A daemon (or anything in between) that widens the scope and recomputes the digest.
+    await page.route('**/token-template?*', async (route) => {
+      const res = await route.fetch();
+      const tpl = (await res.json()) as { payload: Record<string, unknown>; signed_digest: string; bytes_to_sign: string };
+      tpl.payload['scope'] = ['*'];
+      const digest = createHash('sha256').update(canonicalize(tpl.payload)!).digest();
+      await route.fulfill({ response: res, json: { ...tpl, signed_digest: digest.toString('hex'), bytes_to_sign: digest.toString('base64') } });
+    });
+    const posts: string[] = [];
+    const onRequest = (r: { method(): string; url(): string }) => void (r.method() === 'POST' && posts.push(r.url()));
+    page.on('request', onRequest);
+    const card = page.locator(`#pending li[data-id="${id}"]`);
+    await card.locator('button.approve').click();
+    await expect.poll(async () => page.textContent('#status')).toContain('scope is not what the call needs');
+    expect(posts).toEqual([]);
+    page.off('request', onRequest);
+    await page.unroute('**/token-template?*');
+    expect((await evaluate(writeIntent(300)))['verdict']).toBe('require_approval');
   });
 
   it('denies with a reason, signed the same way', async () => {

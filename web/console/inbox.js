@@ -107,12 +107,19 @@ const TTL_SECONDS = { '15m': 900, '1h': 3600, '8h': 28800, '24h': 86400 };
  * Check the template before signing it: the digest must be sha256(JCS(payload)) and the payload
  * must be about this entry and this approver. The page never signs bytes it cannot explain.
  */
-async function checkTemplate(item, tpl, kind) {
+async function checkTemplate(item, tpl, kind, ttlSeconds) {
   const p = tpl.payload ?? {};
   if ((await sha256Hex(jcs(p))) !== tpl.signed_digest) throw new Error('the daemon\'s template does not match its digest: not signed');
   if (p.intent_digest !== item.intent_digest || p.policy_digest !== item.policy_digest) throw new Error('the template is for another call: not signed');
   if (p.approver_identity !== key.approver) throw new Error('the template names another approver: not signed');
-  if (kind === 'approval' && JSON.stringify(p.scope) !== JSON.stringify(item.required_scope)) throw new Error('the template\'s scope is not what the call needs: not signed');
+  const life = Date.parse(p.expires_at) - Date.parse(p.created_at);
+  if (!(life > 0 && life <= ttlSeconds * 1000)) throw new Error('the template outlives the validity you chose: not signed');
+  if (kind === 'approval') {
+    if ((p.delegation_binding_digest ?? '') !== (item.delegation_binding_digest ?? '')) throw new Error('the template binds another delegation: not signed');
+    if (JSON.stringify(p.scope) !== JSON.stringify(item.required_scope)) throw new Error('the template\'s scope is not what the call needs: not signed');
+    // Zero bounds are omitted from the token (as Go omits them): absent means unbounded.
+    if ((p.max_targets ?? 0) !== (item.max_targets ?? 0) || (p.max_ops ?? 0) !== (item.max_ops ?? 0)) throw new Error('the template\'s bounds are not the call\'s: not signed');
+  }
 }
 
 async function decide(item, node, form, action) {
@@ -132,9 +139,10 @@ async function decide(item, node, form, action) {
   try {
     // The daemon builds the exact record (digests, scope, times, ids); this page checks it and
     // signs its digest. The private key never leaves this browser.
-    const fields = { kind, approver: key.approver, ttl_seconds: TTL_SECONDS[form.elements.ttl.value] ?? 3600, ...(kind === 'approval' ? { reason_code: reason || undefined } : { reason }) };
+    const ttl = TTL_SECONDS[form.elements.ttl.value] ?? 3600;
+    const fields = { kind, approver: key.approver, ttl_seconds: ttl, ...(kind === 'approval' ? { reason_code: reason || undefined } : { reason }) };
     const tpl = await api.template(item.id, fields);
-    await checkTemplate(item, tpl, kind);
+    await checkTemplate(item, tpl, kind, ttl);
     const { key_id, sig } = await signDigest(key, tpl.signed_digest);
     const res = await (kind === 'approval' ? api.approve : api.deny)(item.id, { payload: tpl.payload, key_id, sig });
     const done = res.status !== 'pending';
