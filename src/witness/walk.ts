@@ -72,6 +72,13 @@ export function walkStrings(value: unknown, options: { includeKeys?: boolean; in
 
 const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/**
+ * Paths go into findings, traces and logs, and keys come from hostile documents: anything outside
+ * printable ASCII is written as a `\uXXXX` escape (still a JSON string), so a path never carries
+ * an invisible or control character.
+ */
 export function jsonPathChild(path: string, key: string): string {
-  return PLAIN_KEY.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+  if (PLAIN_KEY.test(key)) return `${path}.${key}`;
+  const quoted = JSON.stringify(key).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return `${path}[${quoted}]`;
 }

@@ -163,3 +163,14 @@ describe('taint properties', () => {
     );
   });
 });
+
+describe('argument paths', () => {
+  it('are JSON strings with anything outside printable ASCII escaped', async () => {
+    const { jsonPathChild } = await import('../../src/witness/walk.js');
+    expect(jsonPathChild('$', 'plain_key')).toBe('$.plain_key');
+    expect(jsonPathChild('$', 'a b')).toBe('$["a b"]');
+    const odd = jsonPathChild('$', 'x\u202Ey\n😀é');
+    expect(odd).toBe(String.raw`$["x\u202ey\n\ud83d\ude00\u00e9"]`);
+    expect(JSON.parse(odd.slice(2, -1))).toBe('x\u202Ey\n😀é');
+  });
+});

@@ -43,8 +43,8 @@ describe('scanToolDefinition', () => {
     expect(kinds(t)).toEqual([
       '$.inputSchema.properties.q.description:override_instructions',
       '$.inputSchema.properties.mode.enum[1]:html_comment',
-      '$.inputSchema.properties["note\u200B"]#key:invisible_unicode',
-      '$.inputSchema.properties["note\u200B"].default:model_addressed',
+      '$.inputSchema.properties["note\\u200b"]#key:invisible_unicode',
+      '$.inputSchema.properties["note\\u200b"].default:model_addressed',
       '$.annotations.title:invisible_unicode',
     ]);
   });
