@@ -134,6 +134,11 @@ export class DaemonMetrics {
   readonly policyReloadFailing = new Gauge('ward_policy_reload_failing', '1 when the last reload failed and the previous policy is still served');
   readonly policyLoadedAt = new Gauge('ward_policy_loaded_timestamp_seconds', 'when the active policy was loaded');
   readonly ready = new Gauge('ward_ready', '1 when policy, store and key are loaded and the daemon is not draining');
+  // The console (src/daemon/console): the approvals inbox and the decision feed.
+  readonly approvalsPending = new Gauge('ward_approvals_pending', 'decisions waiting for approval in the inbox');
+  readonly approvalsResolved = new Counter('ward_approvals_resolved_total', 'inbox entries resolved in the console, by outcome (approved, denied)');
+  readonly consoleRefusals = new Counter('ward_console_refusals_total', 'signed approvals and denials refused, by refusal code');
+  readonly decisionStreams = new Gauge('ward_decision_streams', 'open GET /v1/decisions/stream connections');
   // PostgreSQL mode only (rendered once `clusterMetrics()` turned them on).
   readonly storeRoundTrips = new Counter('ward_store_round_trips_total', 'statements sent to PostgreSQL by this replica (each one network round trip), all callers');
   readonly storeUp = new Gauge('ward_store_up', '1 when the last PostgreSQL commit or probe succeeded');
@@ -156,6 +161,10 @@ export class DaemonMetrics {
     this.policyReloadFailing,
     this.policyLoadedAt,
     this.ready,
+    this.approvalsPending,
+    this.approvalsResolved,
+    this.consoleRefusals,
+    this.decisionStreams,
   ];
 
   /** Add the PostgreSQL series to /metrics (the single-node daemon does not show them). */

@@ -129,6 +129,9 @@ describe('approve: POST /v1/approvals/{id}/approve', () => {
     const extra = await call(d.url, `/v1/approvals/${e.id}/approve`, { body: { ...good, extra: 1 } });
     expect(extra.status).toBe(400);
     expect((await call(d.url, '/v1/approvals')).json.entries[0].status).toBe('pending');
+    const m = (await call(d.url, '/metrics')).text;
+    expect(m).toContain('ward_console_refusals_total{refusal="approval_token_signature_invalid"} 3');
+    expect(m).toContain('ward_approvals_pending 1');
   });
 
   it('refuses a token bound to another intent', async () => {
@@ -162,8 +165,11 @@ describe('deny: POST /v1/approvals/{id}/deny', () => {
     expect(retry.json.verdict).toBe('block');
     expect(retry.json.reason_codes).toContain('approval_denied');
     expect((await call(d.url, '/v1/approvals')).json.count).toBe(0);
-    // Approving a denied entry is a conflict; a denial signed with a bad signature is refused.
+    // Approving a denied entry is a conflict.
     expect((await call(d.url, `/v1/approvals/${e.id}/approve`, { body })).status).toBe(409);
+    const m = (await call(d.url, '/metrics')).text;
+    expect(m).toContain('ward_approvals_resolved_total{outcome="denied"} 1');
+    expect(m).toContain('ward_approvals_pending 0');
   });
 
   it('a denial with a bad signature is refused', async () => {

@@ -35,6 +35,7 @@ describe('GET /v1/decisions/stream', () => {
     const over = await call(d.url, '/v1/decisions/stream');
     expect(over.status).toBe(429);
     expect(over.headers['retry-after']).toBe('5');
+    expect((await call(d.url, '/metrics')).text).toContain('ward_decision_streams 64');
     streams.pop()!.close();
     let again = await openStream(d.url, '/v1/decisions/stream');
     for (let i = 0; i < 100 && again.status !== 200; i++) {

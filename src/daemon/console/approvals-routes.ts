@@ -3,7 +3,7 @@ import { badRequest, HttpError } from '../../edge/http-error.js';
 import { checkFields } from '../gate-body.js';
 import { jsonBody, query, reply, type Handler, type Route } from '../routes.js';
 import type { ApprovalInbox, InboxEntry, NewEntry, TargetView } from './inbox.js';
-import { acceptApproval, acceptDenial, approvalTemplate, DEFAULT_TTL_SECONDS, denialTemplate, MAX_TTL_SECONDS, parseSubmission, TEMPLATE_MAX_AGE_NS } from './records.js';
+import { acceptApproval, acceptDenial, Refused, approvalTemplate, DEFAULT_TTL_SECONDS, denialTemplate, MAX_TTL_SECONDS, parseSubmission, TEMPLATE_MAX_AGE_NS } from './records.js';
 import type { ConsoleParts } from './parts.js';
 
 /*
@@ -197,7 +197,7 @@ const approve =
     const e = entryOf(parts.inbox, params);
     const s = parseSubmission(await jsonBody(ctx, ex));
     if (e.status !== 'pending') throw new HttpError('conflict', `approval ${e.id} is ${e.status}, not pending`);
-    const accepted = acceptApproval(parts.inbox.binding(e), s, parts.approvers.list(), parts.extraKeys(), { targets: e.target_count, ops: e.op_count }, nowUTC());
+    const accepted = counted(parts, () => acceptApproval(parts.inbox.binding(e), s, parts.approvers.list(), parts.extraKeys(), { targets: e.target_count, ops: e.op_count }, nowUTC()));
     if (e.approvals.some((a) => a.key_id === accepted.keyId || a.token_id === accepted.tokenId)) throw new HttpError('conflict', `approval ${e.id} already holds an approval signed with this key`, { hint: 'a second approval must come from another approver with their own key' });
     const record = parts.inbox.approve(e, accepted.token, { token_id: accepted.tokenId, approver_identity: accepted.approver, key_id: accepted.keyId, expires_at: accepted.expiresAt });
     const { token_path: _p, ...shown } = record;
@@ -210,11 +210,21 @@ const deny =
     const e = entryOf(parts.inbox, params);
     const s = parseSubmission(await jsonBody(ctx, ex));
     if (e.status !== 'pending') throw new HttpError('conflict', `approval ${e.id} is ${e.status}, not pending`);
-    const accepted = acceptDenial(parts.inbox.binding(e), s, parts.approvers.list(), parts.extraKeys(), nowUTC());
+    const accepted = counted(parts, () => acceptDenial(parts.inbox.binding(e), s, parts.approvers.list(), parts.extraKeys(), nowUTC()));
     const record = parts.inbox.deny(e, accepted.record, { denial_id: accepted.denialId, approver_identity: accepted.approver, reason: accepted.reason, key_id: accepted.keyId, expires_at: accepted.expiresAt });
     const { record_path: _p, ...shown } = record;
     reply(ex, 200, { ok: true, approval_id: e.id, status: e.status, denial: shown, record: accepted.record });
   };
+
+/** Refusals are counted by code (`ward_console_refusals_total`): a burst of bad signatures is worth an alert. */
+function counted<T>(parts: ConsoleParts, accept: () => T): T {
+  try {
+    return accept();
+  } catch (err) {
+    if (err instanceof Refused) parts.metrics.consoleRefusals.inc({ refusal: err.refusal });
+    throw err;
+  }
+}
 
 export function approvalRoutes(parts: ConsoleParts): Route[] {
   return [

@@ -21,7 +21,7 @@ const HEARTBEAT_MS = 15_000;
 export const MAX_STREAMS = 64;
 
 const stream = (parts: ConsoleParts): Handler => {
-  let openStreams = 0;
+  const streams = parts.streams;
   return async (_ctx, ex) => {
     const q = query(ex.req, STREAM_QUERY);
     const want = {
@@ -37,7 +37,7 @@ const stream = (parts: ConsoleParts): Handler => {
       since = Number(sinceText);
     }
     if (parts.closed) throw new HttpError('draining', 'shutting down', { headers: { 'retry-after': '1' } });
-    if (openStreams >= MAX_STREAMS) throw new HttpError('overload', `${MAX_STREAMS} decision streams are open already`, { headers: { 'retry-after': '5' }, hint: 'close a console tab, or retry after Retry-After' });
+    if (streams.open >= MAX_STREAMS) throw new HttpError('overload', `${MAX_STREAMS} decision streams are open already`, { headers: { 'retry-after': '5' }, hint: 'close a console tab, or retry after Retry-After' });
     const matches = (e: DecisionEvent) =>
       (want.verdict.length === 0 || want.verdict.includes(e.verdict)) &&
       (want.tool.length === 0 || want.tool.includes(e.tool_name)) &&
@@ -62,7 +62,7 @@ const stream = (parts: ConsoleParts): Handler => {
     const offApproval = parts.inbox.subscribe(onApproval);
     const heartbeat = setInterval(() => send(': keep-alive\n\n'), HEARTBEAT_MS);
     heartbeat.unref();
-    openStreams++;
+    streams.open++;
     try {
       await new Promise<void>((resolve) => {
         const offClose = parts.onClose(done);
@@ -73,7 +73,7 @@ const stream = (parts: ConsoleParts): Handler => {
         }
       });
     } finally {
-      openStreams--;
+      streams.open--;
       clearInterval(heartbeat);
     }
     offDecision();

@@ -146,6 +146,12 @@ export class ApprovalInbox {
     return [...this.entries.values()].sort(newestFirst);
   }
 
+  pendingCount(): number {
+    let n = 0;
+    for (const e of this.entries.values()) if (e.status === 'pending') n++;
+    return n;
+  }
+
   /** Pending entries, newest first. */
   pending(): InboxEntry[] {
     return [...this.entries.values()].filter((e) => e.status === 'pending').sort(newestFirst);

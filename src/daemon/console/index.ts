@@ -6,6 +6,7 @@ import { approvalOpCount, approvalTargetCount, requiredApprovalScope } from '../
 import { uniqueSortedLower } from '../../canon/index.js';
 import type { VerifyKey } from '../../keys/index.js';
 import type { GateService } from '../gate-service.js';
+import type { DaemonMetrics } from '../metrics.js';
 import type { Route } from '../routes.js';
 import { approvalRoutes } from './approvals-routes.js';
 import type { ApproverKeys } from './approvers.js';
@@ -27,6 +28,7 @@ export interface ConsoleOptions {
   extraKeys: () => readonly VerifyKey[];
   /** `show`: argument values appear in the inbox; `redact` (default): only their digest. */
   approvalArgs?: 'redact' | 'show' | undefined;
+  metrics: DaemonMetrics;
 }
 
 export interface AttachedConsole {
@@ -49,6 +51,8 @@ export function attachConsole(gate: GateService, opts: ConsoleOptions): Attached
     feed,
     approvers: opts.approvers,
     sessions: new ConsoleSessions(),
+    metrics: opts.metrics,
+    streams: { open: 0 },
     extraKeys: opts.extraKeys,
     tokensOf: storedTokens,
     close: () => {
@@ -63,6 +67,11 @@ export function attachConsole(gate: GateService, opts: ConsoleOptions): Attached
       return () => closeListeners.delete(l);
     },
   };
+  opts.metrics.approvalsPending.track(() => inbox.pendingCount());
+  opts.metrics.decisionStreams.track(() => parts.streams.open);
+  inbox.subscribe((e) => {
+    if (e.kind === 'approved' || e.kind === 'denied') opts.metrics.approvalsResolved.inc({ outcome: e.kind });
+  });
   const showArgs = opts.approvalArgs === 'show';
   gate.console = {
     tokensFor: (intentDigest, policyDigest) => approvalTokensInDir(inbox.dir, intentDigest).filter((t) => t.value['policy_digest'] === policyDigest),

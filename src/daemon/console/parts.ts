@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseStrictJson, type JsonObject } from '../../canon/index.js';
 import type { VerifyKey } from '../../keys/index.js';
+import type { DaemonMetrics } from '../metrics.js';
 import type { ApproverKeys } from './approvers.js';
 import type { DecisionFeed } from './feed.js';
 import type { ApprovalInbox, InboxEntry } from './inbox.js';
@@ -12,6 +13,9 @@ export interface ConsoleParts {
   feed: DecisionFeed;
   approvers: ApproverKeys;
   sessions: ConsoleSessions;
+  metrics: DaemonMetrics;
+  /** Open decision streams (GET /v1/decisions/stream). */
+  streams: { open: number };
   /** Keys trusted for approvals besides the approvers list (`--approval-public-key`). */
   extraKeys(): readonly VerifyKey[];
   /** The approved tokens of an entry, as stored (for hosts that poll: an MCP proxy elsewhere). */
