@@ -1,4 +1,4 @@
-import { readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ward } from '../cli/run.js';
@@ -145,6 +145,22 @@ describe('approve: POST /v1/approvals/{id}/approve', () => {
     expect(r.status).toBe(403);
     expect(r.json.refusal).toBe('approval_token_intent_mismatch');
     expect((await evalIntent(d.url, intentFor('fs.write_file', '/workspace/b.yaml'))).json.verdict).toBe('require_approval');
+  });
+});
+
+describe('the approval directory', () => {
+  it('an expired console token met by a decision is removed; other files are left alone', async () => {
+    const { d, state } = await consoleDaemon();
+    const intent = intentFor('fs.write_file', '/workspace/a.yaml');
+    const r = await evalIntent(d.url, intent);
+    const dir = join(state, 'approvals');
+    mkdirSync(dir, { recursive: true });
+    const stale = { intent_digest: r.json.intent_digest, policy_digest: r.json.policy_digest, expires_at: '2020-01-01T00:00:00Z' };
+    writeFileSync(join(dir, 'console_dead.json'), JSON.stringify(stale));
+    writeFileSync(join(dir, 'approval_cli.json'), JSON.stringify(stale));
+    expect((await evalIntent(d.url, intent)).json.verdict).toBe('require_approval');
+    expect(existsSync(join(dir, 'console_dead.json'))).toBe(false);
+    expect(existsSync(join(dir, 'approval_cli.json'))).toBe(true);
   });
 });
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { parseStrictJson, type JsonObject } from '../../canon/index.js';
 import type { EntryBinding } from './records.js';
 
@@ -212,6 +212,21 @@ export class ApprovalInbox {
       if (!/^[0-9a-f]{1,64}$/.test(id)) continue;
       rmSync(join(this.dir, `console_${id}.json`), { force: true });
     }
+  }
+
+  /**
+   * Console token files past their expiry are removed as they are met (an expired token is refused
+   * anyway; left alone, every later identical call would read it again). Other files are left to
+   * whoever wrote them.
+   */
+  dropExpired<T extends { source: string; value: JsonObject }>(tokens: T[]): T[] {
+    const now = Date.now();
+    return tokens.filter((t) => {
+      const expires = Date.parse(String(t.value['expires_at']));
+      if (!(expires <= now) || !basename(t.source).startsWith('console_')) return true;
+      rmSync(t.source, { force: true });
+      return false;
+    });
   }
 
   private emit(e: InboxEvent): void {

@@ -74,7 +74,7 @@ export function attachConsole(gate: GateService, opts: ConsoleOptions): Attached
   });
   const showArgs = opts.approvalArgs === 'show';
   gate.console = {
-    tokensFor: (intentDigest, policyDigest) => approvalTokensInDir(inbox.dir, intentDigest).filter((t) => t.value['policy_digest'] === policyDigest),
+    tokensFor: (intentDigest, policyDigest) => inbox.dropExpired(approvalTokensInDir(inbox.dir, intentDigest)).filter((t) => t.value['policy_digest'] === policyDigest),
     deniedFor: (intentDigest, policyDigest) => inbox.deniedFor(intentDigest, policyDigest),
     consumed: (ids) => inbox.consumed(ids),
     observe: (output, intent, raw) => {
