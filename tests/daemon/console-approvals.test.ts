@@ -79,11 +79,19 @@ describe('approve: POST /v1/approvals/{id}/approve', () => {
     writeFileSync(join(dir, 'intent.json'), JSON.stringify(intent));
     const offline = ward(['gate', 'eval', '--policy', join(dir, 'policy.yaml'), '--intent', join(dir, 'intent.json'), '--approval-token', tokenFile, '--approval-jwks', approversFile, '--simulate', '--state-dir', join(dir, 'offline'), '--json'], { cwd: dir });
     expect(JSON.parse(offline.stdout).simulated_reason_codes).toContain('approval_granted');
+    const verified = ward(['approve', 'verify', tokenFile, '--jwks', approversFile, '--intent-digest', first.json.intent_digest, '--policy-digest', first.json.policy_digest, '--state-dir', join(dir, 'offline'), '--json'], { cwd: dir });
+    expect(verified.code).toBe(0);
+    expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, approver_identity: 'alice', key_id: alice.key.keyId, consumed: false });
+    const elsewhere = ward(['approve', 'verify', tokenFile, '--jwks', approversFile, '--intent-digest', 'f'.repeat(64), '--state-dir', join(dir, 'offline'), '--json'], { cwd: dir });
+    expect(elsewhere.code).toBe(2);
+    expect(JSON.parse(elsewhere.stdout).error_code).toBe('approval_token_intent_mismatch');
     // The agent's retry, with no token in the request, finds the approval.
     const retry = await evalIntent(d.url, intent);
     expect(retry.json.verdict).toBe('allow');
     expect(retry.json.reason_codes).toContain('approval_granted');
     expect(readdirSync(join(state, 'approvals')).filter((n) => n.startsWith('console_'))).toEqual([]);
+    const used = ward(['approve', 'verify', tokenFile, '--jwks', approversFile, '--state-dir', state, '--json'], { cwd: dir });
+    expect(JSON.parse(used.stdout)).toMatchObject({ ok: true, consumed: true });
     // One use: the next identical call needs approval again.
     const third = await evalIntent(d.url, intent);
     expect(third.json.verdict).toBe('require_approval');

@@ -6,6 +6,7 @@ import { TokenInvalidError, mintApprovalToken, writeTokenFile } from '../../toke
 import { WARD_VERSION } from '../../version.js';
 import type { CliContext } from '../context.js';
 import { correlationId, goJsonLine } from '../output.js';
+import { registerApproveVerify } from './approve-verify.js';
 import { addSigningKeyOptions, signingKeyFromFlags, type SigningKeyFlags } from './keys.js';
 
 interface ApproveFlags extends SigningKeyFlags {
@@ -24,7 +25,7 @@ interface ApproveFlags extends SigningKeyFlags {
 
 /** `ward approve`: mint a signed `gait.gate.approval_token` (`gate.md` §7.1). */
 export function register(program: Command, ctx: CliContext): void {
-  addSigningKeyOptions(
+  const approve = addSigningKeyOptions(
     program
       .command('approve')
       .description('mint a signed approval token bound to an intent digest and a policy digest')
@@ -62,6 +63,7 @@ export function register(program: Command, ctx: CliContext): void {
       );
       printMinted(ctx, flags, token, 'approval', signing.warnings);
     });
+  registerApproveVerify(approve, ctx);
 }
 
 const APPROVE_EXAMPLE =
