@@ -3,10 +3,10 @@
 // context evidence is bound to the session's witnessed envelope (`context_source: witnessed`),
 // freshness applies to when Ward saw the results, and the envelope is kept in the session's signed
 // runpack.
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tempDir } from '../cli/run.js';
+import { tempDir, ward as runWard } from '../cli/run.js';
 import { readRunpack } from '../../src/runpack/index.js';
 import { FILESYSTEM, textOf, throughWard, traces, wardOf } from './helpers.js';
 
@@ -68,5 +68,43 @@ describe('witnessed context evidence', () => {
       redaction_mode: 'reference',
     });
     expect(String(runpack.refs.receipts[0]!['source_locator'])).toContain('/tools/read_text_file?path=');
+  }, 60_000);
+
+  it('pack diff shows drift in witnessed context: the same document in another session is runtime_only, a changed one semantic', async () => {
+    const cwd = tempDir('ward-context-drift-');
+    writeFileSync(join(cwd, 'policy.yaml'), POLICY);
+    const root = join(cwd, 'root');
+    mkdirSync(root);
+    const state = join(cwd, '.ward');
+    const session = async (spec: string) => {
+      writeFileSync(join(root, 'spec.md'), spec);
+      const p = await throughWard(['--policy', 'policy.yaml', '--state-dir', state], [FILESYSTEM, root], { cwd });
+      try {
+        await p.client.callTool({ name: 'read_text_file', arguments: { path: join(root, 'spec.md') } });
+      } finally {
+        await p.close();
+      }
+    };
+    const spooled = () => new Set(existsSync(join(state, 'spool')) ? readdirSync(join(state, 'spool')).filter((n) => n.startsWith('runpack_')) : []);
+    const next = async (spec: string) => {
+      const before = spooled();
+      await session(spec);
+      return [...spooled()].find((n) => !before.has(n))!;
+    };
+    const first = await next('# The spec\nversion one\n');
+    const again = await next('# The spec\nversion one\n');
+    const second = await next('# The spec\nversion two\n');
+    const pack = (name: string, out: string) => {
+      const r = runWard(['pack', 'build', '--type', 'run', '--from', join(state, 'spool', name), '--out', join(cwd, out), '--state-dir', state, '--json'], { cwd });
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      return join(cwd, out);
+    };
+    const a = pack(first, 'a.zip');
+    // The same document read in another session: only when it was read (and which call read it) differ.
+    const same = runWard(['pack', 'diff', a, pack(again, 'a2.zip'), '--state-dir', state, '--json'], { cwd });
+    expect(same.stdout).toContain('"context_drift_classification":"runtime_only"');
+    const diff = runWard(['pack', 'diff', a, pack(second, 'b.zip'), '--state-dir', state, '--json'], { cwd });
+    expect(diff.code, diff.stdout + diff.stderr).toBe(2);
+    expect(diff.stdout).toContain('"context_drift_classification":"semantic"');
   }, 60_000);
 });
