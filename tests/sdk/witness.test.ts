@@ -91,4 +91,38 @@ describe('SDK: ward.observeResult', () => {
       await w.close();
     }
   });
+
+  it('a retrieval result becomes witnessed context: a call that needs context evidence is bound to it (context_source witnessed)', async () => {
+    const dir = bareDir('ward-sdk-context-');
+    mkdirSync(join(dir, '.ward'));
+    writeFileSync(
+      join(dir, 'policy.yaml'),
+      `default_verdict: allow
+context:
+  retrieval_tools: [fs.read]
+rules:
+  - name: writes-need-context
+    priority: 10
+    effect: allow
+    match: { tool_names: [fs.write] }
+    require_context_evidence: true
+    max_context_age_seconds: 600
+`,
+    );
+    const w = new Ward({ policy: join(dir, 'policy.yaml'), cwd: dir });
+    const write = () => intent.tool('fs.write').args({ path: '/workspace/out.md', content: 'x' }).target({ kind: 'path', value: '/workspace/out.md', operation: 'write' }).context(ctx).build();
+    try {
+      expect((await w.evaluate(write())).reasonCodes).toEqual(expect.arrayContaining(['context_evidence_missing']));
+      const r = await w.evaluate(read());
+      await w.observeResult(r, { content: [{ type: 'text', text: 'the spec says: write out.md' }] });
+      const d = await w.evaluate(write());
+      expect(d.verdict).toBe('allow');
+      expect(d.reasonCodes).toEqual(expect.arrayContaining(['context_evidence_witnessed']));
+      const trace = JSON.parse(readFileSync(d.tracePath, 'utf8')) as Record<string, unknown>;
+      expect(trace['context_source']).toBe('witnessed');
+      expect(trace['context_ref_count']).toBe(1);
+    } finally {
+      await w.close();
+    }
+  });
 });
