@@ -1,4 +1,5 @@
 import { createHmac, hash } from 'node:crypto';
+import { isCredentialKey, looksLikeSecretMaterial } from '../intent/secrets.js';
 import type { ResultAction, ResultsConfig } from '../policy/types.js';
 import { jsonPathChild, walkStrings, type StringAt } from './walk.js';
 
@@ -62,6 +63,8 @@ interface Pattern {
   re: RegExp;
   /** Index of the capture group that is the secret (0: the whole match). */
   group: number;
+  /** A further test of the match (the pattern alone is not confident enough). */
+  accept?: (m: RegExpMatchArray) => boolean;
 }
 
 /**
@@ -94,6 +97,16 @@ export const CREDENTIAL_PATTERNS: readonly Pattern[] = [
   { kind: 'google_api_key', re: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g, group: 0 },
   // Header and payload both start with `{"` in base64url: `eyJ`.
   { kind: 'jwt', re: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}/g, group: 0 },
+  {
+    // `API_KEY=…`, `"password": "…"`, `db_token: …` in .env files, configs and logs: the name and
+    // the value must pass the same tests the gate applies to intent arguments (`gate.md` §1.5:
+    // a credential-like name that is not a reference, `_id`, `_hash`…; a value of 16+ characters
+    // with a letter and a digit and no space, or a known key prefix). Last, so a specific kind wins.
+    kind: 'credential_assignment',
+    re: /(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{0,64}?(?:token|secret|api[_-]?key|access[_-]?key|password|credential)[A-Za-z0-9_.-]{0,64})["']?[ \t]{0,8}[:=][ \t]{0,8}["']?([^\s"'`,;{}()<>]{16,512})/dgi,
+    group: 2,
+    accept: (m) => isCredentialKey(m[1] ?? '') && credentialValue(m[2] ?? ''),
+  },
 ];
 
 /**
@@ -174,6 +187,7 @@ function scan(at: StringAt, patterns: readonly Pattern[], detector: ResultDetect
     for (const m of at.value.matchAll(p.re)) {
       const secret = m[p.group];
       if (secret === undefined || secret === '') continue;
+      if (p.accept && !p.accept(m)) continue;
       // Patterns with a secret group carry the `d` flag, so the group's own offset is known.
       const offset = p.group === 0 ? m.index : (m.indices?.[p.group]?.[0] ?? m.index);
       const end = offset + secret.length;
@@ -183,6 +197,19 @@ function scan(at: StringAt, patterns: readonly Pattern[], detector: ResultDetect
       if (!push({ detector, kind: p.kind, path: at.path, offset, length: secret.length }, secret, action)) return;
     }
   }
+  // A JSON field named like a credential whose whole value looks like one (`{"api_key": "…"}`).
+  if (detector === 'credentials' && taken.length === 0 && at.key !== '' && isCredentialKey(at.key) && credentialValue(at.value)) {
+    push({ detector, kind: 'credential_field', path: at.path, offset: 0, length: at.value.length }, at.value, action);
+  }
+}
+
+/**
+ * A value that looks like credential material (`gate.md` §1.5) and is not a URL: `token_url:
+ * https://oauth2.example/token` names an endpoint, and a secret inside a URL's query is found by
+ * its own `name=value` anyway.
+ */
+function credentialValue(value: string): boolean {
+  return looksLikeSecretMaterial(value) && !value.includes('://');
 }
 
 /** The marker that replaces a redacted match. */

@@ -7,6 +7,8 @@
 export interface StringAt {
   path: string;
   value: string;
+  /** The object key the string is the value of ("" at the root); array items inherit their array's. */
+  key: string;
 }
 
 export interface WalkLimits {
@@ -32,17 +34,17 @@ export function walkStrings(value: unknown, options: { includeKeys?: boolean; in
   const limits = options.limits ?? DEFAULT_WALK_LIMITS;
   const strings: StringAt[] = [];
   let truncated = false;
-  const visit = (node: unknown, path: string, depth: number): void => {
+  const visit = (node: unknown, path: string, depth: number, key: string): void => {
     if (strings.length >= limits.maxStrings) {
       truncated = true;
       return;
     }
     if (typeof node === 'string') {
-      strings.push({ path, value: node });
+      strings.push({ path, value: node, key });
       return;
     }
     if (options.includeNumbers && typeof node === 'number' && Number.isFinite(node)) {
-      strings.push({ path, value: JSON.stringify(node) });
+      strings.push({ path, value: JSON.stringify(node), key });
       return;
     }
     if (node === null || typeof node !== 'object') return;
@@ -51,7 +53,7 @@ export function walkStrings(value: unknown, options: { includeKeys?: boolean; in
       return;
     }
     if (Array.isArray(node)) {
-      node.forEach((item, i) => visit(item, `${path}[${i}]`, depth + 1));
+      node.forEach((item, i) => visit(item, `${path}[${i}]`, depth + 1, key));
       return;
     }
     for (const [key, child] of Object.entries(node as Record<string, unknown>)) {
@@ -61,12 +63,12 @@ export function walkStrings(value: unknown, options: { includeKeys?: boolean; in
           truncated = true;
           return;
         }
-        strings.push({ path: `${childPath}#key`, value: key });
+        strings.push({ path: `${childPath}#key`, value: key, key: '' });
       }
-      visit(child, childPath, depth + 1);
+      visit(child, childPath, depth + 1, key);
     }
   };
-  visit(value, '$', 0);
+  visit(value, '$', 0, '');
   return { strings, truncated };
 }
 

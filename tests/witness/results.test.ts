@@ -48,6 +48,21 @@ describe('inspectResult', () => {
     expect(inspectResult(text(`checksum ${AWS_SECRET}`), ALL).findings).toEqual([]);
   });
 
+  it('finds credentials assigned to credential-like names, as the gate judges intent arguments', () => {
+    const env = ['DB_HOST=db.internal', 'DB_PASSWORD=Xk9mQ2vL7pR4tW8z', 'API_KEY = "sk-short"', 'GITHUB_TOKEN=' + SAMPLES[2]![1], 'SESSION_TOKEN_ID=abc123def456ghi789', 'password: correct horse battery staple', 'api_key=env:PROD_KEY_2024_ABCDEF', 'token_url: https://oauth2.example.com/token', 'callback https://x.example/cb?access_token=Qw3rTy7uIoP9aSdF2g&x=1'].join('\n');
+    const got = inspectResult({ content: [{ type: 'text', text: env }], structuredContent: { config: { apiKey: 'Zr8Yq3Lm5Np7Tx2Kd9', token_hash: 'abc123abc123abc123abc', name: 'x1y2z3x1y2z3x1y2z3' } } }, ALL);
+    expect(got.findings.map((f) => `${f.path}:${f.kind}`)).toEqual([
+      '$.content[0].text:github_token',
+      '$.content[0].text:credential_assignment',
+      '$.content[0].text:credential_assignment',
+      '$.structuredContent.config.apiKey:credential_field',
+    ]);
+    const out = JSON.stringify(applyResultAction({ content: [{ type: 'text', text: env }] }, inspectResult({ content: [{ type: 'text', text: env }] }, ALL).findings, 'redact'));
+    expect(out).toContain('DB_PASSWORD=[REDACTED:credentials:credential_assignment]');
+    expect(out).toContain('DB_HOST=db.internal');
+    expect(out).not.toContain('Xk9mQ2vL7pR4tW8z');
+  });
+
   it('finds invisible characters and configured PII; keeps emoji sequences and Persian ZWNJ', () => {
     const got = inspectResult(
       { structuredContent: { a: 'ignore\u200Bthis', b: 'abc\u202Edcba', c: 'x\u{E0041}\u{E0042}y', d: 'bell\u0007', ssn: 'SSN 123-45-6789' } },
