@@ -12,49 +12,17 @@
 // machine hits all alike. Reported: req/s, p50/p99 (from every response time), the ratios (b)/(a)
 // and (c)/(b), and database round trips per decision from the replicas' /metrics.
 
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { percentile, startServe, stopServe } from './serve.js';
 import { startPostgres } from '../scripts/postgres-server.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CONCURRENCY = [16, 64];
 const DURATION_S = Number(process.env.WARD_BENCH_CLUSTER_SECONDS ?? 5);
-
-function startReplica(args, cwd, env = {}) {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [path.join(repo, 'bin', 'ward.js'), 'serve', '--listen', '127.0.0.1:0', '--json', ...args], {
-      cwd,
-      env: { ...process.env, WARD_STATE_DIR: '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    proc.stderr.on('data', (d) => (err = (err + d.toString()).slice(-4000)));
-    proc.stdout.on('data', (d) => {
-      out += d.toString();
-      const line = out.split('\n').find((l) => l.startsWith('{'));
-      if (line) resolve({ proc, url: JSON.parse(line).url });
-    });
-    proc.on('exit', (code) => reject(new Error(`ward serve exited ${code}: ${out}${err}`)));
-  });
-}
-
-function stop(r) {
-  return new Promise((resolve) => {
-    r.proc.removeAllListeners('exit');
-    r.proc.on('exit', resolve);
-    r.proc.kill('SIGTERM');
-  });
-}
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
 
 /** Load `urls` at `connections` in total, split evenly; one merged result. */
 async function load(urls, body, connections, seconds) {
@@ -121,13 +89,13 @@ export default async function clusterBench(h) {
   try {
     const single = await pg.createDatabase('bench_one');
     const shared = await pg.createDatabase('bench_two');
-    const level = await startReplica(['--policy', policy, '--state-dir', path.join(dir, 'level')], dir);
+    const level = await startServe(['--policy', policy, '--state-dir', path.join(dir, 'level')], dir);
     started.push(level);
-    const one = await startReplica(['--policy', policy, '--state-dir', path.join(dir, 'pg-one')], dir, { WARD_STORE_URL: single });
+    const one = await startServe(['--policy', policy, '--state-dir', path.join(dir, 'pg-one')], dir, { WARD_STORE_URL: single });
     started.push(one);
-    const twoA = await startReplica(['--policy', policy, '--state-dir', path.join(dir, 'pg-two-a')], dir, { WARD_STORE_URL: shared });
+    const twoA = await startServe(['--policy', policy, '--state-dir', path.join(dir, 'pg-two-a')], dir, { WARD_STORE_URL: shared });
     started.push(twoA);
-    const twoB = await startReplica(['--policy', policy, '--state-dir', path.join(dir, 'pg-two-b')], dir, { WARD_STORE_URL: shared });
+    const twoB = await startServe(['--policy', policy, '--state-dir', path.join(dir, 'pg-two-b')], dir, { WARD_STORE_URL: shared });
     started.push(twoB);
     const cases = [
       { key: '(a) LevelDB, 1 replica', urls: [level.url] },
@@ -148,7 +116,7 @@ export default async function clusterBench(h) {
       for (const m of measured) rows.push({ ...m, vsA: m.rps / a.rps, vsB: m.rps / b.rps });
     }
   } finally {
-    await Promise.all(started.map(stop));
+    await Promise.all(started.map(stopServe));
     await pg.destroy();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -8,46 +8,16 @@
 // Latency percentiles are computed from every response time autocannon reports (sub-millisecond
 // resolution), not from its millisecond histogram.
 
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { percentile, startServe, stopServe } from './serve.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CONCURRENCY = [1, 16, 64];
 const DURATION_S = Number(process.env.WARD_BENCH_DAEMON_SECONDS ?? 5);
-
-function startDaemon(args, cwd) {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [path.join(repo, 'bin', 'ward.js'), 'serve', '--listen', '127.0.0.1:0', '--json', ...args], {
-      cwd,
-      env: { ...process.env, WARD_STATE_DIR: '' },
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    let out = '';
-    proc.stdout.on('data', (d) => {
-      out += d.toString();
-      const line = out.split('\n').find((l) => l.startsWith('{'));
-      if (line) resolve({ proc, url: JSON.parse(line).url });
-    });
-    proc.on('exit', (code) => reject(new Error(`ward serve exited ${code}: ${out}`)));
-  });
-}
-
-function stop(d) {
-  return new Promise((resolve) => {
-    d.proc.removeAllListeners('exit');
-    d.proc.on('exit', resolve);
-    d.proc.kill('SIGTERM');
-  });
-}
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
 
 async function load(url, body, connections, seconds) {
   const times = [];
@@ -80,8 +50,8 @@ export default async function daemonBench(h) {
   const dir = mkdtempSync(path.join(tmpdir(), 'ward-bench-daemon-'));
   const policy = path.join(repo, 'policies', 'baseline-highrisk.yaml');
   const body = JSON.stringify({ intent: JSON.parse(readFileSync(path.join(repo, 'examples', 'quickstart', 'read-report.json'), 'utf8')) });
-  const durable = await startDaemon(['--policy', policy, '--state-dir', path.join(dir, 'durable')], dir);
-  const baseline = await startDaemon(['--policy', policy, '--state-dir', path.join(dir, 'baseline'), '--no-trace-durability'], dir);
+  const durable = await startServe(['--policy', policy, '--state-dir', path.join(dir, 'durable')], dir);
+  const baseline = await startServe(['--policy', policy, '--state-dir', path.join(dir, 'baseline'), '--no-trace-durability'], dir);
   const rows = [];
   try {
     // Warm-up: JIT, connection setup, the first journal segment.
@@ -93,7 +63,7 @@ export default async function daemonBench(h) {
       rows.push({ name: `durable c=${c}`, c, ...d, baselineRps: b.rps }, { name: `no-durability c=${c}`, c, ...b, baselineRps: b.rps });
     }
   } finally {
-    await Promise.all([stop(durable), stop(baseline)]);
+    await Promise.all([stopServe(durable), stopServe(baseline)]);
     rmSync(dir, { recursive: true, force: true });
   }
   const title = `daemon · POST /v1/gate/eval, signed decisions, autocannon on loopback, ${DURATION_S} s per case`;

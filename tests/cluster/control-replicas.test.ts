@@ -1,13 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { publishPolicy } from '../../src/cluster/control.js';
 import { signPublication } from '../../src/cluster/control-policy.js';
 import { generateSigningKey, readPrivateKeyFile } from '../../src/keys/index.js';
 import { PgPool } from '../../src/pg/index.js';
 import { REPO, tempDir, ward } from '../cli/run.js';
-import { startPostgres, type PgServer } from '../support/postgres.js';
-import { call, evalBody, startReplicas, stopReplicas, writeSharedKey, type Replica } from './replicas.js';
+import { call, clusterFixture, evalBody, type Replica, startReplicas, writeSharedKey } from './replicas.js';
 
 // The control plane across two real `ward serve` replicas on one PostgreSQL: what is set through
 // one replica (or the CLI) is enforced by the other within the documented bound. Replicas run with
@@ -16,18 +15,7 @@ import { call, evalBody, startReplicas, stopReplicas, writeSharedKey, type Repli
 const BOUND_MS = 5000;
 const LOW = join(REPO, 'policies', 'baseline-lowrisk.yaml');
 
-let server: PgServer;
-let replicas: Replica[] = [];
-beforeAll(async () => {
-  server = await startPostgres();
-}, 60_000);
-afterEach(async () => {
-  await stopReplicas(replicas);
-  replicas = [];
-});
-afterAll(async () => {
-  await server?.destroy();
-});
+const cluster = clusterFixture();
 
 async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = BOUND_MS): Promise<T> {
   const end = Date.now() + timeoutMs;
@@ -44,9 +32,9 @@ const evaluate = (r: Replica, jobId: string) =>
 
 describe('control plane across ward serve replicas', () => {
   it('a kill switch set through replica 1 blocks the matching call on replica 2; a job stopped through replica 2 is blocked on replica 1', async () => {
-    const url = await server.createDatabase();
-    replicas = await startReplicas(2, { storeUrl: url, policy: LOW });
-    const [a, b] = replicas as [Replica, Replica];
+    const url = await cluster.server.createDatabase();
+    cluster.replicas = await startReplicas(2, { storeUrl: url, policy: LOW });
+    const [a, b] = cluster.replicas as [Replica, Replica];
     expect((await call(b.url, '/v1/gate/eval', { body: evalBody('read-report') })).json.verdict).toBe('allow');
 
     const set = await call(a.url, '/v1/kill-switch', { body: { id: 'inc-7', enabled: true, tool_name: 'fs.read_file', reason: 'INC-7' } });
@@ -71,17 +59,17 @@ describe('control plane across ward serve replicas', () => {
   });
 
   it('a published policy is enforced by both and /v1/policy on each reports its digest; a bad signature or invalid YAML is activated nowhere', async () => {
-    const url = await server.createDatabase();
+    const url = await cluster.server.createDatabase();
     const keyFile = writeSharedKey();
-    replicas = await startReplicas(2, { storeUrl: url, sharedKey: keyFile });
-    const before = replicas[0]!.start.policy_digest;
+    cluster.replicas = await startReplicas(2, { storeUrl: url, sharedKey: keyFile });
+    const before = cluster.replicas[0]!.start.policy_digest;
 
     const pub = ward(['policy', 'publish', '--policy', LOW, '--private-key', keyFile, '--json'], { cwd: REPO, env: { WARD_STORE_URL: url } });
     expect(pub.code, pub.stderr + pub.stdout).toBe(0);
     const published = JSON.parse(pub.stdout) as Record<string, unknown>;
     const digest = published['policy_digest'] as string;
     expect(digest).not.toBe(before);
-    for (const r of replicas) {
+    for (const r of cluster.replicas) {
       const p = await until(`publication on ${r.name}`, () => call(r.url, '/v1/policy'), (x) => x.json.policy_digest === digest);
       expect(p.json).toMatchObject({ policy_source: 'published', publication: { seq: published['seq'], digest } });
       // Enforced: lowrisk allows what highrisk asks approval for.
@@ -93,14 +81,14 @@ describe('control plane across ward serve replicas', () => {
       const text = readFileSync(join(REPO, 'policies', 'baseline-mediumrisk.yaml'), 'utf8');
       const stranger = signPublication(text, generateSigningKey());
       await publishPolicy(db, { digest: stranger.loaded.digest, policy_yaml: text, signature: stranger.signature, key_id: stranger.key_id, published_by: 'mallory' });
-      for (const r of replicas) {
+      for (const r of cluster.replicas) {
         const p = await until(`rejection on ${r.name}`, () => call(r.url, '/v1/policy'), (x) => /does not trust/.test(String(x.json.last_reload_error)));
         expect(p.json.policy_digest).toBe(digest);
       }
       const shared = readPrivateKeyFile(keyFile);
       const valid = signPublication(text, shared);
       await publishPolicy(db, { digest: valid.loaded.digest, policy_yaml: 'rules: [', signature: valid.signature, key_id: valid.key_id, published_by: 'mallory' });
-      for (const r of replicas) {
+      for (const r of cluster.replicas) {
         const p = await until(`second rejection on ${r.name}`, () => call(r.url, '/v1/policy'), (x) => x.json.last_reload_error !== undefined && !/does not trust/.test(String(x.json.last_reload_error)));
         expect(p.json.policy_digest).toBe(digest);
         const list = await call(r.url, '/v1/policy/published');
@@ -113,14 +101,14 @@ describe('control plane across ward serve replicas', () => {
     }
   });
   it('--policy-public-key: replicas with keys of their own activate what the operator key signed', async () => {
-    const url = await server.createDatabase();
+    const url = await cluster.server.createDatabase();
     const dir = tempDir('ward-operator-');
     const made = JSON.parse(ward(['keys', 'init', '--out-dir', dir, '--prefix', 'operator', '--json'], { cwd: dir }).stdout) as { private_key_path: string; public_key_path: string };
-    replicas = await startReplicas(2, { storeUrl: url, args: ['--policy-public-key', made.public_key_path] });
+    cluster.replicas = await startReplicas(2, { storeUrl: url, args: ['--policy-public-key', made.public_key_path] });
     const pub = ward(['policy', 'publish', '--policy', LOW, '--private-key', made.private_key_path, '--json'], { cwd: REPO, env: { WARD_STORE_URL: url } });
     expect(pub.code, pub.stderr + pub.stdout).toBe(0);
     const digest = (JSON.parse(pub.stdout) as { policy_digest: string }).policy_digest;
-    for (const r of replicas) {
+    for (const r of cluster.replicas) {
       const p = await until(`publication on ${r.name}`, () => call(r.url, '/v1/policy'), (x) => x.json.policy_digest === digest);
       expect(p.json).toMatchObject({ policy_source: 'published' });
     }

@@ -1,24 +1,12 @@
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startPostgres, type PgServer } from '../support/postgres.js';
-import { call, evalBody, startReplicas, stopReplicas, type Replica } from './replicas.js';
+import { describe, expect, it } from 'vitest';
+import { call, clusterFixture, evalBody, type Replica, startReplicas } from './replicas.js';
 
 // Faults of a cluster of real replicas on a real PostgreSQL: kill -9 of a replica under load, the
 // database stopped mid-load, the pool exhausted. The invariant throughout: every HTTP 200 decision
 // has its signed trace committed in PostgreSQL, and it verifies.
 
-let server: PgServer;
-let replicas: Replica[] = [];
-beforeAll(async () => {
-  server = await startPostgres();
-}, 60_000);
-afterEach(async () => {
-  await stopReplicas(replicas);
-  replicas = [];
-});
-afterAll(async () => {
-  await server?.destroy();
-});
+const cluster = clusterFixture();
 
 interface Outcome {
   status: number | 'error';
@@ -88,9 +76,9 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
 
 describe('cluster faults', () => {
   it('kill -9 of one replica under load: every acknowledged decision has a verifying trace in PostgreSQL', async () => {
-    const url = await server.createDatabase();
-    replicas = await startReplicas(2, { storeUrl: url });
-    const [a, b] = replicas as [Replica, Replica];
+    const url = await cluster.server.createDatabase();
+    cluster.replicas = await startReplicas(2, { storeUrl: url });
+    const [a, b] = cluster.replicas as [Replica, Replica];
     let killed = false;
     const outcomes = await load(
       () => (killed ? [b] : [a, b]),
@@ -111,9 +99,9 @@ describe('cluster faults', () => {
   }, 120_000);
 
   it('PostgreSQL stopped mid-load: 503 with Retry-After (never an unrecorded 200), /readyz 503, recovery on its own once it returns', async () => {
-    const url = await server.createDatabase();
-    replicas = await startReplicas(2, { storeUrl: url });
-    const [a, b] = replicas as [Replica, Replica];
+    const url = await cluster.server.createDatabase();
+    cluster.replicas = await startReplicas(2, { storeUrl: url });
+    const [a, b] = cluster.replicas as [Replica, Replica];
     let stopped = false;
     const first = await load(
       () => [a, b],
@@ -122,7 +110,7 @@ describe('cluster faults', () => {
       async (done) => {
         if (!stopped && done >= 60) {
           stopped = true;
-          await server.stop();
+          await cluster.server.stop();
         }
       },
     );
@@ -142,7 +130,7 @@ describe('cluster faults', () => {
         expect(ready.headers['retry-after']).toBe('1');
       }
     } finally {
-      await server.start();
+      await cluster.server.start();
     }
     // No restart of the replicas: each answers again by itself.
     for (const r of [a, b]) {
@@ -156,9 +144,9 @@ describe('cluster faults', () => {
   }, 120_000);
 
   it('pool exhausted: 503 with Retry-After within the acquire timeout, no hang; served again once it frees up', async () => {
-    const url = await server.createDatabase();
-    replicas = await startReplicas(1, { storeUrl: url, args: ['--store-pool', '1', '--store-acquire-timeout-ms', '300', '--store-statement-timeout-ms', '4000'] });
-    const [a] = replicas as [Replica];
+    const url = await cluster.server.createDatabase();
+    cluster.replicas = await startReplicas(1, { storeUrl: url, args: ['--store-pool', '1', '--store-acquire-timeout-ms', '300', '--store-statement-timeout-ms', '4000'] });
+    const [a] = cluster.replicas as [Replica];
     expect((await call(a.url, '/v1/gate/eval', { body: evalBody('read-report') })).status).toBe(200);
 
     // Another session holds the evidence table: the replica's one connection blocks in its commit.

@@ -1,34 +1,22 @@
 import { dirname, join } from 'node:path';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { fixture, tempDir, ward } from '../cli/run.js';
-import { startPostgres, type PgServer } from '../support/postgres.js';
-import { call, evalBody, startReplicas, stopReplicas, writeSharedKey, type Replica } from './replicas.js';
+import { call, clusterFixture, evalBody, type Replica, startReplicas, writeSharedKey } from './replicas.js';
 
 // Two real `ward serve` replicas on one PostgreSQL: every decision is readable and verifiable from
 // either replica, and each publishes both replicas' keys.
 
-let server: PgServer;
-let replicas: Replica[] = [];
-beforeAll(async () => {
-  server = await startPostgres();
-}, 60_000);
-afterEach(async () => {
-  await stopReplicas(replicas);
-  replicas = [];
-});
-afterAll(async () => {
-  await server?.destroy();
-});
+const cluster = clusterFixture();
 
 describe('ward serve replicas on PostgreSQL', () => {
   it('decisions on both replicas are readable and verify from the other; the JWKS of each lists both keys', async () => {
-    const url = await server.createDatabase();
-    replicas = await startReplicas(2, { storeUrl: url });
-    const [a, b] = replicas as [Replica, Replica];
+    const url = await cluster.server.createDatabase();
+    cluster.replicas = await startReplicas(2, { storeUrl: url });
+    const [a, b] = cluster.replicas as [Replica, Replica];
     expect(a.keyId).not.toBe(b.keyId);
-    expect(a.start.store).not.toContain(server.password);
+    expect(a.start.store).not.toContain(cluster.server.password);
 
     const decided: { by: Replica; other: Replica; id: string; traceId: string }[] = [];
     for (const [by, other] of [[a, b], [b, a]] as const) {
@@ -52,7 +40,7 @@ describe('ward serve replicas on PostgreSQL', () => {
       const verified = await call(d.other.url, '/v1/trace/verify', { body: { trace: got.json.trace } });
       expect(verified.json).toMatchObject({ ok: true, signature_status: 'verified', key_id: d.by.keyId });
     }
-    for (const r of replicas) {
+    for (const r of cluster.replicas) {
       const list = await call(r.url, '/v1/traces?limit=10&order=asc');
       expect(list.json.entries.slice(0, 4).map((e: { id: string }) => e.id)).toEqual(decided.map((d) => d.id));
       const jwks = await call(r.url, '/.well-known/jwks.json');
@@ -102,9 +90,9 @@ describe('ward serve replicas on PostgreSQL', () => {
   }, 60_000);
 
   it('replicas may share one key; a replica that starts later is verified by the others at once (key set re-read on a miss)', async () => {
-    const url = await server.createDatabase();
-    replicas = await startReplicas(2, { storeUrl: url, sharedKey: true });
-    const [a, b] = replicas as [Replica, Replica];
+    const url = await cluster.server.createDatabase();
+    cluster.replicas = await startReplicas(2, { storeUrl: url, sharedKey: true });
+    const [a, b] = cluster.replicas as [Replica, Replica];
     expect(a.keyId).toBe(b.keyId);
     const r = await call(a.url, '/v1/gate/eval', { body: evalBody('write-config') });
     expect(r.status, r.text).toBe(200);
@@ -113,7 +101,7 @@ describe('ward serve replicas on PostgreSQL', () => {
 
     // C has its own key and starts after A and B read the key table.
     const [c] = await startReplicas(1, { storeUrl: url });
-    replicas.push(c!);
+    cluster.replicas.push(c!);
     const rc = await call(c!.url, '/v1/gate/eval', { body: evalBody('read-report') });
     expect(rc.status, rc.text).toBe(200);
     const traceC = (await call(a.url, `/v1/store/${String(rc.json.trace_path).slice('store:trace/'.length)}/content`)).json;
@@ -125,10 +113,10 @@ describe('ward serve replicas on PostgreSQL', () => {
   }, 60_000);
 
   it('a key reloaded on one replica (SIGHUP) is registered before it signs, and verifies on the other at once', async () => {
-    const url = await server.createDatabase();
+    const url = await cluster.server.createDatabase();
     const keyFile = writeSharedKey();
-    replicas = [...(await startReplicas(1, { storeUrl: url, sharedKey: keyFile })), ...(await startReplicas(1, { storeUrl: url }))];
-    const [a, b] = replicas as [Replica, Replica];
+    cluster.replicas = [...(await startReplicas(1, { storeUrl: url, sharedKey: keyFile })), ...(await startReplicas(1, { storeUrl: url }))];
+    const [a, b] = cluster.replicas as [Replica, Replica];
     const oldKey = a.keyId;
     writeSharedKey(dirname(keyFile)); // the same file, a new key
     a.proc.kill('SIGHUP');
@@ -148,10 +136,10 @@ describe('ward serve replicas on PostgreSQL', () => {
     expect((jwks.json.keys as { key_id: string }[]).map((k) => k.key_id)).toEqual(expect.arrayContaining([oldKey, newKey, b.keyId]));
   }, 60_000);
   it('the decision service (/v1/evaluate) commits its trace to PostgreSQL before answering; a database that is down gets 503 with Retry-After', async () => {
-    const url = await server.createDatabase();
+    const url = await cluster.server.createDatabase();
     // No periodic ingestion: the trace file in the replica's state directory is not what reaches the store.
-    replicas = await startReplicas(2, { storeUrl: url, args: ['--ingest-interval-ms', '0'] });
-    const [a, b] = replicas as [Replica, Replica];
+    cluster.replicas = await startReplicas(2, { storeUrl: url, args: ['--ingest-interval-ms', '0'] });
+    const [a, b] = cluster.replicas as [Replica, Replica];
     const body = { call: { name: 'read_file', args: { path: '/w/a' }, context: { identity: 'a', workspace: '/w', session_id: 's', risk_class: 'low' } } };
     const r = await call(a.url, '/v1/evaluate', { body });
     expect(r.status, r.text).toBe(200);
@@ -160,27 +148,27 @@ describe('ward serve replicas on PostgreSQL', () => {
     expect(got.status, got.text).toBe(200);
     expect(got.json.trace.signature.key_id).toBe(a.keyId);
 
-    await server.stop();
+    await cluster.server.stop();
     try {
       const down = await call(a.url, '/v1/evaluate', { body });
       expect(down.status, down.text).toBe(503);
       expect(down.headers['retry-after']).toBe('1');
       expect(down.json).toMatchObject({ ok: false });
     } finally {
-      await server.start();
+      await cluster.server.start();
     }
     const again = await call(a.url, '/v1/evaluate', { body });
     expect(again.status, again.text).toBe(200);
   });
   it("a replica's retired keys (its state directory's key ring) are registered, so traces they signed verify on every replica", async () => {
-    const url = await server.createDatabase();
+    const url = await cluster.server.createDatabase();
     const cwd = tempDir('ward-ring-');
     const stateDir = join(cwd, '.ward');
     const first = JSON.parse(ward(['keys', 'init', '--state-dir', stateDir, '--json'], { cwd }).stdout);
     ward(['keys', 'rotate', '--state-dir', stateDir, '--json'], { cwd });
     const retired = String(first.key_id);
-    replicas = [...(await startReplicas(1, { storeUrl: url, stateDir })), ...(await startReplicas(1, { storeUrl: url }))];
-    const [a, b] = replicas as [Replica, Replica];
+    cluster.replicas = [...(await startReplicas(1, { storeUrl: url, stateDir })), ...(await startReplicas(1, { storeUrl: url }))];
+    const [a, b] = cluster.replicas as [Replica, Replica];
     expect(a.keyId).not.toBe(retired);
     const jwks = await call(b.url, '/.well-known/jwks.json');
     expect((jwks.json.keys as { key_id: string }[]).map((k) => k.key_id)).toEqual(expect.arrayContaining([retired, a.keyId, b.keyId]));

@@ -26,12 +26,17 @@
  *   parsed JSON start line), `stderr()` (its JSON log so far), `exited` (exit code or signal),
  *   `stop(signal = 'SIGTERM')`, `kill()` (SIGKILL), `running`.
  * - `stopReplicas(list)`: SIGTERM each running replica, SIGKILL after 5 s.
+ * - `clusterFixture()`: call at the top of a test file: one PostgreSQL for the file (`server`,
+ *   started before the first test, destroyed after the last) and `replicas`, the replicas a test
+ *   assigns there, stopped after each test.
  * - Re-exported from tests/daemon/helpers.ts: `call(url, path, init)` and `evalBody(name)`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { startPostgres, type PgServer } from '../support/postgres.js';
 import { REPO, WARD, tempDir } from '../cli/run.js';
 
 export { call, evalBody, intent, type Reply } from '../daemon/helpers.js';
@@ -172,4 +177,31 @@ export async function stopReplicas(replicas: readonly (Replica | undefined)[]): 
       clearTimeout(timer);
     }),
   );
+}
+
+export interface ClusterFixture {
+  readonly server: PgServer;
+  replicas: Replica[];
+}
+
+export function clusterFixture(): ClusterFixture {
+  let server: PgServer | undefined;
+  const fixture = {
+    get server(): PgServer {
+      if (!server) throw new Error('the PostgreSQL server starts in beforeAll');
+      return server;
+    },
+    replicas: [] as Replica[],
+  };
+  beforeAll(async () => {
+    server = await startPostgres();
+  }, 60_000);
+  afterEach(async () => {
+    await stopReplicas(fixture.replicas);
+    fixture.replicas = [];
+  });
+  afterAll(async () => {
+    await server?.destroy();
+  });
+  return fixture;
 }

@@ -1,13 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { nowUTC, type JsonObject } from '../../src/canon/index.js';
 import { parsePrivateKey } from '../../src/keys/index.js';
 import { mintApprovalToken } from '../../src/tokens/index.js';
 import { tempDir } from '../cli/run.js';
 import { pathIntent } from '../decision/helpers.js';
-import { startPostgres, type PgServer } from '../support/postgres.js';
-import { call, startReplicas, stopReplicas, writeSharedKey, type Replica } from './replicas.js';
+import { call, clusterFixture, startReplicas, writeSharedKey, type Replica } from './replicas.js';
 
 /*
  * Two real `ward serve` replicas (child processes) on one PostgreSQL: the rate limit holds exactly
@@ -30,32 +29,21 @@ rules:
     match: { tool_names: [tool.write] }
 `;
 
-let server: PgServer;
-let replicas: Replica[] = [];
+const cluster = clusterFixture();
 let policy: string;
 let keyFile: string;
 
-beforeAll(async () => {
-  server = await startPostgres();
+beforeAll(() => {
   const dir = tempDir('ward-shared-replicas-');
   policy = join(dir, 'policy.yaml');
   writeFileSync(policy, POLICY);
   keyFile = writeSharedKey(dir);
-}, 60_000);
-
-afterEach(async () => {
-  await stopReplicas(replicas);
-  replicas = [];
-});
-
-afterAll(async () => {
-  await server?.destroy();
 });
 
 /** Two replicas on a fresh database, signing (and verifying approval tokens) with one shared key. */
 async function twoReplicas(args: string[] = []): Promise<Replica[]> {
-  replicas = await startReplicas(2, { storeUrl: await server.createDatabase(), policy, sharedKey: keyFile, args });
-  return replicas;
+  cluster.replicas = await startReplicas(2, { storeUrl: await cluster.server.createDatabase(), policy, sharedKey: keyFile, args });
+  return cluster.replicas;
 }
 
 const evalOn = async (r: Replica, body: JsonObject) => {
