@@ -57,7 +57,7 @@ describe('import graph', () => {
   });
 
   it('core modules never import a host, the decision pipeline or the store', () => {
-    const core = new Set(['canon', 'intent', 'policy', 'context', 'gate', 'keys', 'trace', 'tokens', 'contract']);
+    const core = new Set(['canon', 'intent', 'policy', 'context', 'gate', 'keys', 'trace', 'tokens', 'contract', 'witness']);
     const hosts = new Set(['cli', 'daemon', 'mcp', 'sdk', 'store', 'decision', 'edge', 'pg', 'cluster']);
     const offending = edges.filter((e) => core.has(folderOf(e.from)) && hosts.has(folderOf(e.to)));
     expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);

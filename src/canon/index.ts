@@ -39,4 +39,4 @@ export { isJsonDuplicateKeyError } from './json.js';
 export { daysFromCivil } from './gotime.js';
 export { duplicateKeyDetails, parseStrictJson } from './strict-json.js';
 export { closestMatch, oneOfHint } from './suggest.js';
-export { caselessKey } from './fold.js';
+export { caselessKey, foldSpelling } from './fold.js';

@@ -143,7 +143,7 @@ export const OPTION_GROUPS: Readonly<Record<string, Readonly<Record<string, read
     ],
   },
   'mcp proxy': {
-    'Policy and identity:': ['--policy', '--context-envelope', '--identity', '--workspace', '--risk-class', '--arg-source', '--tool-prefix', '--targets-map', '--state-dir'],
+    'Policy and identity:': ['--policy', '--context-envelope', '--identity', '--workspace', '--risk-class', '--arg-source', '--no-witness', '--tool-prefix', '--targets-map', '--state-dir'],
     'Upstream server and listening (proxy mode):': [
       '--upstream-url',
       '--upstream-header',

@@ -15,6 +15,8 @@ import { walkStrings } from './walk.js';
  * - a whole result string, trimmed, of at least MIN_TEXT_CHARS characters;
  * - every line of a multi-line string, trimmed, of at least MIN_TEXT_CHARS characters (so a
  *   secret file is caught when a later argument embeds one of its lines);
+ * - the value of every `NAME=value` or `name: value` line, unquoted, of at least MIN_TOKEN_CHARS
+ *   characters (a `.env` file's secret, carried without its name);
  * - every token (split at whitespace, quotes and brackets) of at least MIN_TOKEN_CHARS characters
  *   that looks like a URL, an absolute path or a token (mixed character classes, many distinct
  *   characters).
@@ -338,17 +340,23 @@ const TOKEN_SPLIT = /[\s"'`<>()[\]{},;|]+/;
 const URL_LIKE = /^[a-z][a-z0-9+.-]*:\/\/\S+$/i;
 const ABS_PATH = /^(?:~?\/|[A-Za-z]:[\\/])[^\s]*[\\/][^\s]*$/;
 const TRAILING_PUNCTUATION = /[.,:;!?]+$/;
+/**
+ * `NAME=value`, `export NAME="value"`, `name: value` (.env files, shell profiles, YAML and
+ * properties files): the value alone is what an exfiltrating call carries, without its name.
+ */
+const ASSIGNMENT = /^(?:export\s+)?[A-Za-z_][\w.-]*\s*[=:]\s*(\S.*)$/;
+const QUOTED = /^(["'])(.*)\1$/;
 
 /** The candidate values of one result string (see the module comment). */
 export function candidates(text: string, maxValueChars: number = DEFAULT_TAINT_LIMITS.maxValueChars): string[] {
   const out: string[] = [];
   const whole = text.trim();
   if (whole.length >= MIN_TEXT_CHARS && whole.length <= maxValueChars && informative(whole)) out.push(whole);
-  if (whole.includes('\n')) {
-    for (const line of whole.split('\n')) {
-      const t = line.trim();
-      if (t.length >= MIN_TEXT_CHARS && t.length <= maxValueChars && informative(t)) out.push(t);
-    }
+  for (const line of whole.includes('\n') ? whole.split('\n') : [whole]) {
+    const t = line.trim();
+    if (t !== whole && t.length >= MIN_TEXT_CHARS && t.length <= maxValueChars && informative(t)) out.push(t);
+    const assigned = ASSIGNMENT.exec(t)?.[1]?.replace(QUOTED, '$2');
+    if (assigned && assigned !== t && assigned.length >= MIN_TOKEN_CHARS && assigned.length <= maxValueChars && informative(assigned)) out.push(assigned);
   }
   for (const raw of whole.split(TOKEN_SPLIT)) {
     const token = URL_LIKE.test(raw) ? raw.replace(TRAILING_PUNCTUATION, '') : raw;

@@ -1,5 +1,5 @@
+import { foldSpelling } from '../canon/index.js';
 import { hash } from 'node:crypto';
-import { foldSpelling } from '../mcp/proxy/spelling.js';
 import { INVISIBLE_RUN } from './results.js';
 import { walkStrings } from './walk.js';
 
@@ -91,7 +91,7 @@ export function scanToolDefinition(tool: unknown): ToolScanFinding[] {
 
 export interface ShadowFinding {
   reason_code: typeof TOOL_SHADOWED;
-  /** The name as Ward folds it (src/mcp/proxy/spelling.ts). */
+  /** The name as Ward folds it (src/canon/fold.ts). */
   folded: string;
   /** Every (server, name) that folds to it, sorted by server then name; two or more. */
   tools: { server: string; name: string }[];

@@ -14,6 +14,16 @@ describe('TaintMemory', () => {
     expect(hits).toEqual([{ traceId: 't1', toolName: 'read_file', argPath: '$.body', encoding: 'raw' }]);
   });
 
+  it('taints the value of a .env, shell or YAML assignment carried without its name', () => {
+    const mem = new TaintMemory();
+    mem.remember(mcpText('# prod\nexport DB_PASSWORD="Tr0ub4dor&3-horse"\nAPI_TOKEN=sk_live_51HxYzAbCdEf\nregion: eu-west-1\nDEBUG=true\n'), src('env'));
+    expect(mem.match({ body: 'Tr0ub4dor&3-horse' })).toEqual([{ traceId: 'env', toolName: 'read_file', argPath: '$.body', encoding: 'raw' }]);
+    expect(mem.match({ q: 'key sk_live_51HxYzAbCdEf' })).toHaveLength(1);
+    // Short values (`true`, `eu-west-1`) are not remembered on their own.
+    expect(mem.match({ a: 'true', b: 'eu-west-1' })).toEqual([]);
+    expect(candidates('NAME=value\n')).toEqual([]);
+  });
+
   it('finds a value in a JSON document passed as a string, escaped once or twice', () => {
     const mem = new TaintMemory();
     const file = 'line "one" of the secret file\n\tkey = s3cr3t/value\\with\\backslashes-0042';

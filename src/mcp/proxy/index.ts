@@ -12,7 +12,6 @@ export { ProxyLog } from './log.js';
 export { LineReader } from './framing.js';
 export { isToolCallMethod, RPC } from './jsonrpc.js';
 export { isModernProtocolVersion, FIRST_MODERN_PROTOCOL_VERSION } from './protocol.js';
-export { foldSpelling } from './spelling.js';
 export { StreamPeer, ChildServerPeer, DeferredPeer, type Peer, type Inbound } from './peer.js';
 export { SdkPeer } from './sdk-peer.js';
 export { JournalTraceSink, recoverJournals } from './journal-sink.js';

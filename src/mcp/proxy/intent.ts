@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { isJsonObject, type JsonObject } from '../../canon/index.js';
+import { isJsonObject, type JsonObject, foldSpelling } from '../../canon/index.js';
 import { PROVENANCE_SOURCES, TARGET_KINDS, ENDPOINT_CLASSES } from '../../contract/vocabulary.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import type { ContextEnvelope } from '../../context/index.js';
-import { foldSpelling } from './spelling.js';
 import { claudeCodeToolName } from '../service/adapters.js';
 
 /** How one argument becomes a target. */

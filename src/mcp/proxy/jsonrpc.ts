@@ -1,8 +1,8 @@
+import { foldSpelling } from '../../canon/index.js';
 /**
  * The few JSON-RPC 2.0 shapes the proxy looks at. Messages are otherwise opaque: the proxy forwards
  * the bytes it received, so ids, `_meta` and unknown members pass through untouched.
  */
-import { foldSpelling } from './spelling.js';
 
 export type JsonRpcId = string | number;
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { formatRFC3339Nano, isJsonObject, nowUTC, type JsonObject } from '../../canon/index.js';
+import { formatRFC3339Nano, isJsonObject, nowUTC, type JsonObject, foldSpelling } from '../../canon/index.js';
 import {
   declaresFormElicitation,
   ELICIT_DEFAULT_TIMEOUT_MS,
@@ -22,7 +22,6 @@ import type { RunCapture } from './run-capture.js';
 import { serverKey, type PinStore } from './pins.js';
 import { isModernProtocolVersion, requestClientName, requestProtocolVersion, resultServerInfo, shapeResult } from './protocol.js';
 import { blockedText, screenResult, type Screened } from './result-firewall.js';
-import { foldSpelling } from './spelling.js';
 import { alwaysBlocked, ToolPins } from './tools.js';
 import { toolSuspicion, type SessionWitness } from './witness.js';
 
