@@ -45,7 +45,7 @@ describe('SDK: ward.observeResult', () => {
     const w = ward();
     try {
       const r = await w.evaluate(read());
-      const seen = await w.observeResult(r, { content: [{ type: 'text', text: `token: ${SECRET}\n` }] });
+      const seen = await w.observeResult(r, { content: [{ type: 'text', text: `build ref ${SECRET}\n` }] });
       expect(seen.action).toBe('pass');
       expect((await w.evaluate(post('hello'))).verdict).toBe('allow');
       const exfil = await w.evaluate(post(`here it is: ${SECRET}`));
