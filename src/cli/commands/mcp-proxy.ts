@@ -35,7 +35,10 @@ interface ProxyFlags extends McpCallFlags {
   approvalDir?: string;
   approvalPublicKey?: string;
   approvalPublicKeyEnv?: string;
-  approval: 'token' | 'elicit';
+  approval: 'token' | 'elicit' | 'inbox';
+  approvalJwks?: string;
+  approvalInbox?: string;
+  approvalInboxTokenEnv?: string;
   callTimeout: string;
   pinTools?: boolean;
   store?: string;
@@ -80,11 +83,17 @@ export function registerProxy(mcp: Command, ctx: CliContext): void {
     .option('--approval-dir <dir>', 'approval tokens for require_approval calls (default <state>/approvals)')
     .option('--approval-public-key <file>', 'approval verify key (default: the signing key)')
     .option('--approval-public-key-env <var>', 'approval verify key from the environment')
+    .option('--approval-jwks <file>', 'approval verify keys: a JWKS, e.g. the approvers list of ward serve --approver-keys')
     .addOption(
-      new Option('--approval <mode>', 'token: approvals only from --approval-dir; elicit: also ask the user inline (MCP elicitation) when the client supports it')
-        .choices(['token', 'elicit'])
+      new Option(
+        '--approval <mode>',
+        'token: approvals only from --approval-dir; elicit: also ask the user inline (MCP elicitation) when the client supports it; inbox: also report the call to a ward serve approvals inbox and hold it until a person answers there',
+      )
+        .choices(['token', 'elicit', 'inbox'])
         .default('token'),
     )
+    .option('--approval-inbox <url>', 'with --approval inbox: the ward serve daemon (e.g. http://127.0.0.1:8787)')
+    .option('--approval-inbox-token-env <var>', 'environment variable holding the daemon\'s bearer token (loopback daemons without a token need none)')
     .option('--call-timeout <duration>', 'Go duration a forwarded request may take before the client gets an error (0: none)', '0')
     .option('--pin-tools', 'pin tool definitions on first tools/list; block tools whose definition changes')
     .option('--store <url>', 'keep --pin-tools pins in the cluster\'s PostgreSQL (postgres://…; also WARD_STORE_URL): an accept on any host applies to every proxy')
@@ -158,13 +167,14 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
   checkProfile(policy.policy, profile);
   const envelope = flags.contextEnvelope ? await loadEnvelope(ctx, flags.contextEnvelope) : undefined;
   const key = signingKeyFromFlags(ctx, flags, state);
-  if (flags.approval === 'elicit' && (flags.approvalPublicKey || flags.approvalPublicKeyEnv)) {
+  const approvalKeySet = Boolean(flags.approvalPublicKey || flags.approvalPublicKeyEnv || flags.approvalJwks);
+  if (flags.approval === 'elicit' && approvalKeySet) {
     throw usage('--approval elicit records inline approvals signed with the proxy\'s signing key, which --approval-public-key would not accept; drop one of them');
   }
-  const approvalKeys =
-    flags.approvalPublicKey || flags.approvalPublicKeyEnv
-      ? loadVerifyKeys({ publicKeyPath: flags.approvalPublicKey, publicKeyEnv: flags.approvalPublicKeyEnv }, ctx.env, ctx.cwd)
-      : [key.key];
+  const inbox = inboxConfig(ctx, flags, approvalKeySet, usage);
+  const approvalKeys = approvalKeySet
+    ? loadVerifyKeys({ publicKeyPath: flags.approvalPublicKey, publicKeyEnv: flags.approvalPublicKeyEnv, jwksPath: flags.approvalJwks }, ctx.env, ctx.cwd)
+    : [key.key];
   const callTimeoutMs = durationMs(flags.callTimeout, '--call-timeout');
   const maxMessageBytes = Number(flags.maxMessageBytes);
   if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1024) throw usage('--max-message-bytes must be an integer >= 1024');
@@ -231,6 +241,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
     },
     approvalDir: resolve(ctx.cwd, flags.approvalDir ?? resolve(state, 'approvals')),
     approvalMode: flags.approval,
+    inbox,
     approvalKeys,
     killSwitchPath: flags.killSwitchState ? resolve(ctx.cwd, flags.killSwitchState) : undefined,
     denyAs: flags.denyAs,
@@ -288,6 +299,44 @@ async function clusterPinStore(ctx: CliContext, flags: ProxyFlags, log: { warn(m
   }
   const { openClusterPinStore } = await import('../../mcp/proxy/pins-store.js');
   return openClusterPinStore(db, (err) => log.warn('tool pins in the cluster store', { error: err.message }));
+}
+
+/**
+ * `--approval inbox`: where calls are reported, and with which token. The token comes from the
+ * environment only (never argv, where `ps` shows it); a daemon that is not on loopback must be
+ * reached with one, and approvals must verify with the approvers' keys, not the proxy's own.
+ */
+function inboxConfig(ctx: CliContext, flags: ProxyFlags, approvalKeySet: boolean, usage: (m: string) => WardError) {
+  if (flags.approval !== 'inbox') {
+    if (flags.approvalInbox || flags.approvalInboxTokenEnv) throw usage('--approval-inbox needs --approval inbox');
+    return undefined;
+  }
+  if (!flags.approvalInbox) throw usage('--approval inbox needs --approval-inbox <url> (the ward serve daemon)');
+  let url: URL;
+  try {
+    url = new URL(flags.approvalInbox);
+  } catch {
+    throw usage(`--approval-inbox: not a URL (e.g. http://127.0.0.1:8787)`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash) {
+    throw usage('--approval-inbox must be an http(s) URL without credentials or query (the token comes from --approval-inbox-token-env)');
+  }
+  let token: string | undefined;
+  if (flags.approvalInboxTokenEnv) {
+    token = ctx.env[flags.approvalInboxTokenEnv];
+    if (!token) throw usage(`--approval-inbox-token-env ${flags.approvalInboxTokenEnv}: the variable is empty or unset`);
+  } else if (!isLoopbackHost(url.hostname)) {
+    throw usage(`--approval-inbox ${url.host} is not loopback: the daemon needs a bearer token; set --approval-inbox-token-env VAR`);
+  }
+  if (!approvalKeySet) {
+    throw usage('--approval inbox: approvals are signed by the approvers, not by this proxy; give their keys with --approval-jwks <approvers list> (or --approval-public-key)');
+  }
+  return { url: url.toString(), ...(token ? { token } : {}) };
+}
+
+function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
 }
 
 function durationMs(text: string, flag: string): number {

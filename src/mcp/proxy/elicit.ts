@@ -16,7 +16,8 @@ import type { CallDecision } from './gatekeeper.js';
  * through the ordinary approval path; nothing else in the answer can loosen the decision.
  */
 
-export type ApprovalMode = 'token' | 'elicit';
+/** `--approval`: tokens only, also inline (MCP elicitation), or also a daemon's approvals inbox (approval-inbox.ts). */
+export type ApprovalMode = 'token' | 'elicit' | 'inbox';
 
 /** Prefix of the ids of Ward's own requests to the client (never forwarded to the server). */
 export const ELICIT_ID_PREFIX = 'ward-elicit-';
@@ -24,7 +25,7 @@ export const ELICIT_ID_PREFIX = 'ward-elicit-';
 /** Lifetime of an approval given inline: long enough for the re-decision, short enough to be one call's. */
 export const ELICIT_TOKEN_TTL_NS = 5n * 60n * 1_000_000_000n;
 
-/** Default wait for the user's answer when `--call-timeout` is not set. */
+/** Default wait for the user's answer (inline or in the approvals inbox) when `--call-timeout` is not set. */
 export const ELICIT_DEFAULT_TIMEOUT_MS = 5 * 60 * 1000;
 
 /** Does an `initialize` request's `capabilities` declare form-mode elicitation? (`{}` means form.) */

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { nowUTC, parseStrictJson, type JsonObject } from '../../canon/index.js';
+import { nowUTC, parseStrictJson, uniqueSorted, type JsonObject } from '../../canon/index.js';
 import { contextEnvelopeJson, type ContextEnvelope } from '../../context/index.js';
 import type { KillSwitchState } from '../../gate/kill-switch.js';
 import type { VerifyKey } from '../../keys/index.js';
@@ -10,7 +10,7 @@ import { decideGate } from '../../decision/gate-run.js';
 import { blockBeforePolicy } from '../../decision/pipeline.js';
 import { signResultDecision } from '../../decision/result-decision.js';
 import type { Verdict } from '../../policy/types.js';
-import { steps, type ApprovalTokens } from '../../decision/steps.js';
+import { steps, type ApprovalTokens, type DecisionState } from '../../decision/steps.js';
 import { approvalStep } from '../../decision/token-steps.js';
 import type { TraceSink } from '../../decision/trace-sink.js';
 import { requiredApprovalScope, type ParsedToken } from '../../tokens/index.js';
@@ -35,6 +35,20 @@ export interface CallDecision {
   targets: string[];
   /** Resolves when the signed trace is durable (its location); rejects if it could not be written. */
   durable: Promise<string>;
+  /** Approvals the winning rule asks for (max(min_approvals, 1)); set when the approval step ran. */
+  requiredApprovals?: number | undefined;
+  /** The reading that was decided (with argument values: kept in memory, never reported). */
+  intent?: JsonObject | undefined;
+}
+
+/** Per-decision inputs besides the call. */
+export interface DecideOptions {
+  /**
+   * A person denied this exact call in a daemon's approvals inbox (`--approval inbox`): a call
+   * still needing approval is blocked with `approval_denied`, as the daemon's own gate does; an
+   * approval token does not override the denial.
+   */
+  denied?: boolean | undefined;
 }
 
 /** What the result firewall decided about one result, for its trace. */
@@ -89,15 +103,17 @@ export class Gatekeeper {
    * cannot be signed (e.g. a non-finite number or nesting too deep for JCS in the arguments); the
    * host then answers with `refuse`.
    */
-  decide(call: CallInput, correlationId: string): CallDecision {
+  decide(call: CallInput, correlationId: string, opts: DecideOptions = {}): CallDecision {
     const ks = this.opts.killSwitch?.();
     const [intent, ...claimedReadings] = this.readings(call);
     let scope: string[] | undefined;
+    let required: number | undefined;
     const rt = this.opts.runtime;
     const approvals: ApprovalTokens = (t) => {
       scope = requiredApprovalScope(t.intent);
       return approvalStep({ tokens: () => this.tokensFor(t.intentDigest), verifyKeys: this.opts.approvalKeys })(t);
     };
+    const approval = steps.approval(rt, approvals);
     const req: GateRequest = {
       intent,
       claimedReadings,
@@ -107,7 +123,23 @@ export class Gatekeeper {
         steps.rateLimit(rt.rateLimitStatePath),
         steps.destructiveBudget(rt.rateLimitStatePath),
         steps.delegation(rt, undefined),
-        steps.approval(rt, approvals),
+        {
+          name: approval.name,
+          apply: (st: DecisionState) => {
+            if (st.outcome.verdict === 'require_approval') required = Math.max(required ?? 1, st.outcome.minApprovals, 1);
+            if (opts.denied && st.evaluable && st.decision.verdict === 'require_approval') {
+              st.records.requiredApprovals = Math.max(st.outcome.minApprovals, 1);
+              st.decision = {
+                ...st.decision,
+                verdict: 'block',
+                reasonCodes: uniqueSorted([...st.decision.reasonCodes, 'approval_denied']),
+                violations: uniqueSorted([...st.decision.violations, 'approval_denied']),
+              };
+              return;
+            }
+            return approval.apply(st);
+          },
+        },
         steps.broker,
       ],
     };
@@ -126,7 +158,7 @@ export class Gatekeeper {
     const related = witnessedRecords(call);
     if (related) req.relationshipExtras = { related_record_ids: related };
     const pending = decideGate(rt, req);
-    return this.decisionOf(pending.trace, pending.capture, pending.decidedIntent as JsonObject, scope);
+    return { ...this.decisionOf(pending.trace, pending.capture, pending.decidedIntent as JsonObject, scope), requiredApprovals: required, intent: pending.decidedIntent as JsonObject };
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { InboxConfig } from './approval-inbox.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { EXIT, type ExitCode } from '../../contract/exit-codes.js';
 import { readFileSync } from 'node:fs';
@@ -68,8 +69,10 @@ export interface ProxyConfig {
   envelope?: { envelope: ContextEnvelope; json: JsonObject } | undefined;
   mapping: MappingOptions;
   approvalDir: string;
-  /** `--approval`: `token` (approval directory only) or `elicit` (also ask the user inline). */
+  /** `--approval`: `token` (approval directory only), `elicit` (also ask the user inline) or `inbox` (also a daemon's approvals inbox). */
   approvalMode?: ApprovalMode | undefined;
+  /** `--approval inbox`: the daemon calls that need approval are reported to. */
+  inbox?: InboxConfig | undefined;
   approvalKeys: readonly VerifyKey[];
   killSwitchPath?: string | undefined;
   denyAs: DenyAs;
@@ -171,6 +174,7 @@ export class ProxyRuntime {
       denyAs: this.cfg.denyAs,
       approvalDir: this.cfg.approvalDir,
       approvalMode: this.cfg.approvalMode,
+      inbox: this.cfg.inbox,
       callTimeoutMs: this.cfg.callTimeoutMs,
       pinTools: this.cfg.pinTools,
       pins: this.cfg.pinTools ? { store: this.pinStore, upstream: upstreamIdentity(this.cfg.upstream) } : undefined,

@@ -12,7 +12,8 @@ import {
   type ApprovalMode,
   type ElicitOutcome,
 } from './elicit.js';
-import type { CallDecision, Gatekeeper, ResultTrace } from './gatekeeper.js';
+import { awaitInboxApproval, inboxNote, writeInboxTokens, type InboxConfig, type InboxOutcome } from './approval-inbox.js';
+import type { CallDecision, DecideOptions, Gatekeeper, ResultTrace } from './gatekeeper.js';
 import { hintsOf, intentToolName, type CallInput, type ToolHints } from './intent.js';
 import { errorResponse, idKey, isToolCallMethod, resultResponse, RPC, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
 import type { ProxyLog } from './log.js';
@@ -36,6 +37,8 @@ export interface SessionOptions {
   approvalDir: string;
   /** `--approval`: tokens from the approval directory only, or also ask the user inline (MCP elicitation). */
   approvalMode?: ApprovalMode | undefined;
+  /** With `approvalMode: 'inbox'`: the daemon calls that need approval are reported to. */
+  inbox?: InboxConfig | undefined;
   /** Milliseconds a forwarded request may take before the client gets an error (0: no limit). */
   callTimeoutMs: number;
   pinTools: boolean;
@@ -111,6 +114,8 @@ export class ProxySession {
   /** Keys the result firewall's finding digests (they never leave the session). */
   private readonly digestKey = randomBytes(32);
   private elicitSeq = 0;
+  /** Calls held while a daemon's approvals inbox decides (keyed by request id): aborting ends the wait. */
+  private readonly inboxWaits = new Map<string, AbortController>();
   private ended = false;
   private serverGone: Error | undefined;
   /** When a message last went through the session (either way), for idle expiry. */
@@ -141,7 +146,7 @@ export class ProxySession {
    * call is not idle; `--call-timeout` bounds one the server never answers.
    */
   idleSince(): number | undefined {
-    if (this.ended || this.pending.size > 0 || this.deciding.size > 0 || this.elicitations.size > 0) return undefined;
+    if (this.ended || this.pending.size > 0 || this.deciding.size > 0 || this.elicitations.size > 0 || this.inboxWaits.size > 0) return undefined;
     return this.lastActivity;
   }
 
@@ -271,6 +276,13 @@ export class ProxySession {
       );
       return;
     }
+    if (decision.verdict === 'require_approval' && this.o.approvalMode === 'inbox' && this.o.inbox && alias === undefined) {
+      decision.durable.then(
+        () => this.approveViaInbox(msg, raw, id, call, correlation, decision, intentId),
+        (err: Error) => this.traceFailed(id, err, intentId),
+      );
+      return;
+    }
     const reply = verdictReply(id, decision, this.o.denyAs, this.o.approvalDir, note ?? this.changedToolNote(decision, name), { modern: this.isModern(msg) });
     decision.durable.then(
       () => {
@@ -305,14 +317,14 @@ export class ProxySession {
    * traced refusal (`fail_closed_intent_invalid`). Undefined only when not even the refusal could
    * be signed; the caller must then answer with an error and forward nothing.
    */
-  private decideCall(call: CallInput, correlation: string): { decision: CallDecision; note?: { text: string; ward: Record<string, unknown> } } | undefined {
+  private decideCall(call: CallInput, correlation: string, opts: DecideOptions = {}): { decision: CallDecision; note?: { text: string; ward: Record<string, unknown> } } | undefined {
     try {
       const changed = this.o.pinTools && this.pins.isChanged(call.name);
       if (!changed && this.pinWarned.size) this.pinWarned.delete(call.name); // accepted: a later change warns again
       if (changed) return { decision: this.o.gate.blockChangedTool(call, correlation) };
       const held = this.heldFor(call.name);
       if (held) return { decision: this.o.gate.blockChangedTool(call, correlation, held), note: this.heldToolNote(call.name) };
-      return { decision: this.o.gate.decide(call, correlation) };
+      return { decision: this.o.gate.decide(call, correlation, opts) };
     } catch (err) {
       const message = (err as Error).message;
       const why = message.length > 240 ? `${message.slice(0, 240)}…` : message;
@@ -500,6 +512,65 @@ export class ProxySession {
     });
   }
 
+  /**
+   * `--approval inbox`: report the call to the daemon's approvals inbox and hold it until a person
+   * answers there. An approval only puts tokens into the approval directory; the call is then
+   * decided again and that decision (traced) is final. A denial is decided again too, so the block
+   * with `approval_denied` has its own trace. A timeout, an unreachable daemon or a cancelled call
+   * ends with the first decision's reply: never forwarded.
+   */
+  private approveViaInbox(
+    msg: JsonRpcMessage,
+    raw: Buffer | undefined,
+    id: JsonRpcId,
+    call: Parameters<Gatekeeper['decide']>[0],
+    correlation: string,
+    first: CallDecision,
+    firstIntent: string | undefined,
+  ): void {
+    const inbox = this.o.inbox!;
+    const refuse = (o: InboxOutcome, d = first, intentId = firstIntent) => {
+      const ward: Record<string, unknown> = { approval_inbox: o.kind, ...('id' in o && o.id ? { approval_id: o.id } : {}) };
+      const reply = verdictReply(id, d, this.o.denyAs, this.o.approvalDir, { text: inboxNote(o, inbox.url), ward }, { modern: this.isModern(msg) });
+      if (intentId) this.o.capture?.result(intentId, d.verdict, reply.result ?? reply.error);
+      this.toClient(reply);
+    };
+    if (this.serverGone) return this.replyError(id, RPC.UPSTREAM_UNAVAILABLE, `MCP server is not available: ${this.serverGone.message}`);
+    const key = idKey(id);
+    this.inboxWaits.get(key)?.abort();
+    const stop = new AbortController();
+    this.inboxWaits.set(key, stop);
+    const ms = this.o.callTimeoutMs > 0 ? this.o.callTimeoutMs : ELICIT_DEFAULT_TIMEOUT_MS;
+    void awaitInboxApproval(inbox, first, ms, stop.signal).then((o) => {
+      if (this.inboxWaits.get(key) === stop) this.inboxWaits.delete(key);
+      if (this.ended || o.kind === 'cancelled') return;
+      this.o.log.info(`approvals inbox for ${call.name}: ${o.kind}`, { trace_id: first.traceId, intent_digest: first.intentDigest, ...('id' in o && o.id ? { approval_id: o.id } : {}) });
+      if (o.kind === 'timeout' || o.kind === 'unreachable') return refuse(o);
+      let decideOpts: DecideOptions = {};
+      let written: string[] = [];
+      if (o.kind === 'denied') decideOpts = { denied: true };
+      else {
+        try {
+          written = writeInboxTokens(o.tokens, this.o.approvalDir);
+        } catch (err) {
+          this.o.log.error('could not store the approval from the inbox', { error: (err as Error).message });
+          return refuse({ kind: 'unreachable', detail: `the approval could not be stored: ${(err as Error).message}`, id: o.id });
+        }
+      }
+      const decided = this.decideCall({ ...call, createdAt: formatRFC3339Nano(nowUTC()) }, correlation, decideOpts);
+      if (!decided) return this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this call; it was not forwarded');
+      const second = decided.decision;
+      if (firstIntent) this.o.capture?.result(firstIntent, `approval_inbox_${o.kind}`, { approval_id: o.id, next_trace_id: second.traceId });
+      const intentId = this.o.capture?.call(second.toolName, second.argsDigest, second.traceId, second.verdict);
+      this.o.log.info(`${second.verdict} after the approvals inbox: ${call.name}`, { reasons: second.reasonCodes.join(','), trace_id: second.traceId, approval_id: o.id, tokens: written.length });
+      if (second.verdict === 'allow') return this.forwardDecided(id, msg, raw, second, intentId, call, correlation);
+      second.durable.then(
+        () => refuse(o, second, intentId),
+        (err: Error) => this.traceFailed(id, err, intentId),
+      );
+    });
+  }
+
   /** Send Ward's own `elicitation/create` to the client, on the stream of the call it is about. */
   private elicit(callId: JsonRpcId, params: JsonObject): Promise<ElicitOutcome> {
     return new Promise((resolve) => {
@@ -523,6 +594,7 @@ export class ProxySession {
 
   /** The client cancelled a call that waits for its approval: withdraw the question too. */
   private dropElicitations(callId: JsonRpcId): void {
+    this.inboxWaits.get(idKey(callId))?.abort();
     for (const [rid, e] of this.elicitations) {
       if (idKey(e.callId) !== idKey(callId)) continue;
       this.elicitations.delete(rid);
@@ -876,6 +948,8 @@ export class ProxySession {
     this.ended = true;
     for (const p of this.pending.values()) if (p.timer) clearTimeout(p.timer);
     for (const e of this.elicitations.values()) clearTimeout(e.timer);
+    for (const w of this.inboxWaits.values()) w.abort();
+    this.inboxWaits.clear();
     this.elicitations.clear();
     // Give replies already queued (errors for pending calls) a chance to reach the client.
     await new Promise((r) => setImmediate(r));

@@ -1,0 +1,132 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../../cli/run.js';
+import { closeAll, consoleDaemon, pendingFor, signTemplate } from '../../daemon/console-helpers.js';
+import { call } from '../../daemon/helpers.js';
+import { connect, node, TINY, traceFiles, writePolicy, type Connected } from './helpers.js';
+
+/*
+ * `ward mcp proxy --approval inbox`: a call that needs approval is reported to a real `ward serve`
+ * (in-process), held while a person answers in the inbox (here: the test signs the daemon's
+ * template with an approver's key, as the browser does), then decided again by the proxy.
+ */
+
+const POLICY = `default_verdict: allow
+rules:
+  - name: notes-need-approval
+    priority: 20
+    effect: require_approval
+    match:
+      tool_names: [write_note]
+`;
+
+const open: Connected[] = [];
+afterEach(async () => {
+  for (const c of open.splice(0)) await c.close().catch(() => undefined);
+  await closeAll();
+});
+
+function traces(cwd: string): Record<string, any>[] {
+  return traceFiles(cwd)
+    .map((n) => JSON.parse(readFileSync(join(cwd, '.ward', 'traces', n), 'utf8')) as Record<string, any>)
+    .sort((a, b) => String(a['created_at'] ?? a['evaluated_at']).localeCompare(String(b['created_at'] ?? b['evaluated_at'])));
+}
+
+function serverCalls(log: string): { name: string }[] {
+  return existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+}
+
+async function waitForPending(url: string, tool: string): Promise<any> {
+  for (let i = 0; i < 100; i++) {
+    const e = await pendingFor(url, tool);
+    if (e) return e;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no pending ${tool} in the inbox`);
+}
+
+async function proxyTo(inboxUrl: string, jwks: string, extra: string[] = []) {
+  const cwd = tempDir('ward-mcp-inbox-');
+  writePolicy(cwd, POLICY);
+  const log = join(cwd, 'server.log');
+  const p = await connect(node(TINY), {
+    cwd,
+    ward: ['--policy', 'policy.yaml', '--approval', 'inbox', '--approval-inbox', inboxUrl, '--approval-jwks', jwks, ...extra],
+    env: { TINY_SERVER_LOG: log },
+  });
+  open.push(p);
+  return { cwd, log, p };
+}
+
+const wardOf = (r: any) => r._meta.ward as Record<string, any>;
+
+describe('ward mcp proxy --approval inbox', () => {
+  it('approve: the held call runs once a person approves in the inbox; deny: blocked with approval_denied', async () => {
+    const c = await consoleDaemon();
+    const { cwd, log, p } = await proxyTo(c.d.url, c.approversFile);
+    const note = join(cwd, 'a.txt');
+
+    const waiting = p.client.callTool({ name: 'write_note', arguments: { path: note, text: 'secret-value-123' } });
+    const e = await waitForPending(c.d.url, 'write_note');
+    expect(e.source).toBe('reported');
+    expect(e.args.redacted).toBe(true);
+    expect(JSON.stringify(e)).not.toContain('secret-value-123');
+    expect(e.targets.some((t: any) => t.value === note)).toBe(true);
+    expect(e.reason_codes).toContain('approval_token_missing');
+    expect(e.matched_rule).toBe('notes-need-approval');
+    expect(serverCalls(log)).toEqual([]); // held, not forwarded
+
+    const ok = await call(c.d.url, `/v1/approvals/${e.id}/approve`, { body: await signTemplate(c.d.url, e.id, c.alice) });
+    expect(ok.status).toBe(200);
+    const r: any = await waiting;
+    expect(r.isError).toBeFalsy();
+    expect(r.content[0].text).toBe(`wrote ${note}`);
+    expect(serverCalls(log).map((x) => x.name)).toEqual(['write_note']);
+    expect(readdirSync(join(cwd, '.ward', 'approvals')).some((n) => n.startsWith('approval_inbox_'))).toBe(true);
+
+    // Deny: the next call (other arguments) waits, a person denies it with a signed reason.
+    const denied = p.client.callTool({ name: 'write_note', arguments: { path: join(cwd, 'b.txt'), text: 'no' } });
+    let e2: any;
+    for (let i = 0; i < 100 && !e2; i++) {
+      e2 = (await call(c.d.url, '/v1/approvals')).json.entries.find((x: any) => x.tool_name === 'write_note' && x.id !== e.id);
+      if (!e2) await new Promise((res) => setTimeout(res, 100));
+    }
+    expect(e2).toBeTruthy();
+    const no = await call(c.d.url, `/v1/approvals/${e2.id}/deny`, { body: await signTemplate(c.d.url, e2.id, c.bob, { kind: 'denial', reason: 'not this file' }) });
+    expect(no.status).toBe(200);
+    const d: any = await denied;
+    expect(d.isError).toBe(true);
+    expect(wardOf(d).verdict).toBe('block');
+    expect(wardOf(d).reason_codes).toContain('approval_denied');
+    expect(wardOf(d).approval_inbox).toBe('denied');
+    expect(d.content[0].text).toContain('not this file');
+    expect(serverCalls(log).map((x) => x.name)).toEqual(['write_note']);
+    await p.close(); // traces are journaled first; closing writes them out as files
+    const ts = traces(cwd);
+    expect(ts.map((t) => t['verdict'])).toEqual(['require_approval', 'allow', 'require_approval', 'block']);
+    expect(ts[0]!['trace_id']).toBe(e.trace_id);
+    expect(ts[1]!['reason_codes']).toContain('approval_granted');
+    expect(ts[3]!['reason_codes']).toContain('approval_denied');
+  });
+
+  it('daemon down: the call is refused (require_approval, traced), never forwarded', async () => {
+    const c = await consoleDaemon();
+    const port = await new Promise<number>((res) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const a = s.address() as { port: number };
+        s.close(() => res(a.port));
+      });
+    });
+    const { cwd, log, p } = await proxyTo(`http://127.0.0.1:${port}`, c.approversFile);
+    const r: any = await p.client.callTool({ name: 'write_note', arguments: { path: join(cwd, 'c.txt'), text: 'x' } });
+    expect(r.isError).toBe(true);
+    expect(wardOf(r).verdict).toBe('require_approval');
+    expect(wardOf(r).approval_inbox).toBe('unreachable');
+    expect(r.content[0].text).toContain('could not be reached');
+    expect(serverCalls(log)).toEqual([]);
+    await p.close();
+    expect(traces(cwd).map((t) => t['verdict'])).toEqual(['require_approval']);
+  });
+});
