@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempDir } from '../../cli/run.js';
+import { tempDir, ward } from '../../cli/run.js';
 import { closeAll, consoleDaemon, pendingFor, signTemplate } from '../../daemon/console-helpers.js';
 import { call } from '../../daemon/helpers.js';
 import { connect, node, TINY, traceFiles, writePolicy, type Connected } from './helpers.js';
@@ -47,14 +47,14 @@ async function waitForPending(url: string, tool: string): Promise<any> {
   throw new Error(`no pending ${tool} in the inbox`);
 }
 
-async function proxyTo(inboxUrl: string, jwks: string, extra: string[] = []) {
+async function proxyTo(inboxUrl: string, jwks: string, extra: string[] = [], env: Record<string, string> = {}) {
   const cwd = tempDir('ward-mcp-inbox-');
   writePolicy(cwd, POLICY);
   const log = join(cwd, 'server.log');
   const p = await connect(node(TINY), {
     cwd,
     ward: ['--policy', 'policy.yaml', '--approval', 'inbox', '--approval-inbox', inboxUrl, '--approval-jwks', jwks, ...extra],
-    env: { TINY_SERVER_LOG: log },
+    env: { TINY_SERVER_LOG: log, ...env },
   });
   open.push(p);
   return { cwd, log, p };
@@ -128,5 +128,29 @@ describe('ward mcp proxy --approval inbox', () => {
     expect(serverCalls(log)).toEqual([]);
     await p.close();
     expect(traces(cwd).map((t) => t['verdict'])).toEqual(['require_approval']);
+  });
+
+  it('a daemon with a bearer token: the token comes from the environment and never shows; no answer in time refuses the call', async () => {
+    const secret = 'inbox-bearer-token-0123456789abcdef';
+    const c = await consoleDaemon({ authToken: secret });
+    const { cwd, log, p } = await proxyTo(c.d.url, c.approversFile, ['--approval-inbox-token-env', 'INBOX_TOKEN', '--call-timeout', '1s', '--verbose'], { INBOX_TOKEN: secret });
+    const r: any = await p.client.callTool({ name: 'write_note', arguments: { path: join(cwd, 'd.txt'), text: 'x' } });
+    expect(wardOf(r).approval_inbox).toBe('timeout');
+    expect(wardOf(r).verdict).toBe('require_approval');
+    const e = await pendingFor(c.d.url, 'write_note', { authorization: `Bearer ${secret}` });
+    expect(wardOf(r).approval_id).toBe(e.id);
+    expect(serverCalls(log)).toEqual([]);
+    expect(p.stderr()).not.toContain(secret);
+    expect(JSON.stringify(r)).not.toContain(secret);
+  });
+
+  it('usage: --approval inbox needs the URL and the approvers\' keys; a remote daemon needs a token', () => {
+    const cwd = tempDir('ward-mcp-inbox-usage-');
+    writePolicy(cwd, POLICY);
+    const run = (...args: string[]) => ward(['mcp', 'proxy', '--policy', 'policy.yaml', ...args, '--', ...node(TINY)], { cwd, env: { WARD_STATE_DIR: '' } });
+    expect(run('--approval', 'inbox', '--approval-jwks', 'x.jwks').stderr).toContain('--approval-inbox <url>');
+    expect(run('--approval', 'inbox', '--approval-inbox', 'http://127.0.0.1:1').stderr).toContain('--approval-jwks');
+    expect(run('--approval', 'inbox', '--approval-inbox', 'http://ward.example:8787', '--approval-jwks', 'x.jwks').stderr).toContain('--approval-inbox-token-env');
+    expect(run('--approval-inbox', 'http://127.0.0.1:1').stderr).toContain('needs --approval inbox');
   });
 });
