@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { formatTable } from './lib.js';
 import { percentile, startServe, stopServe } from './serve.js';
 import { startPostgres } from '../scripts/postgres-server.js';
 
@@ -133,9 +134,7 @@ export default async function clusterBench(h) {
     String(r.non2xx),
     String(r.errors),
   ]);
-  const widths = header.map((x, i) => Math.max(x.length, ...table.map((row) => row[i].length)));
-  const line = (cells) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  process.stdout.write(`\n${title}\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${table.map(line).join('\n')}\n`);
+  process.stdout.write(`\n${title}\n${formatTable(header, table)}\n`);
   const b64 = rows.find((r) => r.name === '(b) PostgreSQL, 1 replica c=64');
   const c64 = rows.find((r) => r.name === '(c) PostgreSQL, 2 replicas c=64');
   process.stdout.write(

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { formatTable } from './lib.js';
 import { percentile, startServe, stopServe } from './serve.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -69,9 +70,7 @@ export default async function daemonBench(h) {
   const title = `daemon · POST /v1/gate/eval, signed decisions, autocannon on loopback, ${DURATION_S} s per case`;
   const header = ['case', 'req/s', 'p50 ms', 'p99 ms', '× no-durability req/s', 'non-2xx', 'errors'];
   const table = rows.map((r) => [r.name, fmt(r.rps), fmt(r.p50, 3), fmt(r.p99, 3), `${fmt(r.rps / r.baselineRps, 2)}×`, String(r.non2xx), String(r.errors)]);
-  const widths = header.map((x, i) => Math.max(x.length, ...table.map((row) => row[i].length)));
-  const line = (cells) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  process.stdout.write(`\n${title}\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${table.map(line).join('\n')}\n`);
+  process.stdout.write(`\n${title}\n${formatTable(header, table)}\n`);
   const target = rows.find((r) => r.name === 'durable c=64');
   const single = rows.find((r) => r.name === 'durable c=1');
   process.stdout.write(

@@ -309,12 +309,15 @@ export function formatSuite(suite) {
       fmtBytes(r.allocBytesPerOp),
     ];
   });
+  return `\n${suite.title}\n${formatTable(header, rows)}`;
+}
+
+/** A text table: the first column left-aligned, the others right-aligned, a rule under the header. */
+export function formatTable(header, rows) {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => String(row[i]).length)));
   const line = (cells) =>
     cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ');
-  const out = [`\n${suite.title}`, line(header), widths.map((w) => '-'.repeat(w)).join('  ')];
-  for (const row of rows) out.push(line(row));
-  return out.join('\n');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
 export function environment() {
