@@ -222,6 +222,13 @@ describe('reports: POST /v1/approvals/pending', () => {
     expect(ok.json.status).toBe('approved');
     const polled = await call(d.url, `/v1/approvals/${id}`);
     expect(polled.json.tokens[0]).toMatchObject({ intent_digest: digest('a'), policy_digest: digest('b') });
+    // The reporter stopped waiting before the approval: its identical retry is answered with the
+    // approved entry and its unused token, not a new entry to approve again.
+    const late = await call(d.url, '/v1/approvals/pending', { body: report });
+    expect(late.status).toBe(200);
+    expect(late.json.entry).toMatchObject({ id, status: 'approved' });
+    expect(late.json.tokens).toEqual(polled.json.tokens);
+    expect((await call(d.url, '/v1/approvals')).json.count).toBe(0);
   });
 
   it('validates reports strictly', async () => {

@@ -137,6 +137,15 @@ export class ApprovalInbox {
     return entry;
   }
 
+  /** The newest approved entry for this intent under this policy (its tokens may be used already). */
+  approvedFor(intentDigest: string, policyDigest: string): InboxEntry | undefined {
+    let found: InboxEntry | undefined;
+    for (const e of this.entries.values()) {
+      if (e.status === 'approved' && e.intent_digest === intentDigest && e.policy_digest === policyDigest && (!found || newestFirst(e, found) < 0)) found = e;
+    }
+    return found;
+  }
+
   get(id: string): InboxEntry | undefined {
     return this.entries.get(id);
   }
