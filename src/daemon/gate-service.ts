@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { uniqueSorted, type JsonObject } from '../canon/index.js';
+import type { JsonObject } from '../canon/index.js';
 import type { ExitCode } from '../contract/exit-codes.js';
 import { explainOutcome } from '../gate/explain.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
@@ -8,7 +8,7 @@ import type { LoadedPolicy } from '../policy/types.js';
 import { PgTokenLedger } from '../cluster/ledger.js';
 import { PgLimitCounter } from '../cluster/limits.js';
 import { decideGate, decideGateAsync, type ApprovalTokenReuse, type GateRequest, type GateRuntime } from '../decision/gate-run.js';
-import { gateEvalSteps, type DecisionStepDef } from '../decision/steps.js';
+import { gateEvalSteps, steps, type DecisionStepDef } from '../decision/steps.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import { approvalStep, delegationStep } from '../decision/token-steps.js';
 import type { ParsedToken } from '../tokens/index.js';
@@ -177,21 +177,12 @@ export class GateService {
  * console (it runs for every evaluable decision).
  */
 function consoleApprovalStep(step: DecisionStepDef, hooks: ConsoleHooks, seen: (intent: NormalizedIntent) => void): DecisionStepDef {
+  const guarded = steps.deniedApproval(step, (s) => hooks.deniedFor(s.subject.intentDigest, s.policy.digest) !== undefined);
   return {
     name: step.name,
     apply(s) {
       seen(s.subject.intent);
-      if (s.evaluable && s.decision.verdict === 'require_approval' && hooks.deniedFor(s.subject.intentDigest, s.policy.digest)) {
-        s.records.requiredApprovals = Math.max(s.outcome.minApprovals, 1);
-        s.decision = {
-          ...s.decision,
-          verdict: 'block',
-          reasonCodes: uniqueSorted([...s.decision.reasonCodes, 'approval_denied']),
-          violations: uniqueSorted([...s.decision.violations, 'approval_denied']),
-        };
-        return;
-      }
-      return step.apply(s);
+      return guarded.apply(s);
     },
   };
 }

@@ -167,6 +167,27 @@ function approval(rt: GateRuntime, tokens: ApprovalTokens | undefined): Decision
   };
 }
 
+/**
+ * The approval step behind a person's denial (the console's inbox): a call `denied` says a person
+ * refused is blocked with `approval_denied` instead of being asked again, and tokens do not
+ * override the denial. Otherwise `step` decides.
+ */
+function deniedApproval(step: DecisionStepDef, denied: (s: DecisionState) => boolean): DecisionStepDef {
+  return {
+    name: step.name,
+    apply(s) {
+      if (!s.evaluable || s.decision.verdict !== 'require_approval' || !denied(s)) return step.apply(s);
+      s.records.requiredApprovals = Math.max(s.outcome.minApprovals, 1);
+      s.decision = {
+        ...s.decision,
+        verdict: 'block',
+        reasonCodes: uniqueSorted([...s.decision.reasonCodes, 'approval_denied']),
+        violations: uniqueSorted([...s.decision.violations, 'approval_denied']),
+      };
+    },
+  };
+}
+
 /** §3.6 step 9 with no credential broker (Ward supports only `off`): an allow that needs one is blocked. */
 const broker: DecisionStepDef = {
   name: 'broker',
@@ -238,7 +259,7 @@ function emergencyStop(check: (jobId: string) => EmergencyStop): DecisionStepDef
 }
 
 /** Step constructors, for hosts to list. */
-export const steps = { rateLimit, destructiveBudget, delegation, approval, broker, simulate, mcpTrust, emergencyStop, witnessed };
+export const steps = { rateLimit, destructiveBudget, delegation, approval, deniedApproval, broker, simulate, mcpTrust, emergencyStop, witnessed };
 
 /** `gate eval`'s steps (§3.6 steps 4–10) with the given token sources. */
 export function gateEvalSteps(

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { nowUTC, parseStrictJson, uniqueSorted, type JsonObject } from '../../canon/index.js';
+import { nowUTC, parseStrictJson, type JsonObject } from '../../canon/index.js';
 import { contextEnvelopeJson, type ContextEnvelope } from '../../context/index.js';
 import type { KillSwitchState } from '../../gate/kill-switch.js';
 import type { VerifyKey } from '../../keys/index.js';
@@ -114,6 +114,7 @@ export class Gatekeeper {
       return approvalStep({ tokens: () => this.tokensFor(t.intentDigest), verifyKeys: this.opts.approvalKeys })(t);
     };
     const approval = steps.approval(rt, approvals);
+    const decideApproval = opts.denied ? steps.deniedApproval(approval, () => true) : approval;
     const req: GateRequest = {
       intent,
       claimedReadings,
@@ -127,17 +128,7 @@ export class Gatekeeper {
           name: approval.name,
           apply: (st: DecisionState) => {
             if (st.outcome.verdict === 'require_approval') required = Math.max(required ?? 1, st.outcome.minApprovals, 1);
-            if (opts.denied && st.evaluable && st.decision.verdict === 'require_approval') {
-              st.records.requiredApprovals = Math.max(st.outcome.minApprovals, 1);
-              st.decision = {
-                ...st.decision,
-                verdict: 'block',
-                reasonCodes: uniqueSorted([...st.decision.reasonCodes, 'approval_denied']),
-                violations: uniqueSorted([...st.decision.violations, 'approval_denied']),
-              };
-              return;
-            }
-            return approval.apply(st);
+            return decideApproval.apply(st);
           },
         },
         steps.broker,
