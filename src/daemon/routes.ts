@@ -61,7 +61,8 @@ export async function jsonBody(ctx: DaemonContext, ex: Exchange): Promise<JsonVa
   return parseJsonBody(await readBody(ex.req, ctx.options.maxBodyBytes));
 }
 
-function overloaded(): HttpError {
+/** Admission refused: more decisions wait for their traces than the sink admits (429, Retry-After). */
+export function overloaded(): HttpError {
   return new HttpError('overload', 'too many decisions waiting for their traces to be written; retry shortly', {
     headers: { 'retry-after': '1' },
     hint: 'back off and retry after the Retry-After delay; raise ward serve --max-queue if this is sustained',

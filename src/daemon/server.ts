@@ -2,7 +2,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { HttpError } from '../edge/http-error.js';
 import { BearerAuth, isLoopbackHost, LoopbackGuard } from '../edge/guard.js';
 import { ERROR_CODES, isWardError, WardError } from '../errors.js';
 import { buildJwks, loadKeyRing, type SigningKey, type VerifyKey } from '../keys/index.js';
@@ -25,7 +24,7 @@ import { countRoundTrips, StoreHealth } from './pg-health.js';
 import { PgGroupCommitSink } from './pg-sink.js';
 import { openClusterStore } from './pg-store.js';
 import { answerClientError, RequestHandler, type Guards } from './request.js';
-import { ROUTES, type Route } from './routes.js';
+import { overloaded, ROUTES, type Route } from './routes.js';
 import { consoleAssetRoutes } from './console/assets.js';
 import { openStoreThread } from './store-thread.js';
 import { DiscardingSink, GroupCommitSink, type DaemonTraceSink } from './trace-sink.js';
@@ -55,11 +54,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const metrics = new DaemonMetrics();
   const log = new JsonLog(opts.logWrite ?? ((text) => void process.stderr.write(text)));
   const policies = new PolicyHolder(opts.policyPath, options.profile ?? 'standard');
-  const { lock, store, cluster } = opts.postgres ? await openClusterState(opts, opts.postgres, metrics, log) : { ...(await openState(opts, log)), cluster: undefined };
+  const ring = loadKeyRing(opts.stateDir);
+  const { lock, store, cluster } = opts.postgres ? await openClusterState(opts, opts.postgres, ring, metrics, log) : { ...(await openState(opts, log)), cluster: undefined };
   const sink = cluster ? openPgSink(options, store, metrics, cluster) : openTraceSink(options, store, metrics);
   const keys = new SigningKeyHolder(opts.signingKey, opts.signingKeySource);
   const gate = createGateService(options, policies, keys, sink, metrics, cluster, approvers);
-  const ring = loadKeyRing(opts.stateDir);
   const ctx = createContext(options, ring, { store, policies, keys, gate, sink, metrics }, cluster);
   watchReloads(ctx, ring, log);
   trackGauges(ctx);
@@ -127,7 +126,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
 function commitThrough(sink: DaemonTraceSink): (trace: SignedTrace) => Promise<unknown> {
   return (trace) => {
     if (!sink.admit()) {
-      return Promise.reject(new HttpError('overload', 'too many decisions waiting for their traces to be committed; retry shortly', { headers: { 'retry-after': '1' } }));
+      return Promise.reject(overloaded());
     }
     return sink.write(trace);
   };
@@ -172,7 +171,7 @@ async function openState(opts: DaemonOptions, log: JsonLog): Promise<{ lock: Sto
  * replica's signing key registered in the cluster's key set before it signs anything. A journal a
  * single-node daemon left in the state directory is replayed into PostgreSQL first.
  */
-async function openClusterState(opts: DaemonOptions, pgOpts: PostgresOptions, metrics: DaemonMetrics, log: JsonLog): Promise<{ lock: StoreLock; store: EvidenceStore; cluster: ClusterParts }> {
+async function openClusterState(opts: DaemonOptions, pgOpts: PostgresOptions, ring: readonly VerifyKey[], metrics: DaemonMetrics, log: JsonLog): Promise<{ lock: StoreLock; store: EvidenceStore; cluster: ClusterParts }> {
   const lock = acquireDaemonLock(opts.stateDir);
   const replica = pgOpts.replica ?? `${hostname()}:${process.pid}`;
   const db = new PgPool(pgOpts.config, {
@@ -196,7 +195,7 @@ async function openClusterState(opts: DaemonOptions, pgOpts: PostgresOptions, me
     // The state directory's key ring (current and retired keys, `ward keys rotate`) is registered
     // too: traces those keys signed may be in the store (imported from a single node), and every
     // replica must verify them.
-    await keys.register([opts.signingKey, ...loadKeyRing(opts.stateDir)]);
+    await keys.register([opts.signingKey, ...ring]);
     await keys.refresh();
     health.observe(undefined);
     return { lock, store, cluster: { db, replica, keys, health } };

@@ -551,7 +551,7 @@ export class DecisionTraceWriter {
 
   /**
    * `commit`: where the host's evidence must also be before the answer — a cluster replica
-   * commits each trace to PostgreSQL after its file is written, so an answered decision is in the
+   * commits each trace to PostgreSQL while its file is written, so an answered decision is in the
    * shared store even if this machine is lost (docs/cluster.md). The file stays the contract's
    * `trace_path`; its later ingestion finds the same bytes stored (a duplicate, nothing written).
    */
@@ -569,8 +569,8 @@ export class DecisionTraceWriter {
       }
       work = sink.write(pending.trace, undefined, t.names);
     }
-    const commit = this.commit;
-    if (commit) work = work.then(async (location) => (await commit(pending.trace), location));
+    // Both must succeed before the answer; neither waits for the other.
+    if (this.commit) work = Promise.all([work, this.commit(pending.trace)]).then(([location]) => location);
     return this.inFlight.track(work);
   }
 
