@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { resolveStoreLocation, type StoreLocation } from '../pg/config.js';
+import { resolveStoreLocation, type PgConnectionConfig, type StoreLocation } from '../pg/config.js';
+import type { PgPool } from '../pg/pool.js';
 import type { EvidenceStore } from '../store/types.js';
 import type { CliContext } from './context.js';
 
@@ -41,4 +42,21 @@ export async function openStoreAt(location: StoreLocation, stateDir: string): Pr
 export function storeOpener(ctx: CliContext, flags: StoreLocationFlags, stateDir: string): (() => Promise<EvidenceStore>) | undefined {
   const location = storeLocationOf(ctx, flags);
   return location.kind === 'level' ? undefined : () => openStoreAt(location, stateDir);
+}
+
+/**
+ * A small pool (one command, a few statements) on a PostgreSQL store whose schema is exactly this
+ * Ward's: the CLI never migrates, a stale schema is refused with the command to run. The caller
+ * closes it.
+ */
+export async function openCheckedPool(config: PgConnectionConfig, applicationName: string): Promise<PgPool> {
+  const { PgPool, requireCurrentSchema } = await import('../pg/index.js');
+  const db = new PgPool(config, { max: 2, applicationName });
+  try {
+    await requireCurrentSchema(db);
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  return db;
 }

@@ -15,7 +15,8 @@ import {
 import { EXIT } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { killSwitchStateJson } from '../../gate/kill-switch.js';
-import { PgPool, requireCurrentSchema, resolveStoreLocation } from '../../pg/index.js';
+import { schemaStatus, type PgPool } from '../../pg/index.js';
+import { openCheckedPool, storeLocationOf } from '../store-access.js';
 import type { CliContext } from '../context.js';
 import { collect } from '../input.js';
 import { correlationId, goJsonLine } from '../output.js';
@@ -45,21 +46,14 @@ export function withStoreFlags(cmd: Command): Command {
 
 /** The cluster database, migrated to exactly this Ward's schema; the caller closes it. */
 export async function openControlStore(ctx: CliContext, flags: StoreFlags): Promise<PgPool> {
-  const location = resolveStoreLocation({ flag: flags.store, env: ctx.env, passwordFile: flags.storePasswordFile });
+  const location = storeLocationOf(ctx, flags);
   if (location.kind !== 'postgres') {
     throw new WardError(ERROR_CODES.USAGE, 'the cluster control plane lives in a PostgreSQL store', {
       exitCode: EXIT.INVALID_INPUT,
       hint: 'pass --store postgres://user@host:5432/db or set WARD_STORE_URL (the URL the ward serve replicas use)',
     });
   }
-  const db = new PgPool(location.config, { max: 2, applicationName: 'ward-cli' });
-  try {
-    await requireCurrentSchema(db);
-  } catch (err) {
-    await db.close();
-    throw err;
-  }
-  return db;
+  return openCheckedPool(location.config, 'ward-cli');
 }
 
 /** Who made a change, as recorded beside it. */
@@ -179,7 +173,7 @@ export function register(program: Command, ctx: CliContext): void {
 
   withStoreFlags(cluster.command('status').description('schema version, active policy, control-state versions, and what each replica enforces')).action(async (flags: StoreFlags) => {
     const status = await withStore(ctx, flags, async (db) => {
-      const schema = await requireCurrentSchema(db);
+      const schema = await schemaStatus(db); // current: openControlStore checked it
       const [versions, publications, replicas] = await Promise.all([readVersions(db), listPublications(db, 1), listReplicas(db)]);
       const active = publications.find((p) => p.active);
       return { schema, versions, active, replicas };

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import type { PinStore, PinsDocument, ToolPin } from '../../mcp/proxy/pins.js';
 import type { CliContext } from '../context.js';
+import { openCheckedPool, storeLocationOf } from '../store-access.js';
 import { collect } from '../input.js';
 import { STATE_DIR_HELP, stateDir } from '../context.js';
 import { correlationId, goJsonLine } from '../output.js';
@@ -124,12 +125,10 @@ type PinsModule = typeof import('../../mcp/proxy/pins.js');
  */
 async function withPins<T>(ctx: CliContext, flags: PinsFlags, fn: (store: PinStore, m: PinsModule) => T): Promise<T> {
   const m = await import('../../mcp/proxy/pins.js');
-  const { resolveStoreLocation, PgPool, requireCurrentSchema } = await import('../../pg/index.js');
-  const location = resolveStoreLocation({ flag: flags.store, env: ctx.env, passwordFile: flags.storePasswordFile });
+  const location = storeLocationOf(ctx, flags);
   if (location.kind !== 'postgres') return fn(new m.PinStore(m.pinsDir(stateDir(ctx, flags.stateDir))), m);
-  const db = new PgPool(location.config, { max: 2, applicationName: 'ward-cli' });
+  const db = await openCheckedPool(location.config, 'ward-cli');
   try {
-    await requireCurrentSchema(db);
     const { withStoredPins } = await import('../../mcp/proxy/pins-store.js');
     return await withStoredPins(db, (store) => fn(store, m));
   } finally {

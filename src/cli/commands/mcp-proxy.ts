@@ -9,6 +9,7 @@ import { loadPolicyFile } from '../../policy/load.js';
 import { checkProfile } from '../../policy/profile.js';
 import { FileTraceSink } from '../../decision/trace-sink.js';
 import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
+import { openCheckedPool, storeLocationOf } from '../store-access.js';
 import { readInputText } from '../input.js';
 import { signingKeyFromFlags } from './keys.js';
 import type { McpCallFlags } from './mcp-call.js';
@@ -287,16 +288,9 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
 
 /** `--store` (or WARD_STORE_URL): pins in the cluster's PostgreSQL; otherwise undefined (files in the state directory). */
 async function clusterPinStore(ctx: CliContext, flags: ProxyFlags, log: { warn(message: string, fields?: Record<string, unknown>): void }) {
-  const { resolveStoreLocation, PgPool, requireCurrentSchema } = await import('../../pg/index.js');
-  const location = resolveStoreLocation({ flag: flags.store, env: ctx.env, passwordFile: flags.storePasswordFile });
+  const location = storeLocationOf(ctx, flags);
   if (location.kind !== 'postgres') return undefined;
-  const db = new PgPool(location.config, { max: 2, applicationName: 'ward-mcp-proxy' });
-  try {
-    await requireCurrentSchema(db);
-  } catch (err) {
-    await db.close();
-    throw err;
-  }
+  const db = await openCheckedPool(location.config, 'ward-mcp-proxy');
   const { openClusterPinStore } = await import('../../mcp/proxy/pins-store.js');
   return openClusterPinStore(db, (err) => log.warn('tool pins in the cluster store', { error: err.message }));
 }

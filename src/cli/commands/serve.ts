@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { EXIT } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
-import { resolveStoreLocation } from '../../pg/index.js';
+import { storeLocationOf } from '../store-access.js';
 import { defaultKeyPaths, loadVerifyKeys, readPrivateKeyFile, readPublicKeyFile, resolveSigningKey, type KeyMode } from '../../keys/index.js';
 import type { TraceFormat } from '../../trace/index.js';
 import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
@@ -123,7 +123,7 @@ async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
       ? loadVerifyKeys({ publicKeyPath: flags.approvalPublicKey, publicKeyEnv: flags.approvalPublicKeyEnv }, ctx.env, ctx.cwd)
       : undefined;
   const durable = flags.traceDurability !== false;
-  const location = resolveStoreLocation({ flag: flags.store, env: ctx.env, passwordFile: flags.storePasswordFile });
+  const location = storeLocationOf(ctx, flags);
   const postgres =
     location.kind === 'postgres'
       ? {
