@@ -71,8 +71,8 @@ export function evaluateRequest(basis: DecisionBasis, plan: EvaluationPlan, opti
           : evaluate(basis.policy, plan.intent, options);
     return { outcome, intent: plan.intent, latencyMs: performance.now() - started, fastPath };
   }
-  const chosen = strictestReading(basis, plan, options);
-  return { ...chosen, latencyMs: performance.now() - started };
+  const { outcome, intent } = strictestReading(basis, plan, options);
+  return { outcome, intent, latencyMs: performance.now() - started };
 }
 
 /**

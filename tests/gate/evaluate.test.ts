@@ -371,3 +371,32 @@ describe('broker credentials (§3.6 step 9)', () => {
     expect(r.exitCode).toBe(3);
   });
 });
+
+describe('the outcome object', () => {
+  // The members a `{ ...core, result, preparedIntent, ... }` spread gave, in its order; the outcome
+  // is now built member by member (evaluate.ts gateOutcome), so nothing is added or reordered.
+  const single = [
+    'verdict', 'reasonCodes', 'violations', 'matchedRule', 'matchedRules', 'minApprovals', 'requireDistinctApprovers',
+    'requireBrokerCredential', 'brokerReference', 'brokerScopes', 'requireDelegation', 'delegationScopes', 'rateLimit',
+    'destructiveBudget', 'freezeWindow', 'sandbox',
+  ];
+  const added = ['result', 'preparedIntent', 'intentError', 'contextSource', 'killSwitch', 'script'];
+  it('has the same members in the same order for every single-intent path', () => {
+    const policy = 'default_verdict: allow\nfail_closed: { enabled: true, risk_classes: [high], required_fields: [targets] }\nrules: [{ name: b, effect: block, match: { tool_names: [tool.write] } }]';
+    const outcomes = [
+      decide('default_verdict: allow', intent()),
+      decide(policy, intent()),
+      decide(policy, intent({ targets: [] }, { risk_class: 'high' })),
+      decide(policy, intent({ tool_name: '' }, { risk_class: 'high' })),
+      decide('default_verdict: allow', intent(), { killSwitch: { unavailable: true } }),
+    ];
+    expect(outcomes.map((o) => o.verdict)).toEqual(['allow', 'block', 'block', 'block', 'block']);
+    expect(outcomes[3]!.intentError).toBeDefined();
+    for (const o of outcomes) expect(Object.keys(o)).toEqual([...single, ...added]);
+  });
+  it('keeps a script outcome\'s own members (after the single-intent ones)', () => {
+    const script = intent({ tool_name: 'script', targets: [], arg_provenance: [], script: { steps: [{ tool_name: 'tool.read', args: {} }] } });
+    const o = decide('default_verdict: allow', script);
+    expect(Object.keys(o)).toEqual([...single, 'stepCount', 'compositeRiskClass', 'stepVerdicts', 'matchedRuleIds', 'wrkrApplied', ...added]);
+  });
+});
