@@ -20,9 +20,96 @@ export const MAX_JCS_DEPTH = 128;
  * it a third of the cost of signing a trace (`npm run bench -- canon`). The output is the same:
  * keys sorted by UTF-16 code units (the default sort), strings and numbers as ECMAScript
  * `JSON.stringify` writes them (RFC 8785 §3.2.2); the library stays the oracle in tests/canon.
+ *
+ * Accepted values take a fast pass with no path bookkeeping (`canonical`); a value it refuses is
+ * run through the checked pass (`serialize`), which says what and where. Both give the same text
+ * (tests/canon/jcs-fast.property.test.ts).
  */
 export function jcs(value: unknown): string {
+  try {
+    return canonical(value, 0);
+  } catch {
+    // Refused (or anything unexpected): the checked pass says why, with the path, or — should the
+    // fast pass ever refuse a value the checked pass accepts — serializes it.
+    return serialize(value, 0, []);
+  }
+}
+
+/** The checked pass alone (what `jcs` falls back to); exported so tests can hold the fast pass to it. */
+export function jcsChecked(value: unknown): string {
   return serialize(value, 0, []);
+}
+
+/** Code units JSON.stringify escapes or JCS refuses (any surrogate; `isWellFormed` then decides). */
+const SPECIAL = /[\u0000-\u001f"\\\ud800-\udfff]/;
+
+/**
+ * The fast pass, the same output as `serialize` (RFC 8785) without its bookkeeping; it throws on
+ * anything `serialize` refuses, and `jcs` then runs `serialize` for the error. Two savings, ~2× on
+ * a trace record (`npm run bench -- canon`): a string with nothing to escape (almost all of them:
+ * keys, digests, names) is quoted as is instead of going through JSON.stringify, and the few keys
+ * of an object are insertion-sorted instead of calling Array.prototype.sort. `<` on strings
+ * compares UTF-16 code units, as the default sort does.
+ */
+function canonical(value: unknown, depth: number): string {
+  switch (typeof value) {
+    case 'string':
+      return quote(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'number':
+      if (!Number.isFinite(value)) throw REFUSED;
+      return JSON.stringify(value);
+    case 'object': {
+      if (value === null) return 'null';
+      if (depth >= MAX_JCS_DEPTH) throw REFUSED;
+      if (Array.isArray(value)) {
+        let out = '[';
+        for (let i = 0; i < value.length; i++) {
+          if (!(i in value)) throw REFUSED;
+          if (i > 0) out += ',';
+          out += canonical(value[i], depth + 1);
+        }
+        return out + ']';
+      }
+      const proto: unknown = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) throw REFUSED;
+      const keys = sortedKeys(value);
+      let out = '{';
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]!;
+        if (i > 0) out += ',';
+        out += quote(key) + ':' + canonical((value as Record<string, unknown>)[key], depth + 1);
+      }
+      return out + '}';
+    }
+    default:
+      throw REFUSED;
+  }
+}
+
+const REFUSED = new Error('jcs: refused by the fast pass');
+
+function quote(s: string): string {
+  if (!SPECIAL.test(s)) return '"' + s + '"';
+  if (!s.isWellFormed()) throw REFUSED;
+  return JSON.stringify(s);
+}
+
+/** Own enumerable keys in UTF-16 code-unit order; insertion sort for the usual handful. */
+function sortedKeys(value: object): string[] {
+  const keys = Object.keys(value);
+  if (keys.length > 32) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i]!;
+    let j = i - 1;
+    while (j >= 0 && keys[j]! > key) {
+      keys[j + 1] = keys[j]!;
+      j--;
+    }
+    keys[j + 1] = key;
+  }
+  return keys;
 }
 
 /**
