@@ -2,7 +2,7 @@ import { isJsonObject, nowUTC, type GoTime, type JsonObject } from '../canon/ind
 import type { GateOutcome } from '../gate/evaluate.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import type { Verdict } from '../policy/types.js';
-import { buildTraceRecord, signTrace, type SignedTrace, type TraceInput } from '../trace/index.js';
+import { buildTraceRecord, signDigestedJson, type SignedTrace, type TraceInput } from '../trace/index.js';
 import { WARD_VERSION } from '../version.js';
 import type { DecisionBasis, DecisionSubject } from './types.js';
 
@@ -67,10 +67,15 @@ export function assembleTrace(basis: DecisionBasis, facts: TraceFacts): SignedTr
     traceContext: facts.traceContext,
   } satisfies Record<keyof TraceInput, unknown>; // a new TraceInput member must be named here too
   const unsigned = buildTraceRecord(input, basis.traceFormat);
+  // The record and its relationship are this function's own (just built), so both are completed
+  // in place: a copy (`{ ...record, more }`) costs about 1 µs per added member on Node 20, ~4 µs
+  // for the signature alone.
   if (facts.relationshipExtras && isJsonObject(unsigned['relationship'])) {
-    unsigned['relationship'] = { ...unsigned['relationship'], ...facts.relationshipExtras };
+    Object.assign(unsigned['relationship'], facts.relationshipExtras);
   }
-  return signTrace(unsigned, basis.signingKey);
+  // What signTrace does, without the copy: the signature member comes last, as the reference writes it.
+  unsigned['signature'] = signDigestedJson(unsigned, basis.signingKey);
+  return unsigned as SignedTrace;
 }
 
 /** The trace fields every host derives the same way from an evaluated intent: context evidence and script summary. */
