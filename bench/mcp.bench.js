@@ -6,7 +6,9 @@
 //
 // Baselines measured in the same run (issue 17, target 3): over stdio a bare Node byte relay
 // (bench/relay.mjs: spawns the server, pipes bytes both ways, parses nothing), the floor for any
-// proxy in Node; over Streamable HTTP the npm package `mcp-proxy` (a devDependency, 6.2.0: the
+// proxy in Node, and the same relay with --sign: each tools/call line parsed, hashed, signed with
+// Ed25519 and the signature written to a journal before the line is forwarded — the least any
+// proxy keeping Ward's rule (forward only what is decided, signed and written) pays; over Streamable HTTP the npm package `mcp-proxy` (a devDependency, 6.2.0: the
 // newest release that installs on Node 20 without warnings), a peer bridge from Streamable HTTP to
 // a stdio server, beside `ward mcp proxy --listen` bridging to the same stdio server; both against
 // the stdio server reached directly. "added × base" is Ward's added p50 over the baseline's.
@@ -273,10 +275,11 @@ export default async function (h) {
     clients.push(sd);
     if (only !== 'http') {
       const relay = await stdioClient([RELAY, '--', process.execPath, TINY], cwd);
+      const signingRelay = await stdioClient([RELAY, '--sign', path.join(cwd, 'relay-journal'), '--', process.execPath, TINY], cwd);
       const proxy = (sync) => stdioClient([WARD, 'mcp', 'proxy', '--policy', 'policy.yaml', '--trace-sync', sync, '--', process.execPath, TINY], cwd);
       const sw = await proxy('write');
       const sf = await proxy('fsync');
-      clients.push(relay, sw, sf);
+      clients.push(relay, signingRelay, sw, sf);
       const other = OTHER ? [{ label: '(other build, trace-sync write)', client: await stdioClient([OTHER, 'mcp', 'proxy', '--policy', 'policy.yaml', '--trace-sync', 'write', '--', process.execPath, TINY], cwd), baseline: '(bare relay, baseline)' }] : [];
       clients.push(...other.map((o) => o.client));
       process.stderr.write(`running ${h.file} › ${TITLE} (stdio)\n`);
@@ -284,6 +287,7 @@ export default async function (h) {
       rows.push(
         ...(await compare('stdio', sd, [
           { label: RELAY_LABEL, client: relay },
+          { label: '(relay + sign + journal write, the rule\'s floor)', client: signingRelay, baseline: RELAY_LABEL },
           { label: '(trace-sync write)', client: sw, baseline: RELAY_LABEL },
           { label: '(trace-sync fsync)', client: sf, baseline: RELAY_LABEL },
           ...other,

@@ -320,7 +320,12 @@ export class Journal {
     return { seq, path, fh, size: 0, capacity, pending: new Set() };
   }
 
-  /** `write` mode: fdatasync in the background, one call covering every write before it. */
+  /**
+   * `write` mode: fdatasync in the background, one call covering every write before it. It starts
+   * in the event loop's next check phase, not on the appender's turn: submitting it costs the
+   * caller tens of microseconds (a promise and a thread-pool request), and the MCP proxy forwards
+   * a call right after its append (bench/mcp.bench.js, concurrency 1).
+   */
   private syncInBackground(seg: Segment): void {
     if (this.bgSync) {
       this.bgSyncAgain = true;
@@ -328,7 +333,7 @@ export class Journal {
     }
     // A failed background sync is not an acknowledgement lost: the checkpoint syncs the records'
     // destination before the segment goes.
-    const run = seg.fh.datasync().catch(() => undefined);
+    const run = new Promise<void>((r) => setImmediate(r)).then(() => seg.fh.datasync()).catch(() => undefined);
     track(seg, run);
     this.bgSync = run.then(() => {
       this.bgSync = undefined;
