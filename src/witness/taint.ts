@@ -1,5 +1,5 @@
 import { hash, randomBytes } from 'node:crypto';
-import { walkStrings } from './walk.js';
+import { jsonPathChild, walkStrings } from './walk.js';
 
 /**
  * Witnessed provenance: which earlier tool result a `tools/call` argument carries a value from.
@@ -105,8 +105,17 @@ export class TaintMemory {
   private readonly salt: Buffer;
   private readonly saltText: string;
   private readonly base: number;
+  /** base^MIN_TOKEN_CHARS modulo 2^32: what leaves the rolling anchor hash with a window's first character. */
+  private readonly anchorPow: number;
   /** Keyed by salted digest; Map order is recency (oldest first) for LRU eviction. */
   private readonly entries = new Map<string, Entry>();
+  /**
+   * The oldest entry is the next of one iterator kept over `entries`: it only ever passed entries
+   * since evicted, and a touched entry moves after it. (A new iterator's first entry is the same
+   * one, but V8 keeps deleted slots until a rehash, and a new iterator walked over thousands of
+   * them on every eviction.)
+   */
+  private lru: IterableIterator<Entry> | undefined;
   /** One entry, or several when values share an anchor (most anchors have one: no array). */
   private readonly anchors = new Map<number, Entry | Entry[]>();
   private evictedCount = 0;
@@ -118,6 +127,9 @@ export class TaintMemory {
     this.saltText = this.salt.toString('hex');
     // An odd base keeps the hash a bijection per position modulo 2^32.
     this.base = ((this.salt.readUInt32BE(0) & BASE_MASK) | 1) >>> 0 || 0x01000193;
+    let pow = 1;
+    for (let i = 0; i < MIN_TOKEN_CHARS; i++) pow = Math.imul(pow, this.base) >>> 0;
+    this.anchorPow = pow;
   }
 
   get size(): number {
@@ -147,21 +159,67 @@ export class TaintMemory {
     return out;
   }
 
+  /**
+   * The arguments' strings, object keys and numbers (as JSON writes them) are visited in the order
+   * and within the bounds of `walkStrings` (depth 64, 1,000,000 strings), each one's JSON path
+   * built only when it carries a value (most strings are too short to, and none does).
+   */
   match(args: unknown): TaintHit[] {
     if (this.entries.size === 0) return [];
     const hits = new Map<string, TaintHit>();
-    const { strings } = walkStrings(args, { includeKeys: true, includeNumbers: true, limits: { maxDepth: 64, maxStrings: 1_000_000 } });
-    for (const { path, value } of strings) {
-      for (const { text, encoding } of argumentVariants(value)) {
-        for (const entry of this.scan(text)) {
-          for (const s of entry.sources) {
-            const id = `${s.traceId}\u0000${s.toolName}\u0000${path}`;
-            if (!hits.has(id)) hits.set(id, { ...s, argPath: path, encoding });
-          }
+    let left = MATCH_MAX_STRINGS;
+    // `at`: the key or index of `node` in the container whose path is `parent`; undefined at the root.
+    const visit = (node: unknown, parent: string, at: string | number | undefined, depth: number): void => {
+      if (left <= 0) return;
+      if (typeof node === 'string') {
+        left--;
+        if (node.length >= MIN_TOKEN_CHARS) this.matchString(node, parent, at, false, hits);
+        return;
+      }
+      if (typeof node === 'number') {
+        if (!Number.isFinite(node)) return;
+        left--;
+        const text = JSON.stringify(node);
+        if (text.length >= MIN_TOKEN_CHARS) this.matchString(text, parent, at, false, hits);
+        return;
+      }
+      if (node === null || typeof node !== 'object') return;
+      if (depth >= MATCH_MAX_DEPTH) return;
+      const path = childPath(parent, at);
+      if (Array.isArray(node)) {
+        node.forEach((item: unknown, i: number) => visit(item, path, i, depth + 1));
+        return;
+      }
+      const object = node as Record<string, unknown>;
+      for (const key of Object.keys(object)) {
+        if (key.length > 0) {
+          if (left <= 0) return;
+          left--;
+          if (key.length >= MIN_TOKEN_CHARS) this.matchString(key, path, key, true, hits);
+        }
+        visit(object[key], path, key, depth + 1);
+      }
+    };
+    visit(args, '$', undefined, 0);
+    return [...hits.values()];
+  }
+
+  /**
+   * The hits of one argument string (at least MIN_TOKEN_CHARS long: unescaping, percent- and
+   * base64-decoding never lengthen a text, and `scan` finds nothing in a shorter one), at the path
+   * `parent` + `at` (+ `#key` for an object key).
+   */
+  private matchString(value: string, parent: string, at: string | number | undefined, isKey: boolean, hits: Map<string, TaintHit>): void {
+    let path: string | undefined;
+    for (const { text, encoding } of argumentVariants(value)) {
+      for (const entry of this.scan(text)) {
+        path ??= isKey ? `${childPath(parent, at)}#key` : childPath(parent, at);
+        for (const s of entry.sources) {
+          const id = `${s.traceId}\u0000${s.toolName}\u0000${path}`;
+          if (!hits.has(id)) hits.set(id, { ...s, argPath: path, encoding });
         }
       }
     }
-    return [...hits.values()];
   }
 
   stats(): TaintStats {
@@ -204,8 +262,19 @@ export class TaintMemory {
     this.entries.set(entry.key, entry);
   }
 
+  /** The least recently remembered or matched entry (the memory is not empty). */
+  private oldest(): Entry {
+    let next = (this.lru ??= this.entries.values()).next();
+    if (next.done === true) {
+      // Not reached while entries remain (each is after the iterator); a fresh one is the same answer.
+      this.lru = this.entries.values();
+      next = this.lru.next();
+    }
+    return next.value as Entry;
+  }
+
   private evictOldest(): void {
-    const oldest = this.entries.values().next().value as Entry;
+    const oldest = this.oldest();
     this.entries.delete(oldest.key);
     const bucket = this.anchors.get(oldest.anchor);
     const rest = Array.isArray(bucket) ? bucket.filter((e) => e !== oldest) : [];
@@ -215,32 +284,49 @@ export class TaintMemory {
     this.evictedCount++;
   }
 
-  /** Entries whose value occurs in `text`. */
+  /**
+   * Entries whose value occurs in `text`. The anchor hash of each window is rolled along the text;
+   * only on an anchor hit are the prefix hashes built, which give any window's whole-value hash in
+   * O(1) (the common text has no hit and allocates nothing).
+   */
   private scan(text: string): Entry[] {
     const n = text.length;
     if (n < MIN_TOKEN_CHARS) return [];
     const base = this.base;
-    // prefix[i] = hash of text[0..i); pow[i] = base^i, both modulo 2^32.
-    const prefix = new Uint32Array(n + 1);
-    const pow = new Uint32Array(n + 1);
-    pow[0] = 1;
-    for (let i = 0; i < n; i++) {
-      prefix[i + 1] = (Math.imul(prefix[i] as number, base) + text.charCodeAt(i)) >>> 0;
-      pow[i + 1] = Math.imul(pow[i] as number, base) >>> 0;
-    }
-    const windowHash = (start: number, len: number): number =>
-      ((prefix[start + len] as number) - Math.imul(prefix[start] as number, pow[len] as number)) >>> 0;
-    const found = new Set<Entry>();
-    for (let start = 0; start + MIN_TOKEN_CHARS <= n; start++) {
-      const bucket = this.anchors.get(windowHash(start, MIN_TOKEN_CHARS));
-      if (bucket === undefined) continue;
-      for (const entry of Array.isArray(bucket) ? bucket : [bucket]) {
-        if (found.has(entry) || start + entry.length > n) continue;
-        if (windowHash(start, entry.length) !== entry.whole) continue;
-        if (this.digest(text.slice(start, start + entry.length)) !== entry.key) continue;
-        found.add(entry);
+    const anchorPow = this.anchorPow;
+    const anchors = this.anchors;
+    let anchor = 0;
+    for (let i = 0; i < MIN_TOKEN_CHARS; i++) anchor = (Math.imul(anchor, base) + text.charCodeAt(i)) >>> 0;
+    // prefix[i] = hash of text[0..i); pow[i] = base^i, both modulo 2^32 (built at the first anchor hit).
+    let prefix: Uint32Array | undefined;
+    let pow: Uint32Array | undefined;
+    let found: Set<Entry> | undefined;
+    for (let start = 0; ; start++) {
+      const bucket = anchors.get(anchor);
+      if (bucket !== undefined) {
+        if (prefix === undefined || pow === undefined) {
+          prefix = new Uint32Array(n + 1);
+          pow = new Uint32Array(n + 1);
+          pow[0] = 1;
+          for (let i = 0; i < n; i++) {
+            prefix[i + 1] = (Math.imul(prefix[i] as number, base) + text.charCodeAt(i)) >>> 0;
+            pow[i + 1] = Math.imul(pow[i] as number, base) >>> 0;
+          }
+        }
+        for (const entry of Array.isArray(bucket) ? bucket : [bucket]) {
+          const end = start + entry.length;
+          if (found?.has(entry) || end > n) continue;
+          if (((prefix[end] as number) - Math.imul(prefix[start] as number, pow[entry.length] as number)) >>> 0 !== entry.whole) continue;
+          if (this.digest(text.slice(start, end)) !== entry.key) continue;
+          (found ??= new Set()).add(entry);
+        }
       }
+      const next = start + MIN_TOKEN_CHARS;
+      if (next >= n) break;
+      // Roll the window one character on: drop text[start] (times base^MIN_TOKEN_CHARS), add text[next].
+      anchor = (Math.imul(anchor, base) - Math.imul(text.charCodeAt(start), anchorPow) + text.charCodeAt(next)) >>> 0;
     }
+    if (found === undefined) return [];
     for (const entry of found) this.touch(entry);
     return [...found];
   }
@@ -259,6 +345,16 @@ export class TaintMemory {
   private digest(value: string): string {
     return hash('sha256', this.saltText + value, 'base64').slice(0, 12);
   }
+}
+
+/** The bounds of `match`'s walk (those `walkStrings` had for it). */
+const MATCH_MAX_DEPTH = 64;
+const MATCH_MAX_STRINGS = 1_000_000;
+
+/** The JSON path of the member or item `at` of the container at `parent` (`parent` itself at the root). */
+function childPath(parent: string, at: string | number | undefined): string {
+  if (at === undefined) return parent;
+  return typeof at === 'number' ? `${parent}[${at}]` : jsonPathChild(parent, at);
 }
 
 function normalizeNewlines(text: string): string {
@@ -294,11 +390,25 @@ function unescapeVariants(text: string): string[] {
  * value the model encoded before sending). Decodings are scanned, never remembered.
  */
 function argumentVariants(value: string): { text: string; encoding: TaintEncoding }[] {
+  const raw = normalizeNewlines(value);
+  // The common argument: nothing to unescape or percent-decode, so the text itself and its base64 tokens.
+  if (!raw.includes('\\') && !raw.includes('%')) {
+    const variants: { text: string; encoding: TaintEncoding }[] = [{ text: raw, encoding: 'raw' }];
+    const tokens = base64Tokens(raw);
+    if (tokens === undefined) return variants;
+    const seen = tokens.length > 1 ? new Set([raw]) : undefined;
+    for (const token of tokens) {
+      const decoded = normalizeNewlines(decodeBase64Utf8(token));
+      if (decoded.length < MIN_TOKEN_CHARS || (seen === undefined ? decoded === raw : seen.has(decoded))) continue;
+      seen?.add(decoded);
+      variants.push({ text: decoded, encoding: 'base64_decoded' });
+    }
+    return variants;
+  }
   const out = new Map<string, TaintEncoding>();
   const add = (text: string, encoding: TaintEncoding) => {
     if (!out.has(text)) out.set(text, encoding);
   };
-  const raw = normalizeNewlines(value);
   // JSON inside a URL and a URL inside JSON: each unescaping level is also percent-decoded, and
   // each percent-decoding is also unescaped.
   unescapeVariants(raw).forEach((text, level) => {
@@ -307,10 +417,10 @@ function argumentVariants(value: string): { text: string; encoding: TaintEncodin
   });
   for (const decoded of percentDecodings(raw)) for (const text of unescapeVariants(decoded)) add(text, 'url_decoded');
   for (const text of [...out.keys()]) {
-    const tokens = text.match(BASE64_TOKEN);
-    if (!tokens) continue;
-    for (const token of tokens.slice(0, MAX_BASE64_TOKENS)) {
-      const decoded = normalizeNewlines(Buffer.from(token, 'base64').toString('utf8'));
+    const tokens = base64Tokens(text);
+    if (tokens === undefined) continue;
+    for (const token of tokens) {
+      const decoded = normalizeNewlines(decodeBase64Utf8(token));
       if (decoded.length >= MIN_TOKEN_CHARS) add(decoded, 'base64_decoded');
     }
   }
@@ -326,10 +436,125 @@ function percentDecodings(text: string): string[] {
 
 const PERCENT = /%[0-9A-Fa-f]{2}/;
 const PERCENT_RUN = /(?:%[0-9A-Fa-f]{2})+/g;
-/** 16+ characters of the base64 or base64url alphabet: 12+ bytes once decoded, the shortest value. */
-const BASE64_TOKEN = /[A-Za-z0-9+/_-]{16,}={0,2}/g;
 /** Base64 tokens decoded per argument string: bounds the work a hostile argument can cause. */
 const MAX_BASE64_TOKENS = 256;
+/** A base64 token has at least this many characters of the alphabet: 12+ bytes once decoded, the shortest value. */
+const MIN_BASE64_CHARS = 16;
+
+/** Tokens up to this long are decoded without a Buffer (36 bytes). */
+const MAX_SHORT_BASE64_CHARS = 48;
+
+/** Each character's 6-bit value in the base64 and base64url alphabets (both: `+` and `-` are 62, `/` and `_` 63); -1 outside. */
+const BASE64_VALUE = (() => {
+  const table = new Int8Array(128).fill(-1);
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  for (let i = 0; i < alphabet.length; i++) table[alphabet.charCodeAt(i)] = i;
+  table[0x2d] = 62; // -
+  table[0x5f] = 63; // _
+  return table;
+})();
+
+/**
+ * The first MAX_BASE64_TOKENS base64 tokens of a text: each run of 16 or more characters of the
+ * base64 or base64url alphabet, with up to two `=` after it (what `/[A-Za-z0-9+/_-]{16,}={0,2}/g`
+ * matches); undefined when there is none.
+ */
+export function base64Tokens(text: string): string[] | undefined {
+  let tokens: string[] | undefined;
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c >= 128 || BASE64_VALUE[c] === -1) {
+      i++;
+      continue;
+    }
+    const start = i;
+    while (i < n) {
+      const d = text.charCodeAt(i);
+      if (d >= 128 || BASE64_VALUE[d] === -1) break;
+      i++;
+    }
+    if (i - start < MIN_BASE64_CHARS) continue;
+    if (i < n && text.charCodeAt(i) === 0x3d) i += i + 1 < n && text.charCodeAt(i + 1) === 0x3d ? 2 : 1;
+    (tokens ??= []).push(text.slice(start, i));
+    if (tokens.length === MAX_BASE64_TOKENS) break;
+  }
+  return tokens;
+}
+
+/**
+ * A base64 token decoded, its bytes read as UTF-8: `Buffer.from(token, 'base64').toString('utf8')`
+ * (4 characters give 3 bytes, a last 2 or 3 give 1 or 2, a last single one nothing; every
+ * ill-formed UTF-8 sequence becomes one U+FFFD per maximal subpart, as the Encoding Standard's
+ * decoder does). A token is decoded for nearly every argument (paths, ids and numbers are
+ * tokens); a short one is decoded here, without a Buffer, whose round trip cost more than the
+ * decoding (measured: about 3 µs of a call's ~20 µs in the proxy, cold); a longer one by Buffer,
+ * faster per byte. `token` holds only alphabet characters and trailing `=`.
+ */
+export function decodeBase64Utf8(token: string): string {
+  if (token.length > MAX_SHORT_BASE64_CHARS) return Buffer.from(token, 'base64').toString('utf8');
+  let end = token.length;
+  while (end > 0 && token.charCodeAt(end - 1) === 0x3d) end--;
+  let out = '';
+  let bits = 0;
+  let acc = 0;
+  // UTF-8 decoder state (the Encoding Standard's): bytes still needed, seen, the code point so far, and the bounds of the next byte.
+  let needed = 0;
+  let seen = 0;
+  let cp = 0;
+  let lower = 0x80;
+  let upper = 0xbf;
+  for (let i = 0; i < end; i++) {
+    acc = ((acc << 6) | (BASE64_VALUE[token.charCodeAt(i)] as number)) & 0xffff;
+    bits += 6;
+    if (bits < 8) continue;
+    bits -= 8;
+    const byte = (acc >> bits) & 0xff;
+    for (;;) {
+      if (needed === 0) {
+        if (byte < 0x80) out += String.fromCharCode(byte);
+        else if (byte >= 0xc2 && byte <= 0xdf) {
+          needed = 1;
+          cp = byte & 0x1f;
+        } else if (byte >= 0xe0 && byte <= 0xef) {
+          if (byte === 0xe0) lower = 0xa0;
+          else if (byte === 0xed) upper = 0x9f;
+          needed = 2;
+          cp = byte & 0x0f;
+        } else if (byte >= 0xf0 && byte <= 0xf4) {
+          if (byte === 0xf0) lower = 0x90;
+          else if (byte === 0xf4) upper = 0x8f;
+          needed = 3;
+          cp = byte & 0x07;
+        } else out += '\ufffd';
+        break;
+      }
+      if (byte < lower || byte > upper) {
+        // The sequence so far is one U+FFFD; this byte starts over.
+        needed = 0;
+        seen = 0;
+        cp = 0;
+        lower = 0x80;
+        upper = 0xbf;
+        out += '\ufffd';
+        continue;
+      }
+      lower = 0x80;
+      upper = 0xbf;
+      cp = (cp << 6) | (byte & 0x3f);
+      if (++seen === needed) {
+        out += String.fromCodePoint(cp);
+        needed = 0;
+        seen = 0;
+        cp = 0;
+      }
+      break;
+    }
+  }
+  if (needed !== 0) out += '\ufffd';
+  return out;
+}
 
 /** Percent-escapes decoded as UTF-8 wherever they form runs; a malformed `%` is left as it is. */
 function percentDecode(text: string): string {

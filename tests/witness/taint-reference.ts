@@ -1,0 +1,400 @@
+import { hash, randomBytes } from 'node:crypto';
+import { walkStrings } from './walk-reference.js';
+
+/**
+ * Witnessed provenance: which earlier tool result a `tools/call` argument carries a value from.
+ *
+ * `remember` extracts candidate values from a result Ward saw and keeps only fingerprints of them;
+ * `match` reports the results whose values occur inside any argument string (or object key, or
+ * number as JSON writes it), as a substring, or after undoing JSON string escaping (up to three
+ * levels: a value the model wrapped into a JSON document it passes as a string, possibly twice),
+ * percent-encoding (a value put into a URL or a form) or base64 (a token of the argument that
+ * decodes to text holding the value).
+ *
+ * Candidates (documented in docs/witness.md):
+ * - a whole result string, trimmed, of at least MIN_TEXT_CHARS characters;
+ * - every line of a multi-line string, trimmed, of at least MIN_TEXT_CHARS characters (so a
+ *   secret file is caught when a later argument embeds one of its lines);
+ * - the value of every `NAME=value` or `name: value` line, unquoted, of at least MIN_TOKEN_CHARS
+ *   characters (a `.env` file's secret, carried without its name);
+ * - every token (split at whitespace, quotes and brackets) of at least MIN_TOKEN_CHARS characters
+ *   that looks like a URL, an absolute path or a token (mixed character classes, many distinct
+ *   characters).
+ * All candidates need MIN_DISTINCT_CHARS distinct characters: `================` is not a value.
+ * Shorter values are never remembered, so no short or common string is ever tainted: a match
+ * means an argument contains, exactly, a ≥ 12-character value a result returned.
+ *
+ * Fingerprints: each value is kept as (its length, a keyed 32-bit polynomial hash of its first
+ * MIN_TOKEN_CHARS characters — the anchor —, a keyed polynomial hash of the whole value, and a
+ * salted sha256 of it, truncated to 72 bits). `match` rolls the anchor hash over each argument string; on an
+ * anchor hit it compares the whole-value polynomial hash in O(1) from prefix hashes, and only then
+ * the sha256. The values themselves are never stored, and the session key and salt make the
+ * fingerprints useless outside this process.
+ *
+ * Memory is bounded: at most `maxValues` values per session (least recently remembered or matched
+ * evicted first), at most `maxCandidatesPerResult` new values per result, values longer than
+ * `maxValueChars` are only remembered by their lines and tokens.
+ */
+export interface TaintSource {
+  traceId: string;
+  toolName: string;
+}
+
+export type TaintEncoding = 'raw' | 'json_unescaped' | 'url_decoded' | 'base64_decoded';
+
+export interface TaintHit extends TaintSource {
+  /** JSON path of the argument string that carries the value (`$.body`, `$.headers.x#key`). */
+  argPath: string;
+  /**
+   * `raw`: the value occurs as is; `json_unescaped`: after undoing JSON string escaping;
+   * `url_decoded`: after percent-decoding (and `+` as space); `base64_decoded`: inside a
+   * base64 or base64url token of the argument, decoded whole.
+   */
+  encoding: TaintEncoding;
+}
+
+export interface TaintLimits {
+  maxValues: number;
+  maxValueChars: number;
+  maxCandidatesPerResult: number;
+  /** Distinct earlier results kept per value (the most recent first). */
+  maxSourcesPerValue: number;
+}
+
+export const DEFAULT_TAINT_LIMITS: TaintLimits = {
+  maxValues: 10_000,
+  maxValueChars: 65_536,
+  maxCandidatesPerResult: 4_096,
+  maxSourcesPerValue: 4,
+};
+
+export const MIN_TEXT_CHARS = 16;
+export const MIN_TOKEN_CHARS = 12;
+export const MIN_DISTINCT_CHARS = 5;
+/** JSON escaping undone at most this many times (a value inside a JSON string inside a JSON string...). */
+export const MAX_UNESCAPE_LEVELS = 3;
+
+export interface RememberOutcome {
+  /** New values fingerprinted. */
+  remembered: number;
+  /** Values already known (their source list was refreshed). */
+  refreshed: number;
+  /** Candidates dropped by `maxCandidatesPerResult` or the walk's bounds. */
+  dropped: number;
+}
+
+export interface TaintStats {
+  values: number;
+  /** Approximate bytes the fingerprints take (see docs/witness.md for the measured figure). */
+  approxBytes: number;
+  evicted: number;
+}
+
+interface Entry {
+  key: string;
+  length: number;
+  anchor: number;
+  whole: number;
+  sources: TaintSource[];
+}
+
+const BASE_MASK = 0xfffffffe;
+
+export class TaintMemory {
+  private readonly limits: TaintLimits;
+  private readonly salt: Buffer;
+  private readonly saltText: string;
+  private readonly base: number;
+  /** Keyed by salted digest; Map order is recency (oldest first) for LRU eviction. */
+  private readonly entries = new Map<string, Entry>();
+  /** One entry, or several when values share an anchor (most anchors have one: no array). */
+  private readonly anchors = new Map<number, Entry | Entry[]>();
+  private evictedCount = 0;
+
+  constructor(limits: Partial<TaintLimits> = {}, key: Uint8Array = randomBytes(32)) {
+    this.limits = { ...DEFAULT_TAINT_LIMITS, ...limits };
+    if (!(this.limits.maxValues >= 1)) throw new RangeError('maxValues must be >= 1');
+    this.salt = Buffer.from(key);
+    this.saltText = this.salt.toString('hex');
+    // An odd base keeps the hash a bijection per position modulo 2^32.
+    this.base = ((this.salt.readUInt32BE(0) & BASE_MASK) | 1) >>> 0 || 0x01000193;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  remember(result: unknown, source: TaintSource): RememberOutcome {
+    const out: RememberOutcome = { remembered: 0, refreshed: 0, dropped: 0 };
+    const walked = walkStrings(result);
+    if (walked.truncated) out.dropped++;
+    const seen = new Set<string>();
+    let budget = this.limits.maxCandidatesPerResult;
+    for (const { value } of walked.strings) {
+      for (const variant of unescapeVariants(normalizeNewlines(value))) {
+        for (const candidate of candidates(variant, this.limits.maxValueChars)) {
+          if (seen.has(candidate)) continue;
+          seen.add(candidate);
+          if (budget-- <= 0) {
+            out.dropped++;
+            continue;
+          }
+          if (this.add(candidate, source)) out.remembered++;
+          else out.refreshed++;
+        }
+      }
+    }
+    return out;
+  }
+
+  match(args: unknown): TaintHit[] {
+    if (this.entries.size === 0) return [];
+    const hits = new Map<string, TaintHit>();
+    const { strings } = walkStrings(args, { includeKeys: true, includeNumbers: true, limits: { maxDepth: 64, maxStrings: 1_000_000 } });
+    for (const { path, value } of strings) {
+      for (const { text, encoding } of argumentVariants(value)) {
+        for (const entry of this.scan(text)) {
+          for (const s of entry.sources) {
+            const id = `${s.traceId}\u0000${s.toolName}\u0000${path}`;
+            if (!hits.has(id)) hits.set(id, { ...s, argPath: path, encoding });
+          }
+        }
+      }
+    }
+    return [...hits.values()];
+  }
+
+  stats(): TaintStats {
+    let sources = 0;
+    for (const e of this.entries.values()) sources += e.sources.length;
+    // Per value (measured by scripts/measure-taint-memory.js: ~ 355 B with one source): the entry,
+    // its key string, its slots in both maps, and each source reference (source strings are shared).
+    return { values: this.entries.size, approxBytes: this.entries.size * 340 + sources * 16, evicted: this.evictedCount };
+  }
+
+  private add(value: string, source: TaintSource): boolean {
+    const key = this.digest(value);
+    const known = this.entries.get(key);
+    if (known) {
+      known.sources = [source, ...known.sources.filter((s) => s.traceId !== source.traceId || s.toolName !== source.toolName)].slice(
+        0,
+        this.limits.maxSourcesPerValue,
+      );
+      this.touch(known);
+      return false;
+    }
+    const entry: Entry = {
+      key,
+      length: value.length,
+      anchor: this.polyHash(value, 0, MIN_TOKEN_CHARS),
+      whole: this.polyHash(value, 0, value.length),
+      sources: [source],
+    };
+    this.entries.set(key, entry);
+    const bucket = this.anchors.get(entry.anchor);
+    if (bucket === undefined) this.anchors.set(entry.anchor, entry);
+    else if (Array.isArray(bucket)) bucket.push(entry);
+    else this.anchors.set(entry.anchor, [bucket, entry]);
+    while (this.entries.size > this.limits.maxValues) this.evictOldest();
+    return true;
+  }
+
+  private touch(entry: Entry): void {
+    this.entries.delete(entry.key);
+    this.entries.set(entry.key, entry);
+  }
+
+  private evictOldest(): void {
+    const oldest = this.entries.values().next().value as Entry;
+    this.entries.delete(oldest.key);
+    const bucket = this.anchors.get(oldest.anchor);
+    const rest = Array.isArray(bucket) ? bucket.filter((e) => e !== oldest) : [];
+    if (rest.length > 1) this.anchors.set(oldest.anchor, rest);
+    else if (rest.length === 1) this.anchors.set(oldest.anchor, rest[0] as Entry);
+    else this.anchors.delete(oldest.anchor);
+    this.evictedCount++;
+  }
+
+  /** Entries whose value occurs in `text`. */
+  private scan(text: string): Entry[] {
+    const n = text.length;
+    if (n < MIN_TOKEN_CHARS) return [];
+    const base = this.base;
+    // prefix[i] = hash of text[0..i); pow[i] = base^i, both modulo 2^32.
+    const prefix = new Uint32Array(n + 1);
+    const pow = new Uint32Array(n + 1);
+    pow[0] = 1;
+    for (let i = 0; i < n; i++) {
+      prefix[i + 1] = (Math.imul(prefix[i] as number, base) + text.charCodeAt(i)) >>> 0;
+      pow[i + 1] = Math.imul(pow[i] as number, base) >>> 0;
+    }
+    const windowHash = (start: number, len: number): number =>
+      ((prefix[start + len] as number) - Math.imul(prefix[start] as number, pow[len] as number)) >>> 0;
+    const found = new Set<Entry>();
+    for (let start = 0; start + MIN_TOKEN_CHARS <= n; start++) {
+      const bucket = this.anchors.get(windowHash(start, MIN_TOKEN_CHARS));
+      if (bucket === undefined) continue;
+      for (const entry of Array.isArray(bucket) ? bucket : [bucket]) {
+        if (found.has(entry) || start + entry.length > n) continue;
+        if (windowHash(start, entry.length) !== entry.whole) continue;
+        if (this.digest(text.slice(start, start + entry.length)) !== entry.key) continue;
+        found.add(entry);
+      }
+    }
+    for (const entry of found) this.touch(entry);
+    return [...found];
+  }
+
+  private polyHash(text: string, start: number, len: number): number {
+    let h = 0;
+    for (let i = start; i < start + len; i++) h = (Math.imul(h, this.base) + text.charCodeAt(i)) >>> 0;
+    return h;
+  }
+
+  /**
+   * The first 72 bits of sha256(salt ‖ value), as 12 base64 characters: with the keyed 32-bit
+   * polynomial hash checked first, a false match needs both to collide. (Under 13 characters V8
+   * copies a slice instead of keeping the whole digest string alive behind it.)
+   */
+  private digest(value: string): string {
+    return hash('sha256', this.saltText + value, 'base64').slice(0, 12);
+  }
+}
+
+function normalizeNewlines(text: string): string {
+  return text.includes('\r') ? text.replace(/\r\n?/g, '\n') : text;
+}
+
+const JSON_ESCAPE = /\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))/g;
+const SIMPLE_ESCAPES: Readonly<Record<string, string>> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+
+/** JSON string escapes undone wherever they occur (the text need not be valid JSON). */
+export function unescapeJsonText(text: string): string {
+  return text.replace(JSON_ESCAPE, (_m, hex: string | undefined, simple: string | undefined) =>
+    hex !== undefined ? String.fromCharCode(parseInt(hex, 16)) : (SIMPLE_ESCAPES[simple as string] as string),
+  );
+}
+
+/** The text and each distinct further unescaping of it, level 0 first. */
+function unescapeVariants(text: string): string[] {
+  const out = [text];
+  let current = text;
+  for (let level = 0; level < MAX_UNESCAPE_LEVELS && current.includes('\\'); level++) {
+    const next = normalizeNewlines(unescapeJsonText(current));
+    if (next === current) break;
+    out.push(next);
+    current = next;
+  }
+  return out;
+}
+
+/**
+ * The texts an argument string is scanned as: itself, its JSON unescapings, and for each of those
+ * its percent-decoding (a value put into a URL) and the decoding of each base64 token in it (a
+ * value the model encoded before sending). Decodings are scanned, never remembered.
+ */
+function argumentVariants(value: string): { text: string; encoding: TaintEncoding }[] {
+  const out = new Map<string, TaintEncoding>();
+  const add = (text: string, encoding: TaintEncoding) => {
+    if (!out.has(text)) out.set(text, encoding);
+  };
+  const raw = normalizeNewlines(value);
+  // JSON inside a URL and a URL inside JSON: each unescaping level is also percent-decoded, and
+  // each percent-decoding is also unescaped.
+  unescapeVariants(raw).forEach((text, level) => {
+    add(text, level === 0 ? 'raw' : 'json_unescaped');
+    for (const decoded of percentDecodings(text)) add(decoded, 'url_decoded');
+  });
+  for (const decoded of percentDecodings(raw)) for (const text of unescapeVariants(decoded)) add(text, 'url_decoded');
+  for (const text of [...out.keys()]) {
+    const tokens = text.match(BASE64_TOKEN);
+    if (!tokens) continue;
+    for (const token of tokens.slice(0, MAX_BASE64_TOKENS)) {
+      const decoded = normalizeNewlines(Buffer.from(token, 'base64').toString('utf8'));
+      if (decoded.length >= MIN_TOKEN_CHARS) add(decoded, 'base64_decoded');
+    }
+  }
+  return [...out].map(([text, encoding]) => ({ text, encoding }));
+}
+
+function percentDecodings(text: string): string[] {
+  if (!PERCENT.test(text)) return [];
+  const out = [percentDecode(text)];
+  if (text.includes('+')) out.push(percentDecode(text.replace(/\+/g, ' ')));
+  return out;
+}
+
+const PERCENT = /%[0-9A-Fa-f]{2}/;
+const PERCENT_RUN = /(?:%[0-9A-Fa-f]{2})+/g;
+/** 16+ characters of the base64 or base64url alphabet: 12+ bytes once decoded, the shortest value. */
+const BASE64_TOKEN = /[A-Za-z0-9+/_-]{16,}={0,2}/g;
+/** Base64 tokens decoded per argument string: bounds the work a hostile argument can cause. */
+const MAX_BASE64_TOKENS = 256;
+
+/** Percent-escapes decoded as UTF-8 wherever they form runs; a malformed `%` is left as it is. */
+function percentDecode(text: string): string {
+  return text.replace(PERCENT_RUN, (run) => Buffer.from(run.replace(/%/g, ''), 'hex').toString('utf8'));
+}
+
+const TOKEN_SPLIT = /[\s"'`<>()[\]{},;|]+/;
+const URL_LIKE = /^[a-z][a-z0-9+.-]*:\/\/\S+$/i;
+const ABS_PATH = /^(?:~?\/|[A-Za-z]:[\\/])[^\s]*[\\/][^\s]*$/;
+const TRAILING_PUNCTUATION = /[.,:;!?]+$/;
+/**
+ * `NAME=value`, `export NAME="value"`, `name: value` (.env files, shell profiles, YAML and
+ * properties files): the value alone is what an exfiltrating call carries, without its name.
+ */
+const ASSIGNMENT = /^(?:export\s+)?[A-Za-z_][\w.-]*\s*[=:]\s*(\S.*)$/;
+const QUOTED = /^(["'])(.*)\1$/;
+
+/** The candidate values of one result string (see the module comment). */
+export function candidates(text: string, maxValueChars: number = DEFAULT_TAINT_LIMITS.maxValueChars): string[] {
+  const out: string[] = [];
+  const whole = text.trim();
+  if (whole.length >= MIN_TEXT_CHARS && whole.length <= maxValueChars && informative(whole)) out.push(whole);
+  for (const line of whole.includes('\n') ? whole.split('\n') : [whole]) {
+    const t = line.trim();
+    if (t !== whole && t.length >= MIN_TEXT_CHARS && t.length <= maxValueChars && informative(t)) out.push(t);
+    const assigned = ASSIGNMENT.exec(t)?.[1]?.replace(QUOTED, '$2');
+    if (assigned && assigned !== t && assigned.length >= MIN_TOKEN_CHARS && assigned.length <= maxValueChars && informative(assigned)) out.push(assigned);
+  }
+  for (const raw of whole.split(TOKEN_SPLIT)) {
+    const token = URL_LIKE.test(raw) ? raw.replace(TRAILING_PUNCTUATION, '') : raw;
+    if (token.length < MIN_TOKEN_CHARS || token.length > maxValueChars || token === whole) continue;
+    if (URL_LIKE.test(token) || ABS_PATH.test(token) || tokenLike(token)) out.push(token);
+  }
+  return out;
+}
+
+function informative(value: string): boolean {
+  return hasDistinct(value, MIN_DISTINCT_CHARS);
+}
+
+/** At least `n` distinct UTF-16 units; stops as soon as it has seen them (values can be long). */
+function hasDistinct(value: string, n: number): boolean {
+  const seen: number[] = [];
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (!seen.includes(c)) {
+      seen.push(c);
+      if (seen.length >= n) return true;
+    }
+  }
+  return false;
+}
+
+/** Two or more character classes and at least 8 distinct characters: ids, keys, hashes, not words. */
+function tokenLike(token: string): boolean {
+  let lower = 0;
+  let upper = 0;
+  let digit = 0;
+  let other = 0;
+  for (let i = 0; i < token.length; i++) {
+    const c = token.charCodeAt(i);
+    if (c >= 97 && c <= 122) lower = 1;
+    else if (c >= 65 && c <= 90) upper = 1;
+    else if (c >= 48 && c <= 57) digit = 1;
+    else other = 1;
+  }
+  return lower + upper + digit + other >= 2 && hasDistinct(token, 8);
+}
