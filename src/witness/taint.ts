@@ -1,5 +1,5 @@
 import { hash, randomBytes } from 'node:crypto';
-import { jsonPathChild, walkStrings } from './walk.js';
+import { jsonPathChild, walkStringValues } from './walk.js';
 
 /**
  * Witnessed provenance: which earlier tool result a `tools/call` argument carries a value from.
@@ -138,11 +138,13 @@ export class TaintMemory {
 
   remember(result: unknown, source: TaintSource): RememberOutcome {
     const out: RememberOutcome = { remembered: 0, refreshed: 0, dropped: 0 };
-    const walked = walkStrings(result);
+    const walked = walkStringValues(result);
     if (walked.truncated) out.dropped++;
     const seen = new Set<string>();
     let budget = this.limits.maxCandidatesPerResult;
-    for (const { value } of walked.strings) {
+    for (const value of walked.values) {
+      // No candidate is shorter than MIN_TOKEN_CHARS, and unescaping never lengthens a text.
+      if (value.length < MIN_TOKEN_CHARS) continue;
       for (const variant of unescapeVariants(normalizeNewlines(value))) {
         for (const candidate of candidates(variant, this.limits.maxValueChars)) {
           if (seen.has(candidate)) continue;

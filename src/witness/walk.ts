@@ -72,6 +72,39 @@ export function walkStrings(value: unknown, options: { includeKeys?: boolean; in
   return { strings, truncated };
 }
 
+/**
+ * The strings of `walkStrings(value, { limits })` (no keys, no numbers), in the same order and
+ * with the same `truncated`, without their paths: for a caller that only reads the values (the
+ * taint memory remembering a result).
+ */
+export function walkStringValues(value: unknown, limits: WalkLimits = DEFAULT_WALK_LIMITS): { values: string[]; truncated: boolean } {
+  const values: string[] = [];
+  let truncated = false;
+  const visit = (node: unknown, depth: number): void => {
+    if (values.length >= limits.maxStrings) {
+      truncated = true;
+      return;
+    }
+    if (typeof node === 'string') {
+      values.push(node);
+      return;
+    }
+    if (node === null || typeof node !== 'object') return;
+    if (depth >= limits.maxDepth) {
+      truncated = true;
+      return;
+    }
+    if (Array.isArray(node)) {
+      node.forEach((item: unknown) => visit(item, depth + 1));
+      return;
+    }
+    const object = node as Record<string, unknown>;
+    for (const key of Object.keys(object)) visit(object[key], depth + 1);
+  };
+  visit(value, 0);
+  return { values, truncated };
+}
+
 const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**

@@ -193,7 +193,7 @@ describe('TaintMemory equals the implementation it replaced', () => {
     expect(after.stats()).toEqual(before.stats());
   });
 
-  it('on deep and wide arguments (the walk bounds)', () => {
+  it('on deep and wide arguments and results (the walk bounds)', () => {
     const key = new Uint8Array(32).fill(5);
     const before = new ReferenceTaintMemory({}, key);
     const after = new TaintMemory({}, key);
@@ -206,6 +206,23 @@ describe('TaintMemory equals the implementation it replaced', () => {
       expect(after.match(deep)).toEqual(before.match(deep));
       expect(after.match({ [secret]: deep })).toEqual(before.match({ [secret]: deep }));
     }
+    // Results at and past the walk's bounds (depth 64, 100,000 strings): the same values kept, the same `dropped`.
+    for (const depth of [62, 63, 64, 65, 70]) {
+      let deep: unknown = `${secret}-${depth}`;
+      for (let i = 0; i < depth; i++) deep = i % 2 ? [deep, null] : { [`k${i}`]: deep, n: 1 };
+      expect(after.remember(deep, { traceId: `d${depth}`, toolName: 'x' })).toEqual(before.remember(deep, { traceId: `d${depth}`, toolName: 'x' }));
+    }
+    for (const [count, tail] of [
+      [99_999, []],
+      [100_000, []],
+      [100_000, [null]],
+      [100_000, [7]],
+      [100_001, []],
+    ] as [number, unknown[]][]) {
+      const wide = [...Array.from({ length: count }, (_, i) => (i % 1000 === 0 ? `wide-value-${i}-${secret}` : 'x')), ...tail];
+      expect(after.remember({ wide }, { traceId: `w${count}`, toolName: 'x' })).toEqual(before.remember({ wide }, { traceId: `w${count}`, toolName: 'x' }));
+    }
+    expect(after.stats()).toEqual(before.stats());
     const sparse: unknown[] = [];
     sparse[3] = secret;
     expect(after.match({ sparse })).toEqual(before.match({ sparse }));
