@@ -67,7 +67,16 @@ export default async function jsonBench(h) {
       retrieval_params: { q: 'x:y "quoted"', top_k: i },
     })),
   });
-  for (const text of [body, envelope, large]) {
+  // What `ward mcp proxy` parses strictly for every client message (peer.ts decodeLine): a
+  // tools/call line, without and with colons inside its strings (a URL argument, a progress token).
+  const toolCall = JSON.stringify({ method: 'tools/call', params: { name: 'echo', arguments: { text: 'x-12-0.25976348323940024' } }, jsonrpc: '2.0', id: 12 });
+  const toolCallUrl = JSON.stringify({
+    method: 'tools/call',
+    params: { name: 'fetch', arguments: { url: 'https://example.com/docs/page?q=a:b' }, _meta: { progressToken: 'tok:12' } },
+    jsonrpc: '2.0',
+    id: 13,
+  });
+  for (const text of [body, envelope, large, toolCall, toolCallUrl]) {
     if (JSON.stringify(parseJsonText(text)) !== JSON.stringify(strictBefore(text))) throw new Error('parsers disagree');
   }
   let refused = false;
@@ -82,6 +91,8 @@ export default async function jsonBench(h) {
     [`daemon /v1/gate/eval body (${body.length} bytes)`, body],
     [`V7 context envelope (${envelope.length} bytes)`, envelope],
     [`400-record envelope (${large.length} bytes)`, large],
+    [`MCP tools/call line (${toolCall.length} bytes)`, toolCall],
+    [`MCP tools/call line, colons in strings (${toolCallUrl.length} bytes)`, toolCallUrl],
   ]) {
     await h.suite(
       `JSON input · ${title}`,

@@ -53,9 +53,25 @@ export function isJsonDuplicateKeyError(err: unknown): err is JsonDuplicateKeyEr
  * escape `\u003a` breaks that, so a text containing it is counted exactly by a string-aware scan
  * instead. Only when the counts differ is the text scanned again, with a set of names per object,
  * to say which key repeats and where.
+ *
+ * The quick path, taken by most messages (a proxied `tools/call` line, say): when no string of
+ * the value can hold a lone surrogate (the text is well-formed and has no `\uD800`–`\uDFFF`
+ * escape), nothing needs rewriting, and when moreover the text has exactly as many colons as the
+ * value has members, it repeats no name: its colons are at least its members, which are at least
+ * the value's. Then only the value's members are counted (no string is visited). When the colons
+ * are more (some string holds one: a URL, a time), the colons inside the value's strings are
+ * counted as above, without the well-formedness checks. Any text still in doubt (a repeated
+ * name, a `\u003a`, a possible lone surrogate) takes the full walk below, which gives it the same
+ * result or error as ever.
  */
 export function parseJsonText(text: string): JsonValue {
   const value = JSON.parse(text) as JsonValue;
+  if (value !== null && typeof value === 'object' && noLoneSurrogates(text)) {
+    const valueMembers = memberCount(value);
+    const textColons = countColons(text);
+    if (textColons === valueMembers) return value;
+    if (!(text.includes('\\u003') && /\\u003a/i.test(text)) && textColons - colonsInStringsOf(value) === valueMembers) return value;
+  }
   members = 0;
   colonsInStrings = 0;
   const out = wellFormed(value);
@@ -138,6 +154,56 @@ function wellFormed(root: JsonValue): JsonValue {
     }
   }
   return holder['root'] as JsonValue;
+}
+
+/** Whether no string JSON.parse reads from `text` can hold a lone surrogate (false when unsure). */
+function noLoneSurrogates(text: string): boolean {
+  return text.isWellFormed() && !(text.includes('\\u') && SURROGATE_ESCAPE.test(text));
+}
+
+/** A `\u` escape of a UTF-16 surrogate (or a backslash and such text after an escaped backslash: then only the quick path is lost). */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/** The members of every object in a parsed value (an explicit stack: JSON.parse accepts any depth). */
+function memberCount(root: JsonObject | JsonValue[]): number {
+  let count = 0;
+  const pending: (JsonObject | JsonValue[])[] = [root];
+  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+    let items: JsonValue[];
+    if (Array.isArray(node)) items = node;
+    else {
+      items = Object.values(node);
+      count += items.length;
+    }
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i] as JsonValue;
+      if (item !== null && typeof item === 'object') pending.push(item);
+    }
+  }
+  return count;
+}
+
+/** The colons in every string and member name of a parsed value. */
+function colonsInStringsOf(root: JsonObject | JsonValue[]): number {
+  let count = 0;
+  const pending: (JsonObject | JsonValue[])[] = [root];
+  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+    const isArray = Array.isArray(node);
+    const keys = isArray ? undefined : Object.keys(node);
+    const n = keys === undefined ? (node as JsonValue[]).length : keys.length;
+    for (let i = 0; i < n; i++) {
+      let item: JsonValue;
+      if (keys === undefined) item = (node as JsonValue[])[i] as JsonValue;
+      else {
+        const key = keys[i] as string;
+        for (let at = key.indexOf(':'); at >= 0; at = key.indexOf(':', at + 1)) count++;
+        item = (node as JsonObject)[key] as JsonValue;
+      }
+      if (typeof item === 'string') for (let at = item.indexOf(':'); at >= 0; at = item.indexOf(':', at + 1)) count++;
+      else if (item !== null && typeof item === 'object') pending.push(item);
+    }
+  }
+  return count;
 }
 
 /** Every `:` in the text. */
