@@ -5,7 +5,7 @@ import { freezeDecisionJson, sandboxDecisionJson } from '../gate/decisions.js';
 import { evaluate, type GateOutcome } from '../gate/evaluate.js';
 import { killSwitchDecisionJson } from '../gate/kill-switch.js';
 import type { Decision } from '../gate/post-process.js';
-import { argsDigest, intentDigest } from '../intent/digest.js';
+import { argsDigest, intentDigest, subjectDigests } from '../intent/digest.js';
 import type { SignedTrace, TraceInput } from '../trace/index.js';
 import { evaluateRequest, evaluationOptions, type Evaluated, type EvaluationInputs, type EvaluationPlan, type FastPath } from './evaluation.js';
 import type { DecisionState, DecisionStepDef, StepRecords } from './steps.js';
@@ -127,7 +127,9 @@ function refuseAsyncStep(step: DecisionStepDef, pending: Promise<void>): never {
 /** The prepared intent and its digests, or the stand-in of an intent that could not be evaluated. */
 function subjectOf(outcome: GateOutcome, raw: unknown): DecisionSubject {
   const prepared = outcome.preparedIntent;
-  return prepared ? { intent: prepared, intentDigest: intentDigest(prepared), argsDigest: argsDigest(prepared) } : unevaluableIntent(raw);
+  if (!prepared) return unevaluableIntent(raw);
+  const { intentDigest, argsDigest } = subjectDigests(prepared);
+  return { intent: prepared, intentDigest, argsDigest };
 }
 
 function decidedTraceFacts(s: DecisionState, req: PipelineRequest, latencyMs: number, fastPath: FastPath | undefined): TraceFacts {

@@ -1,4 +1,4 @@
-import { digestJcs, formatRFC3339Nano, type JsonObject } from '../canon/index.js';
+import { digestJcs, formatRFC3339Nano, jcs, sha256Hex, type JsonObject } from '../canon/index.js';
 import type {
   AgentIdentity,
   ArgProvenance,
@@ -147,6 +147,43 @@ export function intentDigest(intent: NormalizedIntent): string {
 
 export function argsDigest(intent: NormalizedIntent): string {
   return digestJcs(intent.args);
+}
+
+/**
+ * `intentDigest` and `argsDigest` of one intent, its arguments canonicalized once: the intent
+ * digest's payload holds the arguments, so its canonical text is composed around theirs (RFC 8785
+ * sorts `arg_provenance` before `args` and every other member after). Arguments are free-form and
+ * can be large; they were serialized twice per decision. Anything that cannot be canonicalized
+ * goes the separate way, which throws exactly as `intentDigest` (first) and `argsDigest` do.
+ */
+export function subjectDigests(intent: NormalizedIntent): { intentDigest: string; argsDigest: string } {
+  let argsText: string;
+  let intentText: string;
+  try {
+    argsText = jcs(intent.args);
+    intentText = intentDigestText(intent, argsText);
+  } catch {
+    return { intentDigest: intentDigest(intent), argsDigest: argsDigest(intent) };
+  }
+  return { intentDigest: sha256Hex(intentText), argsDigest: sha256Hex(argsText) };
+}
+
+/** jcs(intentDigestPayload(intent)), given jcs(intent.args). */
+function intentDigestText(intent: NormalizedIntent, argsText: string): string {
+  const rest: JsonObject = {
+    tool_name: intent.tool_name,
+    targets: intent.targets.map(targetPayload),
+    context: contextPayload(intent.context),
+  };
+  if (intent.script) {
+    rest['script'] = { steps: intent.script.steps.map(stepPayload) };
+    rest['script_hash'] = intent.script_hash;
+  }
+  if (intent.skill_provenance) rest['skill_provenance'] = skillPayload(intent.skill_provenance);
+  if (intent.delegation) rest['delegation'] = delegationPayload(intent.delegation);
+  const provenance = intent.arg_provenance.length ? `"arg_provenance":${jcs(intent.arg_provenance.map(provenancePayload))},` : '';
+  // `rest` is never empty (tool_name, targets, context): its text is "{...}".
+  return `{${provenance}"args":${argsText},${jcs(rest).slice(1)}`;
 }
 
 export function scriptHashOf(steps: readonly ScriptStep[]): string {
