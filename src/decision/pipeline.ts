@@ -134,7 +134,7 @@ function subjectOf(outcome: GateOutcome, raw: unknown): DecisionSubject {
 
 function decidedTraceFacts(s: DecisionState, req: PipelineRequest, latencyMs: number, fastPath: FastPath | undefined): TraceFacts {
   const { outcome, records } = s;
-  const objects = new Set<OutcomeObject>(req.outcomeObjects ?? ['freeze_window', 'sandbox', 'kill_switch']);
+  const recorded = (o: OutcomeObject) => req.outcomeObjects?.includes(o) ?? true; // default: all three
   const approvalRef = records.approval?.approvalRef || req.approvalTokenRef;
   return {
     subject: s.subject,
@@ -147,9 +147,9 @@ function decidedTraceFacts(s: DecisionState, req: PipelineRequest, latencyMs: nu
     ...(fastPath ? { approvedScript: approvedScriptFacts(fastPath) } : {}),
     ...(approvalRef ? { approvalTokenRef: approvalRef } : {}),
     ...(records.delegation?.delegationRef ? { delegationTokenRef: records.delegation.delegationRef } : {}),
-    ...(outcome.freezeWindow && objects.has('freeze_window') ? { freezeWindow: freezeDecisionJson(outcome.freezeWindow) } : {}),
-    ...(outcome.sandbox && objects.has('sandbox') ? { sandbox: sandboxDecisionJson(outcome.sandbox) } : {}),
-    ...(outcome.killSwitch && objects.has('kill_switch') ? { killSwitch: killSwitchDecisionJson(outcome.killSwitch) } : {}),
+    ...(outcome.freezeWindow && recorded('freeze_window') ? { freezeWindow: freezeDecisionJson(outcome.freezeWindow) } : {}),
+    ...(outcome.sandbox && recorded('sandbox') ? { sandbox: sandboxDecisionJson(outcome.sandbox) } : {}),
+    ...(outcome.killSwitch && recorded('kill_switch') ? { killSwitch: killSwitchDecisionJson(outcome.killSwitch) } : {}),
     ...(records.mcpTrust ? { mcpTrust: records.mcpTrust } : {}),
     relationshipExtras: req.relationshipExtras,
   };

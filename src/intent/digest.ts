@@ -71,7 +71,7 @@ export function delegationPayload(d: Delegation): JsonObject {
   return out;
 }
 
-function agentIdentityPayload(a: AgentIdentity): JsonObject {
+export function agentIdentityPayload(a: AgentIdentity): JsonObject {
   const out: JsonObject = {
     issued_at: formatRFC3339Nano(a.issued_at),
     approved_at: formatRFC3339Nano(a.approved_at),

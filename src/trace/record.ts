@@ -7,7 +7,7 @@ import {
   type JsonObject,
   type JsonValue,
 } from '../canon/index.js';
-import { contextPayload, delegationDigest, intentDigestPayload } from '../intent/digest.js';
+import { agentIdentityPayload, delegationDigest, intentDigestPayload } from '../intent/digest.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import { canonicalTargetNotes } from '../intent/canonical.js';
 import type { Verdict } from '../policy/types.js';
@@ -170,8 +170,12 @@ export function buildTraceRecord(input: TraceInput, format: TraceFormat): Unsign
   r['args_digest'] = input.argsDigest;
   r['intent_digest'] = input.intentDigest;
   r['policy_digest'] = input.policyDigest;
-  const contextJson = contextPayload(ctx);
-  for (const field of CONTEXT_COPY_FIELDS) put(r, field, contextJson[field]);
+  // contextPayload(ctx)[field] for each, without building the whole payload (its members are the
+  // context's own values when set; put() skips the unset ones as the payload does).
+  for (const field of CONTEXT_COPY_FIELDS) {
+    if (field === 'agent_identity') put(r, field, ctx.agent_identity ? agentIdentityPayload(ctx.agent_identity) : undefined);
+    else put(r, field, ctx[field]);
+  }
   for (const [field, value] of Object.entries(input.broker ?? {})) put(r, field, value);
   r['policy_id'] = input.policyId;
   r['policy_version'] = input.policyVersion;

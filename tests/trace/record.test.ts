@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { jcs, parseRFC3339 } from '../../src/canon/index.js';
 import { buildTraceRecord, eventIdFor, signTrace, traceIdFor } from '../../src/trace/index.js';
+import { contextPayload } from '../../src/intent/digest.js';
+import { normalizeIntent } from '../../src/intent/normalize.js';
 import { V7_INTENT_DIGEST, V7_POLICY_DIGEST, V7_TRACE_TEXT, v7SigningKey, v7TraceInput } from './fixtures.js';
 
 describe('trace record (V7 golden)', () => {
@@ -27,5 +29,23 @@ describe('trace record (V7 golden)', () => {
     const signed = signTrace(unsigned, v7SigningKey());
     expect(signed.signature.signed_digest).not.toBe('f831a095c92c132b02f706164393b7c87f870bb548f5619c9ecf341873713e03');
     expect(jcs(signed)).toContain('"matched_rule":"allow-with-context-proof"');
+  });
+
+  it('copies context members exactly as contextPayload renders them, and only the set ones', () => {
+    const copied = [
+      'agent_id', 'agent_identity', 'run_id', 'workflow_id', 'repo', 'environment', 'credential_ref', 'credential_source',
+      'credential_access_type', 'credential_issuer', 'credential_subject', 'credential_owner', 'credential_target_binding',
+      'credential_run_binding', 'credential_job_binding', 'credential_ttl_seconds', 'approval_ref', 'wrkr_inventory_ref',
+      'agent_action_bom_ref',
+    ];
+    const full: Record<string, unknown> = { identity: 'alice', workspace: '/w', risk_class: 'high', credential_ttl_seconds: 60, credential_source: 'aws_sts', credential_access_type: 'jit' };
+    for (const f of copied) if (!(f in full) && f !== 'agent_identity') full[f] = `${f}-value`;
+    full['agent_identity'] = { owner: 'team', lifecycle_states: ['approved'], issued_at: '2026-01-01T00:00:00Z', revoked: true };
+    for (const context of [full, { identity: 'alice', workspace: '/w', risk_class: 'high' }]) {
+      const intent = normalizeIntent({ tool_name: 'tool.read', context });
+      const record = buildTraceRecord({ ...v7TraceInput(), intent }, 'ward');
+      const payload = contextPayload(intent.context);
+      for (const f of copied) expect(record[f], f).toEqual(payload[f]);
+    }
   });
 });
