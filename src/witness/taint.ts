@@ -99,6 +99,8 @@ interface Entry {
 }
 
 const BASE_MASK = 0xfffffffe;
+const ANCHOR_FILTER_BITS = 15;
+const ANCHOR_FILTER_SHIFT = 32 - ANCHOR_FILTER_BITS;
 
 export class TaintMemory {
   private readonly limits: TaintLimits;
@@ -118,6 +120,14 @@ export class TaintMemory {
   private lru: IterableIterator<Entry> | undefined;
   /** One entry, or several when values share an anchor (most anchors have one: no array). */
   private readonly anchors = new Map<number, Entry | Entry[]>();
+  /**
+   * How many entries have an anchor with these top ANCHOR_FILTER_BITS bits: `scan` looks a window
+   * up in `anchors` only when its count is not 0. One load from a small array instead of a probe
+   * of a Map of thousands of entries keyed by heap numbers (most windows are no anchor; a cold
+   * Map probe costs several cache misses). 64 KiB; 32-bit counts when a session may hold more
+   * values than 16 bits count.
+   */
+  private readonly anchorFilter: Uint16Array | Uint32Array;
   private evictedCount = 0;
 
   constructor(limits: Partial<TaintLimits> = {}, key: Uint8Array = randomBytes(32)) {
@@ -130,6 +140,7 @@ export class TaintMemory {
     let pow = 1;
     for (let i = 0; i < MIN_TOKEN_CHARS; i++) pow = Math.imul(pow, this.base) >>> 0;
     this.anchorPow = pow;
+    this.anchorFilter = this.limits.maxValues < 0xffff ? new Uint16Array(1 << ANCHOR_FILTER_BITS) : new Uint32Array(1 << ANCHOR_FILTER_BITS);
   }
 
   get size(): number {
@@ -251,6 +262,7 @@ export class TaintMemory {
       sources: [source],
     };
     this.entries.set(key, entry);
+    (this.anchorFilter[entry.anchor >>> ANCHOR_FILTER_SHIFT] as number)++;
     const bucket = this.anchors.get(entry.anchor);
     if (bucket === undefined) this.anchors.set(entry.anchor, entry);
     else if (Array.isArray(bucket)) bucket.push(entry);
@@ -278,6 +290,7 @@ export class TaintMemory {
   private evictOldest(): void {
     const oldest = this.oldest();
     this.entries.delete(oldest.key);
+    (this.anchorFilter[oldest.anchor >>> ANCHOR_FILTER_SHIFT] as number)--;
     const bucket = this.anchors.get(oldest.anchor);
     const rest = Array.isArray(bucket) ? bucket.filter((e) => e !== oldest) : [];
     if (rest.length > 1) this.anchors.set(oldest.anchor, rest);
@@ -297,6 +310,7 @@ export class TaintMemory {
     const base = this.base;
     const anchorPow = this.anchorPow;
     const anchors = this.anchors;
+    const filter = this.anchorFilter;
     let anchor = 0;
     for (let i = 0; i < MIN_TOKEN_CHARS; i++) anchor = (Math.imul(anchor, base) + text.charCodeAt(i)) >>> 0;
     // prefix[i] = hash of text[0..i); pow[i] = base^i, both modulo 2^32 (built at the first anchor hit).
@@ -304,7 +318,7 @@ export class TaintMemory {
     let pow: Uint32Array | undefined;
     let found: Set<Entry> | undefined;
     for (let start = 0; ; start++) {
-      const bucket = anchors.get(anchor);
+      const bucket = filter[anchor >>> ANCHOR_FILTER_SHIFT] === 0 ? undefined : anchors.get(anchor);
       if (bucket !== undefined) {
         if (prefix === undefined || pow === undefined) {
           prefix = new Uint32Array(n + 1);
