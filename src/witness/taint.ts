@@ -406,11 +406,13 @@ function unescapeVariants(text: string): string[] {
  * value the model encoded before sending). Decodings are scanned, never remembered.
  */
 function argumentVariants(value: string): { text: string; encoding: TaintEncoding }[] {
-  const raw = normalizeNewlines(value);
-  // The common argument: nothing to unescape or percent-decode, so the text itself and its base64 tokens.
-  if (!raw.includes('\\') && !raw.includes('%')) {
+  // The common argument: no carriage return, nothing to unescape or percent-decode, so the text
+  // itself and its base64 tokens (one pass over the text finds both).
+  const plain = plainBase64Tokens(value);
+  if (plain !== NOT_PLAIN) {
+    const raw = value;
     const variants: { text: string; encoding: TaintEncoding }[] = [{ text: raw, encoding: 'raw' }];
-    const tokens = base64Tokens(raw);
+    const tokens = plain;
     if (tokens === undefined) return variants;
     const seen = tokens.length > 1 ? new Set([raw]) : undefined;
     for (const token of tokens) {
@@ -421,6 +423,7 @@ function argumentVariants(value: string): { text: string; encoding: TaintEncodin
     }
     return variants;
   }
+  const raw = normalizeNewlines(value);
   const out = new Map<string, TaintEncoding>();
   const add = (text: string, encoding: TaintEncoding) => {
     if (!out.has(text)) out.set(text, encoding);
@@ -476,12 +479,26 @@ const BASE64_VALUE = (() => {
  * matches); undefined when there is none.
  */
 export function base64Tokens(text: string): string[] | undefined {
+  return findBase64Tokens(text, false) as string[] | undefined;
+}
+
+/** What `plainBase64Tokens` returns for a text with a carriage return, a backslash or a `%`. */
+const NOT_PLAIN = 0;
+
+/** `base64Tokens(text)`, or NOT_PLAIN as soon as the text has a `\r`, `\` or `%` (one pass for both questions). */
+function plainBase64Tokens(text: string): string[] | undefined | typeof NOT_PLAIN {
+  return findBase64Tokens(text, true);
+}
+
+function findBase64Tokens(text: string, plainOnly: boolean): string[] | undefined | typeof NOT_PLAIN {
   let tokens: string[] | undefined;
   const n = text.length;
   let i = 0;
   while (i < n) {
     const c = text.charCodeAt(i);
     if (c >= 128 || BASE64_VALUE[c] === -1) {
+      // `\r`, `%`, `\`: none is in the alphabet or `=`, so each is seen here.
+      if (plainOnly && (c === 0x0d || c === 0x25 || c === 0x5c)) return NOT_PLAIN;
       i++;
       continue;
     }
@@ -493,8 +510,12 @@ export function base64Tokens(text: string): string[] | undefined {
     }
     if (i - start < MIN_BASE64_CHARS) continue;
     if (i < n && text.charCodeAt(i) === 0x3d) i += i + 1 < n && text.charCodeAt(i + 1) === 0x3d ? 2 : 1;
+    if (tokens !== undefined && tokens.length === MAX_BASE64_TOKENS) {
+      // Past the tokens kept: only whether the text is plain is still a question.
+      if (!plainOnly) break;
+      continue;
+    }
     (tokens ??= []).push(text.slice(start, i));
-    if (tokens.length === MAX_BASE64_TOKENS) break;
   }
   return tokens;
 }
@@ -512,7 +533,8 @@ export function decodeBase64Utf8(token: string): string {
   if (token.length > MAX_SHORT_BASE64_CHARS) return Buffer.from(token, 'base64').toString('utf8');
   let end = token.length;
   while (end > 0 && token.charCodeAt(end - 1) === 0x3d) end--;
-  let out = '';
+  // UTF-16 code units, made a string once at the end (not a string grown a character at a time).
+  const out: number[] = [];
   let bits = 0;
   let acc = 0;
   // UTF-8 decoder state (the Encoding Standard's): bytes still needed, seen, the code point so far, and the bounds of the next byte.
@@ -529,7 +551,7 @@ export function decodeBase64Utf8(token: string): string {
     const byte = (acc >> bits) & 0xff;
     for (;;) {
       if (needed === 0) {
-        if (byte < 0x80) out += String.fromCharCode(byte);
+        if (byte < 0x80) out.push(byte);
         else if (byte >= 0xc2 && byte <= 0xdf) {
           needed = 1;
           cp = byte & 0x1f;
@@ -543,7 +565,7 @@ export function decodeBase64Utf8(token: string): string {
           else if (byte === 0xf4) upper = 0x8f;
           needed = 3;
           cp = byte & 0x07;
-        } else out += '\ufffd';
+        } else out.push(0xfffd);
         break;
       }
       if (byte < lower || byte > upper) {
@@ -553,14 +575,15 @@ export function decodeBase64Utf8(token: string): string {
         cp = 0;
         lower = 0x80;
         upper = 0xbf;
-        out += '\ufffd';
+        out.push(0xfffd);
         continue;
       }
       lower = 0x80;
       upper = 0xbf;
       cp = (cp << 6) | (byte & 0x3f);
       if (++seen === needed) {
-        out += String.fromCodePoint(cp);
+        if (cp < 0x10000) out.push(cp);
+        else out.push(0xd800 | ((cp - 0x10000) >> 10), 0xdc00 | ((cp - 0x10000) & 0x3ff));
         needed = 0;
         seen = 0;
         cp = 0;
@@ -568,8 +591,8 @@ export function decodeBase64Utf8(token: string): string {
       break;
     }
   }
-  if (needed !== 0) out += '\ufffd';
-  return out;
+  if (needed !== 0) out.push(0xfffd);
+  return String.fromCharCode(...out);
 }
 
 /** Percent-escapes decoded as UTF-8 wherever they form runs; a malformed `%` is left as it is. */

@@ -224,6 +224,16 @@ describe('TaintMemory equals the implementation it replaced', () => {
       expect(after.remember({ wide }, { traceId: `w${count}`, toolName: 'x' })).toEqual(before.remember({ wide }, { traceId: `w${count}`, toolName: 'x' }));
     }
     expect(after.stats()).toEqual(before.stats());
+    // More base64 tokens than are decoded (256), then the value escaped or percent-encoded after them.
+    const tokens = Array.from({ length: 300 }, (_, i) => `Tok${String(i).padStart(13, '0')}`).join(' ');
+    const spaced = 'c0rrect horse "battery" staple é';
+    before.remember({ content: [{ type: 'text', text: spaced }] }, { traceId: 's', toolName: 'x' });
+    after.remember({ content: [{ type: 'text', text: spaced }] }, { traceId: 's', toolName: 'x' });
+    for (const tail of [encodeURIComponent(spaced), JSON.stringify({ v: spaced }), `${secret}\r\n`, secret]) {
+      const hits = after.match({ q: `${tokens} ${tail}` });
+      expect(hits).toEqual(before.match({ q: `${tokens} ${tail}` }));
+      expect(hits).toHaveLength(1);
+    }
     const sparse: unknown[] = [];
     sparse[3] = secret;
     expect(after.match({ sparse })).toEqual(before.match({ sparse }));
