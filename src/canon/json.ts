@@ -164,19 +164,25 @@ function noLoneSurrogates(text: string): boolean {
 /** A `\u` escape of a UTF-16 surrogate (or a backslash and such text after an escaped backslash: then only the quick path is lost). */
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
-/** The members of every object in a parsed value (an explicit stack: JSON.parse accepts any depth). */
+/**
+ * The members of every object in a parsed value (an explicit stack: JSON.parse accepts any depth).
+ * Object.keys, not Object.values: in the proxy, cold, the parse was ~1 µs slower with the latter.
+ */
 function memberCount(root: JsonObject | JsonValue[]): number {
   let count = 0;
   const pending: (JsonObject | JsonValue[])[] = [root];
   for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
-    let items: JsonValue[];
-    if (Array.isArray(node)) items = node;
-    else {
-      items = Object.values(node);
-      count += items.length;
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) {
+        const item = node[i] as JsonValue;
+        if (item !== null && typeof item === 'object') pending.push(item);
+      }
+      continue;
     }
-    for (let i = 0; i < items.length; i++) {
-      const item = items[i] as JsonValue;
+    const keys = Object.keys(node);
+    count += keys.length;
+    for (let i = 0; i < keys.length; i++) {
+      const item = node[keys[i] as string] as JsonValue;
       if (item !== null && typeof item === 'object') pending.push(item);
     }
   }
