@@ -149,7 +149,12 @@ export class Gatekeeper {
     const related = witnessedRecords(call);
     if (related) req.relationshipExtras = { related_record_ids: related };
     const pending = decideGate(rt, req);
-    return { ...this.decisionOf(pending.trace, pending.capture, pending.decidedIntent as JsonObject, scope), requiredApprovals: required, intent: pending.decidedIntent as JsonObject };
+    // Assigned, not spread into a new literal: on Node 20 a literal that starts with a spread and
+    // adds members costs about a microsecond per added member.
+    const decision = this.decisionOf(pending.trace, pending.capture, pending.decidedIntent as JsonObject, scope);
+    decision.requiredApprovals = required;
+    decision.intent = pending.decidedIntent as JsonObject;
+    return decision;
   }
 
   /**
