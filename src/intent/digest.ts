@@ -125,9 +125,16 @@ function stepPayload(s: ScriptStep): JsonObject {
 
 /** The object whose JCS digest is `intent_digest`. */
 export function intentDigestPayload(intent: NormalizedIntent): JsonObject {
+  const out = payloadBesideArgs(intent);
+  out['args'] = intent.args;
+  if (intent.arg_provenance.length) out['arg_provenance'] = intent.arg_provenance.map(provenancePayload);
+  return out;
+}
+
+/** `intentDigestPayload` without `args` and `arg_provenance` (the members JCS sorts first). */
+function payloadBesideArgs(intent: NormalizedIntent): JsonObject {
   const out: JsonObject = {
     tool_name: intent.tool_name,
-    args: intent.args,
     targets: intent.targets.map(targetPayload),
     context: contextPayload(intent.context),
   };
@@ -135,7 +142,6 @@ export function intentDigestPayload(intent: NormalizedIntent): JsonObject {
     out['script'] = { steps: intent.script.steps.map(stepPayload) };
     out['script_hash'] = intent.script_hash;
   }
-  if (intent.arg_provenance.length) out['arg_provenance'] = intent.arg_provenance.map(provenancePayload);
   if (intent.skill_provenance) out['skill_provenance'] = skillPayload(intent.skill_provenance);
   if (intent.delegation) out['delegation'] = delegationPayload(intent.delegation);
   return out;
@@ -170,20 +176,9 @@ export function subjectDigests(intent: NormalizedIntent): { intentDigest: string
 
 /** jcs(intentDigestPayload(intent)), given jcs(intent.args). */
 function intentDigestText(intent: NormalizedIntent, argsText: string): string {
-  const rest: JsonObject = {
-    tool_name: intent.tool_name,
-    targets: intent.targets.map(targetPayload),
-    context: contextPayload(intent.context),
-  };
-  if (intent.script) {
-    rest['script'] = { steps: intent.script.steps.map(stepPayload) };
-    rest['script_hash'] = intent.script_hash;
-  }
-  if (intent.skill_provenance) rest['skill_provenance'] = skillPayload(intent.skill_provenance);
-  if (intent.delegation) rest['delegation'] = delegationPayload(intent.delegation);
   const provenance = intent.arg_provenance.length ? `"arg_provenance":${jcs(intent.arg_provenance.map(provenancePayload))},` : '';
-  // `rest` is never empty (tool_name, targets, context): its text is "{...}".
-  return `{${provenance}"args":${argsText},${jcs(rest).slice(1)}`;
+  // The rest is never empty (tool_name, targets, context): its text is "{...}".
+  return `{${provenance}"args":${argsText},${jcs(payloadBesideArgs(intent)).slice(1)}`;
 }
 
 export function scriptHashOf(steps: readonly ScriptStep[]): string {
