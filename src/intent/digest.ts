@@ -125,23 +125,24 @@ function stepPayload(s: ScriptStep): JsonObject {
 
 /** The object whose JCS digest is `intent_digest`. */
 export function intentDigestPayload(intent: NormalizedIntent): JsonObject {
-  const out = payloadBesideArgs(intent);
-  out['args'] = intent.args;
-  if (intent.arg_provenance.length) out['arg_provenance'] = intent.arg_provenance.map(provenancePayload);
-  return out;
+  return digestPayload(intent, true);
 }
 
-/** `intentDigestPayload` without `args` and `arg_provenance` (the members JCS sorts first). */
-function payloadBesideArgs(intent: NormalizedIntent): JsonObject {
-  const out: JsonObject = {
-    tool_name: intent.tool_name,
-    targets: intent.targets.map(targetPayload),
-    context: contextPayload(intent.context),
-  };
+/**
+ * `intentDigestPayload`, or (`withArgs` false) the same without `args` and `arg_provenance`, the
+ * members JCS sorts first. Members are set in the order the payload has always had: decision
+ * captures print it as it is.
+ */
+function digestPayload(intent: NormalizedIntent, withArgs: boolean): JsonObject {
+  const out: JsonObject = { tool_name: intent.tool_name };
+  if (withArgs) out['args'] = intent.args;
+  out['targets'] = intent.targets.map(targetPayload);
+  out['context'] = contextPayload(intent.context);
   if (intent.script) {
     out['script'] = { steps: intent.script.steps.map(stepPayload) };
     out['script_hash'] = intent.script_hash;
   }
+  if (withArgs && intent.arg_provenance.length) out['arg_provenance'] = intent.arg_provenance.map(provenancePayload);
   if (intent.skill_provenance) out['skill_provenance'] = skillPayload(intent.skill_provenance);
   if (intent.delegation) out['delegation'] = delegationPayload(intent.delegation);
   return out;
@@ -178,7 +179,7 @@ export function subjectDigests(intent: NormalizedIntent): { intentDigest: string
 function intentDigestText(intent: NormalizedIntent, argsText: string): string {
   const provenance = intent.arg_provenance.length ? `"arg_provenance":${jcs(intent.arg_provenance.map(provenancePayload))},` : '';
   // The rest is never empty (tool_name, targets, context): its text is "{...}".
-  return `{${provenance}"args":${argsText},${jcs(payloadBesideArgs(intent)).slice(1)}`;
+  return `{${provenance}"args":${argsText},${jcs(digestPayload(intent, false)).slice(1)}`;
 }
 
 export function scriptHashOf(steps: readonly ScriptStep[]): string {
