@@ -60,11 +60,15 @@ export class PgTokenLedger implements SharedTokenLedger {
     const ids = [...new Set(tokenIds)];
     if (ids.length === 0) return { ok: true };
     this.housekeeping.due(() => this.prune(addSeconds(record.consumedAt, -PRUNE_MARGIN_SECONDS)));
-    const hashes = ids.map(tokenIdHash);
+    // In hash order: two replicas consuming overlapping sets then lock the rows they share in the
+    // same order, so one waits for the other instead of both waiting on each other (a deadlock
+    // PostgreSQL resolves by failing one of them, seen with sets raced in opposite orders).
+    const byHash = ids.map((id) => ({ id, hash: tokenIdHash(id) })).sort((a, b) => (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0));
+    const hashes = byHash.map((t) => t.hash);
     const values = [
       kind,
       hashes,
-      ids,
+      byHash.map((t) => t.id),
       formatRFC3339Nano(record.consumedAt),
       record.expiresAt ? formatRFC3339Nano(record.expiresAt) : null,
       record.intentDigest,
@@ -79,7 +83,7 @@ export class PgTokenLedger implements SharedTokenLedger {
       return await this.db.transaction(async (client) => {
         const r = await client.query<{ token_hash: string }>(INSERT, values);
         const fresh = new Set(r.rows.map((row) => row.token_hash));
-        const conflicts = ids.filter((_, i) => !fresh.has(hashes[i]!));
+        const conflicts = ids.filter((id) => !fresh.has(tokenIdHash(id))); // in the caller's order
         if (conflicts.length) throw new TokensTaken(conflicts); // rolls back this call's rows
         return { ok: true } as const;
       });
