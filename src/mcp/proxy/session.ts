@@ -501,13 +501,12 @@ export class ProxySession {
       } finally {
         retireElicitedApproval(token.path, this.o.approvalDir);
       }
-      if (firstIntent) this.o.capture?.result(firstIntent, 'approval_elicited', { token_id: token.tokenId, next_trace_id: second.traceId });
-      const intentId = this.o.capture?.call(second.toolName, second.argsDigest, second.traceId, second.verdict);
-      this.o.log.info(`${second.verdict} after inline approval: ${call.name}`, { reasons: second.reasonCodes.join(','), trace_id: second.traceId, token_id: token.tokenId });
-      if (second.verdict === 'allow') return this.forwardDecided(id, msg, raw, second, intentId, call, correlation);
-      second.durable.then(
-        () => refuse({ kind: 'insufficient' }, second, intentId),
-        (err: Error) => this.traceFailed(id, err, intentId),
+      this.concludeAfterApproval(
+        { id, msg, raw, call, correlation, firstIntent },
+        second,
+        { status: 'approval_elicited', detail: { token_id: token.tokenId } },
+        { text: 'after inline approval', fields: { token_id: token.tokenId } },
+        (intentId) => refuse({ kind: 'insufficient' }, second, intentId),
       );
     });
   }
@@ -560,15 +559,37 @@ export class ProxySession {
       const decided = this.decideCall({ ...call, createdAt: formatRFC3339Nano(nowUTC()) }, correlation, decideOpts);
       if (!decided) return this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this call; it was not forwarded');
       const second = decided.decision;
-      if (firstIntent) this.o.capture?.result(firstIntent, `approval_inbox_${o.kind}`, { approval_id: o.id, next_trace_id: second.traceId });
-      const intentId = this.o.capture?.call(second.toolName, second.argsDigest, second.traceId, second.verdict);
-      this.o.log.info(`${second.verdict} after the approvals inbox: ${call.name}`, { reasons: second.reasonCodes.join(','), trace_id: second.traceId, approval_id: o.id, tokens: written.length });
-      if (second.verdict === 'allow') return this.forwardDecided(id, msg, raw, second, intentId, call, correlation);
-      second.durable.then(
-        () => refuse(o, second, intentId),
-        (err: Error) => this.traceFailed(id, err, intentId),
+      this.concludeAfterApproval(
+        { id, msg, raw, call, correlation, firstIntent },
+        second,
+        { status: `approval_inbox_${o.kind}`, detail: { approval_id: o.id } },
+        { text: 'after the approvals inbox', fields: { approval_id: o.id, tokens: written.length } },
+        (intentId) => refuse(o, second, intentId),
       );
     });
+  }
+
+  /**
+   * The end of an approval round, inline or through the inbox: the call was decided again after a
+   * person answered, and that decision is final. The first decision's capture says what happened
+   * (`status`), the second is captured and logged, then forwarded when allowed or, once its trace
+   * is written, refused with `refuse`.
+   */
+  private concludeAfterApproval(
+    c: { id: JsonRpcId; msg: JsonRpcMessage; raw: Buffer | undefined; call: CallInput; correlation: string; firstIntent: string | undefined },
+    second: CallDecision,
+    outcome: { status: string; detail: JsonObject },
+    log: { text: string; fields: Record<string, unknown> },
+    refuse: (intentId: string | undefined) => void,
+  ): void {
+    if (c.firstIntent) this.o.capture?.result(c.firstIntent, outcome.status, { ...outcome.detail, next_trace_id: second.traceId });
+    const intentId = this.o.capture?.call(second.toolName, second.argsDigest, second.traceId, second.verdict);
+    this.o.log.info(`${second.verdict} ${log.text}: ${c.call.name}`, { reasons: second.reasonCodes.join(','), trace_id: second.traceId, ...log.fields });
+    if (second.verdict === 'allow') return this.forwardDecided(c.id, c.msg, c.raw, second, intentId, c.call, c.correlation);
+    second.durable.then(
+      () => refuse(intentId),
+      (err: Error) => this.traceFailed(c.id, err, intentId),
+    );
   }
 
   /** Send Ward's own `elicitation/create` to the client, on the stream of the call it is about. */
