@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { JsonDuplicateKeyError, parseJsonText } from '../../src/canon/json.js';
 import { parseStrictJson } from '../../src/canon/strict-json.js';
 import { ERROR_CODES, WardError } from '../../src/errors.js';
+import { seeded } from '../support/seeded.js';
 
 /**
  * JSON text of `value` written the way other producers may write it: random whitespace, and each
@@ -42,16 +43,6 @@ function write(value: unknown, rnd: () => number, dup?: { node: object; name: st
     return JSON.stringify(v);
   };
   return go(value);
-}
-
-function seeded(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 2 ** 32;
-  };
 }
 
 /** Paths of every object in `value`, with the member names it holds (JSONPath, Ward's labels). */

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { JsonDuplicateKeyError, parseJsonText } from '../../src/canon/json.js';
 import { JsonDuplicateKeyError as ReferenceDuplicateKeyError, parseJsonText as referenceParse } from './json-reference.js';
+import { seeded } from '../support/seeded.js';
 
 /**
  * parseJsonText against the implementation its quick path was added to (json-reference.ts, kept
@@ -51,16 +52,6 @@ function outcome(parse: (text: string) => unknown, text: string): unknown {
 
 function same(text: string): void {
   expect(outcome(parseJsonText, text)).toEqual(outcome(referenceParse, text));
-}
-
-function seeded(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 2 ** 32;
-  };
 }
 
 /** JSON text of `value` with random whitespace, any character sometimes \u-escaped, and sometimes a member written twice. */
