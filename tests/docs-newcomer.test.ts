@@ -16,9 +16,10 @@ describe('docs a newcomer stumbled on', () => {
     expect(read('docs/daemon.md')).toMatch(/`approval_tokens` and `delegation_tokens` are arrays/);
   });
 
-  it('sdk.md says to build the checkout first and that the types need @types/node', () => {
+  it('sdk.md installs the package tarball (never a checkout by path) and says the types need @types/node', () => {
     const sdk = read('docs/sdk.md');
-    expect(sdk).toContain('Run `npm ci` in the Ward checkout first');
+    expect(sdk).toContain('install the package tarball');
+    expect(sdk).not.toContain('npm install /path/to/ward');
     expect(sdk).toContain('`@types/node`');
   });
 

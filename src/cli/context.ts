@@ -1,5 +1,5 @@
 import { basename, relative, resolve as resolvePath } from 'node:path';
-import { rememberApprovalSigner, type ApprovalSigner } from '../decision/approval-command.js';
+import { rememberApprovalSigner, wardCommand, type ApprovalSigner } from '../decision/approval-command.js';
 import { EXIT, type ExitCode } from '../contract/exit-codes.js';
 import { ERROR_CODES, WardError, isWardError } from '../errors.js';
 import { describeStateDir, rememberStateDir, resolveStateDir, type StateDirResolution } from '../state/state-dir.js';
@@ -74,10 +74,12 @@ function approvalSignerOf(ctx: CliContext, dir: string): ApprovalSigner {
   return { stateDir: dir };
 }
 
-/** How the user ran Ward, for the commands we suggest: `ward` when on PATH, else `node <path to bin/ward.js>`. */
+/** How the user ran Ward, for the commands we suggest: through a bin link, as `wardCommand()` names it; from a checkout, `node <path to bin/ward.js>`. */
 export function wardInvocation(ctx: CliContext): string {
   const script = ctx.argv[0] ?? 'ward';
-  if (basename(script) === 'ward') return 'ward';
+  // Run through a bin link (`ward` on PATH, `npx ward`, node_modules/.bin/ward): name it the way
+  // that works when pasted, which `ward` alone does not after npx.
+  if (basename(script) === 'ward') return wardCommand();
   const rel = relative(ctx.cwd, script);
   return `node ${rel.startsWith('..') ? script : rel}`;
 }

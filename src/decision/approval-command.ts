@@ -72,17 +72,25 @@ let cached: { key: string; command: string } | undefined;
  * real path is this package's `bin/ward.js`, as after `npm link` or a global install); otherwise
  * `node <absolute bin/ward.js>`, with `node` spelled as the absolute path of the running Node
  * when the `node` on PATH is another one. Never `npx ward`, which may fetch a package from the
- * registry.
+ * registry. A `ward` that only npm's own PATH for this process finds does not count.
  */
 export function wardCommand(env: NodeJS.ProcessEnv = process.env, bin: string = WARD_BIN, execPath: string = process.execPath): string {
   const key = `${env['PATH'] ?? ''}\0${bin}\0${execPath}`;
   if (cached?.key === key) return cached.command;
   const realBin = real(bin);
   let command: string;
-  if (onPath('ward', env) === realBin) command = 'ward';
+  if (!pathSetByNpm(env) && onPath('ward', env) === realBin) command = 'ward';
   else command = `${onPath('node', env) === real(execPath) ? 'node' : shellQuote(execPath)} ${shellQuote(realBin)}`;
   cached = { key, command };
   return command;
+}
+
+/**
+ * `npx ward`, `npm exec` and `npm run` put the project's node_modules/.bin on PATH for that one
+ * process: a `ward` found there is not on PATH in the shell the user pastes the command into.
+ */
+function pathSetByNpm(env: NodeJS.ProcessEnv): boolean {
+  return env['npm_command'] === 'exec' || env['npm_lifecycle_event'] !== undefined;
 }
 
 /** The real path of the first `name` on PATH, if any. */

@@ -26,6 +26,14 @@ describe('wardCommand: the way to run this Ward from any shell', () => {
     expect(wardCommand({ PATH: other })).toBe(`node ${realpathSync(WARD_BIN)}`);
   });
 
+  it('is not `ward` when only npm put it on PATH (npx, npm exec, npm run): the pasting shell lacks it', () => {
+    const bin = bareDir('ward-path-');
+    symlinkSync(WARD_BIN, join(bin, 'ward'));
+    symlinkSync(process.execPath, join(bin, 'node'));
+    expect(wardCommand({ PATH: bin, npm_command: 'exec' })).toBe(`node ${realpathSync(WARD_BIN)}`);
+    expect(wardCommand({ PATH: bin, npm_lifecycle_event: 'ci' })).toBe(`node ${realpathSync(WARD_BIN)}`);
+  });
+
   it('spells node as an absolute path when the node on PATH is another one (or none)', () => {
     expect(wardCommand({ PATH: bareDir('ward-path-') })).toBe(`${shellQuote(process.execPath)} ${realpathSync(WARD_BIN)}`);
   });
