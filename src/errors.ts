@@ -43,6 +43,9 @@ export const ERROR_CODES = {
   // A PostgreSQL store that cannot be reached (down, refused, timed out) or has no free connection.
   STORE_UNAVAILABLE: 'ERR_STORE_UNAVAILABLE',
   STORE_BUSY: 'ERR_STORE_BUSY',
+  // The disk under the journal, store or trace files is full, over quota or failing (ENOSPC,
+  // EDQUOT, EIO): a state the host recovers from by itself once writes succeed (issue 29).
+  STORAGE_FULL: 'ERR_STORAGE_FULL',
   // Gate inputs beside the intent and policy (issue: context envelopes, Wrkr, kill switch).
   WRKR_INVENTORY_INVALID: 'ERR_WRKR_INVENTORY_INVALID',
   KILL_SWITCH_INVALID: 'ERR_KILL_SWITCH_INVALID',
@@ -79,6 +82,7 @@ const DEFAULT_EXIT: Partial<Record<ErrorCode, ExitCode>> = {
   ERR_STORE_INVALID: EXIT.INTERNAL,
   ERR_STORE_UNAVAILABLE: EXIT.INTERNAL,
   ERR_STORE_BUSY: EXIT.INTERNAL,
+  ERR_STORAGE_FULL: EXIT.INTERNAL,
 };
 
 export interface WardErrorOptions {

@@ -65,6 +65,8 @@ export interface DaemonOptions {
   storeThread?: boolean;
   /** Test hook: delay each group commit. */
   commitDelayMs?: number;
+  /** While the disk is full or failing: probe (preallocate a segment, retry ingestion) this often (ms, default 500). */
+  storageRetryMs?: number;
   /**
    * A PostgreSQL store shared by replicas (`--store postgres://…`); absent: the local LevelDB store.
    * Traces then go straight into PostgreSQL (no journal) and tokens, limits, keys and the control

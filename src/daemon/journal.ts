@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { decodeFrames, encodeFrame, Journal as StateJournal, leftoverSegments, readSegment, removeSegment, type JournalRecord } from '../state/journal.js';
+import { ERROR_CODES, WardError } from '../errors.js';
+import { StorageFaults, storageFaultCode } from '../state/storage-fault.js';
 import type { EvidenceStore, StoreInput } from '../store/types.js';
 
 /**
@@ -83,6 +85,10 @@ export interface DaemonJournalOptions {
   ingestChunk?: number;
   ingestDelayMs?: number;
   onIngest?: (records: number, seconds: number) => void;
+  /** Storage fault episodes (disk full): reported here, ended by the journal's probe. */
+  faults?: StorageFaults;
+  /** While a write or ingestion is failing: retry this often (ms, default 500). */
+  retryMs?: number;
 }
 
 /**
@@ -99,12 +105,16 @@ export class Journal {
   private stored = 0;
   ingestError: Error | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private probeTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  readonly faults: StorageFaults;
 
   constructor(
     dir: string,
     private readonly store: EvidenceStore,
     private readonly options: DaemonJournalOptions = {},
   ) {
+    this.faults = options.faults ?? new StorageFaults();
     this.journal = new StateJournal(dir, {
       sync: 'fsync',
       ...(options.segmentBytes !== undefined ? { segmentBytes: options.segmentBytes } : {}),
@@ -113,8 +123,35 @@ export class Journal {
     this.journal.prepare();
   }
 
+  /**
+   * Preallocate the first segment; rejects with ERR_STORAGE_FULL when the disk has no room for it
+   * (the daemon refuses to start then, instead of reporting ready with nowhere to write).
+   */
+  async preallocate(): Promise<void> {
+    try {
+      await this.journal.preallocate();
+    } catch (err) {
+      const code = storageFaultCode(err);
+      const what = `cannot preallocate a journal segment in ${this.journal.dir}`;
+      if (code) throw new WardError(ERROR_CODES.STORAGE_FULL, `${what}: ${(err as Error).message}`, { cause: err, details: { ward_error: ERROR_CODES.STORAGE_FULL, errno: code }, hint: 'free space on the state directory\'s file system (each segment takes 8 MiB), then start again' });
+      throw new WardError(ERROR_CODES.IO, `${what}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
   get writeError(): Error | undefined {
     return this.journal.writeError;
+  }
+
+  /**
+   * Why a new decision cannot be written now, if it cannot: a storage fault episode is open
+   * (ERR_STORAGE_FULL), or the store fails for another reason (ERR_STORE_UNAVAILABLE). Both are
+   * 503 with Retry-After; both end by themselves once the probe's retry succeeds.
+   */
+  refusal(): WardError | undefined {
+    const fault = this.faults.error();
+    if (fault) return fault;
+    if (this.ingestError) return new WardError(ERROR_CODES.STORE_UNAVAILABLE, `the store is failing: ${this.ingestError.message}; decisions are refused until it stores again`, { cause: this.ingestError });
+    return undefined;
   }
 
   /** Records appended but not yet in the store. */
@@ -134,12 +171,55 @@ export class Journal {
    */
   async write(inputs: readonly StoreInput[]): Promise<{ synced: Promise<void> }> {
     if (this.journal.writeError) throw this.journal.writeError;
-    const synced = this.journal.append(inputs.map(toRecord)).then(() => {
-      this.appended += inputs.length;
-      for (const input of inputs) this.backlog.push(input);
-      this.kick();
-    });
+    const synced = this.journal.append(inputs.map(toRecord)).then(
+      () => {
+        this.appended += inputs.length;
+        for (const input of inputs) this.backlog.push(input);
+        this.kick();
+      },
+      (err: unknown) => {
+        if (this.faults.report('journal', err)) this.probeSoon();
+        throw err;
+      },
+    );
     return { synced };
+  }
+
+  /**
+   * While a write or ingestion fails: retry every `retryMs` — preallocate a journal segment (the
+   * journal's probe), store the backlog (the store's) — until both succeed; each success ends its
+   * part of the episode. Nothing acknowledged is dropped meanwhile: the backlog stays in memory
+   * and in the journal's segments (kept for recovery when their checkpoint failed).
+   */
+  private probeSoon(): void {
+    if (this.probeTimer || this.closed) return;
+    this.probeTimer = setTimeout(() => {
+      void this.probe().finally(() => {
+        this.probeTimer = undefined;
+        if (this.faults.has('journal') || this.ingestError) this.probeSoon();
+      });
+    }, this.options.retryMs ?? 500);
+    this.probeTimer.unref();
+  }
+
+  private async probe(): Promise<void> {
+    if (this.faults.has('journal')) {
+      try {
+        await this.journal.preallocate();
+        this.faults.clear('journal');
+      } catch (err) {
+        this.faults.report('journal', err);
+      }
+    }
+    if (this.ingestError && !this.ingesting && this.backlog.length > 0) {
+      this.ingesting = this.ingest().finally(() => {
+        this.ingesting = undefined;
+      });
+      await this.ingesting;
+    } else if (this.ingestError && this.backlog.length === 0) {
+      this.ingestError = undefined;
+      this.faults.clear('ingest');
+    }
   }
 
   /** Resolves once everything appended before the call is in the store (read-your-writes). */
@@ -190,12 +270,18 @@ export class Journal {
       try {
         await this.store.put(group);
       } catch (err) {
-        // Nothing is lost (the journal keeps it, recovery at the next start stores it); stop
-        // acknowledging reads that would miss it.
+        // Nothing is lost (the backlog keeps it and is retried; the journal keeps it for recovery
+        // at the next start); stop acknowledging reads that would miss it, and new decisions.
         this.backlog.unshift(...group);
         this.ingestError = err as Error;
+        this.faults.report('ingest', err);
         for (const w of this.waiters.splice(0)) w.reject(this.ingestError);
+        this.probeSoon();
         return;
+      }
+      if (this.ingestError) {
+        this.ingestError = undefined;
+        this.faults.clear('ingest');
       }
       this.options.onIngest?.(group.length, (performance.now() - started) / 1000);
       this.stored += group.length;
@@ -207,6 +293,8 @@ export class Journal {
 
   /** Store the whole backlog, close and delete the segments (clean shutdown leaves no journal). */
   async close(): Promise<void> {
+    this.closed = true;
+    if (this.probeTimer) clearTimeout(this.probeTimer);
     await this.journal.close();
     if (this.timer) clearTimeout(this.timer);
   }

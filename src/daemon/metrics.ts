@@ -127,13 +127,15 @@ export class DaemonMetrics {
   readonly ingestLatency = new Histogram('ward_store_ingest_duration_seconds', 'one background ingestion of journaled records into the store (one synced batch)', LATENCY_BUCKETS);
   readonly ingestBacklog = new Gauge('ward_store_ingest_backlog', 'records durable in the journal and not yet indexed in the store');
   readonly traceWriteErrors = new Counter('ward_trace_write_errors_total', 'failed group commits (their requests got 503, nothing was returned as decided)');
+  readonly storageErrors = new Counter('ward_storage_errors_total', 'writes that failed on a full or failing disk, by source (journal, ingest) and errno (ENOSPC, EDQUOT, EIO)');
+  readonly storageFault = new Gauge('ward_storage_fault', '1 while a storage fault episode lasts (decisions refused with ERR_STORAGE_FULL), else 0');
   readonly queueDepth = new Gauge('ward_trace_queue_depth', 'decisions waiting for their trace to be durable');
   readonly queueCapacity = new Gauge('ward_trace_queue_capacity', 'decisions admitted at most before new ones get 503');
   readonly inFlight = new Gauge('ward_http_in_flight', 'requests being handled');
   readonly policyReloads = new Counter('ward_policy_reloads_total', 'policy reloads by result (ok, failed) and trigger (file, sighup, api)');
   readonly policyReloadFailing = new Gauge('ward_policy_reload_failing', '1 when the last reload failed and the previous policy is still served');
   readonly policyLoadedAt = new Gauge('ward_policy_loaded_timestamp_seconds', 'when the active policy was loaded');
-  readonly ready = new Gauge('ward_ready', '1 when policy, store and key are loaded and the daemon is not draining');
+  readonly ready = new Gauge('ward_ready', '1 when policy, store and key are loaded, the disk takes writes (no storage fault) and the daemon is not draining');
   // The console (src/daemon/console): the approvals inbox and the decision feed.
   readonly approvalsPending = new Gauge('ward_approvals_pending', 'decisions waiting for approval in the inbox');
   readonly approvalsResolved = new Counter('ward_approvals_resolved_total', 'inbox entries resolved in the console, by outcome (approved, denied)');
@@ -152,6 +154,8 @@ export class DaemonMetrics {
     this.traceWriteLatency,
     this.traceBatchSize,
     this.traceWriteErrors,
+    this.storageErrors,
+    this.storageFault,
     this.ingestLatency,
     this.ingestBacklog,
     this.queueDepth,

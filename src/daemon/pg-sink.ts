@@ -47,6 +47,8 @@ export class PgGroupCommitSink implements DaemonTraceSink {
   private readonly committing = new Set<Promise<void>>();
   readonly capacity: number;
   readonly durable = true;
+  /** No local disk on the decision path: the database's own health is `/readyz`'s store probe. */
+  readonly storageFault = undefined;
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
   private readonly commitDelayMs: number;

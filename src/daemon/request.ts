@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import type { BearerAuth, LoopbackGuard } from '../edge/guard.js';
 import type { ConsoleSessions } from './console/session.js';
 import { errorResponse, HttpError } from '../edge/http-error.js';
+import { ERROR_CODES, isWardError } from '../errors.js';
 import type { DaemonContext } from './context.js';
 import { sendJson } from './http.js';
 import type { JsonLog } from './log.js';
@@ -97,7 +98,10 @@ export class RequestHandler {
   private fail(ex: Exchange, err: unknown): void {
     const e = errorResponse(err);
     if (err instanceof HttpError && err.code !== 'bad_request') this.ctx.metrics.rejected.inc({ reason: err.code });
-    if (e.status >= 500 && !(err instanceof HttpError)) {
+    // A full disk is logged once per episode (server.ts), counted here per refused request.
+    const storageFull = isWardError(err) && err.code === ERROR_CODES.STORAGE_FULL;
+    if (storageFull) this.ctx.metrics.rejected.inc({ reason: 'storage_full' });
+    if (e.status >= 500 && !(err instanceof HttpError) && !storageFull) {
       this.log.log({ level: 'error', msg: 'request failed', request_id: ex.id, route: ex.route, error: err instanceof Error ? err.message : String(err) });
     }
     ex.exitCode = e.exitCode;

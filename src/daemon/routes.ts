@@ -303,12 +303,15 @@ const healthz: Handler = async (_ctx, ex) => {
 const readyz: Handler = async (ctx, ex) => {
   // On PostgreSQL the store is ready only while the database answers (probed, see pg-health.ts).
   const storeUp = ctx.cluster ? ctx.state.ready && (await ctx.cluster.health.check()) : ctx.state.ready;
-  const ready = ctx.state.ready && !ctx.state.draining && storeUp;
+  const fault = ctx.sink.storageFault;
+  const ready = ctx.state.ready && !ctx.state.draining && storeUp && !fault;
   const body = {
     ok: ready,
     policy: true,
     policy_digest: ctx.policies.current.digest,
     store: storeUp,
+    // A full or failing disk (docs/daemon.md "Disk full"): not ready until a write succeeds again.
+    ...(fault ? { storage_fault: { errno: fault.code, source: fault.source, since: fault.since.toISOString(), error: fault.message } } : {}),
     key: true,
     draining: ctx.state.draining,
     trace_durability: ctx.sink.durable,

@@ -16,6 +16,7 @@ import { ApproverKeys, attachConsole } from './console/index.js';
 import { decisionServiceRoutes } from './decision-service.js';
 import { GateService } from './gate-service.js';
 import { Journal, journalDir, recoverJournal } from './journal.js';
+import { StorageFaults } from '../state/storage-fault.js';
 import { SigningKeyHolder } from './key-holder.js';
 import { JsonLog } from './log.js';
 import { DaemonMetrics } from './metrics.js';
@@ -56,7 +57,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const policies = new PolicyHolder(opts.policyPath, options.profile ?? 'standard');
   const ring = loadKeyRing(opts.stateDir);
   const { lock, store, cluster } = opts.postgres ? await openClusterState(opts, opts.postgres, ring, metrics, log) : { ...(await openState(opts, log)), cluster: undefined };
-  const sink = cluster ? openPgSink(options, store, metrics, cluster) : openTraceSink(options, store, metrics);
+  const sink = cluster ? openPgSink(options, store, metrics, cluster) : await openTraceSink(options, store, metrics, log).catch(async (err: unknown) => {
+    await store.close();
+    lock.release();
+    throw err;
+  });
   const keys = new SigningKeyHolder(opts.signingKey, opts.signingKeySource);
   const gate = createGateService(options, policies, keys, sink, metrics, cluster, approvers);
   const ctx = createContext(options, ring, { store, policies, keys, gate, sink, metrics }, cluster);
@@ -125,8 +130,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
  */
 function commitThrough(sink: DaemonTraceSink): (trace: SignedTrace) => Promise<unknown> {
   return (trace) => {
-    if (!sink.admit()) {
-      return Promise.reject(overloaded());
+    try {
+      if (!sink.admit()) return Promise.reject(overloaded());
+    } catch (err) {
+      return Promise.reject(err as Error);
     }
     return sink.write(trace);
   };
@@ -222,16 +229,35 @@ function openPgSink(options: ResolvedOptions, store: EvidenceStore, metrics: Dae
   });
 }
 
-/** Where answered decisions' traces go: the group-committed journal, or nowhere (benchmarks only). */
-function openTraceSink(options: ResolvedOptions, store: EvidenceStore, metrics: DaemonMetrics): DaemonTraceSink {
+/**
+ * Where answered decisions' traces go: the group-committed journal, or nowhere (benchmarks only).
+ * The journal's first segment is preallocated before the daemon listens: with no room for it the
+ * start fails (ERR_STORAGE_FULL) instead of reporting ready with nowhere to write.
+ */
+async function openTraceSink(options: ResolvedOptions, store: EvidenceStore, metrics: DaemonMetrics, log: JsonLog): Promise<DaemonTraceSink> {
+  const faults = new StorageFaults({
+    // Logged once per episode (its cause, then its end), counted per failed write.
+    onFault: (f) => log.log({ level: 'error', msg: 'storage fault: refusing decisions until writes succeed', source: f.source, errno: f.code, error: f.message }),
+    onRecovered: (f, seconds) => log.log({ level: 'info', msg: 'storage recovered: serving decisions', source: f.source, errno: f.code, seconds: Math.round(seconds * 1000) / 1000 }),
+    onError: (source, code) => metrics.storageErrors.inc({ source, code }),
+  });
   const journal = new Journal(journalDir(options.stateDir), store, {
     // On its own thread the store takes large batches (few fsyncs competing with the journal's);
     // on the event loop, small ones (each batch's indexing blocks requests while it runs).
     ingestChunk: options.storeThread ? 4096 : 256,
     ingestDelayMs: options.storeThread ? 1000 : 100,
     onIngest: (_n, seconds) => metrics.ingestLatency.observe(seconds),
+    faults,
+    ...(options.storageRetryMs !== undefined ? { retryMs: options.storageRetryMs } : {}),
   });
   metrics.ingestBacklog.track(() => journal.pendingIngest);
+  metrics.storageFault.track(() => (faults.current ? 1 : 0));
+  try {
+    await journal.preallocate();
+  } catch (err) {
+    await journal.close().catch(() => undefined);
+    throw err;
+  }
   if (options.traceDurability === false) return new DiscardingSink();
   return new GroupCommitSink(journal, metrics, { capacity: options.queueCapacity, ...(options.commitDelayMs ? { commitDelayMs: options.commitDelayMs } : {}) });
 }
@@ -363,7 +389,7 @@ function trackGauges(ctx: DaemonContext): void {
   metrics.queueCapacity.track(() => (Number.isFinite(sink.capacity) ? sink.capacity : -1));
   metrics.policyReloadFailing.track(() => (policies.failing ? 1 : 0));
   metrics.policyLoadedAt.track(() => policies.loadedAtDate.getTime() / 1000);
-  metrics.ready.track(() => (state.ready && !state.draining ? 1 : 0));
+  metrics.ready.track(() => (state.ready && !state.draining && !sink.storageFault ? 1 : 0));
 }
 
 /**

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { JsonObject } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
+import { storageFaultCode, storageFullError, type StorageFaultState } from '../state/storage-fault.js';
 import { traceIndexFields } from '../store/describe.js';
 import type { StoreInput } from '../store/types.js';
 import type { Journal } from './journal.js';
@@ -18,6 +19,9 @@ export interface DaemonTraceSink extends TraceSink {
   /**
    * Admission control: reserve room for one decision before deciding it. False when the write
    * path is behind (the queue is full): the request is refused (429) instead of piling up.
+   * Throws (a WardError answered 503 with Retry-After) when nothing can be written at all: the
+   * disk is full or failing (ERR_STORAGE_FULL), the store fails (ERR_STORE_UNAVAILABLE) — a state,
+   * not load, so never "overload".
    */
   admit(): boolean;
   /** Give back a reservation that will not be written (the request failed before its trace). */
@@ -25,6 +29,8 @@ export interface DaemonTraceSink extends TraceSink {
   readonly depth: number;
   readonly capacity: number;
   readonly durable: boolean;
+  /** The storage fault episode under way (the disk is full or failing), if any: not ready. */
+  readonly storageFault: StorageFaultState | undefined;
   /** Resolves once every trace written so far can be read from the store. */
   caughtUp(): Promise<void>;
   /** Write what is queued, then refuse new writes. */
@@ -84,8 +90,14 @@ export class GroupCommitSink implements DaemonTraceSink {
     return this.reserved;
   }
 
+  get storageFault(): StorageFaultState | undefined {
+    return this.journal.faults.current;
+  }
+
   admit(): boolean {
-    if (this.closed || this.reserved >= this.capacity || this.journal.pendingIngest >= this.maxBacklog || this.journal.ingestError || this.journal.writeError) return false;
+    const refusal = this.journal.refusal();
+    if (refusal) throw refusal;
+    if (this.closed || this.reserved >= this.capacity || this.journal.pendingIngest >= this.maxBacklog || this.journal.writeError) return false;
     this.reserved++;
     return true;
   }
@@ -131,7 +143,8 @@ export class GroupCommitSink implements DaemonTraceSink {
     const started = performance.now();
     const fail = (err: unknown) => {
       this.metrics.traceWriteErrors.inc();
-      const error = new WardError(ERROR_CODES.IO, `trace write failed: ${(err as Error).message}`, { cause: err });
+      const code = storageFaultCode(err);
+      const error = code ? storageFullError('trace write failed', code, err) : new WardError(ERROR_CODES.IO, `trace write failed: ${(err as Error).message}`, { cause: err });
       for (const p of group) p.reject(error);
     };
     const done = () => {
@@ -190,6 +203,7 @@ export class DiscardingSink implements DaemonTraceSink {
   readonly capacity = Number.POSITIVE_INFINITY;
   readonly durable = false;
   readonly depth = 0;
+  readonly storageFault = undefined;
   admit(): boolean {
     return true;
   }

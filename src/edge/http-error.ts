@@ -90,7 +90,7 @@ export function errorResponse(err: unknown): ErrorResponse {
  * come back (every replica recovers on its own once PostgreSQL answers again).
  */
 function retryHeaders(err: unknown): Record<string, string> {
-  return isWardError(err) && (err.code === ERROR_CODES.STORE_UNAVAILABLE || err.code === ERROR_CODES.STORE_BUSY) ? { 'retry-after': '1' } : {};
+  return isWardError(err) && (err.code === ERROR_CODES.STORE_UNAVAILABLE || err.code === ERROR_CODES.STORE_BUSY || err.code === ERROR_CODES.STORAGE_FULL) ? { 'retry-after': '1' } : {};
 }
 
 function statusForWardError(err: unknown): number {
@@ -102,6 +102,7 @@ function statusForWardError(err: unknown): number {
     case ERROR_CODES.STATE_LOCK:
     case ERROR_CODES.STORE_UNAVAILABLE:
     case ERROR_CODES.STORE_BUSY:
+    case ERROR_CODES.STORAGE_FULL:
       return 503;
     case ERROR_CODES.IO:
     case ERROR_CODES.INTERNAL:

@@ -1,7 +1,8 @@
-import { constants, mkdirSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { constants, mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { syncDir } from './atomic-file.js';
+import { writeFully as writeFullyAsync, writeFullySync } from './fs-seam.js';
 import { decodeSegmentBytes, encodeFrames, SEGMENT_MAGIC, type DecodedFrames, type JournalRecord } from './journal-frame.js';
 
 export { decodeFrames, decodeSegmentBytes, encodeFrame, encodeFrames, FRAME_HEADER, SEGMENT_MAGIC, type JournalRecord } from './journal-frame.js';
@@ -111,18 +112,30 @@ export class Journal {
 
   /** Preallocate the first segment now, off the first append's path. A failure resurfaces on append. */
   prepare(): void {
-    if (this.current || this.prepared) return;
-    const next = this.prepareNext();
-    void next.then(
-      (seg) => {
-        // Open for appends at once (so `appendNow` can write), unless a group got there first.
-        if (!this.current && this.prepared === next && !this.placing && !this.closed) {
-          this.current = seg;
-          this.prepared = undefined;
-        }
-      },
-      () => undefined,
-    );
+    void this.preallocate().catch(() => undefined);
+  }
+
+  /**
+   * Have a preallocated segment open for appends (or ready for the next switch); rejects with the
+   * file system's error when one cannot be made (a full disk: ENOSPC). The daemon awaits it at
+   * start (refusing to serve without room for its journal) and while a storage fault lasts (the
+   * probe that ends it).
+   */
+  async preallocate(): Promise<void> {
+    if (this.current || this.closed) return;
+    const next = this.prepared ?? this.prepareNext();
+    let seg: Segment;
+    try {
+      seg = await next;
+    } catch (err) {
+      if (this.prepared === next) this.prepared = undefined; // the next call tries again
+      throw err;
+    }
+    // Open for appends at once (so `appendNow` can write), unless a group got there first.
+    if (!this.current && this.prepared === next && !this.placing && !this.closed) {
+      this.current = seg;
+      this.prepared = undefined;
+    }
   }
 
   /** Start creating the next segment in the background. */
@@ -150,7 +163,7 @@ export class Journal {
     const bytes = encodeFrames(records);
     if (seg.size + bytes.length > seg.capacity) return undefined;
     try {
-      writeFully(seg.fh.fd, bytes, HEADER + seg.size);
+      writeFullySync(seg.fh.fd, bytes, HEADER + seg.size);
     } catch (err) {
       this.abandon();
       throw err;
@@ -241,12 +254,11 @@ export class Journal {
     if (!this.prepared && seg === this.current && seg.size > seg.capacity / 2 && !this.closed) this.prepareNext();
     const write = (async () => {
       if (this.sync === 'write') {
-        writeFully(seg.fh.fd, bytes, at);
+        writeFullySync(seg.fh.fd, bytes, at);
         this.syncInBackground(seg);
         return;
       }
-      let written = 0;
-      while (written < bytes.length) written += (await seg.fh.write(bytes, written, bytes.length - written, at + written)).bytesWritten;
+      await writeFullyAsync(seg.fh, bytes, at);
       if (!O_DSYNC) await seg.fh.datasync();
     })();
     track(seg, write);
@@ -308,16 +320,30 @@ export class Journal {
       }
     }
     try {
-      await init.write(SEGMENT_MAGIC, 0, HEADER, 0);
-      const zeros = Buffer.alloc(Math.min(capacity, 1024 * 1024));
-      for (let at = 0; at < capacity; at += zeros.length) await init.write(zeros, 0, Math.min(zeros.length, capacity - at), HEADER + at);
-      await init.sync();
-    } finally {
-      await init.close();
+      try {
+        // Every byte is written (a short write continues; one that makes no progress is ENOSPC), so a
+        // segment in use never grows: a full disk shows here, before any record is acknowledged.
+        await writeFullyAsync(init, SEGMENT_MAGIC, 0);
+        const zeros = Buffer.alloc(Math.min(capacity, 1024 * 1024));
+        for (let at = 0; at < capacity; at += zeros.length) await writeFullyAsync(init, zeros.subarray(0, Math.min(zeros.length, capacity - at)), HEADER + at);
+        await init.sync();
+      } finally {
+        await init.close();
+      }
+      syncDir(this.dir); // the new name must survive a crash before any record in it is acknowledged
+      const fh = await open(path, this.sync === 'fsync' && O_DSYNC ? constants.O_RDWR | O_DSYNC : 'r+');
+      return { seq, path, fh, size: 0, capacity, pending: new Set() };
+    } catch (err) {
+      // A segment that could not be preallocated holds nothing: it goes, so a full disk does not
+      // leave a trail of empty segments behind.
+      ownSegments.delete(path);
+      try {
+        unlinkSync(path);
+      } catch {
+        // already gone
+      }
+      throw err;
     }
-    syncDir(this.dir); // the new name must survive a crash before any record in it is acknowledged
-    const fh = await open(path, this.sync === 'fsync' && O_DSYNC ? constants.O_RDWR | O_DSYNC : 'r+');
-    return { seq, path, fh, size: 0, capacity, pending: new Set() };
   }
 
   /**
@@ -364,11 +390,6 @@ function track(seg: Segment, work: Promise<unknown>): void {
   seg.pending.add(work);
   const done = () => seg.pending.delete(work);
   void work.then(done, done);
-}
-
-function writeFully(fd: number, bytes: Buffer, position: number): void {
-  let written = 0;
-  while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written, position + written);
 }
 
 export interface SegmentFile {
