@@ -7,7 +7,9 @@ import { goPathMatch, hasGlobMeta } from './glob.js';
 import { inactiveFreezeDecision, type FreezeWindowDecision, type SandboxDecision } from './decisions.js';
 import { isLoadableTimezone, parseLocalWallTime } from './timezone.js';
 import { mostRestrictive } from './verdict.js';
-import { canonicalDomainPattern, resolvePathPattern, targetValueIn } from './target-match.js';
+import { resolvePathPattern, targetValueIn } from './target-match.js';
+import { hostListAllows, hostListDenies, hostListNamesAddresses } from './host-list.js';
+import { parseAddress, type ResolvedHosts } from '../intent/address.js';
 
 /** What one constraint contributes to a rule evaluation. */
 export interface Finding {
@@ -41,6 +43,7 @@ export function checkEndpoint(
   cfg: EndpointConfig,
   targets: readonly Target[],
   workspace: string,
+  facts: EndpointFacts = NO_ENDPOINT_FACTS,
 ): (Finding & { effect: Verdict }) | undefined {
   const codes: string[] = [];
   const pathLists = cfg.path_denylist.length > 0 || cfg.path_allowlist.length > 0;
@@ -60,12 +63,7 @@ export function checkEndpoint(
     if (domainLists) {
       const host = canonical.host;
       if (host === undefined) codes.push('endpoint_target_not_canonical');
-      else if (host !== '') {
-        if (cfg.domain_denylist.some((p) => domainPatternMatches(canonicalDomainPattern(p), host))) codes.push('endpoint_domain_denied');
-        if (cfg.domain_allowlist.length && !cfg.domain_allowlist.some((p) => domainPatternMatches(canonicalDomainPattern(p), host))) {
-          codes.push('endpoint_domain_not_allowlisted');
-        }
-      }
+      else if (host !== '') checkHost(cfg, host, facts, codes);
     }
     if (t.endpoint_class.startsWith('net.') && cfg.egress_classes.length && !cfg.egress_classes.includes(t.endpoint_class)) {
       codes.push('endpoint_egress_class_not_allowed');
@@ -83,6 +81,37 @@ export function checkEndpoint(
   reasons.push(cfg.reason_code);
   violations.push(cfg.violation);
   return { effect, reasons, violations };
+}
+
+/** What the host that evaluates knows beyond the intent: the addresses host names resolved to. */
+export interface EndpointFacts {
+  /** Undefined when no resolution was done (a library caller's pure evaluation): hosts are judged by their names. */
+  readonly resolved?: ResolvedHosts | undefined;
+  /** A fail-closed risk class: a name the lists need resolved and that did not resolve blocks. */
+  readonly failClosed: boolean;
+}
+
+const NO_ENDPOINT_FACTS: EndpointFacts = { failClosed: false };
+
+/**
+ * The domain lists on one canonical host (host-list.ts). A host name is also judged by its
+ * resolved addresses when a list names addresses, ranges or classes.
+ */
+function checkHost(cfg: EndpointConfig, host: string, facts: EndpointFacts, codes: string[]): void {
+  let resolved: readonly string[] = [];
+  const needsAddresses =
+    facts.resolved !== undefined &&
+    parseAddress(host) === undefined &&
+    (hostListNamesAddresses(cfg.domain_denylist) || hostListNamesAddresses(cfg.domain_allowlist));
+  if (needsAddresses) {
+    const r = facts.resolved!.get(host);
+    if (r !== undefined && 'addresses' in r) resolved = r.addresses;
+    else if (facts.failClosed) codes.push('endpoint_host_unresolved');
+  }
+  const denied = cfg.domain_denylist.length ? hostListDenies(cfg.domain_denylist, host, resolved) : undefined;
+  if (denied === 'host') codes.push('endpoint_domain_denied');
+  else if (denied === 'address') codes.push('endpoint_resolved_address_denied');
+  if (cfg.domain_allowlist.length && !hostListAllows(cfg.domain_allowlist, host, resolved)) codes.push('endpoint_domain_not_allowlisted');
 }
 
 /**
@@ -106,12 +135,6 @@ export function pathPatternMatches(pattern: string, path: string): boolean {
     return path === prefix || path.startsWith(prefix === '' ? '/' : prefix + '/');
   }
   return hasGlobMeta(pattern) && goPathMatch(pattern, path);
-}
-
-export function domainPatternMatches(pattern: string, domain: string): boolean {
-  if (pattern === domain) return true;
-  if (pattern.startsWith('*.') && !/[*?[\\]/.test(pattern.slice(2))) return domain.endsWith(pattern.slice(1));
-  return hasGlobMeta(pattern) && goPathMatch(pattern, domain);
 }
 
 /** §3.3c on the prepared intent (claims already stripped or derived from a verified envelope). */

@@ -3,6 +3,7 @@ import { bindContextEvidence, type ContextEnvelope } from '../context/index.js';
 import { ERROR_CODES, WardError, isWardError } from '../errors.js';
 import { normalizeIntent } from '../intent/normalize.js';
 import type { NormalizedIntent } from '../intent/types.js';
+import type { ResolvedHosts } from '../intent/address.js';
 import type { LoadedPolicy, NormalizedPolicy, Verdict } from '../policy/types.js';
 import { WARD_VERSION } from '../version.js';
 import { failClosedApplies, failClosedFindings } from './fail-closed.js';
@@ -36,6 +37,12 @@ export interface EvaluateOptions {
   /** Kill-switch state, or `unavailable` when the caller requires it and it could not be loaded. */
   killSwitch?: { state: KillSwitchState } | { unavailable: true };
   producerVersion?: string;
+  /**
+   * The addresses the host names of the intent's targets resolved to, by canonical host
+   * (decision/host-resolution.ts). Undefined when the caller did no resolution: host lists then
+   * judge names by their text alone.
+   */
+  resolvedHosts?: ResolvedHosts;
 }
 
 export interface ScriptSummary {
@@ -92,7 +99,8 @@ export function evaluateNormalized(policy: NormalizedPolicy, intent: NormalizedI
     throw err;
   }
 
-  const findings = failClosedApplies(policy, prepared.context.risk_class) ? failClosedFindings(policy, prepared) : undefined;
+  const failClosed = failClosedApplies(policy, prepared.context.risk_class);
+  const findings = failClosed ? failClosedFindings(policy, prepared) : undefined;
   if (findings && findings.reasons.length) {
     return finish(blockedOutcome(findings.reasons, findings.violations), prepared, contextSource, options);
   }
@@ -104,10 +112,11 @@ export function evaluateNormalized(policy: NormalizedPolicy, intent: NormalizedI
   let core: SingleOutcome;
   let script: ScriptSummary | undefined;
   const sources = contextSource ? [contextSource] : [];
+  const facts = { resolved: options.resolvedHosts, failClosed };
   const wrkr = options.wrkr;
   if (prepared.script) {
     const enrich = wrkr ? (auth: typeof prepared.context.auth_context, tool: string) => enrichWithWrkr(auth, tool, wrkr.inventory) : undefined;
-    const s = evaluateScript(policy, prepared, options.now, enrich);
+    const s = evaluateScript(policy, prepared, options.now, enrich, facts);
     if (s.wrkrApplied) sources.push(wrkr!.source);
     core = s;
     script = {
@@ -125,7 +134,7 @@ export function evaluateNormalized(policy: NormalizedPolicy, intent: NormalizedI
         sources.push(wrkr.source);
       }
     }
-    core = evaluateSingleIntent(policy, prepared, options.now);
+    core = evaluateSingleIntent(policy, prepared, options.now, facts);
   }
 
   let killSwitch: KillSwitchDecision | undefined;

@@ -46,6 +46,8 @@ export const REASON_CODES: Readonly<Record<string, ReasonCodeInfo>> = {
   endpoint_path_denied: r('endpoint_path_denied', 'rule', 'a path target matches endpoint.path_denylist'),
   endpoint_path_not_allowlisted: r('endpoint_path_not_allowlisted', 'rule', 'a path target is outside endpoint.path_allowlist'),
   endpoint_domain_denied: r('endpoint_domain_denied', 'rule', 'a domain matches endpoint.domain_denylist'),
+  endpoint_resolved_address_denied: r('endpoint_resolved_address_denied', 'rule', 'a host name resolves to an address endpoint.domain_denylist denies (an address, range or class; Ward only)'),
+  endpoint_host_unresolved: r('endpoint_host_unresolved', 'rule', 'a fail-closed risk class, a domain list that names addresses, ranges or classes, and a host name that did not resolve (Ward only)'),
   endpoint_domain_not_allowlisted: r('endpoint_domain_not_allowlisted', 'rule', 'a domain is outside endpoint.domain_allowlist'),
   endpoint_target_not_canonical: r('endpoint_target_not_canonical', 'rule', 'a path or host list applies to a target that cannot be reduced to a canonical path or host (fails the list closed)'),
   endpoint_egress_class_not_allowed: r('endpoint_egress_class_not_allowed', 'rule', 'a network class outside endpoint.egress_classes'),

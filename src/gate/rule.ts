@@ -10,6 +10,7 @@ import {
   checkEndpoint,
   checkFreezeWindow,
   checkSandbox,
+  type EndpointFacts,
   type Finding,
 } from './constraints.js';
 import { hasAgentConstraint, hasCredentialConstraint } from '../policy/rule.js';
@@ -29,7 +30,7 @@ export interface RuleEvaluation {
  * `evaluateMatchedRule` (`gate.md` §3.3): the constraints run in this exact order, because the
  * dataflow step replaces the effect while every later step only tightens it.
  */
-export function evaluateMatchedRule(rule: PolicyRule, intent: NormalizedIntent, now: GoTime): RuleEvaluation {
+export function evaluateMatchedRule(rule: PolicyRule, intent: NormalizedIntent, now: GoTime, facts?: EndpointFacts): RuleEvaluation {
   let effect = rule.effect;
   const reasons = rule.reason_codes.length ? [...rule.reason_codes] : [`matched_rule_${sanitizeRuleName(rule.name)}`];
   const violations = [...rule.violations];
@@ -46,7 +47,7 @@ export function evaluateMatchedRule(rule: PolicyRule, intent: NormalizedIntent, 
     }
   }
   if (rule.endpoint.enabled) {
-    const f = checkEndpoint(rule.endpoint, intent.targets, intent.context.workspace);
+    const f = checkEndpoint(rule.endpoint, intent.targets, intent.context.workspace, facts);
     if (f) {
       effect = mostRestrictive(effect, f.effect);
       absorb(f);

@@ -2,6 +2,7 @@ import { uniqueSorted, type GoTime, type JsonObject } from '../canon/index.js';
 import type { NormalizedIntent, ScriptStep, Target } from '../intent/types.js';
 import type { NormalizedPolicy, Verdict } from '../policy/types.js';
 import { MAX_SCRIPT_STEPS } from '../intent/normalize.js';
+import type { EndpointFacts } from './constraints.js';
 import { pickFreezeDecision, pickSandboxDecision } from './decisions.js';
 import { evaluateSingleIntent, tighterLimit, type SingleOutcome } from './tier.js';
 import { mostRestrictive } from './verdict.js';
@@ -36,6 +37,7 @@ export function evaluateScript(
   intent: NormalizedIntent,
   now: GoTime,
   enrich: StepEnricher | undefined,
+  facts?: EndpointFacts,
 ): ScriptOutcome {
   const steps = intent.script!.steps;
   let wrkrApplied = false;
@@ -46,7 +48,7 @@ export function evaluateScript(
       authContext = r.authContext;
       wrkrApplied ||= r.applied;
     }
-    return evaluateSingleIntent(policy, stepIntent(intent, step, authContext), now);
+    return evaluateSingleIntent(policy, stepIntent(intent, step, authContext), now, facts);
   });
 
   let verdict: Verdict = 'allow';

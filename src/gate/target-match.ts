@@ -63,7 +63,8 @@ const domainPatterns = new Map<string, string>();
 /**
  * A policy domain pattern in the form target hosts are compared in. Globs keep their text (only
  * a trailing dot goes); a literal host or IP is canonicalized like a target's, so a denylist entry
- * `169.254.169.254.` or `[::ffff:a9fe:a9fe]` means the address itself.
+ * `169.254.169.254.` or `[::ffff:a9fe:a9fe]` means the address itself. Classes and CIDR ranges
+ * are host-list.ts's.
  */
 export function canonicalDomainPattern(pattern: string): string {
   let canonical = domainPatterns.get(pattern);

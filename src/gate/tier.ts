@@ -3,6 +3,7 @@ import type { NormalizedIntent } from '../intent/types.js';
 import type { NormalizedPolicy, PolicyRule, RateLimitConfig, Verdict } from '../policy/types.js';
 import { pickFreezeDecision, pickSandboxDecision, type FreezeWindowDecision, type SandboxDecision } from './decisions.js';
 import { ruleMatches } from './match.js';
+import type { EndpointFacts } from './constraints.js';
 import { evaluateMatchedRule } from './rule.js';
 import { visitCandidates } from './rule-index.js';
 import { mostRestrictive } from './verdict.js';
@@ -38,7 +39,7 @@ export interface SingleOutcome {
  * `evaluateSingleIntent` (§3.2): the first matching priority tier decides. Only the rules that can
  * match are walked (rule-index.ts); skipping a rule that does not match changes nothing in this walk.
  */
-export function evaluateSingleIntent(policy: NormalizedPolicy, intent: NormalizedIntent, now: GoTime): SingleOutcome {
+export function evaluateSingleIntent(policy: NormalizedPolicy, intent: NormalizedIntent, now: GoTime, facts?: EndpointFacts): SingleOutcome {
   const tier: PolicyRule[] = [];
   visitCandidates(policy, intent, (rule) => {
     // A matching rule of another priority ends the tier.
@@ -48,7 +49,7 @@ export function evaluateSingleIntent(policy: NormalizedPolicy, intent: Normalize
   });
   if (tier.length === 0) return defaultOutcome(policy.default_verdict);
 
-  const evaluations = tier.map((rule) => evaluateMatchedRule(rule, intent, now));
+  const evaluations = tier.map((rule) => evaluateMatchedRule(rule, intent, now, facts));
   let verdict: Verdict = 'allow';
   for (const e of evaluations) verdict = mostRestrictive(verdict, e.effect);
 

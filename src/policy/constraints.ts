@@ -1,4 +1,5 @@
 import { goCleanPath, goLower, goTrim, oneOfHint, uniqueSorted, uniqueSortedLower } from '../canon/index.js';
+import { hostEntryProblem } from '../intent/address.js';
 import { isEnvAssignment } from '../intent/secrets.js';
 import { goQuote } from './go-quote.js';
 import { invalidPolicy } from './invalid.js';
@@ -196,6 +197,12 @@ export function normalizeEndpoint(raw: RawRule['endpoint'], rule: string): Endpo
   for (const cls of egress) {
     if (!ENDPOINT_CLASSES.has(cls)) throw invalidPolicy(`unsupported endpoint.egress_class ${goQuote(cls)} for ${rule}`, oneOfHint(cls, ENDPOINT_CLASSES));
     if (!cls.startsWith('net.')) throw invalidPolicy(`endpoint.egress_class must be network class for ${rule}`);
+  }
+  for (const list of ['domain_allowlist', 'domain_denylist'] as const) {
+    for (const entry of config[list]) {
+      const problem = hostEntryProblem(entry);
+      if (problem !== undefined) throw invalidPolicy(`unsupported endpoint.${list} entry for ${rule}: ${problem}`);
+    }
   }
   config.action = restrictingAction(raw.action, 'block', (q) => `unsupported endpoint.action ${q} for ${rule}`);
   const destructive = goLower(goTrim(raw.destructive_action));

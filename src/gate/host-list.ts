@@ -1,0 +1,126 @@
+import {
+  CLASS_PREFIX,
+  addressInClass,
+  addressViews,
+  hostClasses,
+  isAddressClass,
+  nameInClass,
+  parseAddress,
+  parseRange,
+  rangeContains,
+  type AddressClass,
+  type IpRange,
+} from '../intent/address.js';
+import { canonicalDomainPattern } from './target-match.js';
+import { goPathMatch, hasGlobMeta } from './glob.js';
+
+/**
+ * A policy host list (`endpoint.domain_allowlist` / `domain_denylist`) compared with canonical
+ * hosts (docs/canonical-targets.md, "Address classes"). An entry is one of:
+ * - `class:<name>`: every address (and name, e.g. `foo.localhost`) in that class;
+ * - a CIDR range, `10.0.0.0/8`, `fd00::/8`: every address in it, in any spelling, IPv4 inside
+ *   IPv6 included;
+ * - a host, address or glob, compared in canonical form. In a denylist, a literal that is itself a
+ *   loopback or metadata host denies its whole class: a list that denies `127.0.0.1` or `localhost`
+ *   means "this machine" and denies `0`, `[::]` and `127.0.0.2` too; `169.254.169.254` means the
+ *   metadata service and denies `metadata.google.internal`. Allowlists are never widened: they
+ *   allow what they spell.
+ *
+ * A host name is also judged by the addresses it resolves to, when the host passed them in
+ * (`resolved`): a denylist denies a name when any of its addresses is denied; an allowlist allows a
+ * name that is not listed when every one of its addresses is.
+ */
+
+type Entry =
+  | { kind: 'class'; cls: AddressClass }
+  | { kind: 'range'; range: IpRange; widen: readonly AddressClass[] }
+  | { kind: 'pattern'; pattern: string; widen: readonly AddressClass[] }
+  /** Refused by policy validation; if one ever gets here it denies everything and allows nothing. */
+  | { kind: 'invalid' };
+
+interface HostList {
+  entries: readonly Entry[];
+  /** Whether some entry names an address, a range or a class: then a host name's addresses matter. */
+  namesAddresses: boolean;
+}
+
+const WIDENING_CLASSES: readonly AddressClass[] = ['loopback', 'metadata'];
+
+const compiled = new WeakMap<readonly string[], HostList>();
+
+function compile(list: readonly string[]): HostList {
+  let hit = compiled.get(list);
+  if (!hit) {
+    const entries = list.map(compileEntry);
+    const namesAddresses = entries.some((e) => e.kind === 'class' || e.kind === 'range' || (e.kind === 'pattern' && e.widen.length > 0));
+    hit = { entries, namesAddresses };
+    compiled.set(list, hit);
+  }
+  return hit;
+}
+
+function compileEntry(raw: string): Entry {
+  const text = raw.trim().toLowerCase();
+  if (text.startsWith(CLASS_PREFIX)) {
+    const cls = text.slice(CLASS_PREFIX.length);
+    return isAddressClass(cls) ? { kind: 'class', cls } : { kind: 'invalid' };
+  }
+  if (text.includes('/')) {
+    const range = parseRange(text);
+    return range ? { kind: 'range', range, widen: [] } : { kind: 'invalid' };
+  }
+  // `[::1]` is an address, not a glob character class.
+  const bracketed = /^\[[0-9a-f:.]+\]$/.test(text) && parseAddress(text.slice(1, -1)) !== undefined;
+  const pattern = canonicalDomainPattern(bracketed ? text.slice(1, -1) : text);
+  const widen = hasGlobMeta(pattern) ? [] : hostClasses(pattern).filter((c) => WIDENING_CLASSES.includes(c));
+  const range = parseAddress(pattern) ? parseRange(pattern) : undefined;
+  return range ? { kind: 'range', range, widen } : { kind: 'pattern', pattern, widen };
+}
+
+function inClass(host: string, cls: AddressClass): boolean {
+  const addr = parseAddress(host);
+  return addr ? addressInClass(addr, cls) : nameInClass(host, cls);
+}
+
+function entryMatches(e: Entry, host: string, deny: boolean): boolean {
+  switch (e.kind) {
+    case 'class':
+      return inClass(host, e.cls);
+    case 'invalid':
+      return deny;
+    case 'range': {
+      const addr = parseAddress(host);
+      if (addr && addressViews(addr).some((a) => rangeContains(e.range, a))) return true;
+      break;
+    }
+    case 'pattern':
+      if (domainPatternMatches(e.pattern, host)) return true;
+      break;
+  }
+  return deny && e.widen.some((cls) => inClass(host, cls));
+}
+
+export function domainPatternMatches(pattern: string, domain: string): boolean {
+  if (pattern === domain) return true;
+  if (pattern.startsWith('*.') && !/[*?[\\]/.test(pattern.slice(2))) return domain.endsWith(pattern.slice(1));
+  return hasGlobMeta(pattern) && goPathMatch(pattern, domain);
+}
+
+/** Whether a host name's resolved addresses matter to this list (it names an address, range or class). */
+export function hostListNamesAddresses(list: readonly string[]): boolean {
+  return compile(list).namesAddresses;
+}
+
+/** How a denylist judges a canonical host: by the host itself, or (`resolved`) by one of its addresses. */
+export function hostListDenies(list: readonly string[], host: string, resolved: readonly string[] = []): 'host' | 'address' | undefined {
+  const { entries } = compile(list);
+  if (entries.some((e) => entryMatches(e, host, true))) return 'host';
+  return resolved.some((a) => entries.some((e) => entryMatches(e, a, true))) ? 'address' : undefined;
+}
+
+/** Whether an allowlist allows a canonical host: listed itself, or every one of its resolved addresses is. */
+export function hostListAllows(list: readonly string[], host: string, resolved: readonly string[] = []): boolean {
+  const { entries } = compile(list);
+  if (entries.some((e) => entryMatches(e, host, false))) return true;
+  return resolved.length > 0 && resolved.every((a) => entries.some((e) => entryMatches(e, a, false)));
+}
