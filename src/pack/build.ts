@@ -5,7 +5,7 @@ import { checkId } from '../store/ids.js';
 import { signManifest } from '../runpack/index.js';
 import { normalizeMode, writeDeterministicZip } from '../zip/index.js';
 import { computePackId, contentType, encodePackManifest, packSignable } from './manifest.js';
-import { buildProofRecords } from './proof.js';
+import { buildProofRecords, type ProofHashForm } from './proof.js';
 import { PACK_CREATED_AT, PACK_MANIFEST_SCHEMA, PROOF_RECORDS_FILE, type PackManifest, type PackType } from './types.js';
 
 export interface PackFile {
@@ -19,6 +19,8 @@ export interface BuildPackOptions {
   sourceRef: string;
   producerVersion: string;
   signingKey?: SigningKey | undefined;
+  /** Only to reproduce packs as Ward built them before 2026-11-28 (`legacy`), e.g. in tests of `pack upgrade`. */
+  proofHashForm?: ProofHashForm | undefined;
 }
 
 export interface BuiltPack {
@@ -38,6 +40,7 @@ export function buildPack(files: readonly PackFile[], options: BuildPackOptions)
     files.map((f) => ({ path: f.path, type: contentType(f.path), sha256: sha256Hex(f.data), size: f.data.length, mode: normalizeMode(f.mode) })),
     ctx,
     options.signingKey,
+    options.proofHashForm,
   );
   const all: PackFile[] = [...files, { path: PROOF_RECORDS_FILE, data: proof }];
   const manifest: PackManifest = {

@@ -10,6 +10,7 @@ export {
   type LinkedEvidence,
 } from './authorization.js';
 export { verifyPack, packVerified, type VerifyPackOptions } from './verify.js';
+export { upgradePack, type UpgradePackOptions, type UpgradedPack } from './upgrade.js';
 export { inspectPack, runLineage } from './inspect.js';
 export { diffPacks, diffViews } from './diff.js';
 export { classifyRefsDrift, type DriftResult } from './drift.js';

@@ -39,7 +39,7 @@ const REQUIRED = ['record_id', 'record_version', 'timestamp', 'source', 'source_
  * order, joined by `\n` without a trailing newline. With a key, each record hash is signed
  * (Ed25519 over the UTF-8 bytes of the `sha256:` string).
  */
-export function buildProofRecords(entries: readonly ProofEntry[], ctx: ProofContext, key?: SigningKey): Buffer {
+export function buildProofRecords(entries: readonly ProofEntry[], ctx: ProofContext, key?: SigningKey, form: ProofHashForm = 'reference'): Buffer {
   let previous = '';
   const lines = [...entries]
     .sort((a, b) => compareUtf8(a.path, b.path))
@@ -58,7 +58,7 @@ export function buildProofRecords(entries: readonly ProofEntry[], ctx: ProofCont
       const integrity: JsonObject = {};
       if (previous) integrity['previous_record_hash'] = previous;
       const record: JsonObject = { record_id: recordId, ...FIXED, event, controls: CONTROLS, metadata: METADATA, integrity };
-      const hash = recordHash(record);
+      const hash = recordHash(record, form);
       integrity['record_hash'] = hash;
       if (key) {
         integrity['signing_key_id'] = key.keyId;
@@ -75,18 +75,22 @@ function withoutVersion(): JsonObject {
   return rest;
 }
 
+/**
+ * How the first record's chain link is hashed: `reference` as Gait does (`{"previous_record_hash": ""}`),
+ * `legacy` as Ward did before 2026-11-28 (`{}`). Later records hash alike in both forms.
+ */
+export type ProofHashForm = 'reference' | 'legacy';
+
 /** `sha256:` + digest of the record without its hash and signature (only the chain link of `integrity`). */
-function recordHash(record: JsonObject): string {
+function recordHash(record: JsonObject, form: ProofHashForm = 'reference'): string {
   const integrity = record['integrity'] as JsonObject;
   const hashed: JsonObject = {};
   for (const key of ['record_id', 'record_version', 'timestamp', 'source', 'source_product', 'agent_id', 'record_type', 'event', 'controls', 'metadata', 'relations', 'relationship']) {
     if (record[key] !== undefined) hashed[key] = record[key]!;
   }
-  const link: JsonObject = {};
-  if (typeof integrity['previous_record_hash'] === 'string' && integrity['previous_record_hash'] !== '') {
-    link['previous_record_hash'] = integrity['previous_record_hash'];
-  }
-  hashed['integrity'] = link;
+  const previous = typeof integrity['previous_record_hash'] === 'string' ? integrity['previous_record_hash'] : '';
+  // The reference keeps the member, empty, for the first record; Ward builds before 2026-11-28 left it out.
+  hashed['integrity'] = form === 'legacy' && previous === '' ? {} : { previous_record_hash: previous };
   return `sha256:${digestJcs(hashed)}`;
 }
 
@@ -94,6 +98,8 @@ export interface ProofVerification {
   records: number;
   /** Problems with record signatures; reported only when signatures are required and keys given. */
   signatureErrors: string[];
+  /** The first record hashes only in Ward's pre-2026-11-28 form (`integrity: {}`); see `ward pack upgrade`. */
+  legacy: boolean;
 }
 
 /**
@@ -111,6 +117,7 @@ export function verifyProofRecords(
   const signatureErrors: string[] = [];
   let previous = '';
   let count = 0;
+  let legacy = false;
   bytes
     .toString('utf8')
     .split('\n')
@@ -134,7 +141,11 @@ export function verifyProofRecords(
       if (integrity['signature'] !== undefined && (typeof integrity['signature'] !== 'string' || !SIGNATURE.test(integrity['signature']))) {
         throw fail('signature is malformed');
       }
-      if (recordHash(value) !== stored) throw fail('record_hash mismatch');
+      if (recordHash(value) !== stored) {
+        // Only the first record can be in the legacy form: later ones hash alike in both.
+        if (previous !== '' || recordHash(value, 'legacy') !== stored) throw fail('record_hash mismatch');
+        legacy = true;
+      }
       const link = typeof integrity['previous_record_hash'] === 'string' ? integrity['previous_record_hash'] : '';
       if (link !== previous) throw fail(previous === '' ? 'first record must not link to a previous record' : 'chain link mismatch');
       const path = event['entry_path'];
@@ -148,7 +159,7 @@ export function verifyProofRecords(
       previous = stored;
       count++;
     });
-  return { records: count, signatureErrors };
+  return { records: count, signatureErrors, legacy };
 }
 
 function recordSignatureProblem(integrity: JsonObject, hash: string, keys: readonly VerifyKey[]): string | undefined {

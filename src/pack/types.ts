@@ -71,6 +71,12 @@ export interface PackVerifyResult {
   signatures_total?: number;
   signatures_valid?: number;
   legacy_type?: string;
+  /**
+   * Ward addition: the proof chain's first record hashes in the form Ward used before 2026-11-28
+   * (`integrity: {}` instead of the reference's `{"previous_record_hash": ""}`). It verifies, but the
+   * reference rejects it; `ward pack upgrade` writes a reference-compatible copy.
+   */
+  legacy_proof_records?: true;
 }
 
 export interface RunLineage {

@@ -47,11 +47,13 @@ export function verifyPack(bytes: Uint8Array, options: VerifyPackOptions = {}): 
   const require = options.requireSignature ?? false;
   let proofRecords = 0;
   let proofSignatureErrors: string[] = [];
+  let legacyProof = false;
   const proof = files.get(PROOF_RECORDS_FILE);
   if (proof && !mismatches.some((m) => m.path === PROOF_RECORDS_FILE)) {
     const checked = verifyProofRecords(proof, manifest.contents, options.keys, require);
     proofRecords = checked.records;
     proofSignatureErrors = checked.signatureErrors;
+    legacyProof = checked.legacy;
   }
 
   if (missing.length === 0 && mismatches.length === 0 && undeclared.length === 0) checkPayload(manifest, files);
@@ -72,6 +74,7 @@ export function verifyPack(bytes: Uint8Array, options: VerifyPackOptions = {}): 
     signature_status: status,
   };
   if (proofRecords > 0) result.proof_records_verified = proofRecords;
+  if (legacyProof) result.legacy_proof_records = true;
   if (missing.length > 0) result.missing_files = missing.sort(compareUtf8);
   if (mismatches.length > 0) result.hash_mismatches = mismatches.sort((a, b) => compareUtf8(a.path, b.path));
   if (undeclared.length > 0) result.undeclared_files = undeclared;

@@ -86,15 +86,16 @@ export function recordRunpack(input: RunRecordInput, options: RecordRunOptions):
   const captureMode = goLower(goTrim(options.captureMode ?? '')) || goLower(goTrim(input.captureMode)) || 'reference';
   if (captureMode !== 'reference' && captureMode !== 'raw') throw usage('capture mode must be reference or raw');
 
-  const explicitMode = goLower(goTrim(options.evidenceMode ?? '')) || goLower(goTrim(input.refs.context_evidence_mode ?? ''));
-  const evidenceMode = explicitMode || 'best_effort';
+  // Resolved as the reference does (flag > the input's refs > best_effort) and always written to the
+  // refs, so a plain record's manifest_digest equals the reference's.
+  const evidenceMode = goLower(goTrim(options.evidenceMode ?? '')) || goLower(goTrim(input.refs.context_evidence_mode ?? '')) || 'best_effort';
   if (evidenceMode !== 'best_effort' && evidenceMode !== 'required') {
     throw usage('context evidence mode must be best_effort or required');
   }
 
   const run = withRunDefaults(input.run, runId, options);
   let refs: Refs = inherit(input.refs, run, REFS_SCHEMA);
-  if (explicitMode) refs.context_evidence_mode = evidenceMode;
+  refs.context_evidence_mode = evidenceMode;
   if (options.envelope) {
     if (!options.unsafeContextRaw && options.envelope.records.some((r) => isRaw(r.redaction_mode))) {
       throw usage('context envelope contains raw redaction records; pass --unsafe-context-raw to record them');

@@ -58,6 +58,8 @@ describe('pack build (run)', () => {
       results_count: 3,
       refs_count: 3,
       context_ref_count: 3,
+      // run record always writes the resolved evidence mode into refs.json, as the reference does
+      context_evidence_mode: 'best_effort',
       context_privacy_mode: 'reference',
     });
   });

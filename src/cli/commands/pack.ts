@@ -12,6 +12,7 @@ import {
   inspectPack,
   packVerified,
   PACK_OUTPUT_SCHEMA,
+  upgradePack,
   verifyPack,
   type BuiltPack,
 } from '../../pack/index.js';
@@ -114,12 +115,60 @@ export function register(program: Command, ctx: CliContext): void {
       const keys = verifyKeys(ctx, flags, signatureKeyIds(source.bytes));
       const result = verifyPack(source.bytes, { keys, requireSignature: require });
       const ok = packVerified(result, require);
-      const output = { ok, operation: 'verify', path: displayPath(ctx.cwd, source.path), pack_id: result.pack_id, pack_type: result.pack_type, source_ref: result.source_ref, verify: result, ...PACK_SCHEMA };
-      const text = ok
-        ? `pack verify ok: ${result.pack_id} (${result.pack_type}, signature ${result.signature_status})`
-        : `pack verify failed: ${result.pack_id}\n${problems(result).join('\n')}`;
+      const path = displayPath(ctx.cwd, source.path);
+      // Ward addition: a pack whose proof chain an older Ward built verifies, and says how to get a copy the reference reads.
+      const legacy = result.legacy_proof_records ? { warnings: [LEGACY_PROOF_WARNING], next_commands: [`ward pack upgrade ${ref}`] } : {};
+      const output = { ok, operation: 'verify', path, pack_id: result.pack_id, pack_type: result.pack_type, source_ref: result.source_ref, verify: result, ...legacy, ...PACK_SCHEMA };
+      const text = [
+        ok ? `pack verify ok: ${result.pack_id} (${result.pack_type}, signature ${result.signature_status})` : `pack verify failed: ${result.pack_id}\n${problems(result).join('\n')}`,
+        ...(legacy.warnings ?? []).map((w) => `warning: ${w}; run: ${legacy.next_commands![0]}`),
+      ].join('\n');
       print(ctx, flags.json, output, text);
       ctx.exitCode = ok ? EXIT.OK : EXIT.VERIFY_FAILED;
+    });
+
+  addSigningKeyOptions(
+    pack
+      .command('upgrade')
+      .description('write a reference-compatible copy of a pack (e.g. one whose proof chain an older Ward built): exit 0 written, 2 not verified, 6 usage')
+      .argument('<pack>', 'pack path or store id'),
+  )
+    .option('--public-key <file>', 'verify the original signature with this key (default: Ward\'s key ring)')
+    .option('--public-key-env <var>', 'environment variable holding that verify key')
+    .option('--jwks <file>', 'verify the original signature with the Ed25519 keys of a JWKS')
+    .option('--out <file>', 'output path (default pack_<new pack_id>.zip next to the original, or in the state directory)')
+    .option('--json', 'one line of JSON on stdout')
+    .option('--store <url>', STORE_HELP)
+    .option('--store-password-file <file>', STORE_PASSWORD_HELP)
+    .action(async (ref: string, flags: SigningKeyFlags & VerifyKeyFlags & StoreLocationFlags & { out?: string; json?: boolean }) => {
+      const state = stateDir(ctx, flags.stateDir);
+      const openStore = storeOpener(ctx, flags, state);
+      const source = await locateArtifact(ref, { cwd: ctx.cwd, stateDir: state, kinds: ['pack'], ...(openStore ? { openStore } : {}) });
+      const keys = verifyKeys(ctx, flags, signatureKeyIds(source.bytes));
+      const key = signingKeyFromFlags(ctx, flags);
+      const upgraded = upgradePack(source.bytes, { keys, signingKey: key.key });
+      const defaultDir = source.path.startsWith('store:') ? state : dirname(source.path);
+      const out = flags.out ? resolve(ctx.cwd, flags.out) : join(defaultDir, `pack_${upgraded.manifest.pack_id}.zip`);
+      writeFileAtomic(out, upgraded.bytes);
+      if (openStore) await putAndClose(await openStore(), { kind: 'pack', bytes: upgraded.bytes });
+      else spoolBytes(state, 'pack', upgraded.bytes);
+      const { manifest, original } = upgraded;
+      const output = {
+        ok: true,
+        operation: 'upgrade',
+        path: displayPath(ctx.cwd, out),
+        pack_id: manifest.pack_id,
+        pack_type: manifest.pack_type,
+        source_ref: manifest.source_ref,
+        upgrade: {
+          from_pack_id: original.pack_id,
+          from_legacy_proof_records: original.legacy_proof_records === true,
+          signature_status: manifest.signatures ? 'signed' : 'missing',
+        },
+        warnings: key.warnings.length > 0 ? key.warnings : undefined,
+        ...PACK_SCHEMA,
+      };
+      print(ctx, flags.json, output, `pack upgrade ok: ${output.path} (${manifest.pack_id}, from ${String(original.pack_id)})`);
     });
 
   pack
@@ -197,6 +246,9 @@ async function putAndClose(store: EvidenceStore, input: StoreInput): Promise<voi
     await store.close();
   }
 }
+
+const LEGACY_PROOF_WARNING =
+  'proof_records.jsonl is in the legacy form older Ward builds wrote (first record hashed with integrity {}); it verifies in Ward but not in the reference';
 
 const PACK_SCHEMA = { schema_id: PACK_OUTPUT_SCHEMA.id, schema_version: PACK_OUTPUT_SCHEMA.version };
 

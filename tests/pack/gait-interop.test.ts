@@ -1,0 +1,165 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { listFiles } from '../canon/fixtures.js';
+import { parsePrivateKey } from '../../src/keys/index.js';
+import { buildRunPack, verifyPack } from '../../src/pack/index.js';
+import { openZip } from '../../src/zip/index.js';
+import { ward, workdir } from './cli.js';
+import { comparable, GAIT, gaitFile, gaitJson, privateKeyCopy, referenceChainProblems, SHARED_GAIT } from './gait-interop.js';
+
+const PUBLIC_KEY = gaitFile('test_key_a_public.key');
+
+function entries(bytes: Buffer): Map<string, Buffer> {
+  const zip = openZip(bytes);
+  return new Map(zip.entries.map((e) => [e.name, zip.read(e)]));
+}
+
+describe('the reference artifacts in fixtures/gait-interop', () => {
+  it('are byte-identical to ../shared/fixtures/gait-interop wherever that copy exists (CI has it beside the clone)', () => {
+    const ours = listFiles(GAIT);
+    expect(ours).toContain('gait_pack_run_tck_signed.zip');
+    for (const rel of listFiles(SHARED_GAIT)) {
+      expect(ours, `fixtures/gait-interop/${rel} is missing`).toContain(rel);
+      expect(readFileSync(join(GAIT, rel)).equals(readFileSync(join(SHARED_GAIT, rel))), `fixtures/gait-interop/${rel} differs`).toBe(true);
+    }
+  });
+});
+
+describe('ward pack verify of packs the reference built', () => {
+  it.each([
+    ['gait_pack_run_tck_signed.zip', 'gait_pack_verify_signed.out.json', ['--public-key', PUBLIC_KEY]],
+    ['gait_pack_run_tck_unsigned.zip', 'gait_pack_verify_unsigned.out.json', []],
+  ])('%s verifies with the reference\'s own output (%s)', async (pack, out, keyArgs) => {
+    const cwd = workdir();
+    const run = await ward(['pack', 'verify', gaitFile(pack), ...keyArgs, '--json'], cwd);
+    expect(run.code).toBe(0);
+    expect(comparable(run.json)).toEqual(comparable(gaitJson(out)));
+  });
+
+  it('verifies the signed pack with the signature required, proof-record signatures included', async () => {
+    const run = await ward(['pack', 'verify', gaitFile('gait_pack_run_tck_signed.zip'), '--public-key', PUBLIC_KEY, '--require-signature', '--json'], workdir());
+    expect(run.code).toBe(0);
+    expect(run.json['verify']).toMatchObject({ signature_status: 'verified', proof_records_verified: 3 });
+    expect(run.json['verify']['signature_errors']).toBeUndefined();
+    expect(run.json['verify']['legacy_proof_records']).toBeUndefined();
+  });
+
+  it('reaches the wrong-key check on a reference pack (signature failed, exit 2)', async () => {
+    const cwd = workdir();
+    await ward(['keys', 'init', '--json'], cwd);
+    const other = join(cwd, '.ward', 'keys');
+    const publicKey = listFiles(other).find((f) => f.endsWith('public.key'));
+    expect(publicKey).toBeDefined();
+    const run = await ward(['pack', 'verify', gaitFile('gait_pack_run_tck_signed.zip'), '--public-key', join(other, publicKey!), '--json'], cwd);
+    expect(run.code).toBe(2);
+    expect(run.json['verify']['signature_status']).toBe('failed');
+  });
+
+  it('verifies the three context-conformance packs, and diffs them as the reference does', async () => {
+    const cwd = workdir();
+    for (const name of ['source', 'runtime', 'semantic']) {
+      expect((await ward(['pack', 'verify', gaitFile(`gait_pack_context_${name}.zip`), '--json'], cwd)).code).toBe(0);
+    }
+    for (const name of ['runtime', 'semantic']) {
+      const run = await ward(['pack', 'diff', gaitFile('gait_pack_context_source.zip'), gaitFile(`gait_pack_context_${name}.zip`), '--json'], cwd);
+      const reference = gaitJson(`gait_pack_diff_source_${name}.out.json`);
+      expect(run.code).toBe(2);
+      // Ward nests the diff under `result` (docs/compatibility.md); its content is the reference's.
+      expect(run.json['diff']['result']).toEqual(reference['diff']['Result']);
+      expect(comparable(run.json, ['correlation_id', 'diff'])).toEqual(comparable(reference, ['correlation_id', 'diff']));
+    }
+  });
+
+  it('proof records of the reference packs follow the README rule (the test\'s own implementation)', () => {
+    for (const pack of ['gait_pack_run_tck_signed.zip', 'gait_pack_run_tck_unsigned.zip', 'gait_pack_context_source.zip']) {
+      expect(referenceChainProblems(entries(readFileSync(gaitFile(pack))).get('proof_records.jsonl')!)).toEqual([]);
+    }
+  });
+});
+
+describe('packs Ward builds', () => {
+  it('hash their proof records the reference way: the same records as the reference for the same files', () => {
+    const key = parsePrivateKey(readFileSync(gaitFile('test_key_a_private.key'), 'utf8'));
+    const built = buildRunPack(readFileSync(gaitFile('gait_runpack_run_tck.zip')), { producerVersion: '0.0.0-dev', signingKey: key });
+    const ours = entries(built.bytes);
+    const theirs = entries(readFileSync(gaitFile('gait_pack_run_tck_signed.zip')));
+    expect(referenceChainProblems(ours.get('proof_records.jsonl')!)).toEqual([]);
+    for (const file of ['run_payload.json', 'context_envelope.json']) expect(ours.get(file)!.equals(theirs.get(file)!), file).toBe(true);
+    // The first two records (context_envelope.json, run_payload.json) describe identical files, so they
+    // are identical, signatures included; the third differs only because source/runpack.zip is re-zipped.
+    const ourLines = ours.get('proof_records.jsonl')!.toString().split('\n');
+    const theirLines = theirs.get('proof_records.jsonl')!.toString().split('\n');
+    expect(ourLines.slice(0, 2)).toEqual(theirLines.slice(0, 2));
+    expect(ourLines).toHaveLength(3);
+  });
+
+  it('built by ward pack build verify under the README rule', async () => {
+    const cwd = workdir();
+    const out = join(cwd, 'tck.pack.zip');
+    const build = await ward(['pack', 'build', '--type', 'run', '--from', gaitFile('gait_runpack_run_tck.zip'), '--out', out, '--json'], cwd);
+    expect(build.code).toBe(0);
+    expect(referenceChainProblems(entries(readFileSync(out)).get('proof_records.jsonl')!)).toEqual([]);
+    expect(verifyPack(readFileSync(out)).legacy_proof_records).toBeUndefined();
+  });
+});
+
+describe('ward run record of the reference inputs', () => {
+  it.each([
+    ['run_record_tck.json', 'gait_run_record_tck.out.json', 'gait_runpack_run_tck.zip'],
+    ['run_record_legacy.json', 'gait_run_record_legacy.out.json', 'gait_runpack_run_legacy_fixture.zip'],
+  ])('%s gives the reference\'s manifest digest and the same runpack files', async (input, out, runpack) => {
+    const cwd = workdir();
+    const run = await ward(['run', 'record', '--input', gaitFile(input), '--key-mode', 'prod', '--private-key', privateKeyCopy(), '--out-dir', join(cwd, 'g'), '--json'], cwd);
+    const reference = gaitJson(out);
+    expect(run.code).toBe(0);
+    expect(run.json['manifest_digest']).toBe(reference['manifest_digest']);
+    expect(comparable(run.json, ['correlation_id', 'bundle', 'ticket_footer'])).toEqual(comparable(reference, ['correlation_id', 'bundle', 'ticket_footer']));
+    // refs.json carries the resolved evidence mode, and every stored file (manifest and its signature included) is the reference's.
+    const ours = entries(readFileSync(join(cwd, 'g', `runpack_${reference['run_id']}.zip`)));
+    const theirs = entries(readFileSync(gaitFile(runpack)));
+    expect(JSON.parse(ours.get('refs.json')!.toString())['context_evidence_mode']).toBe('best_effort');
+    expect([...ours.keys()].sort()).toEqual([...theirs.keys()].sort());
+    for (const [name, data] of theirs) expect(ours.get(name)!.equals(data), name).toBe(true);
+  });
+
+  it('writes the evidence mode as flag > the input\'s refs > best_effort', async () => {
+    const cwd = workdir();
+    const input = gaitJson('run_record_tck.json');
+    const modeOf = async (args: string[], refsMode?: string) => {
+      const copy = structuredClone(input);
+      copy['refs']['receipts'] = [];
+      if (refsMode) copy['refs']['context_evidence_mode'] = refsMode;
+      else delete copy['refs']['context_evidence_mode'];
+      const path = join(cwd, `in-${Math.random().toString(36).slice(2)}.json`);
+      writeFileSync(path, JSON.stringify(copy));
+      const run = await ward(['run', 'record', '--input', path, '--out-dir', join(cwd, 'o'), '--json', ...args], cwd);
+      expect(run.code, run.stdout).toBe(0);
+      const refs = entries(readFileSync(join(cwd, 'o', 'runpack_run_tck.zip'))).get('refs.json')!;
+      return JSON.parse(refs.toString())['context_evidence_mode'] as string;
+    };
+    expect(await modeOf([])).toBe('best_effort');
+    expect(await modeOf([], 'best_effort')).toBe('best_effort');
+    expect(await modeOf(['--context-evidence-mode', 'best_effort'], 'BEST_EFFORT')).toBe('best_effort');
+  });
+});
+
+describe('ward trace verify of a trace the reference signed', () => {
+  it('verifies gait_trace_allow.json with the reference\'s key, as the reference does', async () => {
+    const run = await ward(['trace', 'verify', gaitFile('gait_trace_allow.json'), '--public-key', PUBLIC_KEY, '--json'], workdir());
+    expect(run.code).toBe(0);
+    const reference = gaitJson('gait_trace_verify.out.json');
+    // `format` is Ward's addition (trace, jws or dsse; docs/compatibility.md).
+    expect(comparable(run.json, ['correlation_id', 'path', 'format'])).toEqual(comparable(reference));
+  });
+
+  it('fails it with another key (exit 2)', async () => {
+    const cwd = workdir();
+    await ward(['keys', 'init', '--json'], cwd);
+    const keys = join(cwd, '.ward', 'keys');
+    const publicKey = listFiles(keys).find((f) => f.endsWith('public.key'))!;
+    const run = await ward(['trace', 'verify', gaitFile('gait_trace_allow.json'), '--public-key', join(keys, publicKey), '--json'], cwd);
+    expect(run.code).toBe(2);
+    expect(run.json['ok']).toBe(false);
+  });
+});
