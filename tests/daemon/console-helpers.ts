@@ -95,6 +95,13 @@ export async function signTemplate(url: string, id: string, who: Approver, opts:
   return { payload: t.json.payload, key_id: who.key.keyId, sig };
 }
 
+/** A report as an MCP proxy sends it: the intent and the digest of the policy it decided under (the daemon's). */
+export async function reportOf(url: string, intent: Record<string, unknown>, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): Promise<Record<string, unknown>> {
+  const policy = await call(url, '/v1/console/policy', { headers });
+  if (policy.status !== 200) throw new Error(`policy: ${policy.status} ${policy.text}`);
+  return { intent, policy_digest: policy.json.policy_digest, ...extra };
+}
+
 export async function pendingFor(url: string, tool: string, headers: Record<string, string> = {}): Promise<any> {
   const list = await call(url, '/v1/approvals', { headers });
   return list.json.entries.find((e: any) => e.tool_name === tool);

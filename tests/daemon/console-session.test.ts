@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { closeAll, consoleDaemon, evalIntent, intentFor, pendingFor, signTemplate } from './console-helpers.js';
+import { closeAll, consoleDaemon, evalIntent, intentFor, pendingFor, reportOf, signTemplate } from './console-helpers.js';
 import { call } from './helpers.js';
 
 afterEach(closeAll);
@@ -64,7 +64,7 @@ describe('POST /ui/session: cookie session and CSRF', () => {
   it('on loopback without a token: a session needs no credential, but browser state changes still need the CSRF header', async () => {
     const { d } = await consoleDaemon();
     const origin = d.url;
-    const report = { tool_name: 'x', intent_digest: 'a'.repeat(64), policy_digest: 'b'.repeat(64) };
+    const report = await reportOf(d.url, intentFor('fs.write_file', '/workspace/x'));
     // A browser (Origin, or Sec-Fetch-Site) without a session is refused; a plain client is not.
     expect((await call(d.url, '/v1/approvals/pending', { body: report, headers: { origin } })).status).toBe(403);
     expect((await call(d.url, '/v1/approvals/pending', { body: report, headers: { 'sec-fetch-site': 'same-origin' } })).status).toBe(403);
@@ -72,7 +72,7 @@ describe('POST /ui/session: cookie session and CSRF', () => {
     const s = await call(d.url, '/ui/session', { method: 'POST', headers: { origin } });
     expect(s.status).toBe(201);
     const cookie = cookieOf(s.headers['set-cookie']);
-    const r = await call(d.url, '/v1/approvals/pending', { body: { ...report, tool_name: 'y', intent_digest: 'c'.repeat(64) }, headers: { origin, cookie, 'x-ward-csrf': s.json.csrf_token } });
+    const r = await call(d.url, '/v1/approvals/pending', { body: await reportOf(d.url, intentFor('fs.write_file', '/workspace/y')), headers: { origin, cookie, 'x-ward-csrf': s.json.csrf_token } });
     expect(r.status).toBe(201);
     // A foreign page cannot even create a session (the loopback guard refuses its Origin).
     expect((await call(d.url, '/ui/session', { method: 'POST', headers: { origin: 'http://evil.example' } })).status).toBe(403);

@@ -50,7 +50,18 @@ export function targetsList(targets) {
   return h(
     'ul',
     { class: 'targets' },
-    targets.map((t) => h('li', {}, h('span', { class: 'kind', text: t.kind || '' }), ' ', h('code', { text: t.value ?? '' }), t.operation ? h('span', { class: 'op', text: ` ${t.operation}` }) : null)),
+    // What the target will touch first (`canonical`, derived by Ward); the spelling in the call beside it when it differs.
+    targets.map((t) =>
+      h(
+        'li',
+        {},
+        h('span', { class: 'kind', text: t.kind || '' }),
+        ' ',
+        h('code', { class: 'canonical', text: t.canonical ?? t.value ?? '' }),
+        t.operation ? h('span', { class: 'op', text: ` ${t.operation}` }) : null,
+        t.canonical && t.canonical !== t.value ? h('span', { class: 'muted small', text: ` written ${t.value}` }) : null,
+      ),
+    ),
   );
 }
 

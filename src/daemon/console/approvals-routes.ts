@@ -1,10 +1,10 @@
-import { isSha256Hex, nowUTC, uniqueSortedLower, type JsonObject, type JsonValue } from '../../canon/index.js';
+import { nowUTC, type JsonObject } from '../../canon/index.js';
 import { badRequest, HttpError } from '../../edge/http-error.js';
-import { checkFields } from '../gate-body.js';
 import { jsonBody, query, reply, type Handler, type Route } from '../routes.js';
-import type { ApprovalInbox, InboxEntry, NewEntry, TargetView } from './inbox.js';
+import type { ApprovalInbox, InboxEntry } from './inbox.js';
 import { acceptApproval, acceptDenial, Refused, approvalTemplate, DEFAULT_TTL_SECONDS, denialTemplate, MAX_TTL_SECONDS, parseSubmission, TEMPLATE_MAX_AGE_NS } from './records.js';
 import type { ConsoleParts } from './parts.js';
+import { reportedEntry } from './report.js';
 
 /*
  * The approvals inbox over HTTP (docs/console.md "API"): list, one entry, a report from an MCP
@@ -48,87 +48,12 @@ const get =
     reply(ex, 200, { ok: true, entry: view(e), ...(token ? { tokens: token } : {}) });
   };
 
-const REPORT_FIELDS = new Set([
-  'tool_name',
-  'targets',
-  'matched_rule',
-  'reason_codes',
-  'violations',
-  'identity',
-  'agent_id',
-  'session_id',
-  'requested_at',
-  'intent_digest',
-  'policy_digest',
-  'delegation_binding_digest',
-  'trace_id',
-  'required_scope',
-  'required_approvals',
-  'args_digest',
-  'reporter',
-]);
-const TARGET_FIELDS = new Set(['kind', 'value', 'operation', 'endpoint_class', 'endpoint_domain', 'sensitivity', 'destructive']);
-
-/** `POST /v1/approvals/pending`: an MCP proxy (or any host) reports a call waiting for approval. */
+/** `POST /v1/approvals/pending`: an MCP proxy (or any host) reports a call waiting for approval (report.ts). */
 const report =
   (parts: ConsoleParts): Handler =>
   async (ctx, ex) => {
-    const b = checkFields(await jsonBody(ctx, ex), REPORT_FIELDS, 'body');
-    const str = (k: string, opts: { required?: boolean; max?: number } = {}): string => {
-      const v = b[k];
-      if (v === undefined || v === null) {
-        if (opts.required) throw badRequest(`body: ${k} is required`);
-        return '';
-      }
-      if (typeof v !== 'string' || v.length > (opts.max ?? 512) || /[\0-\x1f]/.test(v)) throw badRequest(`body: ${k} must be a string of at most ${opts.max ?? 512} characters without control characters`);
-      return v;
-    };
-    const strs = (k: string, max = 64): string[] => {
-      const v = b[k];
-      if (v === undefined || v === null) return [];
-      if (!Array.isArray(v) || v.length > max || !v.every((x) => typeof x === 'string' && x.length > 0 && x.length <= 200 && !/[\0-\x1f]/.test(x))) throw badRequest(`body: ${k} must be an array of at most ${max} short strings`);
-      return v as string[];
-    };
-    const digest = (k: string, required: boolean): string => {
-      const v = str(k, { required });
-      if (v && !isSha256Hex(v)) throw badRequest(`body: ${k} must be sha256 hex (64 lowercase hex digits)`);
-      return v;
-    };
-    const tool = str('tool_name', { required: true, max: 200 });
-    const targets = targetsOf(b['targets']);
-    const scope = strs('required_scope', 8).map((s) => s.toLowerCase());
-    for (const s of scope) if (!/^(tool:.+|phase:apply|destructive:apply)$/.test(s)) throw badRequest(`body: required_scope entry ${JSON.stringify(s)} is not tool:<name>, phase:apply or destructive:apply`);
-    if (scope.length > 0 && !scope.includes(`tool:${tool.toLowerCase()}`)) throw badRequest(`body: required_scope must include tool:${tool}`);
-    const required = b['required_approvals'] ?? 1;
-    if (typeof required !== 'number' || !Number.isInteger(required) || required < 1 || required > 16) throw badRequest('body: required_approvals must be an integer from 1 to 16');
-    const requestedAt = str('requested_at', { max: 40 });
-    if (requestedAt && Number.isNaN(Date.parse(requestedAt))) throw badRequest('body: requested_at must be an RFC 3339 time');
-    const entry: NewEntry = {
-      source: 'reported',
-      reporter: str('reporter', { max: 200 }) || 'unnamed',
-      tool_name: tool,
-      targets,
-      matched_rule: str('matched_rule', { max: 200 }),
-      reason_codes: strs('reason_codes'),
-      violations: strs('violations'),
-      identity: str('identity', { max: 200 }),
-      agent_id: str('agent_id', { max: 200 }),
-      session_id: str('session_id', { max: 200 }),
-      requested_at: requestedAt ? new Date(requestedAt).toISOString() : new Date().toISOString(),
-      intent_digest: digest('intent_digest', true),
-      policy_digest: digest('policy_digest', true),
-      delegation_binding_digest: digest('delegation_binding_digest', false),
-      trace_id: str('trace_id', { max: 128 }),
-      required_scope: uniqueSortedLower(scope.length > 0 ? scope : [`tool:${tool}`]),
-      required_approvals: required,
-      // A reporter's counts are not known here: the token is not bounded by them.
-      max_targets: 0,
-      max_ops: 0,
-      target_count: targets.length,
-      op_count: Math.max(1, targets.length),
-      // Reports never carry argument values, only their digest.
-      args: { redacted: true, args_digest: digest('args_digest', false) },
-    };
+    const body = await jsonBody(ctx, ex);
+    const entry = counted(parts, () => reportedEntry(body, ctx.policies.current, parts.showArgs, nowUTC()));
     const denial = parts.inbox.deniedFor(entry.intent_digest, entry.policy_digest);
     if (denial) {
       reply(ex, 200, { ok: true, denied: true, denial: { denial_id: denial.denial_id, approver_identity: denial.approver_identity, reason: denial.reason, expires_at: denial.expires_at }, reason_code: 'approval_denied' });
@@ -146,23 +71,6 @@ const report =
     const e = parts.inbox.add(entry);
     reply(ex, parts.inbox.pending().length > before ? 201 : 200, { ok: true, entry: view(e) });
   };
-
-function targetsOf(v: JsonValue | undefined): TargetView[] {
-  if (v === undefined || v === null) return [];
-  if (!Array.isArray(v) || v.length > 256) throw badRequest('body: targets must be an array of at most 256 targets');
-  return v.map((t, i) => {
-    const o = checkFields(t, TARGET_FIELDS, `targets[${i}]`);
-    const s = (k: string) => {
-      const x = o[k];
-      if (x === undefined || x === null) return '';
-      if (typeof x !== 'string' || x.length > 1024) throw badRequest(`body: targets[${i}].${k} must be a string of at most 1024 characters`);
-      return x;
-    };
-    const d = o['destructive'];
-    if (d !== undefined && d !== null && typeof d !== 'boolean') throw badRequest(`body: targets[${i}].destructive must be true or false`);
-    return { kind: s('kind'), value: s('value'), operation: s('operation'), endpoint_class: s('endpoint_class'), endpoint_domain: s('endpoint_domain'), sensitivity: s('sensitivity'), destructive: d === true };
-  });
-}
 
 const TEMPLATE_QUERY = new Set(['kind', 'approver', 'reason_code', 'reason', 'ttl_seconds']);
 

@@ -16,7 +16,10 @@ export type EntryStatus = 'pending' | 'approved' | 'denied';
 
 export interface TargetView {
   kind: string;
+  /** As the intent spells it. */
   value: string;
+  /** What the target will touch (docs/canonical-targets.md): the form the approver is shown first. */
+  canonical: string;
   operation: string;
   endpoint_class: string;
   endpoint_domain: string;

@@ -1,9 +1,6 @@
 import type { JsonObject } from '../../canon/index.js';
 import { approvalTokensInDir } from '../../decision/approval-dir.js';
-import { argsDigest, delegationDigest } from '../../intent/digest.js';
 import type { NormalizedIntent } from '../../intent/types.js';
-import { approvalOpCount, approvalTargetCount, requiredApprovalScope } from '../../tokens/index.js';
-import { uniqueSortedLower } from '../../canon/index.js';
 import type { VerifyKey } from '../../keys/index.js';
 import type { GateService } from '../gate-service.js';
 import type { DaemonMetrics } from '../metrics.js';
@@ -12,7 +9,8 @@ import { approvalRoutes } from './approvals-routes.js';
 import type { ApproverKeys } from './approvers.js';
 import { decisionRoutes } from './decisions-routes.js';
 import { DecisionFeed } from './feed.js';
-import { ApprovalInbox, type ArgsView } from './inbox.js';
+import { entryFromIntent } from './entry.js';
+import { ApprovalInbox } from './inbox.js';
 import { storedTokens, type ConsoleParts } from './parts.js';
 import { policyRoutes } from './policy-routes.js';
 import { ConsoleSessions } from './session.js';
@@ -46,8 +44,10 @@ export function attachConsole(gate: GateService, opts: ConsoleOptions): Attached
   const feed = new DecisionFeed();
   const closeListeners = new Set<() => void>();
   let closed = false;
+  const showArgs = opts.approvalArgs === 'show';
   const parts: ConsoleParts = {
     inbox,
+    showArgs,
     feed,
     approvers: opts.approvers,
     sessions: new ConsoleSessions(),
@@ -72,7 +72,6 @@ export function attachConsole(gate: GateService, opts: ConsoleOptions): Attached
   inbox.subscribe((e) => {
     if (e.kind === 'approved' || e.kind === 'denied') opts.metrics.approvalsResolved.inc({ outcome: e.kind });
   });
-  const showArgs = opts.approvalArgs === 'show';
   gate.console = {
     tokensFor: (intentDigest, policyDigest) => inbox.dropExpired(approvalTokensInDir(inbox.dir, intentDigest)).filter((t) => t.value['policy_digest'] === policyDigest),
     deniedFor: (intentDigest, policyDigest) => inbox.deniedFor(intentDigest, policyDigest),
@@ -94,30 +93,16 @@ function who(intent: NormalizedIntent | undefined, raw: unknown): { identity: st
   return { identity: s(c['identity']), agent_id: s(c['agent_id']), session_id: s(c['session_id']), tool_name: s(o['tool_name']) };
 }
 
+/** A require_approval decision of this daemon, as the inbox shows it. */
 function pendingOf(output: JsonObject, intent: NormalizedIntent, showArgs: boolean) {
-  const args: ArgsView = showArgs ? { redacted: false, args_digest: argsDigest(intent), values: intent.args } : { redacted: true, args_digest: argsDigest(intent) };
   const required = output['required_approvals'];
-  return {
-    source: 'daemon' as const,
-    tool_name: intent.tool_name,
-    targets: intent.targets.map((t) => ({ kind: t.kind, value: t.value, operation: t.operation, endpoint_class: t.endpoint_class, endpoint_domain: t.endpoint_domain, sensitivity: t.sensitivity, destructive: t.destructive })),
-    matched_rule: String(output['matched_rule'] ?? ''),
-    reason_codes: (output['reason_codes'] as string[] | undefined) ?? [],
+  const verdict = {
+    matchedRule: String(output['matched_rule'] ?? ''),
+    reasonCodes: (output['reason_codes'] as string[] | undefined) ?? [],
     violations: (output['violations'] as string[] | undefined) ?? [],
-    identity: intent.context.identity,
-    agent_id: intent.context.agent_id,
-    session_id: intent.context.session_id,
-    requested_at: new Date().toISOString(),
-    intent_digest: String(output['intent_digest']),
-    policy_digest: String(output['policy_digest']),
-    delegation_binding_digest: intent.delegation ? delegationDigest(intent.delegation) : '',
-    trace_id: String(output['trace_id'] ?? ''),
-    required_scope: uniqueSortedLower(requiredApprovalScope(intent)),
-    required_approvals: typeof required === 'number' && required > 0 ? required : 1,
-    max_targets: approvalTargetCount(intent),
-    max_ops: approvalOpCount(intent),
-    target_count: approvalTargetCount(intent),
-    op_count: approvalOpCount(intent),
-    args,
+    requiredApprovals: typeof required === 'number' && required > 0 ? required : 1,
+    policyDigest: String(output['policy_digest']),
+    traceId: String(output['trace_id'] ?? ''),
   };
+  return entryFromIntent(intent, verdict, { source: 'daemon' }, showArgs);
 }

@@ -14,6 +14,8 @@ export interface ConsoleParts {
   approvers: ApproverKeys;
   sessions: ConsoleSessions;
   metrics: DaemonMetrics;
+  /** `ward serve --approval-args show`: argument values appear in inbox entries. */
+  showArgs: boolean;
   /** Open decision streams (GET /v1/decisions/stream). */
   streams: { open: number };
   /** Keys trusted for approvals besides the approvers list (`--approval-public-key`). */

@@ -2,15 +2,16 @@ import { mkdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { hostname } from 'node:os';
-import { isJsonObject, parseStrictJson, type JsonObject, type JsonValue } from '../../canon/index.js';
+import { isJsonObject, parseStrictJson, type JsonObject } from '../../canon/index.js';
 import { createUniqueFile } from '../../state/atomic-file.js';
+import { normalizedIntentJson } from '../../intent/digest.js';
 import { traceFileText } from '../../trace/index.js';
 import type { CallDecision } from './gatekeeper.js';
 
 /**
  * Approvals through a daemon's approvals inbox (`--approval inbox`, docs/mcp-proxy.md "Approvals"):
- * a call that needs approval is reported to `ward serve` (`POST /v1/approvals/pending`, the same
- * fields the daemon's own require_approval decisions carry, never argument values), and the proxy
+ * a call that needs approval is reported to `ward serve` (`POST /v1/approvals/pending` with the
+ * intent itself: the daemon derives what the approver sees from it), and the proxy
  * holds the call while it polls the entry. An approval comes back as the signed tokens a person
  * made in the browser; they go into the approval directory and the call is decided again, so the
  * ordinary token path (signature, binding, one-use ledger) has the last word. The daemon is only
@@ -28,7 +29,8 @@ export type InboxOutcome =
   | { kind: 'approved'; id: string; tokens: JsonObject[] }
   | { kind: 'denied'; id: string; approver: string; reason: string }
   | { kind: 'timeout'; id: string }
-  | { kind: 'unreachable'; detail: string; id?: string | undefined }
+  /** `refused`: the daemon answered and refused the report (e.g. it runs another policy). */
+  | { kind: 'unreachable'; detail: string; id?: string | undefined; refused?: boolean }
   | { kind: 'cancelled' };
 
 export interface InboxConfig {
@@ -41,35 +43,22 @@ export interface InboxConfig {
   pollMs?: number | undefined;
 }
 
-/** The report of one require_approval decision: what the inbox shows, never argument values. */
-export function inboxReport(d: CallDecision, reporter: string): JsonObject {
-  const intent = d.intent ?? {};
-  const ctx = isJsonObject(intent['context']) ? intent['context'] : {};
-  const str = (v: JsonValue | undefined, max = 200) => (typeof v === 'string' ? v.slice(0, max) : '');
-  const targets = (Array.isArray(intent['targets']) ? intent['targets'] : []).slice(0, 256).filter(isJsonObject).map((t) => {
-    const out: JsonObject = {};
-    for (const k of ['kind', 'value', 'operation', 'endpoint_class', 'endpoint_domain', 'sensitivity']) {
-      const v = t[k];
-      if (typeof v === 'string' && v !== '') out[k] = v.slice(0, 1024);
-    }
-    if (t['destructive'] === true) out['destructive'] = true;
-    return out;
-  });
+/**
+ * The report of one require_approval decision: the prepared intent the proxy's gate checks tokens
+ * against (argument values included: the daemon derives everything it shows and everything the
+ * token binds from the intent itself, and keeps the values out of the inbox unless it runs with
+ * `--approval-args show`), the policy digest it was decided under, and cross-checks. Undefined
+ * when the approval step did not run (nothing a token could grant).
+ */
+export function inboxReport(d: CallDecision, reporter: string): JsonObject | undefined {
+  if (!d.approvalIntent) return undefined;
   const body: JsonObject = {
-    tool_name: d.toolName,
-    targets,
-    matched_rule: d.matchedRule,
-    reason_codes: d.reasonCodes,
-    violations: d.violations,
-    identity: str(ctx['identity']),
-    agent_id: str(ctx['agent_id']),
-    session_id: str(ctx['session_id']),
-    requested_at: new Date().toISOString(),
+    intent: normalizedIntentJson(d.approvalIntent),
     intent_digest: d.intentDigest,
     policy_digest: d.policyDigest,
+    tool_name: d.toolName,
     trace_id: d.traceId,
-    required_scope: d.approvalScope,
-    required_approvals: Math.min(Math.max(d.requiredApprovals ?? 1, 1), 16),
+    requested_at: new Date().toISOString(),
     reporter: reporter.slice(0, 200),
   };
   if (/^[0-9a-f]{64}$/.test(d.argsDigest)) body['args_digest'] = d.argsDigest;
@@ -85,7 +74,15 @@ interface Answer {
   json: JsonObject;
 }
 
-class InboxError extends Error {}
+class InboxError extends Error {
+  constructor(
+    message: string,
+    /** The daemon's HTTP status, when it answered. */
+    readonly status = 0,
+  ) {
+    super(message);
+  }
+}
 
 /** One JSON request to the daemon. Only 2xx answers with a JSON object count; anything else throws. */
 function send(cfg: InboxConfig, method: 'GET' | 'POST', path: string, body?: JsonObject, signal?: AbortSignal): Promise<Answer> {
@@ -119,7 +116,8 @@ function send(cfg: InboxConfig, method: 'GET' | 'POST', path: string, body?: Jso
         if (!isJsonObject(json)) return reject(new InboxError(`HTTP ${status} without a JSON object`));
         if (status < 200 || status > 299) {
           const err = isJsonObject(json['error']) ? json['error'] : {};
-          return reject(new InboxError(`HTTP ${status}${typeof err['code'] === 'string' ? ` ${err['code']}` : ''}${typeof err['message'] === 'string' ? `: ${err['message'].slice(0, 200)}` : ''}`));
+          const code = typeof json['refusal'] === 'string' ? json['refusal'] : err['code'];
+          return reject(new InboxError(`HTTP ${status}${typeof code === 'string' ? ` ${code.slice(0, 80)}` : ''}${typeof err['message'] === 'string' ? `: ${err['message'].slice(0, 300)}` : ''}`, status));
         }
         resolve({ status, json });
       });
@@ -154,12 +152,15 @@ const APPROVAL_ID = /^apr_[0-9a-f]{16}$/;
  */
 export async function awaitInboxApproval(cfg: InboxConfig, d: CallDecision, timeoutMs: number, signal: AbortSignal): Promise<InboxOutcome> {
   const deadline = Date.now() + timeoutMs;
+  const body = inboxReport(d, cfg.reporter ?? defaultReporter());
+  if (!body) return { kind: 'unreachable', detail: 'the decision has no intent to report' };
   let reported: Answer;
   try {
-    reported = await send(cfg, 'POST', 'v1/approvals/pending', inboxReport(d, cfg.reporter ?? defaultReporter()), signal);
+    reported = await send(cfg, 'POST', 'v1/approvals/pending', body, signal);
   } catch (err) {
     if (signal.aborted) return { kind: 'cancelled' };
-    return { kind: 'unreachable', detail: (err as Error).message };
+    const status = err instanceof InboxError ? err.status : 0;
+    return { kind: 'unreachable', detail: (err as Error).message, ...(status >= 400 && status < 500 ? { refused: true } : {}) };
   }
   if (reported.json['denied'] === true) {
     const denial = isJsonObject(reported.json['denial']) ? reported.json['denial'] : {};
@@ -215,7 +216,9 @@ export function inboxNote(o: InboxOutcome, url: string): string {
     case 'timeout':
       return `The call waited in the approvals inbox (${o.id}) and no one approved it in time; it was not run.`;
     case 'unreachable':
-      return `The approvals inbox at ${safeUrl(url)} could not be reached (${o.detail}); the call was not run.`;
+      return o.refused
+        ? `The approvals inbox at ${safeUrl(url)} refused to enter this call (${o.detail}); the call was not run.`
+        : `The approvals inbox at ${safeUrl(url)} could not be reached (${o.detail}); the call was not run.`;
     case 'approved':
       return 'The call was approved in the approvals inbox, but the policy still does not allow it (for example, the token does not verify with the approval keys, or it needs more approvers); it was not run.';
     default:

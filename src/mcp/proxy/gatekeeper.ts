@@ -5,6 +5,7 @@ import { contextEnvelopeJson, type ContextEnvelope } from '../../context/index.j
 import type { KillSwitchState } from '../../gate/kill-switch.js';
 import type { VerifyKey } from '../../keys/index.js';
 import type { NormalizedPolicy } from '../../policy/types.js';
+import type { NormalizedIntent } from '../../intent/types.js';
 import type { GateRequest, GateRuntime } from '../../decision/gate-run.js';
 import { decideGate } from '../../decision/gate-run.js';
 import { blockBeforePolicy } from '../../decision/pipeline.js';
@@ -37,8 +38,13 @@ export interface CallDecision {
   durable: Promise<string>;
   /** Approvals the winning rule asks for (max(min_approvals, 1)); set when the approval step ran. */
   requiredApprovals?: number | undefined;
-  /** The reading that was decided (with argument values: kept in memory, never reported). */
+  /** The reading that was decided (with argument values: kept in memory). */
   intent?: JsonObject | undefined;
+  /**
+   * The prepared intent the approval step checked tokens against (set when it ran): what an
+   * approvals inbox is sent, so the daemon derives what a person sees from the call itself.
+   */
+  approvalIntent?: NormalizedIntent | undefined;
 }
 
 /** Per-decision inputs besides the call. */
@@ -108,9 +114,11 @@ export class Gatekeeper {
     const [intent, ...claimedReadings] = this.readings(call);
     let scope: string[] | undefined;
     let required: number | undefined;
+    let approvalIntent: NormalizedIntent | undefined;
     const rt = this.opts.runtime;
     const approvals: ApprovalTokens = (t) => {
       scope = requiredApprovalScope(t.intent);
+      approvalIntent = t.intent;
       return approvalStep({ tokens: () => this.tokensFor(t.intentDigest), verifyKeys: this.opts.approvalKeys })(t);
     };
     const approval = steps.approval(rt, approvals);
@@ -154,6 +162,7 @@ export class Gatekeeper {
     const decision = this.decisionOf(pending.trace, pending.capture, pending.decidedIntent as JsonObject, scope);
     decision.requiredApprovals = required;
     decision.intent = pending.decidedIntent as JsonObject;
+    decision.approvalIntent = approvalIntent;
     return decision;
   }
 

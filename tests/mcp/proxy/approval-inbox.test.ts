@@ -64,7 +64,7 @@ const wardOf = (r: any) => r._meta.ward as Record<string, any>;
 
 describe('ward mcp proxy --approval inbox', () => {
   it('approve: the held call runs once a person approves in the inbox; deny: blocked with approval_denied', async () => {
-    const c = await consoleDaemon();
+    const c = await consoleDaemon({}, POLICY);
     const { cwd, log, p } = await proxyTo(c.d.url, c.approversFile);
     const note = join(cwd, 'a.txt');
 
@@ -73,7 +73,8 @@ describe('ward mcp proxy --approval inbox', () => {
     expect(e.source).toBe('reported');
     expect(e.args.redacted).toBe(true);
     expect(JSON.stringify(e)).not.toContain('secret-value-123');
-    expect(e.targets.some((t: any) => t.value === note)).toBe(true);
+    expect(e.targets.some((t: any) => t.value === note && t.canonical === note)).toBe(true);
+    expect(e.identity).toMatch(/^mcp-client:/); // from the intent's context, as the proxy decided it
     expect(e.reason_codes).toContain('approval_token_missing');
     expect(e.matched_rule).toBe('notes-need-approval');
     expect(serverCalls(log)).toEqual([]); // held, not forwarded
@@ -111,6 +112,19 @@ describe('ward mcp proxy --approval inbox', () => {
     expect(ts[3]!['reason_codes']).toContain('approval_denied');
   });
 
+  it('a daemon under another policy refuses the report: the call is refused, never forwarded, nothing enters the inbox', async () => {
+    const c = await consoleDaemon(); // CONSOLE_POLICY: the proxy's write_note rule is not there
+    const { cwd, log, p } = await proxyTo(c.d.url, c.approversFile);
+    const r: any = await p.client.callTool({ name: 'write_note', arguments: { path: join(cwd, 'e.txt'), text: 'x' } });
+    expect(r.isError).toBe(true);
+    expect(wardOf(r).verdict).toBe('require_approval');
+    expect(wardOf(r).approval_inbox).toBe('unreachable');
+    expect(r.content[0].text).toContain('refused to enter this call');
+    expect(r.content[0].text).toContain('approval_report_policy_mismatch');
+    expect(serverCalls(log)).toEqual([]);
+    expect((await call(c.d.url, '/v1/approvals?status=all')).json.count).toBe(0);
+  });
+
   it('daemon down: the call is refused (require_approval, traced), never forwarded', async () => {
     const c = await consoleDaemon();
     const port = await new Promise<number>((res) => {
@@ -132,7 +146,7 @@ describe('ward mcp proxy --approval inbox', () => {
 
   it('a daemon with a bearer token: the token comes from the environment and never shows; no answer in time refuses the call', async () => {
     const secret = 'inbox-bearer-token-0123456789abcdef';
-    const c = await consoleDaemon({ authToken: secret });
+    const c = await consoleDaemon({ authToken: secret }, POLICY);
     const { cwd, log, p } = await proxyTo(c.d.url, c.approversFile, ['--approval-inbox-token-env', 'INBOX_TOKEN', '--call-timeout', '1s', '--verbose'], { INBOX_TOKEN: secret });
     const r: any = await p.client.callTool({ name: 'write_note', arguments: { path: join(cwd, 'd.txt'), text: 'x' } });
     expect(wardOf(r).approval_inbox).toBe('timeout');
