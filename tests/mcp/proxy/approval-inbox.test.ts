@@ -147,7 +147,7 @@ describe('ward mcp proxy --approval inbox', () => {
   it('a daemon with a bearer token: the token comes from the environment and never shows; no answer in time refuses the call', async () => {
     const secret = 'inbox-bearer-token-0123456789abcdef';
     const c = await consoleDaemon({ authToken: secret }, POLICY);
-    const { cwd, log, p } = await proxyTo(c.d.url, c.approversFile, ['--approval-inbox-token-env', 'INBOX_TOKEN', '--call-timeout', '1s', '--verbose'], { INBOX_TOKEN: secret });
+    const { cwd, log, p } = await proxyTo(c.d.url, c.approversFile, ['--approval-inbox-token-env', 'INBOX_TOKEN', '--call-timeout', '5s', '--verbose'], { INBOX_TOKEN: secret });
     const r: any = await p.client.callTool({ name: 'write_note', arguments: { path: join(cwd, 'd.txt'), text: 'x' } });
     expect(wardOf(r).approval_inbox).toBe('timeout');
     expect(wardOf(r).verdict).toBe('require_approval');
