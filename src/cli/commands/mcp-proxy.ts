@@ -45,6 +45,8 @@ interface ProxyFlags extends McpCallFlags {
   store?: string;
   storePasswordFile?: string;
   hideBlockedTools?: boolean;
+  unknownMethods: 'refuse' | 'decide';
+  unknownMethodRiskClass: string;
   captureIntents?: boolean;
   runCapture: boolean;
   witness: boolean;
@@ -99,6 +101,12 @@ export function registerProxy(mcp: Command, ctx: CliContext): void {
     .option('--pin-tools', 'pin tool definitions on first tools/list; block tools whose definition changes')
     .option('--store <url>', 'keep --pin-tools pins in the cluster\'s PostgreSQL (postgres://…; also WARD_STORE_URL): an accept on any host applies to every proxy')
     .option('--store-password-file <file>', 'file holding the PostgreSQL password (also WARD_STORE_PASSWORD_FILE, PGPASSWORD, ~/.pgpass)')
+    .addOption(
+      new Option('--unknown-methods <mode>', 'MCP methods Ward does not know: refuse (never forwarded; traced) or decide (by policy as tool mcp.method, the method as target)')
+        .choices(['refuse', 'decide'])
+        .default('refuse'),
+    )
+    .option('--unknown-method-risk-class <class>', 'with --unknown-methods decide: the risk class of their intents (a fail_closed class blocks them unless a rule allows)', 'critical')
     .option('--hide-blocked-tools', 'drop tools from tools/list that the policy blocks whatever the arguments')
     .option('--capture-intents', 'keep each normalized intent beside its trace (for ward regress replay); may hold sensitive arguments')
     .option('--no-run-capture', 'do not capture sessions as runs in the store')
@@ -253,6 +261,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
     maxMessageBytes,
     captureRuns: flags.runCapture,
     witness: flags.witness,
+    unknownMethods: { mode: flags.unknownMethods, riskClass: flags.unknownMethodRiskClass },
     upstream: flags.upstreamUrl ? { url: flags.upstreamUrl, headers: upstreamHeaders } : { command: command[0]!, args: command.slice(1) },
     log,
   });

@@ -31,6 +31,7 @@ import type { DenyAs } from './replies.js';
 import { RunCapture } from './run-capture.js';
 import { perRequestSignals, SdkPeer } from './sdk-peer.js';
 import { ProxySession } from './session.js';
+import type { UnknownMethods } from './methods.js';
 import { watchFile } from './watch.js';
 import { SessionWitness } from './witness.js';
 
@@ -90,6 +91,8 @@ export interface ProxyConfig {
    * `--no-witness` turns it off.
    */
   witness?: boolean | undefined;
+  /** `--unknown-methods` / `--unknown-method-risk-class` (docs/mcp-proxy.md "Every method that reads or acts"). */
+  unknownMethods?: { mode: UnknownMethods; riskClass: string } | undefined;
   upstream: Upstream;
   log: ProxyLog;
 }
@@ -182,6 +185,7 @@ export class ProxyRuntime {
       routeRelated,
       capture,
       witness,
+      unknownMethods: this.cfg.unknownMethods,
     });
     return { session, capture, witness };
   }

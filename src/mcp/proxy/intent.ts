@@ -153,6 +153,12 @@ export interface CallInput {
    * this tool. Not part of the intent mapping: the gatekeeper binds it.
    */
   witnessedContext?: ContextEnvelope | undefined;
+  /**
+   * An MCP method other than `tools/call` (docs/mcp-proxy.md "Every method that reads or acts"):
+   * the intent's tool name as is (no `--tool-prefix`), its targets from the method's params instead
+   * of from argument names, and a risk class of its own when set (`--unknown-method-risk-class`).
+   */
+  method?: { intentName: string; operation: string; targets: readonly { kind: string; value: string }[]; riskClass?: string | undefined } | undefined;
 }
 
 export function checkArgSource(source: string): string {
@@ -205,8 +211,9 @@ export function intentToolName(prefix: string, name: string): string {
  * the stricter, so an annotation can never loosen a decision.
  */
 export function intentForCall(call: CallInput, opts: MappingOptions, withHints: boolean): JsonObject {
-  const toolName = intentToolName(opts.toolPrefix, call.name);
-  const operation = operationFromToolName(call.name);
+  const method = call.method;
+  const toolName = method ? method.intentName : intentToolName(opts.toolPrefix, call.name);
+  const operation = method ? method.operation : operationFromToolName(call.name);
   const rules = opts.targets.tools.get(call.name);
   const hints = withHints ? call.hints : undefined;
   const targets: JsonObject[] = [];
@@ -214,13 +221,14 @@ export function intentForCall(call: CallInput, opts: MappingOptions, withHints: 
   for (const [key, value] of Object.entries(call.arguments)) {
     const from = call.witnessed?.get(key);
     provenance.push(from === undefined ? { arg_path: `$.${key}`, source: opts.argSource } : { arg_path: `$.${key}`, source: 'tool_output', source_ref: from });
-    const rule = ruleFor(key, rules, opts.targets.args);
+    const rule = method ? undefined : ruleFor(key, rules, opts.targets.args);
     if (!rule) continue;
     for (const v of targetValues(value, rule.kind)) {
       if (v.trim() === '') continue;
       targets.push(target(rule, v, rule.operation ?? operation, hints));
     }
   }
+  for (const t of method?.targets ?? []) targets.push(target({ kind: t.kind }, t.value, operation, undefined));
   if (hints?.destructiveHint && targets.length === 0) {
     // A destructive tool without a recognizable target still gets one, so destructive rules see it.
     targets.push(target({ kind: 'other' }, call.name, operation, hints));
@@ -228,7 +236,7 @@ export function intentForCall(call: CallInput, opts: MappingOptions, withHints: 
   const context: JsonObject = {
     identity: opts.identity ?? `mcp-client:${call.clientName || 'unknown'}`,
     workspace: opts.workspace,
-    risk_class: opts.riskClass,
+    risk_class: method?.riskClass ?? opts.riskClass,
     session_id: call.sessionId,
     run_id: call.runId,
   };

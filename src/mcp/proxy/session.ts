@@ -24,6 +24,7 @@ import { serverKey, type PinStore } from './pins.js';
 import { isModernProtocolVersion, requestClientName, requestProtocolVersion, resultServerInfo, shapeResult } from './protocol.js';
 import { blockedText, screenResult, type Screened } from './result-firewall.js';
 import { alwaysBlocked, ToolPins } from './tools.js';
+import { isReservedToolName, knownNotification, requestRoute, ROOTS_ANSWER, UNKNOWN_METHOD, type MethodIntent, type Sender, type UnknownMethods } from './methods.js';
 import { toolSuspicion, type SessionWitness } from './witness.js';
 
 export interface SessionOptions {
@@ -50,6 +51,8 @@ export interface SessionOptions {
   capture?: RunCapture | undefined;
   /** What Ward witnessed in this session (docs/witness.md); undefined with `--no-witness`. */
   witness?: SessionWitness | undefined;
+  /** `--unknown-methods` and `--unknown-method-risk-class`: what happens to a method Ward does not know (default: refused). */
+  unknownMethods?: { mode: UnknownMethods; riskClass: string } | undefined;
 }
 
 interface Pending {
@@ -60,8 +63,10 @@ interface Pending {
   call?: ForwardedCall | undefined;
 }
 
-/** An allowed `tools/call` forwarded to the server, waiting for its result. */
+/** An allowed `tools/call` (or other decided method) forwarded to the server, waiting for its result. */
 interface ForwardedCall {
+  /** The JSON-RPC method (`tools/call`, `resources/read`, ...): a result Ward blocks is an error unless it is a tool result. */
+  method: string;
   decision: CallDecision;
   intentId: string | undefined;
   input: CallInput;
@@ -91,6 +96,10 @@ export class ProxySession {
   readonly done: Promise<SessionEnd>;
   private resolveDone!: (end: SessionEnd) => void;
   private readonly pending = new Map<string, Pending>();
+  /** Client request ids from arrival until the client gets their answer: a second request with one of them is refused. */
+  private readonly inflight = new Set<string>();
+  /** Requests the server sent the client (forwarded), by id: only their answers go back to the server. */
+  private readonly serverRequests = new Map<string, { method: string; id: JsonRpcId }>();
   private readonly abandoned = new Set<string>();
   /** Allowed calls whose trace the sink has not accepted yet: not forwarded until it has. */
   private readonly deciding = new Map<string, { cancelled: boolean }>();
@@ -165,6 +174,13 @@ export class ProxySession {
   private fromClient(m: Inbound): void {
     this.lastActivity = Date.now();
     const msg = m.msg;
+    if (m.kind === 'request') {
+      // One answer per id: a request reusing the id of one still in flight (a tools/call id 7, then
+      // a ping id 7) would let the call's result be taken for the ping's, unscreened.
+      const key = idKey(msg.id as JsonRpcId);
+      if (this.inflight.has(key)) return this.refuseReusedId(msg.id as JsonRpcId, msg.method!);
+      this.inflight.add(key);
+    }
     if (m.kind === 'request' && isModernProtocolVersion(requestProtocolVersion(msg.params))) {
       // 2026-07-28+: no initialize; every request names its client in `_meta`. (A 2025-revision
       // session keeps the name its initialize gave.)
@@ -179,6 +195,9 @@ export class ProxySession {
     }
     if (m.kind === 'request') {
       const id = msg.id as JsonRpcId;
+      const route = requestRoute('client', msg.method!);
+      if (route.kind === 'intent') return this.handleMethod(msg, id, m.raw, route.intent);
+      if (route.kind !== 'plumbing') return this.handleUnknown(msg, id, m.raw, 'client');
       if (msg.method === 'initialize') {
         const info = msg.params?.['clientInfo'];
         if (isJsonObject(info) && typeof info['name'] === 'string') this.clientName = info['name'];
@@ -187,6 +206,7 @@ export class ProxySession {
       this.forward({ id, method: msg.method! }, msg, m.raw);
       return;
     }
+    if (m.kind === 'notification' && !knownNotification('client', msg.method!)) return this.handleUnknown(msg, undefined, m.raw, 'client');
     if (m.kind === 'response' && typeof msg.id === 'string' && msg.id.startsWith(this.elicitPrefix)) {
       // The answer to Ward's own elicitation: consumed here, never forwarded to the server (a late
       // answer, after a timeout or a cancel, is dropped).
@@ -200,9 +220,12 @@ export class ProxySession {
       e.answer(elicitOutcome(msg));
       return;
     }
+    if (m.kind === 'response') return this.answerToServer(msg, m.raw);
     if (m.kind === 'notification' && msg.method === 'notifications/cancelled') {
       const rid = msg.params?.['requestId'];
       if (typeof rid === 'string' || typeof rid === 'number') {
+        // A cancelled request gets no answer: its id is free again.
+        this.inflight.delete(idKey(rid));
         this.dropElicitations(rid);
         const waiting = this.deciding.get(idKey(rid));
         if (waiting) {
@@ -218,7 +241,7 @@ export class ProxySession {
         }
       }
     }
-    // Notifications and responses to server-initiated requests pass through as they are.
+    // Known notifications pass through as they are.
     this.toServer(msg, m.raw);
   }
 
@@ -263,7 +286,8 @@ export class ProxySession {
     }
     const correlation = `${this.o.sessionId}:${String(id)}`;
     const alias = this.listedAlias(name);
-    const decided = alias === undefined ? this.decideCall(call, correlation) : this.refuseAlias(call, correlation, alias);
+    const reserved = isReservedToolName(intentToolName(this.o.gate.mapping.toolPrefix, name));
+    const decided = reserved ? this.refuseReserved(call, correlation) : alias === undefined ? this.decideCall(call, correlation) : this.refuseAlias(call, correlation, alias);
     if (!decided) return this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this call; it was not forwarded');
     const { decision, note } = decided;
     const intentId = this.o.capture?.call(decision.toolName, decision.argsDigest, decision.traceId, decision.verdict);
@@ -276,7 +300,7 @@ export class ProxySession {
       );
       return;
     }
-    if (decision.verdict === 'require_approval' && this.o.approvalMode === 'inbox' && this.o.inbox && alias === undefined) {
+    if (decision.verdict === 'require_approval' && this.o.approvalMode === 'inbox' && this.o.inbox && alias === undefined && !reserved) {
       decision.durable.then(
         () => this.approveViaInbox(msg, raw, id, call, correlation, decision, intentId),
         (err: Error) => this.traceFailed(id, err, intentId),
@@ -284,13 +308,107 @@ export class ProxySession {
       return;
     }
     const reply = verdictReply(id, decision, this.o.denyAs, this.o.approvalDir, note ?? this.changedToolNote(decision, name), { modern: this.isModern(msg) });
+    this.replyOnceTraced(id, decision, intentId, reply);
+  }
+
+  /** Ward's own answer to a request it did not forward: sent once the decision's trace is written, never before. */
+  private replyOnceTraced(id: JsonRpcId, decision: CallDecision, intentId: string | undefined, reply: JsonRpcMessage, to: Sender = 'client'): void {
     decision.durable.then(
       () => {
         if (intentId) this.o.capture?.result(intentId, decision.verdict, reply.result ?? reply.error);
-        this.toClient(reply);
+        if (to === 'client') this.toClient(reply);
+        else this.toServer(reply);
       },
-      (err: Error) => this.traceFailed(id, err, intentId),
+      (err: Error) => {
+        if (to === 'client') return this.traceFailed(id, err, intentId);
+        this.o.log.error('decision trace could not be written; reply withheld', { error: err.message });
+        this.toServer(errorResponse(id, RPC.INTERNAL_ERROR, `Ward could not persist the decision trace: ${err.message}`));
+      },
     );
+  }
+
+  /**
+   * A method other than `tools/call` that reads or acts (`resources/read`, `prompts/get`, ...):
+   * decided like a tool call under its intent name (docs/mcp-proxy.md "Every method that reads or
+   * acts"), forwarded only when allowed and traced, its result screened and witnessed like a tool
+   * result. Anything but allow is a JSON-RPC error (`-32060`, the `ward` object in `error.data`):
+   * these methods have no result shape that says "blocked". Approval is by token only.
+   */
+  private handleMethod(msg: JsonRpcMessage, id: JsonRpcId, raw: Buffer | undefined, intent: MethodIntent, riskClass?: string): void {
+    const call = this.methodCall(msg.method!, msg.params, intent, riskClass);
+    const correlation = `${this.o.sessionId}:${String(id)}`;
+    const decision = this.decideMethod(call, correlation);
+    if (!decision) return this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this request; it was not forwarded');
+    const intentId = this.o.capture?.call(decision.toolName, decision.argsDigest, decision.traceId, decision.verdict);
+    if (decision.verdict === 'allow') return this.forwardDecided(id, msg, raw, decision, intentId, call, correlation);
+    this.o.log.info(`${decision.verdict}: ${msg.method!}`, { intent: decision.toolName, reasons: decision.reasonCodes.join(','), trace_id: decision.traceId });
+    this.replyOnceTraced(id, decision, intentId, verdictReply(id, decision, 'error', this.o.approvalDir, undefined, { modern: this.isModern(msg) }));
+  }
+
+  /** The intent input of a method request: its params (less `_meta`) are the arguments, its targets the method's. */
+  private methodCall(method: string, payload: unknown, intent: MethodIntent, riskClass?: string): CallInput {
+    const params = isJsonObject(payload) ? payload : {};
+    const { _meta: meta, ...args } = params;
+    const targets = intent === UNKNOWN_METHOD ? [{ kind: 'other', value: method }] : intent.targets(params);
+    const call = this.callInput(method, args, meta);
+    call.method = { intentName: intent.tool, operation: intent.operation, targets, riskClass };
+    if (this.o.witness) call.witnessed = this.o.witness.argumentSources(args);
+    return call;
+  }
+
+  /** `Gatekeeper.decide`, or the traced refusal when the request cannot be evaluated; undefined when not even that could be signed. */
+  private decideMethod(call: CallInput, correlation: string): CallDecision | undefined {
+    try {
+      return this.o.gate.decide(call, correlation);
+    } catch (err) {
+      this.o.log.warn('request not evaluable; refused, not forwarded', { method: call.name, error: (err as Error).message.slice(0, 240) });
+      return this.refusal(call, correlation);
+    }
+  }
+
+  /**
+   * A method Ward does not know, from either side. `--unknown-methods refuse` (the default): a
+   * request is answered with `-32601` and a notification dropped, both traced as refusals
+   * (`fail_closed_intent_invalid`), nothing forwarded. `decide`: decided as `mcp.method` with the
+   * method as its target and `--unknown-method-risk-class` as its risk class.
+   */
+  private handleUnknown(msg: JsonRpcMessage, id: JsonRpcId | undefined, raw: Buffer | undefined, from: Sender): void {
+    const method = msg.method!;
+    const mode = this.o.unknownMethods ?? { mode: 'refuse', riskClass: 'critical' };
+    const call = this.methodCall(method, msg.params, UNKNOWN_METHOD, mode.riskClass);
+    const correlation = `${this.o.sessionId}:${from === 'server' ? 'server:' : ''}${id === undefined ? `notification-${++this.notificationSeq}` : String(id)}`;
+    const decision = mode.mode === 'decide' ? this.decideMethod(call, correlation) : this.refusal(call, correlation);
+    if (decision?.verdict === 'allow') {
+      if (from === 'server') return this.relayServerRequest(msg, raw, id, { decision, call, correlation });
+      if (id !== undefined) return this.forwardDecided(id, msg, raw, decision, this.o.capture?.call(decision.toolName, decision.argsDigest, decision.traceId, decision.verdict), call, correlation);
+      decision.durable.then(
+        () => this.toServer(msg, raw),
+        (err: Error) => this.o.log.error('decision trace could not be written; notification dropped', { method, error: err.message }),
+      );
+      return;
+    }
+    this.o.log.warn(`${from === 'client' ? 'client' : 'MCP server'} sent a method Ward does not know; ${id === undefined ? 'dropped' : 'refused'}, not forwarded`, { method: JSON.stringify(method), trace_id: decision?.traceId });
+    if (id === undefined) return;
+    const text = mode.mode === 'refuse' ? `Ward refused this request: it does not know the method ${JSON.stringify(method)} (--unknown-methods refuse); it was not forwarded.` : undefined;
+    if (!decision) return from === 'client' ? this.replyError(id, RPC.METHOD_NOT_FOUND, text ?? 'not forwarded') : this.toServer(errorResponse(id, RPC.METHOD_NOT_FOUND, text ?? 'not forwarded'));
+    const reply = text === undefined ? verdictReply(id, decision, 'error', this.o.approvalDir) : errorResponse(id, RPC.METHOD_NOT_FOUND, text, { ward: wardObject(decision, { refused: 'method_unknown', method }) });
+    this.replyOnceTraced(id, decision, undefined, reply, from === 'client' ? 'client' : 'server');
+  }
+
+  /** A request reusing the id of one still in flight: refused at once, forwarded nowhere (the first keeps its id). */
+  private refuseReusedId(id: JsonRpcId, method: string): void {
+    this.o.log.warn('request reuses the id of a request still in flight; refused, not forwarded', { id, method: JSON.stringify(method) });
+    this.o.client
+      .send(errorResponse(id, RPC.INVALID_REQUEST, `Invalid Request: id ${JSON.stringify(id)} is already in use by a request Ward has not answered yet; use a new id`))
+      .catch((err: Error) => this.o.log.debug('could not deliver to the client', { error: err.message }));
+  }
+
+  /** A tool whose intent name is one of the method scheme's (`mcp.resource.read`...): a policy rule for the method must not govern it. */
+  private refuseReserved(call: CallInput, correlation: string): { decision: CallDecision; note: { text: string; ward: Record<string, unknown> } } | undefined {
+    this.o.log.warn('tools/call names a tool whose intent name is reserved for MCP methods; refused, not forwarded', { tool: JSON.stringify(call.name) });
+    const decision = this.refusal(call, correlation);
+    if (!decision) return undefined;
+    return { decision, note: { text: `The tool name ${JSON.stringify(call.name)} is reserved for an MCP method in Ward's policy names; it was not forwarded.`, ward: { refused: 'tool_name_reserved' } } };
   }
 
   /** Was this request sent under a 2026-07-28+ revision (its own `_meta`, else what initialize negotiated)? */
@@ -392,7 +510,7 @@ export class ProxySession {
           if (intentId) this.o.capture?.result(intentId, 'cancelled', { message: 'cancelled before it was forwarded' });
           return;
         }
-        this.forward({ id, method: 'tools/call', call: { decision, intentId, input, correlation, modern: this.isModern(msg) } }, msg, raw);
+        this.forward({ id, method: msg.method!, call: { method: msg.method!, decision, intentId, input, correlation, modern: this.isModern(msg) } }, msg, raw);
       },
       (err: Error) => {
         done();
@@ -630,10 +748,12 @@ export class ProxySession {
   private fromServer(m: Inbound): void {
     this.lastActivity = Date.now();
     const msg = m.msg;
-    if (m.kind !== 'response') {
+    if (m.kind === 'notification') {
+      if (!knownNotification('server', msg.method!)) return this.handleUnknown(msg, undefined, m.raw, 'server');
       this.toClient(msg, m.raw, this.relatedFor(msg));
       return;
     }
+    if (m.kind === 'request') return this.serverRequest(msg, m.raw, msg.id as JsonRpcId);
     const id = msg.id;
     if (id === null || id === undefined) {
       this.o.log.warn('MCP server sent an error without an id', { error: msg.error });
@@ -642,8 +762,10 @@ export class ProxySession {
     const key = idKey(id);
     const p = this.pending.get(key);
     if (!p) {
+      // A second answer to one request, or an answer to none: the client is owed nothing, and an
+      // answer Ward did not route would reach it unscreened.
       if (this.abandoned.delete(key)) this.o.log.warn('late response dropped (the client already got an error)', { id });
-      else this.toClient(msg, m.raw);
+      else this.o.log.warn('MCP server answered an id with no request in flight (a second answer, or one never asked); dropped', { id });
       return;
     }
     this.settle(p);
@@ -733,7 +855,10 @@ export class ProxySession {
     const ward = { result_action: screened.action, detectors: screened.flagged, trace_id: trace.traceId, call_trace_id: call.decision.traceId, reason_codes: screened.reasonCodes };
     this.o.log.info(`tool result ${screened.action === 'block' ? 'blocked' : 'redacted'}: ${call.input.name}`, { detectors: screened.flagged.join(','), trace_id: trace.traceId, call_trace_id: call.decision.traceId });
     let out: JsonRpcMessage;
-    if (isError) {
+    if (!isError && screened.action === 'block' && call.method !== 'tools/call') {
+      // Only a tool result can say "blocked" in its own shape; any other method's gets an error.
+      out = errorResponse(id, RPC.DENIED, blockedText(screened.flagged), { ward });
+    } else if (isError) {
       // A JSON-RPC error from the server: its code stays, its text and data are Ward's rewrite.
       const e = (isJsonObject(screened.delivered) ? screened.delivered : {}) as JsonObject;
       const code = isJsonObject(msg.error) && typeof msg.error['code'] === 'number' ? msg.error['code'] : RPC.INTERNAL_ERROR;
@@ -768,6 +893,105 @@ export class ProxySession {
         traceId: call.decision.traceId,
       });
     }
+  }
+
+  /**
+   * A request from the server to the client. `ping` and `roots/list` are forwarded (the client's
+   * roots answer is decided on its way back); `sampling/createMessage`, `elicitation/create` and
+   * `tasks/*` are decided (`mcp.sampling.create_message`, ...) and, allowed, their params screened
+   * and witnessed like a tool result before the client sees them; anything else is unknown.
+   */
+  private serverRequest(msg: JsonRpcMessage, raw: Buffer | undefined, id: JsonRpcId): void {
+    const key = idKey(id);
+    if (this.serverRequests.has(key)) {
+      this.o.log.warn('MCP server reused the id of a request the client has not answered; refused', { id, method: JSON.stringify(msg.method) });
+      this.toServer(errorResponse(id, RPC.INVALID_REQUEST, `Invalid Request: id ${JSON.stringify(id)} is already in use by a request the client has not answered`));
+      return;
+    }
+    const route = requestRoute('server', msg.method!);
+    if (route.kind === 'plumbing' || route.kind === 'roots') return this.relayServerRequest(msg, raw, id);
+    if (route.kind !== 'intent') return this.handleUnknown(msg, id, raw, 'server');
+    const call = this.methodCall(msg.method!, msg.params, route.intent);
+    const correlation = `${this.o.sessionId}:server:${String(id)}`;
+    const decision = this.decideMethod(call, correlation);
+    if (!decision) return this.toServer(errorResponse(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this request; it was not forwarded'));
+    if (decision.verdict === 'allow') return this.relayServerRequest(msg, raw, id, { decision, call, correlation });
+    this.o.log.info(`${decision.verdict}: ${msg.method!} (from the MCP server)`, { intent: decision.toolName, reasons: decision.reasonCodes.join(','), trace_id: decision.traceId });
+    this.replyOnceTraced(id, decision, undefined, verdictReply(id, decision, 'error', this.o.approvalDir), 'server');
+  }
+
+  /**
+   * A server message on its way to the client. Decided ones go once their trace is written, their
+   * params screened by the result firewall (a block answers the server with an error instead) and
+   * remembered by the witness: what they show the model is what a tool result would show it.
+   */
+  private relayServerRequest(msg: JsonRpcMessage, raw: Buffer | undefined, id: JsonRpcId | undefined, decided?: { decision: CallDecision; call: CallInput; correlation: string }): void {
+    const send = (out: JsonRpcMessage, outRaw?: Buffer) => {
+      if (id !== undefined) this.serverRequests.set(idKey(id), { method: msg.method!, id });
+      this.toClient(out, outRaw, this.relatedFor(out));
+      if (decided && this.o.witness && out.params !== undefined) this.o.witness.observe(decided.decision.traceId, decided.decision.toolName, out.params);
+    };
+    if (!decided) return send(msg, raw);
+    const { decision, call, correlation } = decided;
+    const refuse = (code: number, text: string, data?: unknown) => {
+      if (id !== undefined) this.toServer(errorResponse(id, code, text, data));
+    };
+    decision.durable.then(
+      () => {
+        if (this.ended) return;
+        const results = this.o.gate.runtime.policy.policy.results;
+        if (!results.enabled) return send(msg, raw);
+        let screened: Screened;
+        let trace: ResultTrace;
+        try {
+          screened = screenResult(msg.params ?? {}, results, this.digestKey, formatRFC3339Nano(nowUTC()));
+          trace = this.o.gate.decideResult(call, decision.traceId, `${correlation}/params`, screened.outcome());
+        } catch (err) {
+          this.o.log.error('server request could not be screened or its decision signed; withheld', { method: msg.method, error: (err as Error).message });
+          return refuse(RPC.INTERNAL_ERROR, 'Ward could not screen this request; it was withheld');
+        }
+        if (screened.action === 'pass') return send(msg, raw);
+        const ward = { result_action: screened.action, detectors: screened.flagged, trace_id: trace.traceId, call_trace_id: decision.traceId, reason_codes: screened.reasonCodes };
+        this.o.log.info(`server request ${screened.action === 'block' ? 'blocked' : 'redacted'}: ${msg.method!}`, { detectors: screened.flagged.join(','), trace_id: trace.traceId });
+        trace.durable.then(
+          () => {
+            if (screened.action === 'block') refuse(RPC.DENIED, blockedText(screened.flagged), { ward });
+            else send({ ...msg, params: screened.delivered as JsonObject });
+          },
+          (err: Error) => refuse(RPC.INTERNAL_ERROR, `Ward could not persist the decision trace: ${err.message}`),
+        );
+      },
+      (err: Error) => refuse(RPC.INTERNAL_ERROR, `Ward could not persist the decision trace: ${err.message}`),
+    );
+  }
+
+  /**
+   * The client's answer to a server request. Only an answer to a request the server sent and the
+   * client has not answered yet goes back; a `roots/list` answer — which tells the server what it
+   * may touch — is decided first (`mcp.roots.list`, each root a target) and, when not allowed,
+   * the server gets an error instead.
+   */
+  private answerToServer(msg: JsonRpcMessage, raw: Buffer | undefined): void {
+    const id = msg.id;
+    const req = id === null || id === undefined ? undefined : this.serverRequests.get(idKey(id));
+    if (!req) {
+      this.o.log.warn('client answered a request the MCP server did not send or that was already answered; dropped', { id });
+      return;
+    }
+    this.serverRequests.delete(idKey(req.id));
+    if (req.method !== 'roots/list' || !isJsonObject(msg.result)) return this.toServer(msg, raw);
+    const call = this.methodCall('roots/list', msg.result, ROOTS_ANSWER);
+    const decision = this.decideMethod(call, `${this.o.sessionId}:server:${String(req.id)}/answer`);
+    if (!decision) return this.toServer(errorResponse(req.id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace the roots answer; it was not forwarded'));
+    if (decision.verdict === 'allow') {
+      decision.durable.then(
+        () => this.toServer(msg, raw),
+        (err: Error) => this.toServer(errorResponse(req.id, RPC.INTERNAL_ERROR, `Ward could not persist the decision trace: ${err.message}`)),
+      );
+      return;
+    }
+    this.o.log.info(`${decision.verdict}: roots/list answer`, { reasons: decision.reasonCodes.join(','), trace_id: decision.traceId });
+    this.replyOnceTraced(req.id, decision, undefined, verdictReply(req.id, decision, 'error', this.o.approvalDir), 'server');
   }
 
   /** The block reply for a tool whose definition changed says how an operator accepts it. */
@@ -946,6 +1170,7 @@ export class ProxySession {
   }
 
   private toClient(msg: JsonRpcMessage, raw?: Buffer, related?: JsonRpcId): void {
+    if (msg.method === undefined && msg.id !== undefined && msg.id !== null) this.inflight.delete(idKey(msg.id));
     this.o.client.send(msg, raw, related).catch((err: Error) => {
       if (related !== undefined) {
         // The request's stream is gone; try the session's standalone stream.
