@@ -1,7 +1,9 @@
 import { createHmac, hash } from 'node:crypto';
 import { isCredentialKey, looksLikeSecretMaterial } from '../intent/secrets.js';
 import type { ResultAction, ResultsConfig } from '../policy/types.js';
-import { jsonPathChild, walkStrings, type StringAt } from './walk.js';
+import { bytesAsText, compressedKind, decodeBase64Blob, inflateBounded } from './decode.js';
+import { screenForm } from './normalize.js';
+import { jsonPathChild } from './walk.js';
 
 /**
  * The result firewall's detectors (docs/witness.md "Result firewall"): pure functions over a tool
@@ -24,7 +26,16 @@ export interface ResultFinding {
   digest: string;
   /** The policy's action for this detector. */
   action: ResultAction;
+  /**
+   * How the match was seen when not in the string as it is (then `offset` is 0 and `length` the
+   * whole string, which a redaction replaces): `normalized` (after NFKC and removing invisible
+   * characters), `decoded` (a base64 blob decoded), `joined` (across adjacent content blocks),
+   * `key` (in an object key, whose path ends in `#key`; offsets are the key's).
+   */
+  view?: ResultView;
 }
+
+export type ResultView = 'normalized' | 'decoded' | 'joined' | 'key';
 
 export interface ResultInspection {
   findings: ResultFinding[];
@@ -111,20 +122,25 @@ export const CREDENTIAL_PATTERNS: readonly Pattern[] = [
 
 /**
  * Characters a reader does not see but a model reads: zero-width, bidi embeddings, overrides and
- * isolates, word joiners and invisible operators, the BOM inside text, Unicode tag characters
- * (which can spell ASCII invisibly), and C0/C1 controls other than tab, newline and carriage
- * return. Emoji sequences keep their zero-width joiners and variation selectors, and a ZWNJ
- * between letters (Persian, Indic scripts) is ordinary text.
+ * isolates, word joiners and invisible operators, the combining grapheme joiner, the BOM inside
+ * text, Unicode tag characters (which can spell ASCII invisibly), variation selectors that select
+ * nothing (which can spell bytes invisibly: a run of two or more, U+FE0E/FE0F after a character
+ * that has no emoji form, U+FE00–FE0D and U+E0100–E01EF after a character that is neither an
+ * ideograph nor a math symbol), and C0/C1 controls other than tab, newline and carriage return.
+ * Emoji sequences keep their zero-width joiners and variation selectors, an ideographic variation
+ * sequence its selector, and a ZWNJ between letters (Persian, Indic scripts) is ordinary text.
  */
 export const INVISIBLE_RUN =
-  /(?:[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u061C\u115F\u1160\u17B4\u17B5\u180E\u200B\u200E\u200F\u202A-\u202E\u2060-\u2064\u2066-\u206F\u3164\uFEFF\uFFA0\u{E0000}-\u{E007F}]|(?<![\p{Extended_Pictographic}\u{1F3FB}-\u{1F3FF}\uFE0F])\u200D|\u200D(?!\p{Extended_Pictographic})|(?<![\p{L}\p{M}])\u200C|\u200C(?![\p{L}\p{M}]))+/gu;
+  /(?:[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B\u200E\u200F\u202A-\u202E\u2060-\u2064\u2066-\u206F\u3164\uFEFF\uFFA0\u{1BCA0}-\u{1BCA3}\u{E0000}-\u{E007F}\u{E01F0}-\u{E0FFF}]|[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]{2,}|(?<!\p{Emoji})[\uFE0E\uFE0F]|(?<![\p{Ideographic}\p{Sm}])[\uFE00-\uFE0D\u{E0100}-\u{E01EF}]|(?<![\p{Extended_Pictographic}\u{1F3FB}-\u{1F3FF}\uFE0F])\u200D|\u200D(?!\p{Extended_Pictographic})|(?<![\p{L}\p{M}])\u200C|\u200C(?![\p{L}\p{M}]))+/gu;
 
 const BIDI = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
 const TAG = /[\u{E0000}-\u{E007F}]/u;
+const SELECTOR = /[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/u;
 const CONTROL = /[\u0000-\u001F\u007F-\u009F]/u;
 
 export function invisibleKind(run: string): string {
   if (TAG.test(run)) return 'tag_characters';
+  if (SELECTOR.test(run)) return 'variation_selectors';
   if (BIDI.test(run)) return 'bidi_control';
   if (CONTROL.test(run)) return 'control_character';
   return 'zero_width';
@@ -138,6 +154,23 @@ export function strictestAction(actions: Iterable<ResultAction>): ResultAction {
   return out;
 }
 
+/** Decoded bytes of one blob screened at most: a longer blob is screened in its first part, and the inspection is `truncated`. */
+export const MAX_BLOB_BYTES = 4 * 1024 * 1024;
+/** Bounds of the walk over a result: nesting levels followed and strings (values and keys) visited. */
+const MAX_DEPTH = 64;
+const MAX_STRINGS = 100_000;
+/** Keys whose string value is a base64 blob in MCP content (`image.data`, `audio.data`, `resource.blob`). */
+const BLOB_KEYS: ReadonlySet<string> = new Set(['data', 'blob']);
+
+/**
+ * The detectors the policy turns on over every string of a result, as it is and as it reads
+ * (docs/witness.md "One screen for every shape"): each string and object key as is, and again
+ * in its normalized form (NFKC, invisible characters removed); each base64 blob (`data`, `blob`)
+ * decoded, decompressed when gzip or zlib, whatever its claimed MIME type; and the texts of
+ * adjacent items of every array (content blocks, messages) joined, so a key split over two
+ * blocks is found. Takes any JSON payload: a tool result, an error, a notification's or a
+ * request's params.
+ */
 export function inspectResult(result: unknown, config: ResultsConfig, options: InspectOptions = {}): ResultInspection {
   const text = safeStringify(result);
   const findings: ResultFinding[] = [];
@@ -146,7 +179,7 @@ export function inspectResult(result: unknown, config: ResultsConfig, options: I
   const bytes = text === undefined ? Number.MAX_SAFE_INTEGER : Buffer.byteLength(text, 'utf8');
   const digest = (value: string): string =>
     options.digestKey ? `hmac-sha256:${createHmac('sha256', options.digestKey).update(value, 'utf8').digest('hex')}` : `sha256:${hash('sha256', value, 'hex')}`;
-  const push = (f: Omit<ResultFinding, 'digest' | 'action'>, matched: string, action: ResultAction): boolean => {
+  const push: Push = (f, matched, action) => {
     if (findings.length >= MAX_FINDINGS) {
       truncated = true;
       return false;
@@ -159,18 +192,10 @@ export function inspectResult(result: unknown, config: ResultsConfig, options: I
   if (config.oversize.enabled && bytes > config.oversize.max_bytes) {
     push({ detector: 'oversize', kind: 'oversize', path: '$', offset: 0, length: bytes }, text ?? '', config.oversize.action);
   }
-  const walked = walkStrings(result);
-  if (walked.truncated) truncated = true;
-  const pii = config.pii.enabled ? config.pii.patterns.map((p) => ({ kind: p.name, re: new RegExp(p.regex, 'gu'), group: 0 })) : [];
-  for (const at of walked.strings) {
-    if (config.credentials.enabled) scan(at, CREDENTIAL_PATTERNS, 'credentials', config.credentials.action, push);
-    if (pii.length > 0) scan(at, pii, 'pii', config.pii.action, push);
-    if (config.invisible.enabled) {
-      for (const m of at.value.matchAll(INVISIBLE_RUN)) {
-        const run = m[0];
-        if (!push({ detector: 'invisible', kind: invisibleKind(run), path: at.path, offset: m.index, length: run.length }, run, config.invisible.action)) break;
-      }
-    }
+  if (config.credentials.enabled || config.pii.enabled || config.invisible.enabled) {
+    const screen = new Screen(config, push);
+    screen.visit(result, '$', '', 0);
+    if (screen.truncated) truncated = true;
   }
   let action = strictestAction(findings.map((f) => f.action));
   // An incomplete redaction could let a secret through: fail closed.
@@ -180,27 +205,234 @@ export function inspectResult(result: unknown, config: ResultsConfig, options: I
 
 type Push = (f: Omit<ResultFinding, 'digest' | 'action'>, matched: string, action: ResultAction) => boolean;
 
-function scan(at: StringAt, patterns: readonly Pattern[], detector: ResultDetector, action: ResultAction, push: Push): void {
-  const taken: [number, number][] = [];
+interface Match {
+  kind: string;
+  offset: number;
+  length: number;
+  secret: string;
+}
+
+/** The text of one array item, as the joined view reads it. */
+interface BlockText {
+  path: string;
+  text: string;
+}
+
+/** One inspection's walk (see `inspectResult`). */
+class Screen {
+  truncated = false;
+  private strings = 0;
+  private readonly pii: readonly Pattern[];
+  /** Decoded (and normalized) text of each blob, by path: the joined view reads blobs too. */
+  private readonly decoded = new Map<string, string>();
+
+  constructor(
+    private readonly config: ResultsConfig,
+    private readonly push: Push,
+  ) {
+    this.pii = config.pii.enabled ? config.pii.patterns.map((p) => ({ kind: p.name, re: new RegExp(p.regex, 'gu'), group: 0 })) : [];
+  }
+
+  visit(node: unknown, path: string, key: string, depth: number): void {
+    if (typeof node === 'string') {
+      if (this.count()) this.value(path, key, node);
+      return;
+    }
+    if (node === null || typeof node !== 'object') return;
+    if (depth >= MAX_DEPTH) {
+      this.truncated = true;
+      return;
+    }
+    if (Array.isArray(node)) {
+      node.forEach((item: unknown, i: number) => this.visit(item, `${path}[${i}]`, key, depth + 1));
+      if (node.length > 1) this.joined(node, path);
+      return;
+    }
+    const object = node as Record<string, unknown>;
+    Object.keys(object).forEach((k, i) => {
+      if (!this.count()) return;
+      // A key that holds a secret is not written into the paths below it (paths go into traces).
+      const secretKey = k.length > 0 && this.key(path, i, k);
+      this.visit(object[k], secretKey ? keyedPath(path, i) : jsonPathChild(path, k), k, depth + 1);
+    });
+  }
+
+  private count(): boolean {
+    if (this.strings >= MAX_STRINGS) {
+      this.truncated = true;
+      return false;
+    }
+    this.strings++;
+    return true;
+  }
+
+  /** A string value: as is, normalized, and decoded when it is a blob. */
+  private value(path: string, key: string, value: string): void {
+    const raw = this.detectRaw(path, key, value, undefined);
+    this.normalizedView(path, key, value, raw, undefined);
+    if (BLOB_KEYS.has(key)) this.blob(path, value);
+  }
+
+  /** An object key: as is and normalized. True when it holds a credential or PII (its path is then not written out). */
+  private key(objectPath: string, index: number, key: string): boolean {
+    const path = `${keyedPath(objectPath, index)}#key`;
+    const raw = this.detectRaw(path, '', key, 'key');
+    const secret = this.normalizedView(path, '', key, raw, 'key');
+    return raw.size > 0 || secret;
+  }
+
+  /** Detectors over a string as it is; returns the matched texts of credentials and PII (for the views to skip). */
+  private detectRaw(path: string, key: string, value: string, view: ResultView | undefined): Set<string> {
+    const seen = new Set<string>();
+    const c = this.config;
+    for (const [detector, on, patterns, action] of this.secretDetectors()) {
+      if (!on) continue;
+      for (const m of detect(value, key, patterns, detector === 'credentials')) {
+        seen.add(m.secret);
+        if (!this.push({ detector, kind: m.kind, path, offset: m.offset, length: m.length, ...(view ? { view } : {}) }, m.secret, action)) return seen;
+      }
+    }
+    if (c.invisible.enabled) {
+      for (const m of value.matchAll(INVISIBLE_RUN)) {
+        const run = m[0];
+        if (!this.push({ detector: 'invisible', kind: invisibleKind(run), path, offset: m.index, length: run.length, ...(view ? { view } : {}) }, run, c.invisible.action)) break;
+      }
+    }
+    return seen;
+  }
+
+  private secretDetectors(): [ResultDetector, boolean, readonly Pattern[], ResultAction][] {
+    const c = this.config;
+    return [
+      ['credentials', c.credentials.enabled, CREDENTIAL_PATTERNS, c.credentials.action],
+      ['pii', this.pii.length > 0, this.pii, c.pii.action],
+    ];
+  }
+
+  /**
+   * The detectors over the normalized form of a string, when it differs: a match the string as is
+   * did not show is a finding over the whole string (offsets of the normalized form are not the
+   * string's). True when there was one.
+   */
+  private normalizedView(path: string, key: string, value: string, raw: ReadonlySet<string>, view: ResultView | undefined): boolean {
+    const normalized = screenForm(value);
+    if (normalized === value) return false;
+    return this.whole(path, key, value.length, normalized, raw, view ?? 'normalized');
+  }
+
+  /** Findings over the whole string at `path` for each credential or PII match in `text` not in `skip`. */
+  private whole(path: string, key: string, length: number, text: string, skip: ReadonlySet<string>, view: ResultView): boolean {
+    let found = false;
+    for (const [detector, on, patterns, action] of this.secretDetectors()) {
+      if (!on) continue;
+      for (const m of detect(text, key, patterns, detector === 'credentials')) {
+        if (skip.has(m.secret)) continue;
+        found = true;
+        if (!this.push({ detector, kind: m.kind, path, offset: 0, length, view }, m.secret, action)) return found;
+      }
+    }
+    return found;
+  }
+
+  /** A base64 blob decoded (and decompressed), read as text whatever its MIME type claims. */
+  private blob(path: string, value: string): void {
+    let bytes: Buffer | undefined = decodeBase64Blob(value, MAX_BLOB_BYTES + 1);
+    if (bytes === undefined || bytes.length === 0) return;
+    if (bytes.length > MAX_BLOB_BYTES) {
+      this.truncated = true;
+      bytes = bytes.subarray(0, MAX_BLOB_BYTES);
+    }
+    const compressed = compressedKind(bytes);
+    if (compressed) {
+      const inflated = inflateBounded(bytes, compressed, MAX_BLOB_BYTES);
+      if (inflated?.truncated) this.truncated = true;
+      if (inflated) bytes = inflated.bytes;
+    }
+    const text = screenForm(bytesAsText(bytes));
+    this.decoded.set(path, text);
+    this.whole(path, '', value.length, text, EMPTY, 'decoded');
+  }
+
+  /**
+   * The texts of adjacent items joined: a match that spans two or more items (one inside a single
+   * item was found there) is a finding over each item's whole text.
+   */
+  private joined(items: readonly unknown[], path: string): void {
+    const blocks: BlockText[] = [];
+    items.forEach((item, i) => {
+      const b = this.blockText(item, `${path}[${i}]`);
+      if (b !== undefined && b.text.length > 0) blocks.push(b);
+    });
+    if (blocks.length < 2) return;
+    const starts: number[] = [];
+    let joinedText = '';
+    for (const b of blocks) {
+      starts.push(joinedText.length);
+      joinedText += b.text;
+    }
+    for (const [detector, on, patterns, action] of this.secretDetectors()) {
+      if (!on) continue;
+      for (const m of detect(joinedText, '', patterns, false)) {
+        const end = m.offset + m.length;
+        const spanned = blocks.filter((b, j) => starts[j]! < end && starts[j]! + b.text.length > m.offset);
+        if (spanned.length < 2) continue;
+        for (const b of spanned) {
+          const length = b.text.length;
+          if (!this.push({ detector, kind: m.kind, path: b.path, offset: 0, length, view: 'joined' }, m.secret, action)) return;
+        }
+      }
+    }
+  }
+
+  /** What the joined view reads of one item: a string, a content block's text or decoded blob, a message's content text. */
+  private blockText(item: unknown, path: string): BlockText | undefined {
+    if (typeof item === 'string') return { path, text: screenForm(item) };
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) return undefined;
+    const o = item as Record<string, unknown>;
+    if (typeof o['text'] === 'string') return { path: jsonPathChild(path, 'text'), text: screenForm(o['text']) };
+    for (const k of BLOB_KEYS) {
+      const d = this.decoded.get(jsonPathChild(path, k));
+      if (d !== undefined) return { path: jsonPathChild(path, k), text: d };
+    }
+    for (const inner of ['resource', 'content']) {
+      const v = o[inner];
+      if (v !== null && typeof v === 'object' && !Array.isArray(v)) return this.blockText(v, jsonPathChild(path, inner));
+    }
+    return undefined;
+  }
+}
+
+const EMPTY: ReadonlySet<string> = new Set();
+
+/** The path of the member at `index` of the object at `path`, written without its key (the key holds a secret). */
+function keyedPath(path: string, index: number): string {
+  return `${path}[#${index}]`;
+}
+
+/**
+ * The matches of `patterns` in `text` (one per stretch of text: two patterns on the same text,
+ * a JWT inside a PEM block, make one match, the first's); for credentials, also a JSON field
+ * named like a credential whose whole value looks like one (`{"api_key": "…"}`).
+ */
+function detect(text: string, key: string, patterns: readonly Pattern[], credentialField: boolean): Match[] {
+  const out: Match[] = [];
   for (const p of patterns) {
     p.re.lastIndex = 0;
-    for (const m of at.value.matchAll(p.re)) {
+    for (const m of text.matchAll(p.re)) {
       const secret = m[p.group];
       if (secret === undefined || secret === '') continue;
       if (p.accept && !p.accept(m)) continue;
       // Patterns with a secret group carry the `d` flag, so the group's own offset is known.
       const offset = p.group === 0 ? m.index : (m.indices?.[p.group]?.[0] ?? m.index);
       const end = offset + secret.length;
-      // Two patterns on the same text (a JWT inside a PEM block...) make one finding, the first's.
-      if (taken.some(([s, e]) => offset < e && end > s)) continue;
-      taken.push([offset, end]);
-      if (!push({ detector, kind: p.kind, path: at.path, offset, length: secret.length }, secret, action)) return;
+      if (out.some((o) => offset < o.offset + o.length && end > o.offset)) continue;
+      out.push({ kind: p.kind, offset, length: secret.length, secret });
     }
   }
-  // A JSON field named like a credential whose whole value looks like one (`{"api_key": "…"}`).
-  if (detector === 'credentials' && taken.length === 0 && at.key !== '' && isCredentialKey(at.key) && credentialValue(at.value)) {
-    push({ detector, kind: 'credential_field', path: at.path, offset: 0, length: at.value.length }, at.value, action);
+  if (credentialField && out.length === 0 && key !== '' && isCredentialKey(key) && credentialValue(text)) {
+    out.push({ kind: 'credential_field', offset: 0, length: text.length, secret: text });
   }
+  return out;
 }
 
 /**
@@ -236,7 +468,9 @@ export function applyResultAction(result: unknown, findings: readonly ResultFind
   if (oversize) return oversizeSummary(oversize);
   const byPath = new Map<string, ResultFinding[]>();
   for (const f of redactable) byPath.set(f.path, [...(byPath.get(f.path) ?? []), f]);
-  return rewrite(result, '$', byPath);
+  // Keys that hold a secret (whatever their detector's action): the paths below them are written without them.
+  const secretKeys = new Set(findings.filter((f) => f.detector !== 'invisible' && f.path.endsWith('#key')).map((f) => f.path));
+  return rewrite(result, '$', '', byPath, secretKeys);
 }
 
 export function blockedResult(findings: readonly ResultFinding[]): { content: { type: 'text'; text: string }[]; isError: true } {
@@ -259,18 +493,31 @@ function oversizeSummary(f: ResultFinding): { content: { type: 'text'; text: str
   };
 }
 
-function rewrite(node: unknown, path: string, byPath: ReadonlyMap<string, ResultFinding[]>): unknown {
+function rewrite(node: unknown, path: string, key: string, byPath: ReadonlyMap<string, ResultFinding[]>, secretKeys: ReadonlySet<string>): unknown {
   if (typeof node === 'string') {
     const here = byPath.get(path);
-    return here ? redactString(node, here) : node;
+    if (!here) return node;
+    const out = redactString(node, here);
+    // A blob stays a base64 blob (clients validate it): the markers, encoded.
+    return BLOB_KEYS.has(key) && here.some((f) => f.view !== undefined) ? Buffer.from(out, 'utf8').toString('base64') : out;
   }
   if (node === null || typeof node !== 'object') return node;
-  if (Array.isArray(node)) return node.map((item, i) => rewrite(item, `${path}[${i}]`, byPath));
+  if (Array.isArray(node)) return node.map((item, i) => rewrite(item, `${path}[${i}]`, key, byPath, secretKeys));
   const out: Record<string, unknown> = {};
-  for (const [key, child] of Object.entries(node as Record<string, unknown>)) {
+  Object.keys(node).forEach((k, i) => {
+    const keyPath = `${keyedPath(path, i)}#key`;
+    const keyFindings = byPath.get(keyPath);
+    let name = keyFindings ? redactString(k, keyFindings) : k;
+    if (keyFindings) for (let n = 2; Object.prototype.hasOwnProperty.call(out, name); n++) name = `${redactString(k, keyFindings)}#${n}`;
+    const childPath = secretKeys.has(keyPath) ? keyedPath(path, i) : jsonPathChild(path, k);
     // defineProperty: a `__proto__` key parsed from JSON is data, and must stay a key.
-    Object.defineProperty(out, key, { value: rewrite(child, jsonPathChild(path, key), byPath), enumerable: true, writable: true, configurable: true });
-  }
+    Object.defineProperty(out, name, {
+      value: rewrite((node as Record<string, unknown>)[k], childPath, k, byPath, secretKeys),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  });
   return out;
 }
 

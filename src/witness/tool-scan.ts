@@ -1,6 +1,5 @@
 import { foldSpelling } from '../canon/index.js';
 import { hash } from 'node:crypto';
-import { INVISIBLE_RUN } from './results.js';
 import { walkStrings } from './walk.js';
 
 /**
@@ -81,12 +80,55 @@ export function scanToolDefinition(tool: unknown): ToolScanFinding[] {
         here.push({ at: m.index, end, kind, text: m[0] });
       }
     }
-    // Newlines and tabs are ordinary in descriptions; INVISIBLE_RUN does not match them.
-    for (const m of value.matchAll(INVISIBLE_RUN)) here.push({ at: m.index, end: m.index + m[0].length, kind: 'invisible_unicode', text: m[0] });
+    for (const run of hiddenRuns(value)) here.push({ ...run, kind: 'invisible_unicode', text: value.slice(run.at, run.end) });
     here.sort((a, b) => a.at - b.at);
     for (const f of here) out.push({ reason_code: TOOL_SUSPICIOUS, kind: f.kind, path, digest: `sha256:${hash('sha256', f.text, 'hex')}` });
   }
   return out;
+}
+
+const PLAIN_TEXT = /^[\x20-\x7e\n\t\r]*$/;
+const HIDDEN = /[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Cc}]/u;
+const EMOJI = /\p{Emoji}/u;
+const PICTOGRAPHIC = /[\p{Extended_Pictographic}\u{1F3FB}-\u{1F3FF}\uFE0F]/u;
+const LETTER = /[\p{L}\p{M}]/u;
+const PICTOGRAPHIC_NEXT = /\p{Extended_Pictographic}/u;
+
+/**
+ * Runs of code points a reader of a tool definition does not see: every default-ignorable, format
+ * and control code point (zero-width characters, bidi controls, U+034F, tag characters, variation
+ * selectors U+FE00–FE0F and U+E0100–E01EF, soft hyphen, fillers...), except newline, tab and
+ * carriage return, a zero-width joiner inside an emoji sequence, a ZWNJ between letters, and one
+ * U+FE0E/FE0F right after a character that has an emoji form. Stricter than the result
+ * firewall's `invisible` detector: a description has no use for an ideographic variation
+ * selector, and a run of selectors spells bytes.
+ */
+export function hiddenRuns(text: string): { at: number; end: number }[] {
+  if (PLAIN_TEXT.test(text)) return [];
+  const cps = Array.from(text);
+  const runs: { at: number; end: number }[] = [];
+  let offset = 0;
+  cps.forEach((ch, i) => {
+    const end = offset + ch.length;
+    if (hiddenAt(cps, i)) {
+      const last = runs[runs.length - 1];
+      if (last !== undefined && last.end === offset) last.end = end;
+      else runs.push({ at: offset, end });
+    }
+    offset = end;
+  });
+  return runs;
+}
+
+function hiddenAt(cps: readonly string[], i: number): boolean {
+  const ch = cps[i] as string;
+  if (ch === '\n' || ch === '\t' || ch === '\r' || !HIDDEN.test(ch)) return false;
+  const prev = cps[i - 1] ?? '';
+  const next = cps[i + 1] ?? '';
+  if (ch === '\u200D') return !(PICTOGRAPHIC.test(prev) && PICTOGRAPHIC_NEXT.test(next));
+  if (ch === '\u200C') return !(LETTER.test(prev) && LETTER.test(next));
+  if (ch === '\uFE0E' || ch === '\uFE0F') return !(EMOJI.test(prev) && prev !== '\uFE0E' && prev !== '\uFE0F');
+  return true;
 }
 
 export interface ShadowFinding {

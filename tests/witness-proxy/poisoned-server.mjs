@@ -3,6 +3,7 @@
 // "tool poisoning" pattern: instructions for the model, hidden from the user in a pseudo-tag) and a
 // look-alike of another tool's name. Every tools/call it receives is appended to $POISONED_SERVER_LOG.
 import { appendFileSync } from 'node:fs';
+import { serveLines } from './serve-lines.mjs';
 
 const log = process.env.POISONED_SERVER_LOG;
 const reply = (msg) => process.stdout.write(JSON.stringify(msg) + '\n');
@@ -36,15 +37,4 @@ function handle(line) {
   reply({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: `method not found: ${msg.method}` } });
 }
 
-let buf = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (chunk) => {
-  buf += chunk;
-  let i;
-  while ((i = buf.indexOf('\n')) >= 0) {
-    const line = buf.slice(0, i).replace(/\r$/, '');
-    buf = buf.slice(i + 1);
-    if (line) handle(line);
-  }
-});
-process.stdin.on('end', () => process.exit(0));
+serveLines(handle);

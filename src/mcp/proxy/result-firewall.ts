@@ -12,7 +12,7 @@ import type { ResultOutcome } from './gatekeeper.js';
 /** One screened result: what to deliver and what to sign. */
 export interface Screened {
   action: ResultAction;
-  /** The payload the client gets (the original object when `pass`). */
+  /** The payload the client gets (the original object when `pass`; undefined for a blocked `payload`). */
   delivered: unknown;
   /** Detector/kind pairs found, for the reply's `ward` object and the log (never the matched text). */
   flagged: string[];
@@ -24,10 +24,35 @@ export interface Screened {
 /** At most this many findings are itemised in a trace's subject (the count is always exact). */
 const MAX_FINDINGS_IN_TRACE = 50;
 
-export function screenResult(payload: unknown, config: ResultsConfig, digestKey: Uint8Array, observedAt: string): Screened {
-  const inspection = inspectResult(payload, config, { digestKey });
+/**
+ * What a payload is, for what a block delivers: a `tools/call` result (`tool_result`: an MCP
+ * `isError` result naming the detectors) or anything else (`payload`: nothing — the caller drops
+ * a notification or answers a request with a JSON-RPC error, `blockedText(flagged)`).
+ */
+export type PayloadShape = 'tool_result' | 'payload';
+
+export interface ScreenOptions {
+  config: ResultsConfig;
+  /** Key for the findings' digests (the session's). */
+  digestKey: Uint8Array;
+  /** When the payload was seen (RFC 3339), for its signed decision. */
+  observedAt: string;
+  shape: PayloadShape;
+}
+
+/**
+ * The one screen for everything a server sends toward the client (docs/witness.md "One screen
+ * for every shape"): a result of any method, a JSON-RPC error object, a notification's params
+ * (`notifications/message`, `notifications/progress`...), a server request's params
+ * (`sampling/createMessage`, `elicitation/create`). Every string and object key is screened as
+ * is and normalized (NFKC, invisible characters removed), every base64 blob decoded, adjacent
+ * array items joined. `delivered` is the payload itself on `pass`, a redacted copy on `redact`;
+ * on `block`, the blocked tool result (`tool_result`) or undefined (`payload`).
+ */
+export function screenPayload(payload: unknown, o: ScreenOptions): Screened {
+  const inspection = inspectResult(payload, o.config, { digestKey: o.digestKey });
   const { action, findings } = inspection;
-  const delivered = action === 'pass' ? payload : applyResultAction(payload, findings, action);
+  const delivered = action === 'pass' ? payload : action === 'block' && o.shape === 'payload' ? undefined : applyResultAction(payload, findings, action);
   const flagged = [...new Set(findings.map((f) => `${f.detector}:${f.kind}`))].sort();
   const reasonCodes = resultReasonCodes(findings);
   // The facts (digests of the result) are computed when the decision is signed: for a passed
@@ -42,9 +67,14 @@ export function screenResult(payload: unknown, config: ResultsConfig, digestKey:
     };
     if (inspection.truncated) facts['truncated'] = true;
     if (action !== 'pass') facts['delivered_digest'] = digestOf(delivered);
-    return { verdict: verdictOf(action), reasonCodes, violations: resultViolations(findings), facts, observedAt };
+    return { verdict: verdictOf(action), reasonCodes, violations: resultViolations(findings), facts, observedAt: o.observedAt };
   };
   return { action, delivered, flagged, reasonCodes, outcome };
+}
+
+/** A `tools/call` result or error screened (`screenPayload` with the `tool_result` shape). */
+export function screenResult(payload: unknown, config: ResultsConfig, digestKey: Uint8Array, observedAt: string): Screened {
+  return screenPayload(payload, { config, digestKey, observedAt, shape: 'tool_result' });
 }
 
 /** A result the firewall let through counts as allowed; only a withheld one is a block. */
@@ -54,7 +84,9 @@ function verdictOf(action: ResultAction): Verdict {
 
 /** Where a finding is and what it is; its digest stays out (a keyed digest means nothing later, a plain one of PII can be guessed). */
 function findingFact(f: ResultFinding): JsonObject {
-  return { detector: f.detector, kind: f.kind, path: f.path, offset: f.offset, length: f.length, action: f.action };
+  const fact: JsonObject = { detector: f.detector, kind: f.kind, path: f.path, offset: f.offset, length: f.length, action: f.action };
+  if (f.view !== undefined) fact['view'] = f.view;
+  return fact;
 }
 
 function digestOf(value: unknown): string {
