@@ -98,7 +98,8 @@ ward doctor says which one is used.`,
   const versionOnly = first === undefined && args.some((a) => a === '--version' || a === '-v');
   if (!versionOnly) {
     const all = commands ?? (await import('./commands/index.js')).COMMANDS;
-    const wanted = all.filter((m) => first !== undefined && m.names.includes(first));
+    // `ward completion` lists the whole command tree, so it needs every module, like help.
+    const wanted = first === 'completion' ? [] : all.filter((m) => first !== undefined && m.names.includes(first));
     for (const m of wanted.length ? wanted : all) {
       (await m.load()).register(program, ctx);
       for (const cmd of program.commands) if (m.names.includes(cmd.name())) cmd.helpGroup(m.group);
@@ -111,8 +112,27 @@ ward doctor says which one is used.`,
       writeOut: (s) => ctx.stdout(s),
       writeErr: (s) => ctx.stderr(s),
     });
+    refuseOptionAsValue(cmd);
   }
   return program;
+}
+
+/**
+ * Commander takes the word after an option that needs a value as that value, even when it is
+ * another option: `--policy --intent x.json` read as policy "--intent" and then complained about
+ * x.json ("too many arguments"). A value that is one of the command's own options is a missing value.
+ */
+function refuseOptionAsValue(cmd: Command): void {
+  for (const option of cmd.options) {
+    if (!option.required) continue;
+    cmd.on(`option:${option.name()}`, (value: unknown) => {
+      if (typeof value !== 'string' || !value.startsWith('-')) return;
+      const flag = value.split('=')[0]!;
+      if (cmd.options.some((o) => o.long === flag || o.short === flag) || flag === '--help' || flag === '-h') {
+        throw new UsageError(`option '${option.flags}' needs a value, but the next argument is the option '${flag}'`);
+      }
+    });
+  }
 }
 
 function allCommands(cmd: Command): Command[] {

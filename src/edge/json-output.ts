@@ -65,7 +65,10 @@ export function describeFailure(err: unknown): CommandFailure {
   if (isWardError(err)) {
     const json: Record<string, unknown> = { ok: false, error: err.message, ...errorEnvelope(err.exitCode, err.hint) };
     if (err.details) Object.assign(json, err.details);
-    return { exitCode: err.exitCode, json, text: err.hint ? `error: ${err.message}\nhint: ${err.hint}` : `error: ${err.message}` };
+    // `details.source` names the input the error is about (a policy file, "stdin").
+    const source = typeof err.details?.['source'] === 'string' ? `${err.details['source']}: ` : '';
+    const text = `error: ${source}${err.message}`;
+    return { exitCode: err.exitCode, json, text: err.hint ? `${text}\nhint: ${err.hint}` : text };
   }
   const message = err instanceof Error ? err.message : String(err);
   return {

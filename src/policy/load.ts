@@ -26,6 +26,36 @@ export function parsePolicyYaml(text: string): LoadedPolicy {
 }
 
 /**
+ * A policy a user gave Ward — a file, or stdin as `-` — rather than text built in code. Two
+ * differences from parsePolicyYaml: input with no YAML content at all (an empty file, an empty
+ * pipe, only comments) is refused — the engine reads it as the reference does, a policy whose
+ * every call needs approval, but as input it is almost always the wrong file or a failed
+ * redirect — and every error names the source.
+ */
+export function parsePolicySource(text: string, source: string): LoadedPolicy {
+  try {
+    if (!hasYamlContent(text)) {
+      throw policyParseError('the policy is empty', 'pass the policy file itself (`ward init` writes .ward.yaml; shipped policies are in policies/)');
+    }
+    return parsePolicyYaml(text);
+  } catch (err) {
+    if (!(err instanceof WardError) || (err.code !== ERROR_CODES.POLICY_PARSE && err.code !== ERROR_CODES.POLICY_INVALID)) throw err;
+    // The message stays the reference's (JSON callers compare it); `source` names the input, and
+    // the text form leads with it.
+    const details = { ...err.details, source: source === '-' ? 'stdin' : source };
+    throw new WardError(err.code, err.message, { exitCode: err.exitCode, ...(err.hint ? { hint: err.hint } : {}), details, cause: err });
+  }
+}
+
+/** Whether the text holds anything but blank lines and comments. */
+function hasYamlContent(text: string): boolean {
+  return text.split(/\r?\n/).some((line) => {
+    const t = line.trim();
+    return t !== '' && !t.startsWith('#') && t !== '---' && t !== '...';
+  });
+}
+
+/**
  * Policies are short YAML files: 4 MiB holds over 20,000 rules. A larger file is almost always the
  * wrong file, and parsing one costs seconds and gigabytes before it fails.
  */
@@ -48,5 +78,5 @@ export function loadPolicyFile(path: string): LoadedPolicy {
       cause: err,
     });
   }
-  return parsePolicyYaml(text);
+  return parsePolicySource(text, path);
 }

@@ -1,4 +1,4 @@
-import { Alias, isMap, isNode, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
+import { Alias, CST, isMap, isNode, isScalar, isSeq, LineCounter, Parser, parseDocument, visit, type Document, type Node, type YAMLError } from 'yaml';
 import { goQuote } from './go-quote.js';
 import { formatPos, policyParseError, type SourcePos } from './invalid.js';
 
@@ -31,11 +31,50 @@ export function parseYamlSource(text: string): YamlSource {
   if (first && /Maximum call stack size exceeded/.test(first.message)) {
     throw policyParseError(`${formatPos(pos(first.pos[0]))} the document is nested too deeply`, TOO_DEEP_HINT);
   }
-  if (first) throw policyParseError(`${formatPos(pos(first.pos[0]))} ${first.message}`);
+  if (first) throw policyParseError(syntaxErrorMessage(text, first, pos));
   const anchors = indexAnchors(doc);
   const source: YamlSource = { doc, pos, resolve: (alias) => resolveAlias(anchors, alias) };
   checkDuplicateKeys(source, doc.contents);
   return source;
+}
+
+/**
+ * The parser reports an unclosed quote, `[` or `{` where it gave up — often the line after, or the
+ * end of the file — so the message leads with the line where the construct opened.
+ */
+function syntaxErrorMessage(text: string, err: YAMLError, pos: (offset: number) => SourcePos): string {
+  const at = formatPos(pos(err.pos[0]));
+  const unclosed = err.code === 'MISSING_CHAR' || (err.code === 'BAD_INDENT' && /^Flow (map|sequence)/.test(err.message));
+  const opened = unclosed ? unclosedOpener(text, err.pos[0]) : undefined;
+  if (opened === undefined) return `${at} ${err.message}`;
+  return `${formatPos(pos(opened.offset))} this ${opened.what} is never closed (the parser stopped at ${at}: ${err.message})`;
+}
+
+/** The last quoted scalar, flow sequence or flow map that opens before `before` and does not close. */
+function unclosedOpener(text: string, before: number): { offset: number; what: string } | undefined {
+  let found: { offset: number; what: string } | undefined;
+  const consider = (token: CST.Token | undefined) => {
+    if (!token) return;
+    if (token.type === 'flow-collection') {
+      const open = token.start.source;
+      const close = open === '[' ? ']' : '}';
+      if (token.start.offset < before && !token.end.some((t) => t.source === close) && (!found || token.start.offset > found.offset)) {
+        found = { offset: token.start.offset, what: open };
+      }
+    } else if (token.type === 'double-quoted-scalar' || token.type === 'single-quoted-scalar') {
+      const quote = token.source[0]!;
+      const closed = token.source.length > 1 && token.source.endsWith(quote) && !(quote === '"' && /(^|[^\\])(\\\\)*\\"$/.test(token.source));
+      if (!closed && token.offset < before && (!found || token.offset > found.offset)) found = { offset: token.offset, what: `${quote} quote` };
+    }
+  };
+  for (const token of new Parser().parse(text)) {
+    if (token.type !== 'document') continue;
+    CST.visit(token, (item) => {
+      consider(item.key ?? undefined);
+      consider(item.value);
+    });
+  }
+  return found;
 }
 
 function parseYaml(text: string, lineCounter: LineCounter): Document.Parsed {

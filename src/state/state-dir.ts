@@ -46,11 +46,11 @@ export const STATE_DIR_HINT =
 export function resolveStateDir(opts: ResolveStateDirOptions): StateDirResolution {
   const name = opts.explicitName ?? '--state-dir';
   if (opts.explicit) {
-    return { dir: resolve(opts.cwd, expandHome(opts.explicit, opts.env, name)), source: 'flag', reason: name };
+    return explicitStateDir(resolve(opts.cwd, expandHome(opts.explicit, opts.env, name)), 'flag', name);
   }
   const fromEnv = opts.env['WARD_STATE_DIR'];
   if (fromEnv) {
-    return { dir: resolve(opts.cwd, expandHome(fromEnv, opts.env, 'WARD_STATE_DIR')), source: 'env', reason: 'WARD_STATE_DIR' };
+    return explicitStateDir(resolve(opts.cwd, expandHome(fromEnv, opts.env, 'WARD_STATE_DIR')), 'env', 'WARD_STATE_DIR');
   }
   const cwd = resolve(opts.cwd);
   const found = findStateDirUpwards(cwd);
@@ -60,6 +60,22 @@ export function resolveStateDir(opts: ResolveStateDirOptions): StateDirResolutio
     if (isDirectory(beside)) return { dir: beside, source: 'policy', reason: `beside the policy ${resolve(cwd, opts.policyPath)}` };
   }
   return userStateDir(opts.env, cwd);
+}
+
+/**
+ * A directory Ward was pointed at is created when missing (`--state-dir "$PROJECT/.ward"` in a
+ * fresh project's hook or MCP configuration), but only one level: when its parent is missing too,
+ * the path is wrong (a typo, an unexpanded variable, an unmounted volume), and creating it would
+ * quietly start a new signing key and a new trace history there.
+ */
+function explicitStateDir(dir: string, source: 'flag' | 'env', name: string): StateDirResolution {
+  const parent = dirname(dir);
+  if (!isDirectory(dir) && !isDirectory(parent)) {
+    throw new WardError(ERROR_CODES.STATE_INVALID, `${name} ${dir}: neither it nor its parent directory ${parent} exists`, {
+      hint: `check the path; Ward creates the state directory itself only inside an existing directory (mkdir -p ${parent} if this is the place, or run \`ward init\` in the project)`,
+    });
+  }
+  return { dir, source, reason: name };
 }
 
 /** The nearest existing `.ward/` directory at or above `start`. */

@@ -144,7 +144,7 @@ describe('strict policy YAML decoding (gate.md §2.1)', () => {
   });
 
   it('reports YAML syntax errors with a position', () => {
-    expect(failure('default_verdict: allow\nrules: [\n').message).toMatch(/^parse policy yaml: \[3:1\] \S/);
+    expect(failure('default_verdict: allow\nrules: [\n').message).toMatch(/^parse policy yaml: \[2:8\] this \[ is never closed \(the parser stopped at \[3:1\]: \S/);
     expect(failure('default_verdict: allow\na: b: c\n').message).toMatch(/^parse policy yaml: \[2:4\] \S/);
   });
 

@@ -28,4 +28,5 @@ export const COMMANDS: readonly CommandModule[] = [
   { names: ['approve'], group: KEYS, load: () => import('./approve.js') },
   { names: ['approve-script', 'list-scripts'], group: KEYS, load: () => import('./approve-script.js') },
   { names: ['delegate'], group: KEYS, load: () => import('./delegate.js') },
+  { names: ['completion'], group: START, load: () => import('./completion.js') },
 ];

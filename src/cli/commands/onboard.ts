@@ -240,6 +240,8 @@ export interface DoctorResult {
   created_at: string;
   producer_version: string;
   onboarding_mode: 'installed_binary' | 'repo_checkout';
+  /** Ward's addition to the reference's result: no check failed (warnings allowed), as every other `--json` output says it. */
+  ok: boolean;
   status: CheckStatus;
   non_fixable: boolean;
   summary: string;
@@ -307,6 +309,7 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorResult> {
     created_at: formatRFC3339Nano(nowUTC()),
     producer_version: WARD_VERSION,
     onboarding_mode: mode,
+    ok: status !== 'fail',
     status,
     non_fixable: nonFixable,
     summary: `doctor: onboarding_mode=${mode} status=${status} failed=${failed} warned=${warned} non_fixable=${nonFixable}`,

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { EXIT } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { checkProfile, formatPolicyYaml, parsePolicyYaml, type LoadedPolicy, type PolicyProfile } from '../../policy/index.js';
+import { parsePolicySource } from '../../policy/load.js';
 import type { CliContext } from '../context.js';
 import { correlationId, goJsonLine } from '../output.js';
 import { signingKeyFromKeyFlags } from '../../keys/index.js';
@@ -44,7 +45,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--json', 'print one JSON object')
     .action(async (file: string, options: ValidateOptions) => {
       const profile = parseProfile(options.profile);
-      const loaded = parsePolicyYaml(await readPolicy(ctx, file));
+      const loaded = parsePolicySource(await readPolicy(ctx, file), file);
       checkProfile(loaded.policy, profile);
       const summary = {
         policy_digest: loaded.digest,
@@ -70,7 +71,7 @@ export function register(program: Command, ctx: CliContext): void {
     .action(async (file: string, options: FmtOptions) => {
       if (options.write && file === '-') throw new WardError(ERROR_CODES.USAGE, 'policy fmt --write needs a file, not stdin');
       const original = await readPolicy(ctx, file);
-      const loaded = parsePolicyYaml(original);
+      const loaded = parsePolicySource(original, file);
       const formatted = formatPolicyYaml(loaded.policy);
       assertSameDigest(loaded, formatted);
       const changed = formatted !== original;
