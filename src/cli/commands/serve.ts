@@ -10,6 +10,7 @@ import { collect } from '../input.js';
 import { goJsonLine } from '../output.js';
 import { approvalTokenReuse } from './gate-tokens.js';
 import { signingKeyOptionsFromFlags } from './keys.js';
+import { JsonLog } from '../../daemon/log.js';
 
 interface ServeFlags {
   policyPublicKey: string[];
@@ -50,6 +51,9 @@ interface ServeFlags {
 }
 
 /** `ward serve`: the governance daemon (docs/daemon.md). */
+/** How often `ward serve` says it is still starting. */
+const STARTUP_PROGRESS_MS = 5_000;
+
 export function register(program: Command, ctx: CliContext): void {
   program
     .command('serve')
@@ -135,6 +139,18 @@ async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
           ...(flags.policyPublicKey.length ? { policyPublicKeys: flags.policyPublicKey.map((f) => readPublicKeyFile(resolve(ctx.cwd, f))) } : {}),
         }
       : undefined;
+  // Start-up can take long (journal recovery, store indexing, a busy machine): say so at once, in
+  // the daemon's JSON log on stderr (stdout keeps its one line for scripts), and every few seconds
+  // until listening.
+  const began = Date.now();
+  const startupLog = new JsonLog((text) => ctx.stderr(text));
+  startupLog.log({ level: 'info', msg: 'starting', policy: flags.policy, state_dir: state, store: postgres ? 'postgres' : 'local' });
+  startupLog.flush();
+  const progress = setInterval(() => {
+    startupLog.log({ level: 'info', msg: 'still starting', elapsed_ms: Date.now() - began });
+    startupLog.flush();
+  }, STARTUP_PROGRESS_MS);
+  progress.unref();
   const daemon = await startDaemon({
     stateDir: state,
     policyPath: resolve(ctx.cwd, flags.policy),
@@ -166,7 +182,7 @@ async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
     logWrite: (text) => ctx.stderr(text),
     storeThread: true,
     postgres,
-  });
+  }).finally(() => clearInterval(progress));
   const cluster = daemon.context.cluster;
   const digest = daemon.context.policies.current.digest;
   const warnings = [...key.warnings, ...(durable ? [] : ['UNSAFE: --no-trace-durability: traces are signed and discarded; benchmarks only'])];
