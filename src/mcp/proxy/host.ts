@@ -12,7 +12,7 @@ import { isJsonDuplicateKeyError, parseJsonText, type JsonObject } from '../../c
 import { readBody } from '../../edge/body.js';
 import { BearerAuth, isLoopbackHost, LoopbackGuard, type OriginRefusal } from '../../edge/guard.js';
 import { HttpError } from '../../edge/http-error.js';
-import { RPC } from './jsonrpc.js';
+import { errorResponse, RPC } from './jsonrpc.js';
 import type { ContextEnvelope } from '../../context/index.js';
 import type { KillSwitchState } from '../../gate/kill-switch.js';
 import { loadKillSwitch } from '../../decision/inputs.js';
@@ -307,7 +307,10 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
       s.session.touch();
       if (req.method !== 'POST') return s.transport.handleRequest(req, res);
       const post = await readPost();
-      if (post) await s.transport.handleRequest(req, res, post.body);
+      if (!post) return;
+      const reused = s.session.reusedRequestIds(post.body);
+      if (reused.length) return refuseReusedIds(res, post.body, reused, log);
+      await s.transport.handleRequest(req, res, post.body);
       return;
     }
     if (req.method !== 'POST') return rejectRpc(res, 400, 'Bad Request: Mcp-Session-Id header is required');
@@ -361,6 +364,24 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
     await rt.close();
   };
   return { server, stop };
+}
+
+/**
+ * A POST whose requests reuse ids still in flight in the session: answered here (HTTP 200, a
+ * `-32600` for every request in it) and nothing of it handed on, so the first request keeps its
+ * stream.
+ */
+function refuseReusedIds(res: ServerResponse, body: unknown, reused: readonly (string | number)[], log: ProxyLog): void {
+  log.warn('request reuses the id of a request still in flight; refused, not forwarded', { ids: reused.join(',') });
+  const ids = (Array.isArray(body) ? body : [body]).flatMap((m) => {
+    const id = typeof m === 'object' && m !== null && typeof (m as Record<string, unknown>)['method'] === 'string' ? (m as Record<string, unknown>)['id'] : undefined;
+    return typeof id === 'string' || typeof id === 'number' ? [id] : [];
+  });
+  const errors = ids.map((id) =>
+    errorResponse(id, RPC.INVALID_REQUEST, reused.includes(id) ? `Invalid Request: id ${JSON.stringify(id)} is already in use by a request Ward has not answered yet; use a new id` : 'Invalid Request: not processed: another request in this batch reused an id in flight'),
+  );
+  res.writeHead(200, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify(errors.length === 1 ? errors[0] : errors));
 }
 
 /** A refusal in JSON-RPC form (`id: null`), as the MCP SDK's transport answers one. */

@@ -159,6 +159,22 @@ export class ProxySession {
     return this.lastActivity;
   }
 
+  /**
+   * The ids of the requests in an HTTP POST body (one message or a batch) that are still in flight
+   * in this session. The listener refuses such a POST before the SDK transport sees it: the
+   * transport keys its response streams by request id, so a second request with a live id would
+   * take the first one's stream and leave that client waiting forever.
+   */
+  reusedRequestIds(body: unknown): JsonRpcId[] {
+    const out: JsonRpcId[] = [];
+    for (const m of Array.isArray(body) ? body : [body]) {
+      if (!isJsonObject(m) || typeof m['method'] !== 'string') continue;
+      const id = m['id'];
+      if ((typeof id === 'string' || typeof id === 'number') && this.inflight.has(idKey(id))) out.push(id);
+    }
+    return out;
+  }
+
   get isEnded(): boolean {
     return this.ended;
   }
@@ -1034,15 +1050,20 @@ export class ProxySession {
     const suspicious = this.o.witness ? toolSuspicion(listed) : undefined;
     const codes = suspicious?.size ? new Map([...suspicious].map(([n, v]) => [n, v.codes])) : undefined;
     if (!this.o.pinTools && codes) for (const [n, c] of codes) this.sessionHeld.set(n, c);
+    /** `--pin-tools`: tools whose definition changed since it was pinned, hidden until an operator accepts it. */
+    const changed = new Set<string>();
     if (this.o.pinTools) {
       // A session that never saw initialize or server/discover (a 2026-07-28 client may probe on
       // another connection) binds its pins here, to the identity this result carries.
       if (!this.pins.serverKey) this.bindPins(resultServerInfo(msg.result));
       for (const name of this.pins.observeList(listed, codes)) {
+        // Read again: an accept in the store lifts the change for this listing already.
+        if (!this.pins.isChanged(name)) continue;
+        changed.add(name);
         if (this.pinWarned.has(name)) continue;
         this.pinWarned.add(name);
         const key = this.pins.serverKey;
-        this.o.log.warn('tool definition changed since it was pinned; calls to it are blocked', {
+        this.o.log.warn('tool definition changed since it was pinned; hidden from tools/list and its calls blocked until an operator accepts it', {
           tool: name,
           ...(key ? { server_key: key, accept: `ward mcp pins accept --server ${key} --tool ${name}` } : {}),
         });
@@ -1064,7 +1085,10 @@ export class ProxySession {
     const policy = this.o.gate.runtime.policy.policy;
     const prefix = this.o.gate.mapping.toolPrefix;
     const blocked = (t: unknown) => this.o.hideBlockedTools && isJsonObject(t) && typeof t['name'] === 'string' && alwaysBlocked(policy, intentToolName(prefix, t['name']).toLowerCase());
-    const kept = tools.filter((t) => !held(t) && !blocked(t));
+    // A changed definition is not listed either: the model must not read the new text (it may tell it
+    // to do something) before an operator accepted it, whether or not the scan flags it.
+    const pinChanged = (t: unknown) => isJsonObject(t) && typeof t['name'] === 'string' && changed.has(t['name']);
+    const kept = tools.filter((t) => !held(t) && !blocked(t) && !pinChanged(t));
     if (kept.length === tools.length) return undefined;
     return { ...msg, result: { ...msg.result, tools: kept } };
   }

@@ -4,10 +4,10 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { REPO, tempDir } from '../../cli/run.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { REPO, tempDir, WARD } from '../../cli/run.js';
 import { traces } from '../../witness-proxy/helpers.js';
-import { EVERYTHING, RawProxy } from './helpers.js';
+import { EVERYTHING, RawProxy, startListening, stopListeners } from './helpers.js';
 
 const HOSTILE = join(REPO, 'tests', 'mcp', 'proxy', 'hostile-server.mjs');
 
@@ -226,5 +226,57 @@ describe('MCP methods other than tools/call are decided, traced, screened and wi
     const readTrace = ts.find((t) => t['tool_name'] === 'mcp.resource.read')!;
     expect(readTrace['verdict']).toBe('allow');
     expect(ts.find((t) => t['tool_name'] === 'mcp.prompt.get')?.['verdict']).toBe('allow');
+  });
+});
+
+/** One Streamable HTTP session, spoken raw: POST a message, read every JSON-RPC message of the answer (JSON or SSE). */
+async function httpSession(url: URL) {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const post = async (msg: unknown): Promise<Record<string, unknown>[]> => {
+    const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(msg) });
+    const sid = res.headers.get('mcp-session-id');
+    if (sid) headers['mcp-session-id'] = sid;
+    const text = await res.text();
+    if ((res.headers.get('content-type') ?? '').includes('application/json')) return [JSON.parse(text) as Record<string, unknown>].flat();
+    return text
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => JSON.parse(l.slice(6)) as Record<string, unknown>);
+  };
+  await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw-http', version: '1' } } });
+  await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  return post;
+}
+
+describe('MCP methods and ids over --listen', () => {
+  afterEach(() => stopListeners());
+
+  it('resources/read is decided and traced, a reused pending id is refused and the first request still gets its answer', async () => {
+    const cwd = tempDir('ward-methods-http-');
+    writeFileSync(join(cwd, 'policy.yaml'), POLICY);
+    const state = join(cwd, '.ward');
+    const log = join(cwd, 'server.log');
+    writeFileSync(log, '');
+    const p = startListening(cwd, [WARD, 'mcp', 'proxy', '--policy', 'policy.yaml', '--state-dir', state, '--trace-sink', 'file', '--listen', '127.0.0.1:0', '--', process.execPath, HOSTILE], {
+      HOSTILE_LOG: log,
+      HOSTILE_SECRET: secretValue(),
+    });
+    const post = await httpSession(await p.url);
+    const [shadow] = await post({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: 'file:///etc/shadow' } });
+    expect(errorOf(shadow!)?.code).toBe(-32060);
+    const [notes] = await post({ jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'file:///srv/notes.txt' } });
+    expect(resultText(notes!)).toContain('API_TOKEN=');
+
+    const slow = post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow', arguments: { ms: 600 } } });
+    await new Promise((r) => setTimeout(r, 150));
+    const [reused] = await post({ jsonrpc: '2.0', id: 7, method: 'ping' });
+    expect(errorOf(reused!)?.code).toBe(-32600);
+    const answers = await slow;
+    expect(answers.filter((m) => m['id'] === 7).map(resultText)).toEqual([expect.stringContaining('slow: API_TOKEN=')]);
+    const received = readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(received.filter((m) => m['id'] === 7).map((m) => m['method'])).toEqual(['tools/call']);
+    expect(received.filter((m) => m['method'] === 'resources/read').map((m) => (m['params'] as { uri: string }).uri)).toEqual(['file:///srv/notes.txt']);
+    const reads = traces(state).filter((t) => t['tool_name'] === 'mcp.resource.read');
+    expect(reads.map((t) => t['verdict']).sort()).toEqual(['allow', 'block']);
   });
 });

@@ -66,8 +66,10 @@ describe('tool pins persist per server (ward mcp proxy --pin-tools, ward mcp pin
     let pendingDigest = '';
     const s3 = await session(cwd, EVIL);
     try {
+      // The new text never reaches the model before an operator accepted it: the tool is not listed.
       const listed = await s3.client.listTools();
-      expect(listed.tools.find((t) => t.name === 'echo')?.description).toBe(EVIL);
+      expect(listed.tools.map((t) => t.name)).toEqual(['ping']);
+      expect(JSON.stringify(listed)).not.toContain('id_rsa');
       const blocked = await s3.client.callTool({ name: 'echo', arguments: { text: 'c' } });
       expect(blocked.isError).toBe(true);
       expect(wardOf(blocked)?.['reason_codes']).toEqual(['mcp_tool_definition_changed']);
@@ -94,7 +96,8 @@ describe('tool pins persist per server (ward mcp proxy --pin-tools, ward mcp pin
       const a = JSON.parse(accepted.stdout) as { ok: boolean; accepted: { name: string; digest: string; previous: string }[] };
       expect(a.accepted).toEqual([{ name: 'echo', digest: pending.pending, previous: pending.pinned }]);
 
-      // The same session, no restart: the call now goes through.
+      // The same session, no restart: listed with the accepted text, and the call now goes through.
+      expect((await s3.client.listTools()).tools.find((t) => t.name === 'echo')?.description).toBe(EVIL);
       const allowed = await s3.client.callTool({ name: 'echo', arguments: { text: 'e' } });
       expect(allowed.isError).toBeFalsy();
       expect(JSON.stringify(allowed.content)).toContain('echo: e');
