@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseJsonText, type JsonValue } from '../canon/index.js';
 import { EXIT, type ExitCode } from '../contract/exit-codes.js';
@@ -7,6 +7,7 @@ import type { StoreEntry } from '../store/types.js';
 import type { CliContext } from './context.js';
 import { readInputText } from './input.js';
 import { correlationId, goJsonLine } from './output.js';
+import { writeFileAtomic } from '../state/atomic-file.js';
 
 /**
  * The CLI side of `ward serve`: commands given `--daemon URL` (or `WARD_DAEMON_URL`) ask a running
@@ -229,6 +230,6 @@ export async function packInspectOverDaemon(ctx: CliContext, base: string, ref: 
 export async function packDiffOverDaemon(ctx: CliContext, base: string, left: string, right: string, output?: string): Promise<DaemonReply> {
   const reply = await daemonCall(ctx, base, 'POST', '/v1/packs/diff', { left, right });
   const result = (reply.json['diff'] as { result: unknown } | undefined)?.result;
-  if (output) writeFileSync(resolve(ctx.cwd, output), JSON.stringify(result), { mode: 0o600 });
+  if (output) writeFileAtomic(resolve(ctx.cwd, output), JSON.stringify(result), 0o600);
   return reply;
 }

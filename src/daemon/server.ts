@@ -17,6 +17,8 @@ import { decisionServiceRoutes } from './decision-service.js';
 import { GateService } from './gate-service.js';
 import { Journal, journalDir, recoverJournal } from './journal.js';
 import { StorageFaults } from '../state/storage-fault.js';
+import { sweepTempFiles } from '../state/atomic-file.js';
+import { spoolDir } from '../store/spool.js';
 import { SigningKeyHolder } from './key-holder.js';
 import { JsonLog } from './log.js';
 import { DaemonMetrics } from './metrics.js';
@@ -154,6 +156,8 @@ function refuseOpenListener(opts: DaemonOptions): void {
  */
 async function openState(opts: DaemonOptions, log: JsonLog): Promise<{ lock: StoreLock; store: EvidenceStore }> {
   const lock = acquireDaemonLock(opts.stateDir);
+  // Temporary files a writer that died (or a full disk) left in the directories the daemon ingests.
+  for (const dir of [join(opts.stateDir, 'traces'), spoolDir(opts.stateDir)]) sweepTempFiles(dir);
   let store: EvidenceStore;
   try {
     store = opts.storeThread ? await openStoreThread(opts.stateDir) : await openLevelStore(opts.stateDir);

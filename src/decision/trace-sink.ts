@@ -4,7 +4,7 @@ import { link, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JsonObject } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
-import { syncDirAsync, writeTempAsync } from '../state/atomic-file.js';
+import { linkNewUnsyncedSync, syncDirAsync, writeTempAsync } from '../state/atomic-file.js';
 import { captureFileName, captureFileText, traceFileText, type SignedTrace } from '../trace/index.js';
 import { decideGate, type GateRequest, type GateResultOutput, type GateRuntime } from './gate-run.js';
 import { InFlight } from './in-flight.js';
@@ -189,27 +189,14 @@ export function publishNow(dir: string, names: readonly string[], text: string):
 }
 
 /**
- * Create `path` with `text` now, on the calling thread, without fsync (O_EXCL; a file already there
- * counts as written). For a file whose content is already durable elsewhere — a journaled trace,
- * which the journal rewrites if a crash tore it — so the temporary name and link are not needed.
+ * Create `path` with `text` now, on the calling thread, without fsync (a file already there counts
+ * as written). For a file whose content is already durable elsewhere — a journaled trace — so no
+ * sync is needed; it is still published by link from a temporary name, never written in place.
+ * `ERR_IO` on failure.
  */
 export function writeJournaledNow(path: string, text: string): void {
-  let fd: number;
-  try {
-    fd = openSync(path, 'wx', 0o600);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return;
-    throw new WardError(ERROR_CODES.IO, `write trace ${path}: ${(err as Error).message}`, { cause: err });
-  }
-  try {
-    const bytes = Buffer.from(text, 'utf8');
-    let written = 0;
-    while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
-  } catch (err) {
-    throw new WardError(ERROR_CODES.IO, `write trace ${path}: ${(err as Error).message}`, { cause: err });
-  } finally {
-    closeSync(fd);
-  }
+  // Under a temporary name, then linked: a full disk leaves no partial trace file behind.
+  linkNewUnsyncedSync(path, text);
 }
 
 /** The given names, then the last one with random suffixes, endlessly (mirrors createUniqueFile). */

@@ -1,13 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, renameSync, unlinkSync } from 'node:fs';
+import { link, mkdir, open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ERROR_CODES, WardError } from '../errors.js';
+import { writeFully, writeFullySync } from './fs-seam.js';
 
 /**
  * Durable file writes shared by traces, keys, tokens and audit records. Readers never see a
  * partial file: content is written and fsynced under a temporary name in the same directory, then
- * published with rename (replace) or link (create-only), and the directory entry is fsynced.
+ * published with rename (replace) or link (create-only), and the directory entry is fsynced. The
+ * temporary file is removed on every failure path (a full disk leaves nothing behind), and
+ * `sweepTempFiles` removes those a process that died left. No code writes a final file in place:
+ * tests/faults/atomic-writes.test.ts holds every other write call in src/ to a short allowlist.
  */
 
 /** Write `data` to `path`, replacing any existing file atomically. Creates missing directories. */
@@ -69,19 +73,19 @@ export function createUniqueFile(dir: string, names: readonly string[], data: st
   }
 }
 
-function writeTemp(path: string, data: string | Uint8Array, mode: number): string {
+function writeTemp(path: string, data: string | Uint8Array, mode: number, sync = true): string {
   const dir = dirname(path);
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (err) {
     throw ioError(`create directory ${dir}`, err);
   }
-  const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  const temp = tempName(path);
   let fd: number | undefined;
   try {
     fd = openSync(temp, 'wx', mode);
     writeAll(fd, data);
-    fsyncSync(fd);
+    if (sync) fsyncSync(fd);
   } catch (err) {
     if (fd !== undefined) closeSync(fd);
     safeUnlink(temp);
@@ -102,17 +106,106 @@ function createWithExcl(path: string, data: string | Uint8Array, mode: number): 
   try {
     writeAll(fd, data);
     fsyncSync(fd);
-  } finally {
+  } catch (err) {
+    // This call created the file: a partial one must not stay under the final name.
     closeSync(fd);
+    safeUnlink(path);
+    throw ioError(`write ${path}`, err);
   }
+  closeSync(fd);
   syncDir(dirname(path));
   return true;
 }
 
 function writeAll(fd: number, data: string | Uint8Array): void {
-  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-  let offset = 0;
-  while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+  writeFullySync(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data, null);
+}
+
+/**
+ * Publish `data` at `path` unless a file is there (false then), without any fsync: for files whose
+ * content is durable elsewhere (a journaled trace). Still never partial: written under a temporary
+ * name and link(2)ed into place; the temporary file is removed whatever happens.
+ */
+export function linkNewUnsyncedSync(path: string, data: string | Uint8Array, mode = 0o600): boolean {
+  const temp = writeTemp(path, data, mode, false);
+  try {
+    linkSync(temp, path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw ioError(`write ${path}`, err);
+  } finally {
+    safeUnlink(temp);
+  }
+}
+
+/** `linkNewUnsyncedSync` off the main thread. */
+export async function linkNewUnsynced(path: string, data: string | Uint8Array, mode = 0o600): Promise<boolean> {
+  const temp = tempName(path);
+  let created = false;
+  try {
+    const fh = await open(temp, 'wx', mode);
+    created = true;
+    try {
+      await writeFully(fh, typeof data === 'string' ? Buffer.from(data, 'utf8') : data, 0);
+    } finally {
+      await fh.close();
+    }
+    try {
+      await link(temp, path);
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw err;
+    }
+  } finally {
+    if (created) await unlink(temp).catch(() => undefined);
+  }
+}
+
+/** A temporary name beside `path`: `.<name>.<pid>.<random>.tmp` (the pid lets `sweepTempFiles` tell whose it is). */
+function tempName(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+}
+
+const TEMP_FILE = /^\..+\.(\d+)(?:\.[0-9a-f]{8,16})?\.tmp$/;
+
+/**
+ * Remove the temporary files of writers that are gone (their pid is not a live process) from
+ * `dir`; a host sweeps its directories at start. Returns how many were removed. Best effort: a
+ * directory that cannot be read has none to sweep.
+ */
+export function sweepTempFiles(dir: string): number {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    const m = TEMP_FILE.exec(name);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (pid === process.pid || processAlive(pid)) continue;
+    try {
+      unlinkSync(join(dir, name));
+      removed++;
+    } catch {
+      // gone already, or not ours to remove
+    }
+  }
+  return removed;
+}
+
+/** Whether a process with this pid exists (EPERM: it does, owned by someone else). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** fsync the directory so created, renamed or removed names survive a crash. Best effort where unsupported. */
@@ -151,17 +244,22 @@ export async function writeFileAtomicAsync(path: string, data: string | Uint8Arr
  * return that name, for the caller to publish with rename or link. Nothing is left on failure.
  */
 export async function writeTempAsync(path: string, data: string | Uint8Array, mode = 0o600): Promise<string> {
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  const temp = tempName(path);
   const fh = await open(temp, 'wx', mode);
   try {
-    await fh.writeFile(data);
+    await writeFully(fh, typeof data === 'string' ? Buffer.from(data, 'utf8') : data, 0);
     await fh.datasync();
   } catch (err) {
-    await fh.close();
+    await fh.close().catch(() => undefined);
     await unlink(temp).catch(() => undefined);
     throw err;
   }
-  await fh.close();
+  try {
+    await fh.close();
+  } catch (err) {
+    await unlink(temp).catch(() => undefined);
+    throw err;
+  }
   return temp;
 }
 

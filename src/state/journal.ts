@@ -1,7 +1,7 @@
 import { constants, mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { syncDir } from './atomic-file.js';
+import { processAlive, syncDir } from './atomic-file.js';
 import { writeFully as writeFullyAsync, writeFullySync } from './fs-seam.js';
 import { decodeSegmentBytes, encodeFrames, SEGMENT_MAGIC, type DecodedFrames, type JournalRecord } from './journal-frame.js';
 
@@ -435,12 +435,3 @@ export function removeSegment(path: string): void {
   syncDir(join(path, '..'));
 }
 
-/** Whether a process with this pid exists. */
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

@@ -122,7 +122,7 @@ describe('Ward durability', () => {
       expect(f.status).toBe('rejected');
       const err = (f as PromiseRejectedResult).reason as WardError;
       expect(err).toBeInstanceOf(WardError);
-      expect(err.code).toBe(ERROR_CODES.IO);
+      expect(err.code).toBe(ERROR_CODES.STORAGE_FULL);
       expect(err.message).toMatch(/EIO/);
     }
     expect(readdirSync(ward.traceDir).sort()).toEqual(before);

@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
@@ -114,7 +114,7 @@ function demo(ctx: CliContext, flags: { json?: boolean; stateDir?: string }): vo
       key: approverKeys[i]!,
     });
     const path = join(dir, `approval_${approver}.json`);
-    writeFileSync(path, JSON.stringify(token, null, 2) + '\n', { mode: 0o600 });
+    writeFileAtomic(path, JSON.stringify(token, null, 2) + '\n', 0o600);
     return path;
   });
   const approvals = approvalStep({
@@ -132,7 +132,7 @@ function demo(ctx: CliContext, flags: { json?: boolean; stateDir?: string }): vo
 
   // The session as a run: the runpack a CI regression starts from, and the portable pack built from it.
   const runRecordPath = join(dir, 'run_record.json');
-  writeFileSync(runRecordPath, JSON.stringify(runRecordOf(steps), null, 2) + '\n');
+  writeFileAtomic(runRecordPath, JSON.stringify(runRecordOf(steps), null, 2) + '\n', 0o644);
   const recorded = recordRunpack(parseRunRecordInput(readFileSync(runRecordPath, 'utf8')), {
     captureMode: 'raw',
     signingKey: key.key,

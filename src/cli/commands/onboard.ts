@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,7 @@ import { stateDirResolution, wardInvocation, type CliContext } from '../context.
 import { goJsonLine } from '../output.js';
 import type { PgConnectionConfig, StoreLocation } from '../../pg/config.js';
 import { storeLocationOf, type StoreLocationFlags } from '../store-access.js';
+import { createFileExclusive, writeFileAtomic } from '../../state/atomic-file.js';
 
 /** The package root (holds `policies/`, `dist/`, and in a checkout `src/`). */
 const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -83,7 +84,7 @@ function init(ctx: CliContext, flags: { template: Template; force?: boolean; jso
   }
   const text = readFileSync(join(PACKAGE_ROOT, 'policies', `${flags.template}.yaml`), 'utf8');
   const policy = parsePolicyYaml(text);
-  writeFileSync(path, text, { mode: 0o644 });
+  writeFileAtomic(path, text, 0o644);
   const stateCreated = createProjectStateDir(ctx.cwd);
   const next = [`${ward} check`, `${ward} doctor`, `${ward} gate eval --policy ${POLICY_FILE} --intent <intent.json>`];
   if (flags.json) {
@@ -120,7 +121,7 @@ export function createProjectStateDir(projectDir: string): boolean {
   const created = !existsSync(dir);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const ignore = join(dir, '.gitignore');
-  if (!existsSync(ignore)) writeFileSync(ignore, '# Ward state: signing keys, traces, approvals. Never commit it.\n*\n', { mode: 0o644 });
+  if (!existsSync(ignore)) createFileExclusive(ignore, '# Ward state: signing keys, traces, approvals. Never commit it.\n*\n', 0o644);
   return created;
 }
 

@@ -1,5 +1,5 @@
 import { writeFileAtomic } from '../../state/atomic-file.js';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { EXIT } from '../../contract/exit-codes.js';
@@ -220,7 +220,7 @@ export function register(program: Command, ctx: CliContext): void {
       const left = await locateArtifact(leftRef, storeLookup(ctx, flags, PACK_KINDS));
       const right = await locateArtifact(rightRef, storeLookup(ctx, flags, PACK_KINDS));
       const diff = diffPacks(left.bytes, right.bytes);
-      if (flags.output) writeFileSync(resolve(ctx.cwd, flags.output), JSON.stringify(diff), { mode: 0o600 });
+      if (flags.output) writeFileAtomic(resolve(ctx.cwd, flags.output), JSON.stringify(diff), 0o600);
       const { summary } = diff;
       const output = { ok: !summary.changed, operation: 'diff', path: flags.output, diff: { result: diff }, ...PACK_SCHEMA };
       const files = [...(summary.added_files ?? []).map((f) => `+ ${f}`), ...(summary.removed_files ?? []).map((f) => `- ${f}`), ...(summary.changed_files ?? []).map((f) => `~ ${f}`)];

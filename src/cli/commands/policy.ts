@@ -1,5 +1,5 @@
-import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { EXIT } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
@@ -11,6 +11,7 @@ import { signingKeyFromKeyFlags } from '../../keys/index.js';
 import { listPublications, publishPolicy } from '../../cluster/control.js';
 import { signPublication } from '../../cluster/control-policy.js';
 import { openControlStore, operatorName, withStoreFlags, type StoreFlags } from './cluster.js';
+import { writeFileAtomic } from '../../state/atomic-file.js';
 
 interface ValidateOptions {
   json?: boolean;
@@ -196,9 +197,7 @@ function assertSameDigest(loaded: LoadedPolicy, formatted: string): void {
   }
 }
 
-/** Write next to the target and rename, so a crash never leaves a half-written policy. */
+/** Write next to the target and rename, so a crash never leaves a half-written policy (its mode kept). */
 function writeAtomically(path: string, text: string): void {
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
-  writeFileSync(temp, text, { mode: statSync(path).mode & 0o777 });
-  renameSync(temp, path);
+  writeFileAtomic(path, text, statSync(path).mode & 0o777);
 }

@@ -1,12 +1,12 @@
-import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { link, open, unlink, type FileHandle } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { JsonObject } from '../../canon/index.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { captureFileName, captureFileText, traceFileText, type SignedTrace } from '../../trace/index.js';
 import type { TraceSink } from '../../decision/trace-sink.js';
-import { syncDir, syncDirAsync, writeTempAsync } from '../../state/atomic-file.js';
+import { linkNewUnsynced, sweepTempFiles, syncDir, syncDirAsync, writeFileAtomic, writeFileAtomicAsync, writeTempAsync } from '../../state/atomic-file.js';
+import { storageFaultCode, storageFullError } from '../../state/storage-fault.js';
 import { Journal, leftoverSegments, readSegment, removeSegment, type JournalRecord, type SegmentRef } from '../../state/journal.js';
 
 /**
@@ -85,6 +85,7 @@ export class JournalTraceSink implements TraceSink {
   ) {
     mkdirSync(traceDir, { recursive: true, mode: 0o700 });
     mkdirSync(journalDir, { recursive: true, mode: 0o700 });
+    sweepTempFiles(traceDir); // temporary files a process that died (or a full disk) left behind
     recoverJournals(traceDir, journalDir);
     // One group in flight: callers arriving meanwhile share the next write (in the SDK's bench at 16
     // concurrent callers, larger groups beat overlapping ones).
@@ -138,6 +139,10 @@ export class JournalTraceSink implements TraceSink {
   }
 
   private journalError(err: unknown): WardError {
+    // A full or failing disk is its own condition (ERR_STORAGE_FULL): the call is refused, and the
+    // next append tries a fresh segment, so the proxy recovers by itself once space returns.
+    const code = storageFaultCode(err);
+    if (code) return storageFullError(`trace journal ${this.journalDir}`, code, err);
     return new WardError(ERROR_CODES.IO, `trace journal ${this.journalDir}: ${(err as Error).message}`, { cause: err });
   }
 
@@ -232,23 +237,10 @@ function exists(path: string): boolean {
   return existsSync(path);
 }
 
-/** Publish `text` at `path` unless a file is there: temporary name, then link(2); no sync. */
+/** Publish `text` at `path` unless a file is there: temporary name, then link(2); no sync (temporary file removed on every path). */
 async function writeFileUnsynced(path: string, text: string): Promise<void> {
   if (exists(path)) return;
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-  const fh = await open(temp, 'wx', 0o600);
-  try {
-    await fh.writeFile(text);
-  } finally {
-    await fh.close();
-  }
-  try {
-    await link(temp, path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  } finally {
-    await unlink(temp).catch(() => undefined);
-  }
+  await linkNewUnsynced(path, text);
 }
 
 /** `path` holds `text`, durably (but for the directory entry, which the checkpoint syncs). */
@@ -267,26 +259,25 @@ async function materializeFile(path: string, text: string): Promise<void> {
 /**
  * Sync the file at `path` if there is one; false if there is none. This process wrote it (or the
  * SDK did, before `evaluate` resolved) from the same text: a file of the right size is synced as it
- * is, a short one (a failed write) is rewritten.
+ * is, a short one (left by a Ward before files were always published by rename) is replaced by
+ * rename, never rewritten in place.
  */
 async function syncExisting(path: string, text: string): Promise<boolean> {
   let fh: FileHandle;
   try {
-    fh = await open(path, 'r+');
+    fh = await open(path, 'r');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw err;
   }
+  let replace = false;
   try {
-    const size = Buffer.byteLength(text);
-    if ((await fh.stat()).size !== size) {
-      await fh.truncate(0);
-      await fh.write(text, 0);
-    }
-    await fh.datasync();
+    if ((await fh.stat()).size !== Buffer.byteLength(text)) replace = true;
+    else await fh.datasync();
   } finally {
     await fh.close();
   }
+  if (replace) await writeFileAtomicAsync(path, text);
   return true;
 }
 
@@ -369,12 +360,7 @@ function restoreFile(traceDir: string, name: string, text: string): boolean {
     have = undefined;
   }
   if (have === text) return false;
-  writeFileSync(target, text, { mode: 0o600 });
-  const fd = openSync(target, 'r+');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
+  // Replaced by rename: a full disk during recovery leaves the old file (or none), never a 0-byte one.
+  writeFileAtomic(target, text);
   return true;
 }
