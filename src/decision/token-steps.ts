@@ -1,6 +1,6 @@
 import { compareTime, nowUTC, parseRFC3339, type GoTime, type JsonObject } from '../canon/index.js';
 import type { VerifyKey } from '../keys/index.js';
-import { approvalOpCount, approvalTargetCount, buildApprovalAuditRecord, buildDelegationAuditRecord, evaluateApprovals, evaluateDelegations, requiredApprovalScope, writeAuditRecord, type ApprovalEvaluation, type AuditContext, type ParsedToken } from '../tokens/index.js';
+import { approvalCallOf, approvalOpCount, approvalTargetCount, buildApprovalAuditRecord, buildDelegationAuditRecord, evaluateApprovals, evaluateDelegations, requiredApprovalScope, writeAuditRecord, type ApprovalEvaluation, type AuditContext, type ParsedToken } from '../tokens/index.js';
 import type { SharedTokenLedger } from '../state/token-ledger.js';
 import type { SignedTrace } from '../trace/index.js';
 import { WARD_VERSION } from '../version.js';
@@ -49,6 +49,8 @@ export function approvalStep(options: TokenStepOptions): (t: TokenContext) => Ma
     const ledger = t.approvalLedger;
     const hint = ledger && 'isConsumed' in ledger ? ledger : undefined;
     const lost = new Set<string>();
+    // What a token may name about the call (tool, canonical targets, argument digest, call digest).
+    const call = approvalCallOf(t.intent);
     const evaluateOnce = () =>
       evaluateApprovals({
         tokens,
@@ -59,6 +61,7 @@ export function approvalStep(options: TokenStepOptions): (t: TokenContext) => Ma
         requiredScope: requiredApprovalScope(t.intent),
         targetCount: approvalTargetCount(t.intent),
         opCount: approvalOpCount(t.intent),
+        call,
         requiredApprovals: required,
         requireDistinct: t.outcome.requireDistinctApprovers,
         now: t.wallNow,

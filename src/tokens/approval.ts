@@ -1,3 +1,5 @@
+import { canonicalTarget } from '../intent/canonical.js';
+import { argsDigest, intentDigestPayload } from '../intent/digest.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
 import { TokenInvalidError } from './decode.js';
@@ -11,7 +13,7 @@ import {
   tokenKind,
   type TokenKind,
 } from './kind.js';
-import { addDuration, compareTime, formatRFC3339Nano, goLower, goTrim, isSha256Hex, isZeroTime, shortId, uniqueSortedLower, type GoTime, type JsonObject, type JsonValue } from '../canon/index.js';
+import { addDuration, compareTime, formatRFC3339Nano, goLower, goTrim, isSha256Hex, isZeroTime, jcs, sha256Hex, shortId, uniqueSortedLower, type GoTime, type JsonObject, type JsonValue } from '../canon/index.js';
 
 export const APPROVAL_TOKEN_SCHEMA_ID = 'gait.gate.approval_token';
 export const APPROVAL_TOKEN_SCHEMA_VERSION = '1.0.0';
@@ -44,8 +46,26 @@ export interface ApprovalToken {
   max_targets: number;
   max_ops: number;
   expires_at: GoTime;
+  /**
+   * Ward extension (docs/approvals.md "What a token names"), "" / [] when absent: the call the
+   * approver was shown — tool, canonical targets (`approvalCallOf`), argument digest — and the
+   * reason they typed. Signed with the rest; a token that names a call verifies only for it.
+   */
+  tool_name: string;
+  targets: string[];
+  args_digest: string;
+  reason: string;
+  /**
+   * Ward extension: `callDigest` of the approved call (the intent without its session's run,
+   * session and request ids). A token with one grants the same call from another session, unless
+   * the policy binds approvals to the session (docs/approvals.md "Call or session").
+   */
+  call_digest: string;
   signature: JsonValue | undefined;
 }
+
+/** The longest approver's reason a token carries (characters). */
+export const MAX_APPROVAL_REASON = 500;
 
 export type ApprovalErrorCode =
   | 'approval_token_invalid'
@@ -76,6 +96,12 @@ export function approvalTokenPayload(token: ApprovalToken): JsonObject {
   if (token.max_targets) out['max_targets'] = token.max_targets;
   if (token.max_ops) out['max_ops'] = token.max_ops;
   out['expires_at'] = formatRFC3339Nano(token.expires_at);
+  // Ward's extensions, only when set: a reference token's payload is unchanged.
+  if (token.tool_name) out['tool_name'] = token.tool_name;
+  if (token.targets.length) out['targets'] = [...token.targets];
+  if (token.args_digest) out['args_digest'] = token.args_digest;
+  if (token.call_digest) out['call_digest'] = token.call_digest;
+  if (token.reason) out['reason'] = token.reason;
   return out;
 }
 
@@ -95,6 +121,11 @@ const APPROVAL: TokenKind<ApprovalToken> = tokenKind<ApprovalToken>({
     max_targets: f.int(obj, 'max_targets'),
     max_ops: f.int(obj, 'max_ops'),
     expires_at: f.time(obj, 'expires_at'),
+    tool_name: goTrim(f.string(obj, 'tool_name')),
+    targets: f.strings(obj, 'targets'),
+    args_digest: goLower(goTrim(f.string(obj, 'args_digest'))),
+    reason: goTrim(f.string(obj, 'reason')),
+    call_digest: goLower(goTrim(f.string(obj, 'call_digest'))),
     signature: obj['signature'] ?? undefined,
   }),
   problem: (token) => {
@@ -107,10 +138,20 @@ const APPROVAL: TokenKind<ApprovalToken> = tokenKind<ApprovalToken>({
     if (token.scope.length === 0) return 'scope is required';
     if (token.max_targets < 0 || token.max_ops < 0) return 'max_targets and max_ops must be >= 0';
     if (isZeroTime(token.created_at) || isZeroTime(token.expires_at)) return 'created_at and expires_at are required';
-    return undefined;
+    return extensionProblem(token);
   },
   payload: approvalTokenPayload,
 });
+
+/** The rules of Ward's extension fields: a token names a whole call or none. */
+function extensionProblem(token: ApprovalToken): string | undefined {
+  const named = token.tool_name !== '' || token.targets.length > 0 || token.args_digest !== '' || token.call_digest !== '';
+  if (named && (!token.tool_name || !isSha256Hex(token.args_digest))) return 'tool_name and args_digest (sha256 hex) name the approved call together';
+  if (token.call_digest && !isSha256Hex(token.call_digest)) return 'call_digest must be sha256 hex';
+  if (token.targets.some((t) => t === '')) return 'targets must not hold empty strings';
+  if (token.reason.length > MAX_APPROVAL_REASON || /[\0-\x1f\x7f]/.test(token.reason)) return `reason must be at most ${MAX_APPROVAL_REASON} characters without control characters`;
+  return undefined;
+}
 
 const CODES = {
   invalid: 'approval_token_invalid',
@@ -134,6 +175,12 @@ export interface MintApprovalOptions {
   reasonCode: string;
   maxTargets?: number | undefined;
   maxOps?: number | undefined;
+  /** Name the approved call in the token (Ward extension): it then verifies only for that call. */
+  call?: ApprovalCall | undefined;
+  /** Bind the call, not the session (`call.callDigest` into the token); needs `call`. */
+  bindCall?: boolean | undefined;
+  /** The approver's own words (Ward extension). */
+  reason?: string | undefined;
   now: GoTime;
   producerVersion: string;
   key: SigningKey;
@@ -183,10 +230,22 @@ export function mintApprovalToken(opts: MintApprovalOptions): JsonObject {
       max_targets: maxTargets,
       max_ops: maxOps,
       expires_at: expiresAt,
+      ...callFields(opts.call, opts.bindCall === true, opts.reason ?? ''),
       signature: undefined,
     },
     opts.key,
   );
+}
+
+/** The extension members of a token naming `call` (or none), with the approver's reason. */
+export function callFields(call: ApprovalCall | undefined, bindCall: boolean, reason: string): Pick<ApprovalToken, 'tool_name' | 'targets' | 'args_digest' | 'call_digest' | 'reason'> {
+  const r = goTrim(reason);
+  if (r.length > MAX_APPROVAL_REASON || /[\0-\x1f\x7f]/.test(r)) throw new TokenInvalidError(`reason must be at most ${MAX_APPROVAL_REASON} characters without control characters`);
+  if (!call) {
+    if (bindCall) throw new TokenInvalidError('binding the call needs the call');
+    return { tool_name: '', targets: [], args_digest: '', call_digest: '', reason: r };
+  }
+  return { tool_name: call.toolName, targets: [...call.targets], args_digest: call.argsDigest, call_digest: bindCall ? call.callDigest : '', reason: r };
 }
 
 /** What an approval must bind to, from the gate's prepared intent and policy. */
@@ -199,6 +258,14 @@ export interface ApprovalBinding {
   requiredScope: readonly string[];
   targetCount: number;
   opCount: number;
+  /**
+   * The call being decided (`approvalCallOf` of the prepared intent). Every gate decision gives
+   * it; only an offline check of a token's signature and digests (`ward approve verify` without an
+   * intent) may not, and then a token's call fields are not compared.
+   */
+  call?: ApprovalCall | undefined;
+  /** The policy binds approvals to the session: a token's `call_digest` does not stand in for the intent digest. */
+  sessionBound?: boolean | undefined;
   /** The wall clock (README decision 10): never `--evaluation-time`. */
   now: GoTime;
 }
@@ -219,7 +286,9 @@ export function validateApprovalToken(value: JsonValue, binding: ApprovalBinding
   if (!opened.ok) return opened;
   const { token, keyId } = opened;
   const fail = (code: ApprovalErrorCode, message: string): ApprovalValidation => ({ ok: false, code, message, token });
-  if (token.intent_digest !== binding.intentDigest) return fail('approval_token_intent_mismatch', 'intent digest mismatch');
+  if (token.intent_digest !== binding.intentDigest && !sameCall(token, binding)) return fail('approval_token_intent_mismatch', 'intent digest mismatch');
+  const named = namedCallProblem(token, binding.call);
+  if (named) return fail('approval_token_intent_mismatch', named);
   if (token.policy_digest !== binding.policyDigest) return fail('approval_token_policy_mismatch', 'policy digest mismatch');
   if (binding.delegationDigest !== undefined && token.delegation_binding_digest !== binding.delegationDigest) {
     return fail('approval_token_delegation_binding_mismatch', 'delegation binding digest mismatch');
@@ -243,6 +312,55 @@ export function validateApprovalToken(value: JsonValue, binding: ApprovalBinding
   return { ok: true, token, keyId };
 }
 
+/**
+ * A token bound to the call (`call_digest`) grants the same call from another session: the same
+ * tool, arguments, targets and context except the run, session and request ids. Not when the
+ * policy binds approvals to the session.
+ */
+function sameCall(token: ApprovalToken, binding: ApprovalBinding): boolean {
+  return token.call_digest !== '' && binding.call !== undefined && binding.sessionBound !== true && token.call_digest === binding.call.callDigest;
+}
+
+/** Why a token that names a call does not name this one (undefined: it does, or it names none). */
+function namedCallProblem(token: ApprovalToken, call: ApprovalCall | undefined): string | undefined {
+  if (!token.tool_name || !call) return undefined;
+  if (token.tool_name !== call.toolName) return `the token names tool ${token.tool_name}, the call is ${call.toolName}`;
+  if (token.args_digest !== call.argsDigest) return 'the token names other arguments (args_digest differs)';
+  if (jcs(token.targets) !== jcs(call.targets)) return `the token names targets ${JSON.stringify(token.targets)}, the call's are ${JSON.stringify(call.targets)}`;
+  return undefined;
+}
+
+/** What an approval token can name about a call (Ward extension): derived from the prepared intent only. */
+export interface ApprovalCall {
+  toolName: string;
+  argsDigest: string;
+  /** `kind:canonical value (operation)` for each target, script steps' included, in intent order. */
+  targets: string[];
+  /** sha256(JCS(the intent digest payload without the context's run_id, session_id and request_id)). */
+  callDigest: string;
+}
+
+/** Context fields that name a session or a request, not the call: outside `callDigest`. */
+export const SESSION_CONTEXT_FIELDS = ['run_id', 'session_id', 'request_id'] as const;
+
+export function approvalCallOf(intent: NormalizedIntent): ApprovalCall {
+  const workspace = intent.context.workspace;
+  const all = [...intent.targets, ...(intent.script?.steps.flatMap((s) => s.targets) ?? [])];
+  const payload = intentDigestPayload(intent);
+  const context = { ...(payload['context'] as JsonObject) };
+  for (const k of SESSION_CONTEXT_FIELDS) delete context[k];
+  return {
+    toolName: intent.tool_name,
+    argsDigest: argsDigest(intent),
+    targets: all.map((t) => approvalTargetText(t.kind, canonicalTarget(t, workspace).value ?? t.value, t.operation)),
+    callDigest: sha256Hex(jcs({ ...payload, context })),
+  };
+}
+
+/** One target as a token names it (the console shows the same three parts). */
+export function approvalTargetText(kind: string, canonical: string, operation: string): string {
+  return `${kind}:${canonical}${operation ? ` (${operation})` : ''}`;
+}
 
 /** `tool:<tool_name>`, plus `phase:apply` and `destructive:apply` for a destructive apply. */
 export function requiredApprovalScope(intent: NormalizedIntent): string[] {

@@ -11,10 +11,14 @@ export {
   requiredApprovalScope,
   approvalTargetCount,
   approvalOpCount,
+  approvalCallOf,
+  approvalTargetText,
+  callFields,
+  MAX_APPROVAL_REASON,
   MAX_APPROVAL_TOKEN_TTL_NS,
   MAX_APPROVAL_TOKEN_TTL_TEXT,
 } from './approval.js';
-export type { ApprovalToken, ApprovalErrorCode, MintApprovalOptions, ApprovalBinding, ApprovalValidation } from './approval.js';
+export type { ApprovalToken, ApprovalErrorCode, MintApprovalOptions, ApprovalBinding, ApprovalValidation, ApprovalCall } from './approval.js';
 export {
   DELEGATION_TOKEN_SCHEMA_ID,
   DELEGATION_TOKEN_SCHEMA_VERSION,

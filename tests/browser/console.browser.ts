@@ -112,9 +112,22 @@ describe('the approvals inbox', () => {
     await card.locator('p.ok').waitFor();
     expect(await card.locator('p.ok').textContent()).toContain('Approved by alice');
 
+    // What was signed names the call the card showed, and the approver's own words.
+    expect(token['tool_name']).toBe(body['tool_name']);
+    expect(token['targets']).toEqual([`path:${(body['targets'] as { value: string }[])[0]!.value} (write)`]);
+    expect(token['reason']).toBe('change_4711');
+    expect(await card.locator('code.canonical').first().textContent()).toBe((body['targets'] as { value: string }[])[0]!.value);
+
     const retry = await evaluate(body);
     expect(retry['verdict'], JSON.stringify(retry)).toBe('allow');
     expect(retry['reason_codes']).toContain('approval_granted');
+    // The decision page of the granted call shows who approved it and why.
+    const details = await page.context().newPage();
+    await details.goto(`${daemon.url}/ui/decision?id=${encodeURIComponent(String(retry['trace_id']))}`);
+    await details.locator('q.approval-reason').waitFor();
+    expect(await details.locator('q.approval-reason').textContent()).toBe('change_4711');
+    expect(await details.locator('ul.approvals').textContent()).toContain('alice');
+    await details.close();
     const again = await evaluate(body);
     expect(again['verdict']).toBe('require_approval'); // one use
 
@@ -153,6 +166,27 @@ describe('the approvals inbox', () => {
     page.off('request', onRequest);
     await page.unroute('**/token-template?*');
     expect((await evaluate(writeIntent(300)))['verdict']).toBe('require_approval');
+  });
+
+  it('refuses to sign a template that names other targets than the card shows', async () => {
+    const d = await evaluate(writeIntent(301));
+    const { id } = await cardFor(page, d['trace_id']);
+    // The digest still matches the payload: only what the card shows can catch the swap.
+    await page.route('**/token-template?*', async (route) => {
+      const res = await route.fetch();
+      const tpl = (await res.json()) as { payload: Record<string, unknown>; signed_digest: string; bytes_to_sign: string };
+      tpl.payload['targets'] = ['url:https://status.internal.example/health (read)'];
+      const digest = createHash('sha256').update(canonicalize(tpl.payload)!).digest();
+      await route.fulfill({ response: res, json: { ...tpl, signed_digest: digest.toString('hex'), bytes_to_sign: digest.toString('base64') } });
+    });
+    const posts: string[] = [];
+    const onRequest = (r: { method(): string; url(): string }) => void (r.method() === 'POST' && posts.push(r.url()));
+    page.on('request', onRequest);
+    await page.locator(`#pending li[data-id="${id}"]`).locator('button.approve').click();
+    await expect.poll(async () => page.textContent('#status')).toContain('names other targets than shown');
+    expect(posts).toEqual([]);
+    page.off('request', onRequest);
+    await page.unroute('**/token-template?*');
   });
 
   it('denies with a reason, signed the same way', async () => {

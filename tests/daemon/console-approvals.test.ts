@@ -208,6 +208,40 @@ describe('deny: POST /v1/approvals/{id}/deny', () => {
   });
 });
 
+describe('what the approver signs names the call shown, with their reason (issues 27, 31)', () => {
+  it('the template names the tool, the canonical targets and the argument digest; the reason is signed, stored and shown with the decision', async () => {
+    const { d, alice } = await consoleDaemon();
+    const intent = intentFor('fs.write_file', '/workspace/./cfg/../a.yaml');
+    const first = await evalIntent(d.url, intent);
+    const e = await pendingFor(d.url, 'fs.write_file');
+    expect(e.call).toEqual({ tool_name: 'fs.write_file', targets: ['path:/workspace/a.yaml (write)'], args_digest: e.args.args_digest, call_digest: '' });
+    const q = new URLSearchParams({ approver: 'alice', reason: 'ticket 42: config change reviewed' });
+    const t = await call(d.url, `/v1/approvals/${e.id}/token-template?${q}`);
+    expect(t.json.payload).toMatchObject({ tool_name: 'fs.write_file', targets: ['path:/workspace/a.yaml (write)'], args_digest: e.args.args_digest, reason: 'ticket 42: config change reviewed', reason_code: 'manual_approval' });
+    const bad = await call(d.url, `/v1/approvals/${e.id}/token-template?${new URLSearchParams({ approver: 'alice', reason: 'x'.repeat(501) })}`);
+    expect(bad.status).toBe(400);
+
+    // A template edited to name another target is refused, signature or not.
+    const signed = await signTemplate(d.url, e.id, alice, { reason: 'ticket 42: config change reviewed' });
+    const edited = await call(d.url, `/v1/approvals/${e.id}/approve`, { body: { ...signed, payload: { ...signed.payload, targets: ['path:/workspace/b.yaml (write)'] } } });
+    expect(edited.status).toBe(403);
+    expect(edited.json.refusal).toBe('approval_token_template_mismatch');
+
+    const ok = await call(d.url, `/v1/approvals/${e.id}/approve`, { body: signed });
+    expect(ok.status).toBe(200);
+    expect(ok.json.approval.reason).toBe('ticket 42: config change reviewed');
+    expect(ok.json.token.reason).toBe('ticket 42: config change reviewed');
+    const retry = await evalIntent(d.url, intent);
+    expect(retry.json.verdict).toBe('allow');
+    expect(retry.json.reason_codes).toContain('approval_granted');
+    for (const id of [first.json.trace_id, retry.json.trace_id]) {
+      const page = await call(d.url, `/v1/decisions/${id}`);
+      expect(page.status).toBe(200);
+      expect(page.json.approvals).toEqual([expect.objectContaining({ approver_identity: 'alice', reason: 'ticket 42: config change reviewed', approval_id: e.id, token_id: ok.json.approval.token_id })]);
+    }
+  });
+});
+
 describe('reports: POST /v1/approvals/pending', () => {
   it('an MCP proxy reports a pending call with its intent; the entry is derived from it, approvable and polled back with its token', async () => {
     const { d, alice } = await consoleDaemon();
@@ -313,6 +347,9 @@ rules:
     // The health check itself can be reported and approved — for the health check only.
     const hr = await post({ intent: health, policy_digest: sim.json.policy_digest });
     expect(hr.status).toBe(201);
+    const tpl = await call(d.url, `/v1/approvals/${hr.json.entry.id}/token-template?approver=alice`);
+    expect(tpl.json.payload.targets).toEqual(['url:https://status.internal.example/health (read)']);
+    expect(tpl.json.payload.tool_name).toBe('http.get');
     expect(hr.json.entry.intent_digest).not.toBe(sim.json.intent_digest);
     const approved = await call(d.url, `/v1/approvals/${hr.json.entry.id}/approve`, { body: await signTemplate(d.url, hr.json.entry.id, alice) });
     expect(approved.json.status).toBe('approved');

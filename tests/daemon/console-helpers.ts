@@ -88,7 +88,7 @@ export async function evalIntent(url: string, intent: Record<string, unknown>, e
 /** What the browser does: fetch the template, sign bytes_to_sign with Ed25519, send payload, key id and signature. */
 export async function signTemplate(url: string, id: string, who: Approver, opts: { kind?: 'approval' | 'denial'; reason?: string; headers?: Record<string, string> } = {}): Promise<{ payload: Record<string, unknown>; key_id: string; sig: string }> {
   const kind = opts.kind ?? 'approval';
-  const q = new URLSearchParams({ approver: who.name, ...(kind === 'denial' ? { kind, reason: opts.reason ?? 'not today' } : {}) });
+  const q = new URLSearchParams({ approver: who.name, ...(kind === 'denial' ? { kind, reason: opts.reason ?? 'not today' } : opts.reason ? { reason: opts.reason } : {}) });
   const t = await call(url, `/v1/approvals/${id}/token-template?${q}`, { headers: opts.headers ?? {} });
   if (t.status !== 200) throw new Error(`template: ${t.status} ${t.text}`);
   const sig = sign(null, Buffer.from(t.json.bytes_to_sign, 'base64'), who.key.privateKey).toString('base64');

@@ -23,6 +23,28 @@ function reasons(list) {
   return h('ul', { class: 'reasons' }, list.map((r) => h('li', {}, h('code', { class: 'reason', text: r.code }), ` ${r.meaning}`)));
 }
 
+/** Who approved (in this daemon's inbox), and the reason each typed: signed into their token. */
+function approvals(list) {
+  if (!list || list.length === 0) return undefined;
+  return h(
+    'ul',
+    { class: 'approvals' },
+    list.map((a) =>
+      h(
+        'li',
+        {},
+        h('strong', { text: a.approver_identity }),
+        ' ',
+        a.reason ? h('q', { class: 'approval-reason', text: a.reason }) : h('span', { class: 'muted', text: 'no reason given' }),
+        ' ',
+        h('span', { class: 'muted small', text: `token ${a.token_id}` }),
+        ' ',
+        time(a.approved_at),
+      ),
+    ),
+  );
+}
+
 function render(d) {
   const t = d.trace ?? {};
   const packs = d.packs ?? [];
@@ -46,6 +68,7 @@ function render(d) {
       fact('Policy digest', mono(t.policy_digest)),
       fact('Correlation id', mono(t.correlation_id)),
       fact('Approval token', mono(t.approval_token_ref)),
+      fact('Approved by', approvals(d.approvals)),
       fact('Packs', packs.length ? h('ul', { class: 'packs' }, packs.map((p) => h('li', {}, h('a', { href: p.href, text: `${p.kind} ${p.id}` }), ' ', h('a', { href: `${p.href}/download`, download: '', text: 'download' })))) : h('span', { class: 'muted', text: 'in no stored pack yet' })),
     ),
     h('details', {}, h('summary', { text: 'Signed trace record' }), h('pre', { class: 'jwk', text: JSON.stringify(t, null, 2) })),

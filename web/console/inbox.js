@@ -107,7 +107,7 @@ const TTL_SECONDS = { '15m': 900, '1h': 3600, '8h': 28800, '24h': 86400 };
  * Check the template before signing it: the digest must be sha256(JCS(payload)) and the payload
  * must be about this entry and this approver. The page never signs bytes it cannot explain.
  */
-async function checkTemplate(item, tpl, kind, ttlSeconds) {
+async function checkTemplate(item, tpl, kind, ttlSeconds, reason) {
   const p = tpl.payload ?? {};
   if ((await sha256Hex(jcs(p))) !== tpl.signed_digest) throw new Error('the daemon\'s template does not match its digest: not signed');
   if (p.intent_digest !== item.intent_digest || p.policy_digest !== item.policy_digest) throw new Error('the template is for another call: not signed');
@@ -119,6 +119,12 @@ async function checkTemplate(item, tpl, kind, ttlSeconds) {
     if (JSON.stringify(p.scope) !== JSON.stringify(item.required_scope)) throw new Error('the template\'s scope is not what the call needs: not signed');
     // Zero bounds are omitted from the token (as Go omits them): absent means unbounded.
     if ((p.max_targets ?? 0) !== (item.max_targets ?? 0) || (p.max_ops ?? 0) !== (item.max_ops ?? 0)) throw new Error('the template\'s bounds are not the call\'s: not signed');
+    // The token names the call this card shows: its tool, its targets as listed, its argument digest.
+    const shownTargets = (item.targets ?? []).map((t) => `${t.kind}:${t.canonical ?? t.value}${t.operation ? ` (${t.operation})` : ''}`);
+    if (p.tool_name !== item.tool_name || p.args_digest !== item.args?.args_digest) throw new Error('the template names another tool or other arguments than shown: not signed');
+    if (JSON.stringify(p.targets ?? []) !== JSON.stringify(shownTargets)) throw new Error('the template names other targets than shown: not signed');
+    if ((p.call_digest ?? '') !== (item.call?.call_digest ?? '')) throw new Error('the template binds the call otherwise than the entry says: not signed');
+    if ((p.reason ?? '') !== reason) throw new Error('the template carries another reason than yours: not signed');
   }
 }
 
@@ -140,9 +146,10 @@ async function decide(item, node, form, action) {
     // The daemon builds the exact record (digests, scope, times, ids); this page checks it and
     // signs its digest. The private key never leaves this browser.
     const ttl = TTL_SECONDS[form.elements.ttl.value] ?? 3600;
-    const fields = { kind, approver: key.approver, ttl_seconds: ttl, ...(kind === 'approval' ? { reason_code: reason || undefined } : { reason }) };
+    // The reason is the approver's own words: signed into the token (or the denial) and shown with the decision.
+    const fields = { kind, approver: key.approver, ttl_seconds: ttl, reason: reason || undefined };
     const tpl = await api.template(item.id, fields);
-    await checkTemplate(item, tpl, kind, ttl);
+    await checkTemplate(item, tpl, kind, ttl, reason);
     const { key_id, sig } = await signDigest(key, tpl.signed_digest);
     const res = await (kind === 'approval' ? api.approve : api.deny)(item.id, { payload: tpl.payload, key_id, sig });
     const done = res.status !== 'pending';

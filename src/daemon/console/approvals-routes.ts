@@ -87,9 +87,11 @@ const tokenTemplate =
     if (!approver || approver.length > 200 || /[\0-\x1f]/.test(approver)) throw badRequest('approver is required: the identity of the person signing (at most 200 characters)');
     const reason = (kind === 'approval' ? q.get('reason_code') ?? 'manual_approval' : q.get('reason') ?? '').trim();
     if (!reason || reason.length > 500 || /[\0-\x1f]/.test(reason)) throw badRequest(kind === 'approval' ? 'reason_code must be 1-500 characters' : 'reason is required for a denial (1-500 characters)');
+    // An approval's reason is the approver's own words, signed into the token beside its code.
+    const said = kind === 'approval' ? (q.get('reason') ?? '').trim() : undefined;
     const ttlText = q.get('ttl_seconds') ?? String(kind === 'approval' ? DEFAULT_TTL_SECONDS : MAX_TTL_SECONDS);
     if (!/^\d{1,6}$/.test(ttlText) || Number(ttlText) < 60 || Number(ttlText) > MAX_TTL_SECONDS) throw badRequest(`ttl_seconds must be an integer from 60 to ${MAX_TTL_SECONDS} (24h)`);
-    const req = { approver, reasonCode: reason, ttlSeconds: Number(ttlText), now: nowUTC() };
+    const req = { approver, reasonCode: reason, reason: said, ttlSeconds: Number(ttlText), now: nowUTC() };
     const t = kind === 'approval' ? approvalTemplate(parts.inbox.binding(e), req) : denialTemplate(parts.inbox.binding(e), req);
     reply(ex, 200, {
       ok: true,
@@ -115,7 +117,7 @@ const approve =
     if (e.status !== 'pending') throw new HttpError('conflict', `approval ${e.id} is ${e.status}, not pending`);
     const accepted = counted(parts, () => acceptApproval(parts.inbox.binding(e), s, parts.approvers.list(), parts.extraKeys(), { targets: e.target_count, ops: e.op_count }, nowUTC()));
     if (e.approvals.some((a) => a.key_id === accepted.keyId || a.token_id === accepted.tokenId)) throw new HttpError('conflict', `approval ${e.id} already holds an approval signed with this key`, { hint: 'a second approval must come from another approver with their own key' });
-    const record = parts.inbox.approve(e, accepted.token, { token_id: accepted.tokenId, approver_identity: accepted.approver, key_id: accepted.keyId, expires_at: accepted.expiresAt });
+    const record = parts.inbox.approve(e, accepted.token, { token_id: accepted.tokenId, approver_identity: accepted.approver, reason: accepted.reason, key_id: accepted.keyId, expires_at: accepted.expiresAt });
     const { token_path: _p, ...shown } = record;
     reply(ex, 200, { ok: true, approval_id: e.id, status: e.status, approval: shown, approvals: e.approvals.length, required_approvals: e.required_approvals, token: accepted.token });
   };

@@ -102,6 +102,8 @@ const detail =
       ...(typeof trace['run_id'] === 'string' && trace['run_id'] ? await ctx.store.list({ kind: 'runpack', run_id: trace['run_id'], limit: 20 }) : []),
     ].map((p) => ({ kind: p.kind, id: p.id, time: p.time, href: `/v1/packs/${p.id}` }));
     const live = parts.feed.find(traceId);
+    const tokenRef = typeof trace['approval_token_ref'] === 'string' ? trace['approval_token_ref'].split(',').filter(Boolean) : [];
+    const approvals = parts.inbox.approvalsOf(traceId, tokenRef);
     reply(ex, 200, {
       ok: true,
       trace_id: traceId,
@@ -112,6 +114,8 @@ const detail =
       matched_rule: String(trace['matched_rule'] ?? live?.matched_rule ?? ''),
       reason_codes: codes.map((code) => ({ code, meaning: describeReasonCode(code) ?? 'not in the registry (docs/reason-codes.md)', violation: REASON_CODES[code]?.violation ?? '', effect: REASON_CODES[code]?.effect ?? '' })),
       ...(live ? { identity: live.identity, agent_id: live.agent_id } : {}),
+      // Given in this daemon's inbox since it started (the reason is also signed in each token).
+      approvals,
       packs,
     });
   };

@@ -2,7 +2,7 @@ import { uniqueSortedLower } from '../../canon/index.js';
 import { canonicalTarget } from '../../intent/canonical.js';
 import { argsDigest, delegationDigest, intentDigest } from '../../intent/digest.js';
 import type { NormalizedIntent } from '../../intent/types.js';
-import { approvalOpCount, approvalTargetCount, requiredApprovalScope } from '../../tokens/index.js';
+import { approvalCallOf, approvalOpCount, approvalTargetCount, requiredApprovalScope } from '../../tokens/index.js';
 import type { ArgsView, NewEntry, TargetView } from './inbox.js';
 
 /*
@@ -46,6 +46,7 @@ export function targetViews(intent: NormalizedIntent): TargetView[] {
 
 export function entryFromIntent(intent: NormalizedIntent, verdict: EntryVerdict, from: EntrySource, showArgs: boolean): NewEntry {
   const digest = argsDigest(intent);
+  const call = approvalCallOf(intent);
   const args: ArgsView = showArgs ? { redacted: false, args_digest: digest, values: intent.args } : { redacted: true, args_digest: digest };
   return {
     source: from.source,
@@ -70,5 +71,7 @@ export function entryFromIntent(intent: NormalizedIntent, verdict: EntryVerdict,
     target_count: approvalTargetCount(intent),
     op_count: approvalOpCount(intent),
     args,
+    // call_digest stays "" until approvals may bind the call across sessions.
+    call: { tool_name: call.toolName, targets: call.targets, args_digest: call.argsDigest, call_digest: '' },
   };
 }

@@ -33,6 +33,8 @@ export type ArgsView = { redacted: true; args_digest: string } | { redacted: fal
 export interface ApprovalRecord {
   token_id: string;
   approver_identity: string;
+  /** What the approver typed (signed in the token); "" when nothing. */
+  reason: string;
   key_id: string;
   expires_at: string;
   approved_at: string;
@@ -78,8 +80,18 @@ export interface InboxEntry {
   target_count: number;
   op_count: number;
   args: ArgsView;
+  /** The call as the token names it (tokens/approval.ts `approvalCallOf`): what the browser checks the template against. */
+  call: CallView;
   approvals: ApprovalRecord[];
   denial?: DenialRecord;
+}
+
+export interface CallView {
+  tool_name: string;
+  targets: string[];
+  args_digest: string;
+  /** Set when the token binds the call across sessions (docs/approvals.md "Call or session"). */
+  call_digest: string;
 }
 
 export type NewEntry = Omit<InboxEntry, 'id' | 'status' | 'last_seen_at' | 'requests' | 'approvals' | 'denial'>;
@@ -149,6 +161,20 @@ export class ApprovalInbox {
     return found;
   }
 
+  /**
+   * The approvals a decision is about: those given to the entry this decision asked (its trace id),
+   * and those whose tokens it used (`approval_token_ref`). With the entry id and the approver's reason.
+   */
+  approvalsOf(traceId: string, tokenIds: readonly string[]): (Omit<ApprovalRecord, 'token_path'> & { approval_id: string })[] {
+    const out: (Omit<ApprovalRecord, 'token_path'> & { approval_id: string })[] = [];
+    for (const e of this.entries.values()) {
+      for (const { token_path: _p, ...a } of e.approvals) {
+        if (e.trace_id === traceId || tokenIds.includes(a.token_id)) out.push({ ...a, approval_id: e.id });
+      }
+    }
+    return out;
+  }
+
   get(id: string): InboxEntry | undefined {
     return this.entries.get(id);
   }
@@ -178,6 +204,8 @@ export class ApprovalInbox {
       requiredScope: e.required_scope,
       maxTargets: e.max_targets,
       maxOps: e.max_ops,
+      call: { toolName: e.call.tool_name, targets: e.call.targets, argsDigest: e.call.args_digest, callDigest: e.call.call_digest },
+      bindCall: e.call.call_digest !== '',
     };
   }
 

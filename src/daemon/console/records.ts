@@ -4,9 +4,11 @@ import {
   APPROVAL_TOKEN_SCHEMA_ID,
   APPROVAL_TOKEN_SCHEMA_VERSION,
   approvalTokenPayload,
+  callFields,
   normalizeApprovalToken,
   TokenInvalidError,
   validateApprovalToken,
+  type ApprovalCall,
   type ApprovalToken,
 } from '../../tokens/index.js';
 import { SIGNATURE_ALG, verifyDigestedJson } from '../../trace/index.js';
@@ -34,6 +36,10 @@ export interface EntryBinding {
   /** Bound into the token (0: unbounded) and checked against the call. */
   maxTargets: number;
   maxOps: number;
+  /** The call the approver is shown: the token names it (tool, canonical targets, argument digest). */
+  call: ApprovalCall;
+  /** The token binds the call (`call_digest`), not only this session's intent digest. */
+  bindCall: boolean;
 }
 
 export const MAX_TTL_SECONDS = 24 * 3600;
@@ -48,6 +54,8 @@ export const DENIAL_SCHEMA_VERSION = '1.0.0';
 export interface TemplateRequest {
   approver: string;
   reasonCode: string;
+  /** An approval's free-text reason (may be ""); a denial's reason is `reasonCode`. */
+  reason?: string | undefined;
   ttlSeconds: number;
   now: GoTime;
 }
@@ -70,6 +78,13 @@ function template(kind: Template['kind'], payload: JsonObject): Template {
 export function approvalTemplate(b: EntryBinding, req: TemplateRequest): Template {
   const approver = goTrim(req.approver);
   const reasonCode = goTrim(req.reasonCode);
+  let named;
+  try {
+    named = callFields(b.call, b.bindCall, req.reason ?? '');
+  } catch (err) {
+    if (err instanceof TokenInvalidError) throw badRequest(err.message);
+    throw err;
+  }
   const createdAt = req.now;
   const expiresAt = addDuration(createdAt, BigInt(req.ttlSeconds) * 1_000_000_000n);
   const tokenId = shortId([b.intentDigest, b.policyDigest, approver, reasonCode, b.requiredScope.join(','), b.maxTargets, b.maxOps, formatRFC3339Nano(expiresAt)].join(':'));
@@ -88,6 +103,7 @@ export function approvalTemplate(b: EntryBinding, req: TemplateRequest): Templat
     max_targets: b.maxTargets,
     max_ops: b.maxOps,
     expires_at: expiresAt,
+    ...named,
     signature: undefined,
   };
   return template('approval', approvalTokenPayload(token));
@@ -151,6 +167,8 @@ export interface AcceptedApproval {
   token: JsonObject;
   tokenId: string;
   approver: string;
+  /** The approver's own words ("" when they gave none). */
+  reason: string;
   keyId: string;
   expiresAt: string;
 }
@@ -173,7 +191,7 @@ export function acceptApproval(b: EntryBinding, s: Submission, approvers: readon
   const ttlSeconds = Number(ttlNs / 1_000_000_000n);
   if (ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS || ttlNs % 1_000_000_000n !== 0n) throw new Refused('approval_token_ttl_exceeded', 'expires_at must be created_at plus a whole number of seconds, at most 24h');
   checkAge(token.created_at, now);
-  const rebuilt = approvalTemplate(b, { approver: token.approver_identity, reasonCode: token.reason_code, ttlSeconds, now: token.created_at });
+  const rebuilt = approvalTemplate(b, { approver: token.approver_identity, reasonCode: token.reason_code, reason: token.reason, ttlSeconds, now: token.created_at });
   if (jcs(rebuilt.payload) !== jcs(s.payload)) throw mismatch(rebuilt.payload, s.payload, 'approval_token');
   const signed = { ...rebuilt.payload, signature: { alg: SIGNATURE_ALG, key_id: s.keyId, sig: s.sig, signed_digest: rebuilt.digest } };
   const keys = trustedKeys(approvers, extraKeys, token.approver_identity, s.keyId, 'approval_token_signature_invalid');
@@ -185,10 +203,11 @@ export function acceptApproval(b: EntryBinding, s: Submission, approvers: readon
     requiredScope: b.requiredScope,
     targetCount: counts.targets,
     opCount: counts.ops,
+    call: b.call,
     now,
   });
   if (!v.ok) throw new Refused(v.code, v.message);
-  return { token: signed, tokenId: v.token.token_id, approver: v.token.approver_identity, keyId: v.keyId, expiresAt: formatRFC3339Nano(v.token.expires_at) };
+  return { token: signed, tokenId: v.token.token_id, approver: v.token.approver_identity, reason: v.token.reason, keyId: v.keyId, expiresAt: formatRFC3339Nano(v.token.expires_at) };
 }
 
 export interface AcceptedDenial {
