@@ -1,64 +1,44 @@
-// LangChain.js-style tools, guarded by Ward. This example does not install LangChain: the tool
-// objects below have the shape `tool(fn, { name, description, schema })` from
-// '@langchain/core/tools' produces ({ name, description, schema, invoke }), and the stubbed chat
-// model returns an AIMessage-like object with `tool_calls: [{ id, name, args, type: 'tool_call' }]`.
-// With real LangChain, wrap the function you pass to `tool(...)` with `ward.guardTool` the same way.
+// LangChain.js (`@langchain/core`): tools made with `tool(fn, { name, description, schema })`, the
+// function guarded by Ward. The chat model is a stub returning a real AIMessage with two tool calls
+// (read notes.txt, then delete it); each call is invoked as LangChain's ToolNode does, and a refused
+// one becomes an error ToolMessage whose content is `modelToolError`'s: the model reads why.
+import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
-import { WardBlockedError } from 'ward';
-import { describeFileCall, exampleWard, fileTools, makeWorkspace, stillExists } from '../shared/files.mjs';
-
-/** The structured-tool shape: `invoke` validates against `schema`, then calls the function. */
-function tool(fn, { name, description, schema }) {
-  return { name, description, schema, invoke: async (input) => fn(schema.parse(input)) };
-}
+import { WardBlockedError, modelToolError } from 'ward';
+import { describeFileCall, exampleWard, fileTools, logDecision, makeWorkspace, stillExists } from '../shared/files.mjs';
 
 const workspace = makeWorkspace();
 const ward = exampleWard();
 const raw = fileTools(workspace);
 
-const readFile = tool(
-  ward.guardTool(raw.read_file, (args) => describeFileCall(workspace, 'read_file', args)),
-  { name: 'read_file', description: 'read a file in the workspace', schema: z.object({ path: z.string() }) },
-);
-const deleteFile = tool(
-  ward.guardTool(raw.delete_file, (args) => describeFileCall(workspace, 'delete_file', args)),
-  { name: 'delete_file', description: 'delete a file in the workspace', schema: z.object({ path: z.string() }) },
-);
-const toolsByName = { [readFile.name]: readFile, [deleteFile.name]: deleteFile };
+const guarded = (name, description) =>
+  tool(ward.guardTool(raw[name], (args) => describeFileCall(workspace, name, args)), { name, description, schema: z.object({ path: z.string() }) });
+const tools = [guarded('read_file', 'read a file in the workspace'), guarded('delete_file', 'delete a file in the workspace')];
+const toolsByName = Object.fromEntries(tools.map((t) => [t.name, t]));
 
-/** A stubbed chat model bound to the tools (`model.bindTools(tools).invoke(messages)`). */
-const model = {
-  bindTools(tools) {
-    return {
-      async invoke(messages) {
-        if (!tools.length || !messages.length) throw new Error('stub model expects tools and messages');
-        return {
-          content: '',
-          tool_calls: [
-            { id: 'tc_1', name: 'read_file', args: { path: 'notes.txt' }, type: 'tool_call' },
-            { id: 'tc_2', name: 'delete_file', args: { path: 'notes.txt' }, type: 'tool_call' },
-          ],
-        };
-      },
-    };
-  },
-};
-
-const messages = [{ role: 'user', content: 'Read notes.txt, then clean it up.' }];
-const ai = await model.bindTools([readFile, deleteFile]).invoke(messages);
+/** The stub model's answer to the user: tool calls, as `model.bindTools(tools).invoke(messages)` returns them. */
+const ai = new AIMessage({
+  content: '',
+  tool_calls: [
+    { id: 'tc_1', name: 'read_file', args: { path: 'notes.txt' }, type: 'tool_call' },
+    { id: 'tc_2', name: 'delete_file', args: { path: 'notes.txt' }, type: 'tool_call' },
+  ],
+});
+const messages = [new HumanMessage('Read notes.txt, then clean it up.'), ai];
 for (const call of ai.tool_calls) {
-  let toolMessage;
   try {
-    const content = await toolsByName[call.name].invoke(call.args);
-    console.log(`${call.name}: allow -> ${JSON.stringify(content)}`);
-    toolMessage = { role: 'tool', tool_call_id: call.id, content };
+    // Invoked with the tool call itself, a LangChain tool answers with a ToolMessage.
+    const message = await toolsByName[call.name].invoke(call);
+    logDecision(call.name, { output: message.content });
+    messages.push(message);
   } catch (err) {
     if (!(err instanceof WardBlockedError)) throw err;
-    console.log(`${call.name}: ${err.verdict} (${err.reasonCodes.join(', ')}) trace ${err.traceId}`);
-    toolMessage = { role: 'tool', tool_call_id: call.id, status: 'error', content: `blocked by policy: ${err.reasonCodes.join(', ')}` };
+    logDecision(call.name, { error: err });
+    messages.push(new ToolMessage({ tool_call_id: call.id, name: call.name, status: 'error', content: modelToolError(err) }));
   }
-  messages.push(toolMessage);
 }
-console.log(`tool messages: ${messages.length - 1}`);
+console.log('the model read:');
+for (const m of messages.filter((m) => m instanceof ToolMessage)) console.log(`${m.name}: ${m.content}`);
 console.log(`notes.txt still exists: ${stillExists(workspace, 'notes.txt')}`);
 console.log(`signed traces: ${ward.traceDir}`);

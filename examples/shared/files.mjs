@@ -50,3 +50,9 @@ export function describeFileCall(workspace, toolName, { path }) {
 export function stillExists(workspace, path) {
   return existsSync(resolve(workspace, path));
 }
+
+/** One line per decision, as every example prints it: the verdict and, when refused, why and where the trace is. */
+export function logDecision(name, outcome) {
+  if (outcome.error) console.log(`${name}: ${outcome.error.verdict} (${outcome.error.reasonCodes.join(', ')}) trace ${outcome.error.traceId}`);
+  else console.log(`${name}: allow -> ${JSON.stringify(outcome.output)}`);
+}

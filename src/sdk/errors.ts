@@ -81,3 +81,28 @@ function explainReasons(codes: readonly string[]): string {
 export function isWardBlockedError(value: unknown): value is WardBlockedError {
   return value instanceof WardBlockedError;
 }
+
+/** What agent frameworks tell a model when a tool throws something other than Ward's refusal. */
+const GENERIC_TOOL_ERROR = 'An error occurred while running the tool. Please try again.';
+
+/**
+ * The text a model should read when a guarded tool was not run: the verdict and what each reason
+ * code means, and what it may do next. Any other error gets the frameworks' usual generic line:
+ * an exception's text can hold paths or secrets the model should not see. Meant for a framework's
+ * tool-error hook, e.g. `@openai/agents` `tool({ …, errorFunction: (_ctx, err) => modelToolError(err) })`,
+ * whose default sentence would otherwise hide why the call was refused.
+ *
+ * The approve command is left out on purpose: approving is a person's act, and a model with a
+ * shell tool must not be handed the command that approves its own call.
+ */
+export function modelToolError(error: unknown): string {
+  if (!isWardBlockedError(error)) return GENERIC_TOOL_ERROR;
+  const why = explainReasons(error.reasonCodes);
+  if (error.verdict === 'require_approval') {
+    return `Ward did not run ${error.toolName}: it needs a person's approval (${why}). Tell the user what you wanted to do and why; once they have approved this exact call, retry it unchanged.`;
+  }
+  if (error.verdict === 'dry_run') {
+    return `Ward did not run ${error.toolName}: the policy allows only a dry run (plan) of it (${why}). Do not retry it as is.`;
+  }
+  return `Ward blocked ${error.toolName} (${why}). Do not retry the same call; choose another way or tell the user it is not allowed.`;
+}

@@ -5,7 +5,9 @@ import { loadKeyRing, verifyTracePath } from '../../src/index.js';
 import { REPO, tempDir } from '../cli/run.js';
 
 /** Every SDK example: a stubbed model asks for one allowed and one blocked call. */
-const EXAMPLES = ['openai-tools', 'anthropic-tool-use', 'vercel-ai-sdk', 'langchain'];
+const EXAMPLES = ['openai-tools', 'anthropic-tool-use', 'vercel-ai-sdk', 'langchain', 'openai-agents'];
+/** The examples that run the real framework package (devDependencies), with a stub model. */
+const REAL_FRAMEWORKS = ['vercel-ai-sdk', 'langchain', 'openai-agents'];
 
 function runExample(name: string, stateDir: string) {
   const r = spawnSync(process.execPath, [join(REPO, 'examples', name, 'agent.mjs')], {
@@ -44,11 +46,20 @@ describe('the framework shapes', () => {
     const expected: Record<string, string> = {
       'openai-tools': "assistant: I read the notes; deleting them was not allowed.",
       'anthropic-tool-use': 'assistant: Read them; the delete was refused.',
-      'vercel-ai-sdk': 'tool results: 1, tool errors: 1',
-      langchain: 'tool messages: 2',
     };
-    for (const name of EXAMPLES) {
+    for (const name of Object.keys(expected)) {
       expect(runExample(name, tempDir()).stdout.split('\n'), name).toContain(expected[name]);
     }
+  });
+
+  it.each(REAL_FRAMEWORKS)('%s (the real package): the model reads Ward\'s reason for the refusal, not a generic tool error', (name) => {
+    const r = runExample(name, tempDir());
+    expect(r.code, r.stderr).toBe(0);
+    const read = r.stdout.slice(r.stdout.indexOf('the model read:\n'));
+    expect(read).toContain('read_file: ship the release on friday');
+    expect(read).toContain(
+      'delete_file: Ward blocked delete_file (destructive_apply_requires_approval: destructive target in apply phase; matched_rule_block_destructive: ',
+    );
+    expect(read).not.toContain('An error occurred while running the tool');
   });
 });
