@@ -117,7 +117,7 @@ function helpText(): string {
   // helpInformation() leaves out addHelpText blocks: the example is appended here.
   return `${c.helpInformation()}
 Example (register it with an absolute path, and turn a failure to start into a block):
-  node /abs/path/to/ward/bin/ward.js hook claude-code --policy "$CLAUDE_PROJECT_DIR/.ward/policy.yaml" \\
+  node /abs/path/to/ward/bin/ward.js hook claude-code --policy "$CLAUDE_PROJECT_DIR/.ward.yaml" \\
     --state-dir "$CLAUDE_PROJECT_DIR/.ward" || exit 2
 See docs/integrations-claude-code.md.
 `;
