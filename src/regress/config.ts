@@ -1,7 +1,7 @@
 import { compareUtf8, type JsonObject } from '../canon/index.js';
 import { isValidFixtureName } from './name.js';
 import { optionalString, parseYamlObject, rejectUnknownKeys, usage } from './strict.js';
-import { DEFAULT_FIXTURE_SET, REGRESS_CONFIG_SCHEMA, type ConfigFixture, type RegressConfig } from './types.js';
+import { DEFAULT_FIXTURE_SET, REFERENCE_CONFIG_FILE, REGRESS_CONFIG_SCHEMA, type ConfigFixture, type RegressConfig } from './types.js';
 
 const CONFIG_KEYS = ['schema_id', 'schema_version', 'fixture_set', 'fixtures'] as const;
 const FIXTURE_KEYS = ['name', 'run_id', 'runpack'] as const;
@@ -84,7 +84,12 @@ function scalar(value: string): string {
   return PLAIN.test(value) && !RESERVED.test(value) ? value : JSON.stringify(value);
 }
 
-/** JSON content is kept JSON when a config is rewritten; anything else is written as YAML. */
-export function configFormatOf(existing: string | undefined): 'yaml' | 'json' {
+/**
+ * JSON content is kept JSON when a config is rewritten, and a config named `gait.yaml` is always
+ * written as JSON: the reference reads that file with a JSON parser, so YAML there (even a comment
+ * line) breaks a pipeline that still runs the reference. Anything else is written as YAML.
+ */
+export function configFormatOf(existing: string | undefined, fileName: string): 'yaml' | 'json' {
+  if (fileName === REFERENCE_CONFIG_FILE) return 'json';
   return existing !== undefined && existing.trimStart().startsWith('{') ? 'json' : 'yaml';
 }

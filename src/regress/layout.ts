@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { compareUtf8 } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import type { Runpack } from '../runpack/index.js';
@@ -7,6 +7,7 @@ import { writeFileAtomic } from '../state/atomic-file.js';
 import { configFormatOf, parseRegressConfig, renderRegressConfig } from './config.js';
 import { parseFixtureMeta, renderFixtureMeta } from './fixture.js';
 import { toolSequence, verdictSequence } from './graders/trajectory.js';
+import { stubReplay } from './graders/expected-exit-code.js';
 import { isValidFixtureName, sanitizeFixtureName } from './name.js';
 import { checkedRunpack } from './source.js';
 import {
@@ -105,7 +106,9 @@ export function fixtureMetaFor(name: string, runpack: Runpack): FixtureMeta {
     name,
     run_id: runpack.manifest.run_id,
     runpack: FIXTURE_RUNPACK_FILE,
-    expected_replay_exit_code: 0,
+    // What the stub replay of this run exits with (2 when an intent has neither a result nor a stub
+    // family): the reference always writes 0, so such a fixture failed its own grader from the start.
+    expected_replay_exit_code: stubReplay(runpack).exitCode,
   };
   const tools = toolSequence(runpack);
   if (tools.length > 0) meta.expected_tool_sequence = tools;
@@ -135,7 +138,7 @@ export function rewriteConfig(configPath: string): RegressConfig {
     }
   }
   const config: RegressConfig = { schema_id: REGRESS_CONFIG_SCHEMA.id, schema_version: REGRESS_CONFIG_SCHEMA.version, fixture_set: fixtureSet, fixtures: scanFixtures(dirname(configPath)) };
-  writeFileAtomic(configPath, renderRegressConfig(config, configFormatOf(existing)), 0o644);
+  writeFileAtomic(configPath, renderRegressConfig(config, configFormatOf(existing, basename(configPath))), 0o644);
   return config;
 }
 

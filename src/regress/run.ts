@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, posix, resolve } from 'node:path';
 import { compareUtf8, uniqueSorted, type JsonObject, type JsonValue } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { utcOr1980 } from '../runpack/index.js';
@@ -106,7 +106,7 @@ function loadFixture(entry: RegressConfig['fixtures'][number], options: RunRegre
   if (entry.run_id && entry.run_id !== meta.run_id) throw configError(`${label}: config run_id ${entry.run_id} does not match ${FIXTURE_FILE} run_id ${meta.run_id}`);
   if (runpack.manifest.run_id !== meta.run_id) throw configError(`${label}: runpack run_id ${runpack.manifest.run_id} does not match ${FIXTURE_FILE} run_id ${meta.run_id}`);
   const display = entry.runpack;
-  return { meta, runpackPath: display, bytes, runpack, candidate: candidateFor(meta, fixtureDir, display, bytes, options) };
+  return { meta, runpackPath: display, bytes, runpack, candidate: candidateFor(meta, fixtureDir, cleanPath(display), bytes, options) };
 }
 
 /**
@@ -118,7 +118,8 @@ function candidateFor(meta: FixtureUnderTest['meta'], fixtureDir: string, fixtur
   if (given) return loadCandidate(given.display, given.bytes);
   if (meta.candidate_runpack) {
     const path = isAbsolute(meta.candidate_runpack) ? meta.candidate_runpack : join(fixtureDir, meta.candidate_runpack);
-    const display = meta.candidate_runpack;
+    // Shown as the reference shows it: joined to the fixture runpack's directory and cleaned.
+    const display = isAbsolute(meta.candidate_runpack) ? cleanPath(meta.candidate_runpack) : posix.join(posix.dirname(fixtureDisplay), meta.candidate_runpack);
     if (!existsSync(path)) return { ok: false, display, code: 'candidate_path_invalid', error: `candidate runpack not found: ${display}` };
     return loadCandidate(display, readFileSync(path));
   }
@@ -132,6 +133,12 @@ export function loadCandidate(display: string, bytes: Buffer): Candidate {
   } catch (err) {
     return { ok: false, display, code: 'candidate_runpack_invalid', error: (err as Error).message };
   }
+}
+
+/** Go's `filepath.Clean` for `/`-separated paths: `./fixtures/x/../y/runpack.zip` → `fixtures/y/runpack.zip`. */
+function cleanPath(path: string): string {
+  const cleaned = posix.normalize(path);
+  return cleaned.length > 1 && cleaned.endsWith('/') ? cleaned.slice(0, -1) : cleaned;
 }
 
 function configError(message: string, hint?: string): WardError {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { listFiles } from '../canon/fixtures.js';
 import { parsePrivateKey } from '../../src/keys/index.js';
 import { buildRunPack, verifyPack } from '../../src/pack/index.js';
-import { openZip } from '../../src/zip/index.js';
+import { openZip, writeDeterministicZip } from '../../src/zip/index.js';
 import { ward, workdir } from './cli.js';
 import { comparable, GAIT, gaitFile, gaitJson, privateKeyCopy, referenceChainProblems, SHARED_GAIT } from './gait-interop.js';
 
@@ -161,5 +161,57 @@ describe('ward trace verify of a trace the reference signed', () => {
     const run = await ward(['trace', 'verify', gaitFile('gait_trace_allow.json'), '--public-key', join(keys, publicKey), '--json'], cwd);
     expect(run.code).toBe(2);
     expect(run.json['ok']).toBe(false);
+  });
+});
+
+describe('JSON output shapes where Ward and the reference run the same command', () => {
+  it('ward verify: the reference members (signature_note, next_commands) and no zero signature counts', async () => {
+    const cwd = workdir();
+    const runpack = gaitFile('gait_runpack_run_tck.zip');
+    const unkeyed = await ward(['verify', runpack, '--json'], cwd);
+    expect(unkeyed.code).toBe(0);
+    expect(unkeyed.json).toMatchObject({ ok: true, run_id: 'run_tck', manifest_digest: gaitJson('gait_run_record_tck.out.json')['manifest_digest'], signature_status: 'skipped', signatures_total: 1 });
+    expect(unkeyed.json['signatures_valid']).toBeUndefined();
+    expect(unkeyed.json['signature_note']).toBe('signature checks were skipped because no verify key was provided');
+    expect(unkeyed.json['next_commands']).toEqual(['ward regress bootstrap --from run_tck --json --junit ./junit.xml', 'ward pack build --type run --from run_tck']);
+    const keyed = await ward(['verify', runpack, '--public-key', PUBLIC_KEY, '--require-signature', '--json'], cwd);
+    expect(keyed.json).toMatchObject({ ok: true, signature_status: 'verified', signatures_valid: 1, signature_note: 'signatures verified' });
+  });
+
+  it('ward trace verify: a failure carries error_code, error_category, hint and retryable', async () => {
+    const cwd = workdir();
+    const trace = gaitJson('gait_trace_allow.json');
+    trace['verdict'] = 'block';
+    const path = join(cwd, 'trace_tampered.json');
+    writeFileSync(path, JSON.stringify(trace));
+    const run = await ward(['trace', 'verify', path, '--public-key', PUBLIC_KEY, '--json'], cwd);
+    expect(run.code).toBe(2);
+    expect(run.json).toMatchObject({
+      ok: false,
+      trace_id: trace['trace_id'],
+      error_code: 'verification_failed',
+      error_category: 'verification_failed',
+      hint: 're-run verify after checking artifact integrity',
+      retryable: false,
+    });
+    expect(typeof run.json['error']).toBe('string');
+  });
+
+  it('ward pack verify: a verification that stops still reports pack_id and a verify object', async () => {
+    const cwd = workdir();
+    const zip = openZip(readFileSync(gaitFile('gait_pack_run_tck_unsigned.zip')));
+    const files = zip.entries.map((e) => {
+      const data = zip.read(e);
+      if (e.name !== 'pack_manifest.json') return { path: e.name, data };
+      const manifest = JSON.parse(data.toString()) as Record<string, unknown>;
+      return { path: e.name, data: Buffer.from(JSON.stringify({ ...manifest, producer_version: '9.9.9' })) };
+    });
+    const path = join(cwd, 'forged.zip');
+    writeFileSync(path, writeDeterministicZip(files));
+    const run = await ward(['pack', 'verify', path, '--json'], cwd);
+    expect(run.code).toBe(2);
+    const claimed = { pack_id: gaitJson('gait_pack_verify_unsigned.out.json')['pack_id'], pack_type: 'run', source_ref: 'run_tck' };
+    expect(run.json).toMatchObject({ ok: false, operation: 'verify', path: './forged.zip', ...claimed, verify: { ...claimed, files_checked: 4 }, schema_id: 'gait.pack.output', error_code: 'verification_failed' });
+    expect(run.json['error']).toMatch(/^pack_id mismatch/);
   });
 });

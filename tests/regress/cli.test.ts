@@ -110,6 +110,27 @@ describe('ward regress bootstrap from a demo run', () => {
     expect(r.code).toBe(5);
     expect(r.json.top_failure_reason).toBe('candidate_path_invalid');
   });
+
+  it('shows candidate_runpack as the reference does: joined to the fixture directory and cleaned', async () => {
+    const dir = workdir();
+    expect((await ward(['run', 'record', DEMO_RECORD, '--json'], dir)).code).toBe(0);
+    expect((await ward(['regress', 'init', '--from', 'run_demo', '--json'], dir)).code).toBe(0);
+    const candidateOf = async () => {
+      expect((await ward(['regress', 'run', '--json'], dir)).code).toBe(0);
+      const result = JSON.parse(readFileSync(join(dir, 'regress_result.json'), 'utf8'));
+      const diff = result.graders.find((g: { name: string }) => g.name === 'run_demo/diff');
+      return diff.details.candidate_runpack as string;
+    };
+    expect(await candidateOf()).toBe('fixtures/run_demo/runpack.zip');
+    const metaPath = join(dir, 'fixtures/run_demo/fixture.json');
+    const meta = JSON.parse(readFileSync(metaPath, 'utf8'));
+    writeFileSync(metaPath, JSON.stringify({ ...meta, candidate_runpack: './../run_demo/runpack.zip' }));
+    expect(await candidateOf()).toBe('fixtures/run_demo/runpack.zip');
+    const config = readFileSync(join(dir, 'ward.yaml'), 'utf8').replace('runpack: fixtures/run_demo/runpack.zip', 'runpack: ./fixtures//run_demo/runpack.zip');
+    writeFileSync(join(dir, 'ward.yaml'), config);
+    writeFileSync(metaPath, JSON.stringify(meta));
+    expect(await candidateOf()).toBe('fixtures/run_demo/runpack.zip');
+  });
 });
 
 describe('ward regress init and add', () => {
@@ -130,10 +151,42 @@ describe('ward regress init and add', () => {
     expect(r.json).toMatchObject({ config_path: 'gait.yaml', next_commands: ['ward regress run --config gait.yaml --json'] });
     expect(existsSync(join(cwd, 'ward.yaml'))).toBe(false);
     const written = JSON.parse(readFileSync(join(cwd, 'gait.yaml'), 'utf8'));
+    expect(readFileSync(join(cwd, 'gait.yaml'), 'utf8')).not.toContain('#');
     expect(written).toEqual({ schema_id: 'gait.regress.config', schema_version: '1.0.0', fixture_set: 'legacy', fixtures: [{ name: 'run_demo', run_id: 'run_demo', runpack: 'fixtures/run_demo/runpack.zip' }] });
     const run = await ward(['regress', 'run', '--json', '--junit', 'j.xml'], cwd);
     expect(run.json).toMatchObject({ ok: true, fixture_set: 'legacy' });
     expect(readFileSync(join(cwd, 'j.xml'), 'utf8')).toContain('<testsuite name="gait.regress.legacy"');
+  });
+
+  it('--config gait.yaml writes the reference layout the reference can parse: JSON, no comment line', async () => {
+    const cwd = workdir();
+    await ward(['run', 'record', DEMO_RECORD, '--json'], cwd);
+    const r = await ward(['regress', 'init', '--from', 'run_demo', '--config', 'gait.yaml', '--json'], cwd);
+    expect(r.code).toBe(0);
+    const text = readFileSync(join(cwd, 'gait.yaml'), 'utf8');
+    expect(text.startsWith('{')).toBe(true);
+    expect(JSON.parse(text)).toEqual({ schema_id: 'gait.regress.config', schema_version: '1.0.0', fixture_set: 'default', fixtures: [{ name: 'run_demo', run_id: 'run_demo', runpack: 'fixtures/run_demo/runpack.zip' }] });
+    expect((await ward(['regress', 'run', '--config', 'gait.yaml'], cwd)).code).toBe(0);
+    // ward.yaml stays Ward's YAML
+    await ward(['regress', 'init', '--from', 'run_demo', '--config', 'ward.yaml', '--json'], cwd);
+    expect(readFileSync(join(cwd, 'ward.yaml'), 'utf8')).toMatch(/^# Ward regress config/);
+  });
+
+  it('init of a run whose stub replay exits 2 expects 2 (and says so), so the fresh fixture passes', async () => {
+    const cwd = workdir();
+    const input = JSON.parse(readFileSync(DEMO_RECORD, 'utf8'));
+    input.intents[2].tool_name = 'tool.summarize';
+    input.results.pop();
+    writeFileSync(join(cwd, 'partial.json'), JSON.stringify(input));
+    expect((await ward(['run', 'record', 'partial.json', '--json'], cwd)).code).toBe(0);
+    const init = await ward(['regress', 'init', '--from', 'run_demo', '--json'], cwd);
+    expect(init.json['warnings']).toEqual([expect.stringContaining('expected_replay_exit_code is 2')]);
+    expect(JSON.parse(readFileSync(join(cwd, 'fixtures/run_demo/fixture.json'), 'utf8')).expected_replay_exit_code).toBe(2);
+    const run = await ward(['regress', 'run', '--json'], cwd);
+    expect(run.code, run.stdout).toBe(0);
+    const result = JSON.parse(readFileSync(join(cwd, 'regress_result.json'), 'utf8'));
+    const exit = result.graders.find((g: { name: string }) => g.name === 'run_demo/expected_exit_code');
+    expect(exit.details).toMatchObject({ expected_exit_code: 2, actual_exit_code: 2, missing_results: ['intent_3'] });
   });
 
   it('add accepts a gait.capture.receipt naming a runpack', async () => {

@@ -7,9 +7,11 @@ import {
   gradeTrajectory,
   REGRESS_REASON_CODES,
   gradeFixture,
+  fixtureMetaFor,
   stubType,
   type GraderOutcome,
 } from '../../src/regress/index.js';
+import { readRunpack } from '../../src/runpack/index.js';
 import { demoRunpack, editJson, editLines, ENVELOPE_TEXT, envelopeOtherContent, envelopeRetrievedLater, fixtureOf, mutateInput, record, reseal } from './helpers.js';
 
 /** Every reason code a grader returned in this file; afterAll checks the registry is covered. */
@@ -32,7 +34,7 @@ afterAll(() => {
 describe('schema_validation', () => {
   it('passes an intact runpack and counts its records', () => {
     const r = graded(gradeSchemaValidation(fixtureOf(DEMO)));
-    expect(r).toEqual({ status: 'pass', reason_codes: [], details: { missing_files: [], hash_mismatches: 0, intent_records: 3, result_records: 3, reference_receipts: 3 } });
+    expect(r).toEqual({ status: 'pass', reason_codes: [], details: { missing_files: null, hash_mismatches: 0, intent_records: 3, result_records: 3, reference_receipts: 3 } });
   });
 
   it('fails bytes that are not a runpack with schema_validation_error', () => {
@@ -43,7 +45,9 @@ describe('schema_validation', () => {
 
   it('reports missing files and hash mismatches', () => {
     const missing = reseal(DEMO, { manifest: (m) => m.files.push({ path: 'extra.json', sha256: 'a'.repeat(64) }) });
-    expect(graded(gradeSchemaValidation(fixtureOf(missing))).reason_codes).toEqual(['missing_files']);
+    const gone = graded(gradeSchemaValidation(fixtureOf(missing)));
+    expect(gone.reason_codes).toEqual(['missing_files']);
+    expect(gone.details['missing_files']).toEqual(['extra.json']);
     const tampered = reseal(DEMO, { manifest: (m) => (m.files[0]!.sha256 = 'b'.repeat(64)) });
     const r = graded(gradeSchemaValidation(fixtureOf(tampered)));
     expect(r.reason_codes).toEqual(['hash_mismatch']);
@@ -77,17 +81,28 @@ describe('expected_exit_code', () => {
     expect(r).toEqual({ status: 'pass', reason_codes: [], details: { expected_exit_code: 0, actual_exit_code: 0, missing_results: [] } });
   });
 
-  it('fails with unexpected_exit_code when an intent has neither result nor stub', () => {
+  it('fails with unexpected_exit_code when an intent has neither result nor stub and the fixture expects 0 (as the reference writes it)', () => {
     const input = mutateInput((j) => {
       j['intents'][2]['tool_name'] = 'tool.summarize';
       j['results'].pop();
     });
-    const r = graded(gradeExpectedExitCode(fixtureOf(demoRunpack({ input }))));
+    const r = graded(gradeExpectedExitCode(fixtureOf(demoRunpack({ input }), { expected_replay_exit_code: 0 })));
     expect(r.status).toBe('fail');
     expect(r.reason_codes).toEqual(['unexpected_exit_code']);
     expect(r.details).toMatchObject({ expected_exit_code: 0, actual_exit_code: 2, missing_results: ['intent_3'] });
     // ...and passes once the fixture expects exit 2.
     expect(gradeExpectedExitCode(fixtureOf(demoRunpack({ input }), { expected_replay_exit_code: 2 })).status).toBe('pass');
+  });
+
+  it('init records what the run replays to: 2 for a run with an unstubbable intent without result, so a fresh fixture passes', () => {
+    const input = mutateInput((j) => {
+      j['intents'][2]['tool_name'] = 'tool.summarize';
+      j['results'].pop();
+    });
+    const runpack = demoRunpack({ input });
+    expect(fixtureMetaFor('demo', readRunpack(runpack)).expected_replay_exit_code).toBe(2);
+    expect(fixtureMetaFor('demo', readRunpack(DEMO)).expected_replay_exit_code).toBe(0);
+    expect(graded(gradeExpectedExitCode(fixtureOf(runpack))).status).toBe('pass');
   });
 
   it('stubs http, file, db and queue tools by name, as the reference replay does', () => {
@@ -111,6 +126,11 @@ describe('trajectory', () => {
   it('passes with trajectory_not_required when nothing is expected', () => {
     const r = graded(gradeTrajectory(fixtureOf(DEMO, { expected_tool_sequence: undefined, expected_verdict_sequence: undefined })));
     expect(r).toMatchObject({ status: 'pass', reason_codes: ['trajectory_not_required'] });
+    // every sequence is present, the empty expectations included (as the reference writes them)
+    expect(r.details['expected_tool_sequence']).toEqual([]);
+    expect(r.details['expected_verdict_sequence']).toEqual([]);
+    expect(r.details['actual_tool_sequence']).toHaveLength(3);
+    expect(r.details['actual_verdict_sequence']).toHaveLength(3);
   });
 
   it('reports the first mismatch of tools and verdicts, with sentinels past the end', () => {

@@ -113,9 +113,14 @@ export function register(program: Command, ctx: CliContext): void {
       const require = requireSignature(flags);
       const source = await locateArtifact(ref, storeLookup(ctx, flags, PACK_KINDS));
       const keys = verifyKeys(ctx, flags, signatureKeyIds(source.bytes));
-      const result = verifyPack(source.bytes, { keys, requireSignature: require });
-      const ok = packVerified(result, require);
       const path = displayPath(ctx.cwd, source.path);
+      let result;
+      try {
+        result = verifyPack(source.bytes, { keys, requireSignature: require });
+      } catch (err) {
+        throw failedVerification(err, path, source.bytes);
+      }
+      const ok = packVerified(result, require);
       // Ward addition: a pack whose proof chain an older Ward built verifies, and says how to get a copy the reference reads.
       const legacy = result.legacy_proof_records ? { warnings: [LEGACY_PROOF_WARNING], next_commands: [`ward pack upgrade ${ref}`] } : {};
       const output = { ok, operation: 'verify', path, pack_id: result.pack_id, pack_type: result.pack_type, source_ref: result.source_ref, verify: result, ...legacy, ...PACK_SCHEMA };
@@ -284,17 +289,53 @@ export function verifyKeys(ctx: CliContext, flags: VerifyKeyFlags, signatureKeyI
   return signatureKeyIds.some((id) => ring.some((k) => k.keyId === id.toLowerCase())) ? ring : undefined;
 }
 
-/** Key ids named by the manifest signatures of a pack or runpack (best effort; verify judges them). */
-export function signatureKeyIds(bytes: Buffer): string[] {
+/**
+ * A verification that stopped (broken proof chain, pack_id mismatch, a payload breaking its
+ * contract) still reports what the pack claims to be, as a `verify` object beside the error, so a
+ * pipeline reading `pack_id` or `verify` sees the same shape whether the pack failed softly or hard.
+ */
+function failedVerification(err: unknown, path: string, bytes: Buffer): unknown {
+  if (!isWardError(err) || err.exitCode !== EXIT.VERIFY_FAILED) return err;
+  const claimed = claimedIdentity(bytes);
+  return new WardError(err.code, err.message, {
+    cause: err,
+    ...(err.hint ? { hint: err.hint } : {}),
+    details: { ...err.details, operation: 'verify', path, ...claimed, verify: { ...claimed, files_checked: claimedFileCount(bytes) }, ...PACK_SCHEMA },
+  });
+}
+
+/** What the manifest says the pack is (unverified; best effort, empty when unreadable). */
+function claimedIdentity(bytes: Buffer): { pack_id?: string; pack_type?: string; source_ref?: string } {
+  const manifest = looseManifest(bytes);
+  const out: { pack_id?: string; pack_type?: string; source_ref?: string } = {};
+  for (const key of ['pack_id', 'pack_type', 'source_ref'] as const) {
+    if (typeof manifest?.[key] === 'string' && manifest[key] !== '') out[key] = manifest[key] as string;
+  }
+  return out;
+}
+
+function claimedFileCount(bytes: Buffer): number {
+  const contents = looseManifest(bytes)?.['contents'];
+  return Array.isArray(contents) ? contents.length : 0;
+}
+
+/** The first of `names` in the archive, parsed without checks (undefined when anything is wrong). */
+function looseManifest(bytes: Buffer, names: readonly string[] = ['pack_manifest.json']): Record<string, unknown> | undefined {
   try {
     const zip = openZip(bytes, { rejectDuplicates: false });
-    const entry = zip.get('pack_manifest.json') ?? zip.get('manifest.json');
-    if (!entry) return [];
-    const manifest = JSON.parse(zip.read(entry).toString('utf8')) as { signatures?: { key_id?: unknown }[] };
-    return (manifest.signatures ?? []).map((s) => (typeof s?.key_id === 'string' ? s.key_id : ''));
+    const entry = names.map((n) => zip.get(n)).find((e) => e !== undefined);
+    const value: unknown = entry ? JSON.parse(zip.read(entry).toString('utf8')) : undefined;
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
   } catch {
-    return []; // verification reports the real problem
+    return undefined;
   }
+}
+
+/** Key ids named by the manifest signatures of a pack or runpack (best effort; verify judges them). */
+export function signatureKeyIds(bytes: Buffer): string[] {
+  const signatures = looseManifest(bytes, ['pack_manifest.json', 'manifest.json'])?.['signatures'];
+  if (!Array.isArray(signatures)) return []; // verification reports the real problem
+  return signatures.map((s: { key_id?: unknown } | null) => (typeof s?.key_id === 'string' ? s.key_id : ''));
 }
 
 function problems(result: { missing_files?: string[]; hash_mismatches?: { path: string }[]; undeclared_files?: string[]; signature_errors?: string[]; signature_status?: string }): string[] {

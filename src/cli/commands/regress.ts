@@ -192,6 +192,10 @@ async function initFrom(ctx: CliContext, flags: SourceFlags, acceptReceipt: bool
   return { result, source: displayPath(ctx.cwd, located.path) };
 }
 
+function replayWarning(exitCode: number): string {
+  return `the run has intents without a result that the stub replay cannot stand in for; expected_replay_exit_code is ${exitCode}`;
+}
+
 function printInit(ctx: CliContext, flags: SourceFlags, init: { result: InitResult; source: string }): void {
   const r = init.result;
   const next = nextRunCommand(r.config_path);
@@ -204,6 +208,7 @@ function printInit(ctx: CliContext, flags: SourceFlags, init: { result: InitResu
     config_path: r.config_path,
     source: init.source,
     next_commands: [next],
+    warnings: r.meta.expected_replay_exit_code === 0 ? undefined : [replayWarning(r.meta.expected_replay_exit_code)],
   };
   if (flags.json) ctx.stdout(goJsonLine({ ...output, correlation_id: correlationId(ctx.argv) }) + '\n');
   else {
@@ -214,6 +219,7 @@ function printInit(ctx: CliContext, flags: SourceFlags, init: { result: InitResu
         `expects tools: ${(r.meta.expected_tool_sequence ?? []).join(', ') || '-'}`,
         `expects verdicts: ${(r.meta.expected_verdict_sequence ?? []).join(', ') || '-'}`,
         ...(r.meta.expected_context_set_digest ? [`expects context: ${r.meta.expected_context_set_digest}`] : []),
+        ...(output.warnings ?? []).map((w) => `warning: ${w}`),
         `next: ${next}`,
       ].join('\n') + '\n',
     );

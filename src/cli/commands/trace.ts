@@ -11,7 +11,7 @@ import { stateDir, type CliContext } from '../context.js';
 import type { StoreLocationFlags } from '../store-access.js';
 import { daemonUrl, traceVerifyOverDaemon } from '../daemon-client.js';
 import { readInputText } from '../input.js';
-import { correlationId, goJsonLine } from '../output.js';
+import { correlationId, errorEnvelope, goJsonLine } from '../output.js';
 import { addSigningKeyOptions, addVerifyKeyOptions, signingKeyFromFlags, verifyKeysFromFlags, type SigningKeyFlags, type VerifyKeyFlags } from './keys.js';
 
 interface VerifyFlags extends VerifyKeyFlags, StoreLocationFlags {
@@ -193,7 +193,9 @@ function hintForeignKeys(ctx: CliContext, flags: VerifyFlags, results: readonly 
 }
 
 function printSingle(ctx: CliContext, flags: VerifyFlags, result: TraceFileVerification): void {
-  if (flags.json) ctx.stdout(goJsonLine({ correlation_id: correlationId(ctx.argv), ...resultJson(result) }) + '\n');
+  // A failure carries the error envelope (error_code, error_category, hint, retryable), as every reference output with an error does.
+  const envelope = result.ok ? {} : errorEnvelope(EXIT.VERIFY_FAILED);
+  if (flags.json) ctx.stdout(goJsonLine({ correlation_id: correlationId(ctx.argv), ...resultJson(result), ...envelope }) + '\n');
   else if (result.ok) ctx.stdout(resultLine(result) + '\n');
   else ctx.stderr(resultLine(result) + '\n');
   ctx.exitCode = result.ok ? EXIT.OK : EXIT.VERIFY_FAILED;

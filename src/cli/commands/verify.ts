@@ -46,7 +46,48 @@ export function register(program: Command, ctx: CliContext): void {
             ...(result.signature_errors ?? []).map((e) => `signature: ${e}`),
             `signature status: ${result.signature_status}`,
           ].join('\n');
-      print(ctx, flags.json, { ok, path, ...result }, text);
+      const note = signatureNote(result.signature_status, require);
+      const next = nextCommands(result.run_id);
+      // The reference's members: no signatures_total/valid when 0, a signature_note, next_commands.
+      const { signatures_total, signatures_valid, ...rest } = result;
+      const output = {
+        ok,
+        path,
+        ...rest,
+        ...(signatures_total > 0 ? { signatures_total } : {}),
+        ...(signatures_valid > 0 ? { signatures_valid } : {}),
+        signature_note: note,
+        next_commands: next,
+      };
+      print(ctx, flags.json, output, `${text}\nsignature note: ${note}\nnext: ${next.join(' | ')}`);
       ctx.exitCode = ok ? EXIT.OK : EXIT.VERIFY_FAILED;
     });
+}
+
+/** The reference's `signature_note` for each status (its wording). */
+export function signatureNote(status: string, requireSignature: boolean): string {
+  switch (status) {
+    case 'missing':
+      return requireSignature
+        ? 'signatures are required in this mode; provide signing keys and re-run verify'
+        : 'unsigned local/dev artifacts are expected by default; use --require-signature for strict verification';
+    case 'skipped':
+      return requireSignature
+        ? 'signature checks were expected but skipped; provide a public key or private key source'
+        : 'signature checks were skipped because no verify key was provided';
+    case 'verified':
+      return 'signatures verified';
+    case 'failed':
+      return 'signature verification failed; inspect signature_errors and re-run with the correct key';
+    default:
+      return '';
+  }
+}
+
+/**
+ * What to do with a verified run, as Ward commands (the reference suggests `gait regress bootstrap`
+ * and its demos): make it a regression fixture, or wrap it in a pack.
+ */
+function nextCommands(runId: string): string[] {
+  return [`ward regress bootstrap --from ${runId} --json --junit ./junit.xml`, `ward pack build --type run --from ${runId}`];
 }

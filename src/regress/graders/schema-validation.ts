@@ -7,7 +7,8 @@ import { fail, pass, type FixtureUnderTest, type GraderOutcome } from './types.j
  * and every record carries its schema id and version and its required fields.
  */
 export function gradeSchemaValidation(fixture: FixtureUnderTest): GraderOutcome {
-  const details = { missing_files: [] as string[], hash_mismatches: 0, intent_records: 0, result_records: 0, reference_receipts: 0 };
+  // `missing_files` is null when none are missing, as the reference writes it (a Go nil slice).
+  const details = { missing_files: null as string[] | null, hash_mismatches: 0, intent_records: 0, result_records: 0, reference_receipts: 0 };
   let check;
   try {
     check = verifyRunpack(fixture.bytes);
@@ -15,9 +16,9 @@ export function gradeSchemaValidation(fixture: FixtureUnderTest): GraderOutcome 
     return fail(['schema_validation_error'], { ...details, error: (err as Error).message });
   }
   const reasons: string[] = [];
-  details.missing_files = check.missing_files ?? [];
+  details.missing_files = check.missing_files ?? null;
   details.hash_mismatches = check.hash_mismatches?.length ?? 0;
-  if (details.missing_files.length > 0) reasons.push('missing_files');
+  if (details.missing_files) reasons.push('missing_files');
   if (details.hash_mismatches > 0) reasons.push('hash_mismatch');
   if (reasons.length > 0) return fail(reasons, details);
   let runpack: Runpack;

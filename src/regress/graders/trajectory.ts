@@ -21,20 +21,16 @@ export function gradeTrajectory(fixture: FixtureUnderTest): GraderOutcome {
   const { meta, candidate } = fixture;
   const expectedTools = meta.expected_tool_sequence ?? [];
   const expectedVerdicts = meta.expected_verdict_sequence ?? [];
-  const details: JsonObject = { candidate_runpack: candidate.display };
+  // The four sequences are always present, empty lists included, as in the reference's details.
+  const details: JsonObject = { candidate_runpack: candidate.display, expected_tool_sequence: expectedTools, expected_verdict_sequence: expectedVerdicts };
+  const actualTools = candidate.ok ? toolSequence(candidate.runpack) : [];
+  const actualVerdicts = candidate.ok ? verdictSequence(candidate.runpack) : [];
+  if (candidate.ok) Object.assign(details, { actual_tool_sequence: actualTools, actual_verdict_sequence: actualVerdicts });
   if (expectedTools.length === 0 && expectedVerdicts.length === 0) return pass(['trajectory_not_required'], details);
   if (!candidate.ok) return fail([candidate.code], { ...details, error: candidate.error });
   const reasons: string[] = [];
-  if (expectedTools.length > 0) {
-    const actual = toolSequence(candidate.runpack);
-    Object.assign(details, { expected_tool_sequence: expectedTools, actual_tool_sequence: actual });
-    if (compareSequences(expectedTools, actual, 'tool_sequence', details)) reasons.push('unexpected_tool_sequence');
-  }
-  if (expectedVerdicts.length > 0) {
-    const actual = verdictSequence(candidate.runpack);
-    Object.assign(details, { expected_verdict_sequence: expectedVerdicts, actual_verdict_sequence: actual });
-    if (compareSequences(expectedVerdicts, actual, 'verdict_sequence', details)) reasons.push('unexpected_verdict_sequence');
-  }
+  if (expectedTools.length > 0 && compareSequences(expectedTools, actualTools, 'tool_sequence', details)) reasons.push('unexpected_tool_sequence');
+  if (expectedVerdicts.length > 0 && compareSequences(expectedVerdicts, actualVerdicts, 'verdict_sequence', details)) reasons.push('unexpected_verdict_sequence');
   return reasons.length > 0 ? fail(reasons, details) : pass(['trajectory_match'], details);
 }
 
