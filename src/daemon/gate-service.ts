@@ -7,6 +7,7 @@ import type { PgPool } from '../pg/index.js';
 import type { LoadedPolicy } from '../policy/types.js';
 import { PgTokenLedger } from '../cluster/ledger.js';
 import { PgLimitCounter } from '../cluster/limits.js';
+import { resolveIntentHosts } from '../decision/host-resolution.js';
 import { decideGate, decideGateAsync, type ApprovalTokenReuse, type GateRequest, type GateRuntime } from '../decision/gate-run.js';
 import { gateEvalSteps, steps, type DecisionStepDef } from '../decision/steps.js';
 import type { NormalizedIntent } from '../intent/types.js';
@@ -140,6 +141,8 @@ export class GateService {
     const started = performance.now();
     let pending;
     try {
+      // The daemon resolves names too when it decides for another machine: its network view is the closest Ward has.
+      request.resolvedHosts = await resolveIntentHosts(this.runtime().policy.policy, [request.intent]);
       // Shared state answers with round trips to the database (decideGateAsync awaits them); the
       // state directory's files answer at once, as for `ward gate eval`.
       pending = this.sharedState ? await decideGateAsync(this.runtime(), request) : decideGate(this.runtime(), request);

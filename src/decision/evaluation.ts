@@ -7,6 +7,7 @@ import { verdictRank } from '../gate/verdict.js';
 import type { WrkrInventory } from '../gate/wrkr.js';
 import { normalizeIntent } from '../intent/normalize.js';
 import type { NormalizedIntent } from '../intent/types.js';
+import type { ResolvedHosts } from '../intent/address.js';
 import { matchApprovedScript, type ApprovedScriptEntry } from '../tokens/index.js';
 import { WARD_VERSION } from '../version.js';
 import type { DecisionBasis } from './types.js';
@@ -24,6 +25,8 @@ export interface EvaluationInputs {
   contextEnvelope?: ContextEnvelope | undefined;
   wrkr?: { inventory: WrkrInventory; source: string } | undefined;
   killSwitch?: { state: KillSwitchState } | { unavailable: true } | undefined;
+  /** The addresses the targets' host names resolved to (host-resolution.ts `resolveIntentHosts`). */
+  resolvedHosts?: ResolvedHosts | undefined;
 }
 
 export function evaluationOptions(basis: DecisionBasis, inputs: EvaluationInputs): EvaluateOptions {
@@ -33,6 +36,7 @@ export function evaluationOptions(basis: DecisionBasis, inputs: EvaluationInputs
     ...(inputs.contextEnvelope ? { contextEnvelope: inputs.contextEnvelope } : {}),
     ...(inputs.wrkr ? { wrkr: inputs.wrkr } : {}),
     ...(inputs.killSwitch ? { killSwitch: inputs.killSwitch } : {}),
+    ...(inputs.resolvedHosts ? { resolvedHosts: inputs.resolvedHosts } : {}),
     producerVersion: basis.producerVersion ?? WARD_VERSION,
   };
 }

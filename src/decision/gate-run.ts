@@ -5,6 +5,7 @@ import type { GateOutcome } from '../gate/evaluate.js';
 import type { KillSwitchState } from '../gate/kill-switch.js';
 import { exitCodeForVerdict } from '../gate/post-process.js';
 import type { WrkrInventory } from '../gate/wrkr.js';
+import type { ResolvedHosts } from '../intent/address.js';
 import { normalizeIntent } from '../intent/normalize.js';
 import type { ApprovedScriptEntry } from '../tokens/index.js';
 import { buildDecisionCapture, writeCapture, writeTrace, type SignedTrace } from '../trace/index.js';
@@ -32,6 +33,8 @@ export interface GateRequest {
   contextEnvelopeJson?: JsonObject;
   wrkr?: { inventory: WrkrInventory; source: string };
   killSwitch?: { state: KillSwitchState } | { unavailable: true };
+  /** The targets' host names resolved (host-resolution.ts `resolveIntentHosts`); undefined: judged by name. */
+  resolvedHosts?: ResolvedHosts | undefined;
   correlationId?: string;
   traceOut?: string;
   approvalTokenRef?: string;
@@ -117,6 +120,7 @@ function pipelineRequestOf(rt: GateRuntime, req: GateRequest): { pipelineRequest
     contextEnvelope: req.contextEnvelope,
     wrkr: req.wrkr,
     killSwitch: req.killSwitch,
+    resolvedHosts: req.resolvedHosts,
     steps,
     correlationId: req.correlationId,
     approvalTokenRef: req.approvalTokenRef,

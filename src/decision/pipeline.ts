@@ -152,6 +152,7 @@ function decidedTraceFacts(s: DecisionState, req: PipelineRequest, latencyMs: nu
     ...(outcome.killSwitch && recorded('kill_switch') ? { killSwitch: killSwitchDecisionJson(outcome.killSwitch) } : {}),
     ...(records.mcpTrust ? { mcpTrust: records.mcpTrust } : {}),
     relationshipExtras: req.relationshipExtras,
+    resolvedHosts: req.resolvedHosts,
   };
 }
 

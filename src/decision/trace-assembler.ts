@@ -65,6 +65,7 @@ export function assembleTrace(basis: DecisionBasis, facts: TraceFacts): SignedTr
     killSwitch: facts.killSwitch,
     mcpTrust: facts.mcpTrust,
     traceContext: facts.traceContext,
+    resolvedHosts: facts.resolvedHosts,
   } satisfies Record<keyof TraceInput, unknown>; // a new TraceInput member must be named here too
   const unsigned = buildTraceRecord(input, basis.traceFormat);
   // The record and its relationship are this function's own (just built), so both are completed

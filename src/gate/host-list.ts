@@ -11,6 +11,9 @@ import {
   type AddressClass,
   type IpRange,
 } from '../intent/address.js';
+import { canonicalTarget } from '../intent/canonical.js';
+import type { NormalizedIntent } from '../intent/types.js';
+import type { NormalizedPolicy } from '../policy/types.js';
 import { canonicalDomainPattern } from './target-match.js';
 import { goPathMatch, hasGlobMeta } from './glob.js';
 
@@ -123,4 +126,35 @@ export function hostListAllows(list: readonly string[], host: string, resolved: 
   const { entries } = compile(list);
   if (entries.some((e) => entryMatches(e, host, false))) return true;
   return resolved.length > 0 && resolved.every((a) => entries.some((e) => entryMatches(e, a, false)));
+}
+
+const policyNamesAddresses = new WeakMap<NormalizedPolicy, boolean>();
+
+/** Whether some endpoint domain list of the policy names an address, range or class. Memoized per policy. */
+export function policyNeedsResolution(policy: NormalizedPolicy): boolean {
+  let hit = policyNamesAddresses.get(policy);
+  if (hit === undefined) {
+    hit = policy.rules.some(
+      (r) => r.endpoint.enabled && (hostListNamesAddresses(r.endpoint.domain_denylist) || hostListNamesAddresses(r.endpoint.domain_allowlist)),
+    );
+    policyNamesAddresses.set(policy, hit);
+  }
+  return hit;
+}
+
+/**
+ * The host names (canonical, not addresses) of an intent's targets, script steps included, whose
+ * addresses the policy's domain lists need: empty when no list names an address, range or class.
+ * What the host resolves before evaluation (decision/host-resolution.ts).
+ */
+export function hostsToResolve(policy: NormalizedPolicy, intent: NormalizedIntent): string[] {
+  if (!policyNeedsResolution(policy)) return [];
+  const workspace = intent.context.workspace;
+  const all = [...intent.targets, ...(intent.script?.steps.flatMap((step) => step.targets) ?? [])];
+  const names = new Set<string>();
+  for (const t of all) {
+    const host = canonicalTarget(t, workspace).host;
+    if (host !== undefined && host !== '' && parseAddress(host) === undefined) names.add(host);
+  }
+  return [...names];
 }

@@ -1,5 +1,6 @@
 import { domainToASCII } from 'node:url';
 import { goCleanPath, type JsonObject } from '../canon/index.js';
+import type { ResolvedHosts } from './address.js';
 import type { NormalizedIntent, Target } from './types.js';
 
 /**
@@ -85,7 +86,7 @@ function claimedHost(t: Target): string | undefined {
  * canonical form differs from its value as written, or that could not be reduced. Empty for the
  * ordinary intent whose targets are already canonical, so such traces stay as they were.
  */
-export function canonicalTargetNotes(intent: NormalizedIntent): JsonObject[] {
+export function canonicalTargetNotes(intent: NormalizedIntent, resolved?: ResolvedHosts): JsonObject[] {
   const workspace = intent.context.workspace;
   const all = [...intent.targets, ...(intent.script?.steps.flatMap((step) => step.targets) ?? [])];
   const notes: JsonObject[] = [];
@@ -96,11 +97,16 @@ export function canonicalTargetNotes(intent: NormalizedIntent): JsonObject[] {
     seen.add(key);
     const c = canonicalTarget(t, workspace);
     const hostDiffers = c.host !== undefined && c.host !== '' && c.host !== t.endpoint_domain;
-    if (c.problem === undefined && c.value === t.value && !hostDiffers) continue;
+    const resolution = c.host ? resolved?.get(c.host) : undefined;
+    if (c.problem === undefined && c.value === t.value && !hostDiffers && !resolution) continue;
     const note: JsonObject = { kind: t.kind, value: t.value };
     if (c.value !== undefined && c.value !== t.value) note['canonical_value'] = c.value;
     if (hostDiffers) note['canonical_host'] = c.host!;
     if (c.problem !== undefined) note['problem'] = c.problem;
+    if (resolution) {
+      if ('addresses' in resolution) note['resolved_addresses'] = [...resolution.addresses];
+      else note['resolution_error'] = resolution.error;
+    }
     notes.push(note);
   }
   return notes;

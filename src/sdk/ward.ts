@@ -20,6 +20,7 @@ import { readPrivateKeyFile, resolveSigningKey, type SigningKey } from '../keys/
 import { loadPolicyFile, parsePolicyYaml } from '../policy/load.js';
 import type { LoadedPolicy, Verdict } from '../policy/types.js';
 import { captureFileName, captureFileText, traceFileText, writeCapture, writeTrace, type SignedTrace, type TraceFormat } from '../trace/index.js';
+import { resolveIntentHosts } from '../decision/host-resolution.js';
 import { decideGate, type GateRequest, type GateResultOutput, type GateRuntime, type PendingDecision } from '../decision/gate-run.js';
 import { FileTraceSink, writeJournaledNow } from '../decision/trace-sink.js';
 import { JournalTraceSink, recoverJournals } from '../mcp/proxy/journal-sink.js';
@@ -272,6 +273,7 @@ export class Ward {
     request.steps = gateEvalSteps(this.#runtime, { approvals }, { simulate: Boolean(options.simulate) });
     if (witnessedCodes.length) request.steps = [...request.steps, steps.witnessed(witnessedCodes)];
     const durability = options.durability === undefined ? this.durability : durabilityOf(options.durability, 'evaluate durability');
+    request.resolvedHosts = await resolveIntentHosts(this.policy.policy, [request.intent]);
     const pending = decideGate(this.#runtime, request);
     let r: GateResultOutput;
     if (options.traceOut) {

@@ -10,6 +10,7 @@ import {
 import { agentIdentityPayload, delegationDigest, intentDigestPayload } from '../intent/digest.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import { canonicalTargetNotes } from '../intent/canonical.js';
+import type { ResolvedHosts } from '../intent/address.js';
 import type { Verdict } from '../policy/types.js';
 import { buildTraceRelationship } from './relationship.js';
 import { signDigestedJson, type DigestSignature } from './sign.js';
@@ -114,6 +115,8 @@ export interface TraceInput {
    * `parseTraceContext`; wins over the intent's own `context.traceparent`. `ward` format only.
    */
   traceContext?: TraceContext;
+  /** The targets' host names as resolved before evaluation: recorded in `canonical_targets`. `ward` format only. */
+  resolvedHosts?: ResolvedHosts | undefined;
 }
 
 /** A trace record before signing; JSON data in the reference field order. */
@@ -222,7 +225,7 @@ export function buildTraceRecord(input: TraceInput, format: TraceFormat): Unsign
   if (format === 'ward') {
     r['reason_codes'] = uniqueSorted(input.reasonCodes);
     r['matched_rule'] = input.matchedRule;
-    put(r, 'canonical_targets', canonicalTargetNotes(intent));
+    put(r, 'canonical_targets', canonicalTargetNotes(intent, input.resolvedHosts));
     const traceContext = input.traceContext ?? intent.trace_context;
     if (traceContext) {
       r['trace_context'] = traceContext.tracestate

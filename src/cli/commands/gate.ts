@@ -10,6 +10,7 @@ import type { NormalizedPolicy } from '../../policy/types.js';
 import { readApprovedScriptRegistry, requiredApprovalScope, type ApprovedScriptEntry } from '../../tokens/index.js';
 import { loadPolicyFile } from '../../policy/load.js';
 import { checkProfile } from '../../policy/profile.js';
+import { resolveIntentHosts } from '../../decision/host-resolution.js';
 import { runGate, type GateRequest, type GateResultOutput, type GateRuntime } from '../../decision/gate-run.js';
 import { inputsRequired, loadApprovedScriptRegistry, loadEnvelope, loadKillSwitchAsync, loadWrkr } from '../../decision/inputs.js';
 import { gateEvalSteps } from '../../decision/steps.js';
@@ -166,6 +167,7 @@ async function gateEval(ctx: CliContext, flags: GateEvalFlags): Promise<void> {
     { simulate: Boolean(flags.simulate) },
   );
 
+  request.resolvedHosts = await resolveIntentHosts(policy.policy, [intent]);
   const result = runGate(rt, request);
   ctx.exitCode = result.exitCode;
   printEval(ctx, flags, cid, state, result);

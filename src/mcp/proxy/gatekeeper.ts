@@ -9,6 +9,9 @@ import type { NormalizedIntent } from '../../intent/types.js';
 import type { GateRequest, GateRuntime } from '../../decision/gate-run.js';
 import { decideGate } from '../../decision/gate-run.js';
 import { blockBeforePolicy } from '../../decision/pipeline.js';
+import { resolveIntentHosts } from '../../decision/host-resolution.js';
+import { policyNeedsResolution } from '../../gate/host-list.js';
+import type { ResolvedHosts } from '../../intent/address.js';
 import { signResultDecision } from '../../decision/result-decision.js';
 import type { Verdict } from '../../policy/types.js';
 import { steps, type ApprovalTokens, type DecisionState } from '../../decision/steps.js';
@@ -154,6 +157,7 @@ export class Gatekeeper {
       if (rt.captureIntents) req.contextEnvelopeJson = this.opts.envelope.json;
     }
     if (ks) req.killSwitch = ks;
+    if (call.resolvedHosts) req.resolvedHosts = call.resolvedHosts;
     const related = witnessedRecords(call);
     if (related) req.relationshipExtras = { related_record_ids: related };
     const pending = decideGate(rt, req);
@@ -164,6 +168,23 @@ export class Gatekeeper {
     decision.intent = pending.decidedIntent as JsonObject;
     decision.approvalIntent = approvalIntent;
     return decision;
+  }
+
+  /**
+   * The call's host names resolved (decision/host-resolution.ts), or undefined at once when the
+   * policy's domain lists name no address, range or class — the common case stays synchronous.
+   * A call whose intent cannot be built resolves nothing: `decide` refuses it.
+   */
+  resolveHosts(call: CallInput): Promise<ResolvedHosts | undefined> | undefined {
+    const policy = this.opts.runtime.policy.policy;
+    if (!policyNeedsResolution(policy)) return undefined;
+    let readings: JsonObject[];
+    try {
+      readings = this.readings(call);
+    } catch {
+      return undefined;
+    }
+    return resolveIntentHosts(policy, readings);
   }
 
   /**

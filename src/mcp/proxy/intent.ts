@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { ResolvedHosts } from '../../intent/address.js';
 import { isJsonObject, type JsonObject, foldSpelling } from '../../canon/index.js';
 import { PROVENANCE_SOURCES, TARGET_KINDS, ENDPOINT_CLASSES } from '../../contract/vocabulary.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
@@ -159,6 +160,8 @@ export interface CallInput {
    * of from argument names, and a risk class of its own when set (`--unknown-method-risk-class`).
    */
   method?: { intentName: string; operation: string; targets: readonly { kind: string; value: string }[]; riskClass?: string | undefined } | undefined;
+  /** The targets' host names resolved before the decision (Gatekeeper.resolveHosts); kept for a re-decision after approval. */
+  resolvedHosts?: ResolvedHosts | undefined;
 }
 
 export function checkArgSource(source: string): string {

@@ -302,6 +302,20 @@ export class ProxySession {
     }
     const correlation = `${this.o.sessionId}:${String(id)}`;
     const alias = this.listedAlias(name);
+    const resolving = alias === undefined ? this.o.gate.resolveHosts(call) : undefined;
+    if (!resolving) return this.answerCall(msg, id, raw, call, correlation, alias);
+    resolving.then(
+      (resolved) => {
+        call.resolvedHosts = resolved;
+        this.answerCall(msg, id, raw, call, correlation, alias);
+      },
+      (err: Error) => this.replyError(id, RPC.INTERNAL_ERROR, `Ward could not resolve this call's hosts (${err.message}); it was not forwarded`),
+    );
+  }
+
+  /** Decide a call (its hosts resolved when the policy needs them) and forward it or answer the client. */
+  private answerCall(msg: JsonRpcMessage, id: JsonRpcId, raw: Buffer | undefined, call: CallInput, correlation: string, alias: string | undefined): void {
+    const name = call.name;
     const reserved = isReservedToolName(intentToolName(this.o.gate.mapping.toolPrefix, name));
     const decided = reserved ? this.refuseReserved(call, correlation) : alias === undefined ? this.decideCall(call, correlation) : this.refuseAlias(call, correlation, alias);
     if (!decided) return this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this call; it was not forwarded');

@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { resolveIntentHosts, type HostResolver } from '../../decision/host-resolution.js';
+import type { ResolvedHosts } from '../../intent/address.js';
 import { isAbsolute, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { formatRFC3339Nano, isJsonObject, nowUTC, parseRFC3339, toUTC, uniqueSorted, type GoTime, type JsonObject, type JsonValue } from '../../canon/index.js';
@@ -38,6 +40,8 @@ import { InFlight } from '../../decision/in-flight.js';
 /** Built once: per invocation for the CLI, once per server start for `mcp serve`. */
 export interface DecisionServiceConfig {
   policy: LoadedPolicy;
+  /** Resolves the targets' host names when the policy's domain lists need them (default: the system's, shared). */
+  hostResolver?: HostResolver | undefined;
   signingKey: SigningKey;
   /** Warnings every decision repeats (e.g. the dev-key warning). */
   keyWarnings: readonly string[];
@@ -122,7 +126,7 @@ export interface PendingDecisionResult {
 
 /** One decision, trace written synchronously: the one-shot `mcp proxy --call` and `hook claude-code` paths. */
 export async function evaluateDecision(cfg: DecisionServiceConfig, req: DecisionRequest): Promise<DecisionResult> {
-  const pending = prepareDecision(cfg, req);
+  const pending = await prepareDecision(cfg, req);
   await pending.artifactsReady;
   return pending.finish(writeDecisionTrace(pending));
 }
@@ -133,21 +137,22 @@ export async function evaluateDecision(cfg: DecisionServiceConfig, req: Decision
  * once the trace is durable.
  */
 export async function evaluateDecisionAsync(cfg: DecisionServiceConfig, req: DecisionRequest, writer: DecisionTraceWriter): Promise<DecisionResult> {
-  const pending = prepareDecision(cfg, req);
+  const pending = await prepareDecision(cfg, req);
   const location = await writer.write(pending);
   await pending.artifactsReady;
   return pending.finish(location);
 }
 
-/** Steps 1–6 up to the signed trace (nothing written yet). */
-export function prepareDecision(cfg: DecisionServiceConfig, req: DecisionRequest): PendingDecisionResult {
+/** Steps 1–6 up to the signed trace (nothing written yet); the targets' host names are resolved first. */
+export async function prepareDecision(cfg: DecisionServiceConfig, req: DecisionRequest): Promise<PendingDecisionResult> {
   const started = performance.now();
   const warnings: string[] = [...cfg.keyWarnings];
   const { adapter, call } = decodeCall(cfg, req);
   const envelope = bindEnvelope(cfg, call);
   const { intentJson, riskClass } = callIntent(cfg, call, warnings);
+  const resolvedHosts = await resolveIntentHosts(cfg.policy.policy, [intentJson], cfg.hostResolver);
   const now = nowUTC();
-  const decided = decideCall(cfg, call, intentJson, riskClass, envelope, now);
+  const decided = decideCall(cfg, call, intentJson, riskClass, envelope, now, resolvedHosts);
   const { intent } = decided.subject;
   if (decided.outcome.intentError) warnings.push(`intent not evaluable: ${decided.outcome.intentError.message}`);
   const stop = decided.records.emergencyStop;
@@ -217,7 +222,15 @@ function callIntent(cfg: DecisionServiceConfig, call: ToolCall, warnings: string
  * MCP trust, emergency stop, and one signed trace, always. The service records only the kill
  * switch among the outcome's decision objects, as the reference does.
  */
-function decideCall(cfg: DecisionServiceConfig, call: ToolCall, intentJson: JsonObject, riskClass: string, envelope: ContextEnvelope | undefined, now: GoTime): Decided {
+function decideCall(
+  cfg: DecisionServiceConfig,
+  call: ToolCall,
+  intentJson: JsonObject,
+  riskClass: string,
+  envelope: ContextEnvelope | undefined,
+  now: GoTime,
+  resolvedHosts: ResolvedHosts | undefined,
+): Decided {
   const killSwitch = cfg.killSwitchSource ? cfg.killSwitchSource() : cfg.killSwitchStatePath ? loadServiceKillSwitch(cfg, cfg.killSwitchStatePath, riskClass) : undefined;
   const trustConfig = cfg.policy.policy.mcp_trust;
   const trust: McpTrustCheck = (s) => {
@@ -233,6 +246,7 @@ function decideCall(cfg: DecisionServiceConfig, call: ToolCall, intentJson: Json
       wallNow: now,
       contextEnvelope: envelope,
       killSwitch,
+      resolvedHosts,
       steps: [...(trustConfig.enabled ? [steps.mcpTrust(trust)] : []), steps.emergencyStop(cfg.emergencyStop ?? ((jobId) => checkEmergencyStop(jobRoot, jobId)))],
       outcomeObjects: ['kill_switch'],
       relationshipExtras: call.relationshipExtras,
