@@ -11,10 +11,9 @@ import {
   type AddressClass,
   type IpRange,
 } from '../intent/address.js';
-import { canonicalTarget } from '../intent/canonical.js';
+import { canonicalHostname, canonicalTarget } from '../intent/canonical.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import type { NormalizedPolicy } from '../policy/types.js';
-import { canonicalDomainPattern } from './target-match.js';
 import { goPathMatch, hasGlobMeta } from './glob.js';
 
 /**
@@ -36,7 +35,7 @@ import { goPathMatch, hasGlobMeta } from './glob.js';
 
 type Entry =
   | { kind: 'class'; cls: AddressClass }
-  | { kind: 'range'; range: IpRange; widen: readonly AddressClass[] }
+  | { kind: 'range'; range: IpRange; widen: readonly AddressClass[]; literal: boolean }
   | { kind: 'pattern'; pattern: string; widen: readonly AddressClass[] }
   /** Refused by policy validation; if one ever gets here it denies everything and allows nothing. */
   | { kind: 'invalid' };
@@ -45,6 +44,28 @@ interface HostList {
   entries: readonly Entry[];
   /** Whether some entry names an address, a range or a class: then a host name's addresses matter. */
   namesAddresses: boolean;
+  /** Whether some entry is a `class:` or a CIDR range (value lists: `target_values`, …). */
+  classOrRange: boolean;
+}
+
+const domainPatterns = new Map<string, string>();
+
+/**
+ * A policy domain pattern in the form target hosts are compared in. Globs keep their text (only
+ * a trailing dot goes); a literal host or IP is canonicalized like a target's, so a denylist entry
+ * `169.254.169.254.` or `[::ffff:a9fe:a9fe]` means the address itself.
+ */
+export function canonicalDomainPattern(pattern: string): string {
+  let canonical = domainPatterns.get(pattern);
+  if (canonical !== undefined) return canonical;
+  if (/[*?[\\]/.test(pattern)) canonical = pattern.replace(/\.+$/, '');
+  else {
+    const host = canonicalHostname(pattern);
+    canonical = host.ok ? host.value : pattern;
+  }
+  if (domainPatterns.size > 4096) domainPatterns.clear();
+  domainPatterns.set(pattern, canonical);
+  return canonical;
 }
 
 const WIDENING_CLASSES: readonly AddressClass[] = ['loopback', 'metadata'];
@@ -56,7 +77,8 @@ function compile(list: readonly string[]): HostList {
   if (!hit) {
     const entries = list.map(compileEntry);
     const namesAddresses = entries.some((e) => e.kind === 'class' || e.kind === 'range' || (e.kind === 'pattern' && e.widen.length > 0));
-    hit = { entries, namesAddresses };
+    const classOrRange = entries.some((e) => e.kind === 'class' || (e.kind === 'range' && !e.literal));
+    hit = { entries, namesAddresses, classOrRange };
     compiled.set(list, hit);
   }
   return hit;
@@ -70,14 +92,14 @@ function compileEntry(raw: string): Entry {
   }
   if (text.includes('/')) {
     const range = parseRange(text);
-    return range ? { kind: 'range', range, widen: [] } : { kind: 'invalid' };
+    return range ? { kind: 'range', range, widen: [], literal: false } : { kind: 'invalid' };
   }
   // `[::1]` is an address, not a glob character class.
   const bracketed = /^\[[0-9a-f:.]+\]$/.test(text) && parseAddress(text.slice(1, -1)) !== undefined;
   const pattern = canonicalDomainPattern(bracketed ? text.slice(1, -1) : text);
   const widen = hasGlobMeta(pattern) ? [] : hostClasses(pattern).filter((c) => WIDENING_CLASSES.includes(c));
   const range = parseAddress(pattern) ? parseRange(pattern) : undefined;
-  return range ? { kind: 'range', range, widen } : { kind: 'pattern', pattern, widen };
+  return range ? { kind: 'range', range, widen, literal: true } : { kind: 'pattern', pattern, widen };
 }
 
 function inClass(host: string, cls: AddressClass): boolean {
@@ -101,6 +123,15 @@ function entryMatches(e: Entry, host: string, deny: boolean): boolean {
       break;
   }
   return deny && e.widen.some((cls) => inClass(host, cls));
+}
+
+/**
+ * Whether a `class:` or CIDR entry of a value list (`target_values`, `destination_values`) covers a
+ * canonical host. Literals are not widened there: those lists select rules, allow rules too.
+ */
+export function hostListNamesClassOrRange(list: readonly string[], host: string): boolean {
+  const { entries, classOrRange } = compile(list);
+  return classOrRange && entries.some((e) => (e.kind === 'class' || (e.kind === 'range' && e.literal === false)) && entryMatches(e, host, false));
 }
 
 export function domainPatternMatches(pattern: string, domain: string): boolean {

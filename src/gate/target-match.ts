@@ -1,12 +1,12 @@
 import {
   canonicalHostTarget,
-  canonicalHostname,
   canonicalPath,
   isAbsolutePath,
   canonicalTarget,
   canonicalUrl,
 } from '../intent/canonical.js';
 import type { Target } from '../intent/types.js';
+import { hostListNamesClassOrRange } from './host-list.js';
 
 /**
  * How rules compare what they name with what a target will touch (docs/canonical-targets.md). A
@@ -17,8 +17,10 @@ import type { Target } from '../intent/types.js';
  */
 export function targetValueIn(list: readonly string[], target: Target, workspace: string): boolean {
   if (list.includes(target.value)) return true;
-  const canonical = canonicalTarget(target, workspace).value;
-  return canonical !== undefined && canonicalValues(list, target.kind, workspace).has(canonical);
+  const c = canonicalTarget(target, workspace);
+  if (c.value !== undefined && canonicalValues(list, target.kind, workspace).has(c.value)) return true;
+  // `class:metadata`, `10.0.0.0/8`: the host the target reaches, by its text (names are not resolved here).
+  return c.host !== undefined && c.host !== '' && hostListNamesClassOrRange(list, c.host);
 }
 
 /**
@@ -56,27 +58,6 @@ function canonicalValueOf(kind: string, value: string, workspace: string): strin
     return h.ok ? h.value : undefined;
   }
   return value;
-}
-
-const domainPatterns = new Map<string, string>();
-
-/**
- * A policy domain pattern in the form target hosts are compared in. Globs keep their text (only
- * a trailing dot goes); a literal host or IP is canonicalized like a target's, so a denylist entry
- * `169.254.169.254.` or `[::ffff:a9fe:a9fe]` means the address itself. Classes and CIDR ranges
- * are host-list.ts's.
- */
-export function canonicalDomainPattern(pattern: string): string {
-  let canonical = domainPatterns.get(pattern);
-  if (canonical !== undefined) return canonical;
-  if (/[*?[\\]/.test(pattern)) canonical = pattern.replace(/\.+$/, '');
-  else {
-    const host = canonicalHostname(pattern);
-    canonical = host.ok ? host.value : pattern;
-  }
-  if (domainPatterns.size > 4096) domainPatterns.clear();
-  domainPatterns.set(pattern, canonical);
-  return canonical;
 }
 
 const resolvedPatterns = new Map<string, string>();

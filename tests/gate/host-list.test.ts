@@ -118,3 +118,19 @@ describe('host lists: resolved addresses', () => {
     expect(verdict('domain_denylist: [pastebin.com]', 'http://gone.example/', { resolved: r, risk: 'high' })).toBe('allow');
   });
 });
+
+describe('value lists: target_values and destination_values', () => {
+  it('take class: and CIDR entries for the host a target reaches; literals keep their meaning', () => {
+    const rule = (values: string) =>
+      `default_verdict: allow\nrules: [{ name: imds, priority: 1, effect: block, match: { target_values: ${values} } }]`;
+    const run = (values: string, url: string) =>
+      decide(rule(values), intent({ tool_name: 'http.get', args: { url }, targets: [{ kind: 'url', value: url, operation: 'read' }] })).verdict;
+    expect(run('[class:metadata]', 'http://[::ffff:a9fe:a9fe]/latest')).toBe('block');
+    expect(run('[class:metadata]', 'http://metadata.goog/')).toBe('block');
+    expect(run('["169.254.0.0/16"]', 'http://169.254.1.2/')).toBe('block');
+    expect(run('[class:metadata]', 'http://example.com/')).toBe('allow');
+    // A literal URL in a value list is not widened to its class.
+    expect(run('["http://127.0.0.1/"]', 'http://127.0.0.2/')).toBe('allow');
+    expect(run('["http://127.0.0.1/"]', 'http://2130706433/')).toBe('block');
+  });
+});
