@@ -302,14 +302,23 @@ export class ProxySession {
     }
     const correlation = `${this.o.sessionId}:${String(id)}`;
     const alias = this.listedAlias(name);
-    const resolving = alias === undefined ? this.o.gate.resolveHosts(call) : undefined;
-    if (!resolving) return this.answerCall(msg, id, raw, call, correlation, alias);
+    if (alias !== undefined) return this.answerCall(msg, id, raw, call, correlation, alias);
+    this.withResolvedHosts(call, id, () => this.answerCall(msg, id, raw, call, correlation, alias));
+  }
+
+  /**
+   * Run `then` once the call's host names are resolved into `call.resolvedHosts` — at once when the
+   * policy's domain lists need no resolution (the common case stays synchronous).
+   */
+  private withResolvedHosts(call: CallInput, id: JsonRpcId, then: () => void): void {
+    const resolving = this.o.gate.resolveHosts(call);
+    if (!resolving) return then();
     resolving.then(
       (resolved) => {
         call.resolvedHosts = resolved;
-        this.answerCall(msg, id, raw, call, correlation, alias);
+        then();
       },
-      (err: Error) => this.replyError(id, RPC.INTERNAL_ERROR, `Ward could not resolve this call's hosts (${err.message}); it was not forwarded`),
+      (err: Error) => this.replyError(id, RPC.INTERNAL_ERROR, `Ward could not resolve this request's hosts (${err.message}); it was not forwarded`),
     );
   }
 
@@ -366,6 +375,10 @@ export class ProxySession {
    */
   private handleMethod(msg: JsonRpcMessage, id: JsonRpcId, raw: Buffer | undefined, intent: MethodIntent, riskClass?: string): void {
     const call = this.methodCall(msg.method!, msg.params, intent, riskClass);
+    this.withResolvedHosts(call, id, () => this.answerMethod(msg, id, raw, call));
+  }
+
+  private answerMethod(msg: JsonRpcMessage, id: JsonRpcId, raw: Buffer | undefined, call: CallInput): void {
     const correlation = `${this.o.sessionId}:${String(id)}`;
     const decision = this.decideMethod(call, correlation);
     if (!decision) return this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this request; it was not forwarded');
