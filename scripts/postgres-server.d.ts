@@ -13,6 +13,12 @@ export interface PgServer {
   stop(): Promise<void>;
   /** Start it again on the same port and data directory. */
   start(): Promise<void>;
+  /**
+   * Freeze the server as a hung host or a partition looks: SIGSTOP to the postmaster and every
+   * backend (connections stay open, nothing answers). `thaw` sends SIGCONT. Linux (/proc) only.
+   */
+  freeze(): void;
+  thaw(): void;
   /** Stop it and remove its directory. */
   destroy(): Promise<void>;
 }

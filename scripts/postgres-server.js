@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, parse } from 'node:path';
@@ -73,7 +73,14 @@ export async function startPostgres(options = {}) {
       c.kill('SIGINT');
       await exited;
     },
+    freeze() {
+      signalTree(child?.pid, 'SIGSTOP');
+    },
+    thaw() {
+      signalTree(child?.pid, 'SIGCONT');
+    },
     async destroy() {
+      if (child) signalTree(child.pid, 'SIGCONT');
       await server.stop();
       rmSync(root, { recursive: true, force: true });
     },
@@ -180,4 +187,30 @@ function freePort() {
       s.close(() => resolve(port));
     });
   });
+}
+
+/** Send `signal` to `pid` and all its descendants (read from /proc: PostgreSQL's backends are the postmaster's children). */
+function signalTree(pid, signal) {
+  if (!pid) return;
+  const children = new Map();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (!children.has(ppid)) children.set(ppid, []);
+      children.get(ppid).push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const all = [pid];
+  for (let i = 0; i < all.length; i++) all.push(...(children.get(all[i]) ?? []));
+  for (const p of all) {
+    try {
+      process.kill(p, signal);
+    } catch {
+      // exited meanwhile
+    }
+  }
 }

@@ -83,6 +83,12 @@ export interface PostgresOptions {
   acquireTimeoutMs?: number;
   /** Server-side limit per statement (default 10,000 ms). */
   statementTimeoutMs?: number;
+  /** Client-side limit per statement (default: the statement timeout + 1,000 ms; `--store-query-timeout-ms`). */
+  queryTimeoutMs?: number;
+  /** A decision whose trace commit is not confirmed within this long gets 503 (default 3,000 ms; `--store-commit-timeout-ms`). */
+  commitTimeoutMs?: number;
+  /** A decision on PostgreSQL not answered within this long (shared tokens, limits, commit) gets 503 (default 4,500 ms). */
+  decisionTimeoutMs?: number;
   /** This replica's name in `ward_signing_keys` and `pg_stat_activity` (default host:pid). */
   replica?: string;
   /** How often the cluster's key set is re-read (default 10,000 ms). */

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { ERROR_CODES, isWardError } from '../errors.js';
+import { ERROR_CODES, isWardError, WardError } from '../errors.js';
 import type { PgPool } from '../pg/index.js';
 import type { Counter } from './metrics.js';
 
@@ -14,10 +14,12 @@ export class StoreHealth {
   private lastOk = 0;
   private lastError: Error | undefined;
   private probing: Promise<void> | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
 
   constructor(
     private readonly db: PgPool,
-    private readonly options: { freshMs?: number; probeTimeoutMs?: number } = {},
+    private readonly options: { freshMs?: number; probeTimeoutMs?: number; retryMs?: number } = {},
   ) {}
 
   get up(): boolean {
@@ -28,6 +30,15 @@ export class StoreHealth {
     return this.lastError?.message;
   }
 
+  /**
+   * While the database is known to be unreachable: the error new decisions are refused with at
+   * once (503 + Retry-After), instead of each one waiting for its own timeout. A probe every
+   * `retryMs` (default 500) ends the state as soon as PostgreSQL answers.
+   */
+  get refusal(): Error | undefined {
+    return this.lastError && isWardError(this.lastError) && this.lastError.code === ERROR_CODES.STORE_UNAVAILABLE ? this.lastError : undefined;
+  }
+
   /** A commit's outcome: success, or a failure that says the database is unreachable. */
   observe(err: Error | undefined): void {
     if (!err) {
@@ -35,7 +46,26 @@ export class StoreHealth {
       this.lastError = undefined;
     } else if (isWardError(err) && err.code === ERROR_CODES.STORE_UNAVAILABLE) {
       this.lastError = err;
+      this.retrySoon();
     }
+  }
+
+  /** Stop the background probe (shutdown). */
+  stop(): void {
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+  }
+
+  private retrySoon(): void {
+    if (this.retryTimer || this.stopped) return;
+    this.retryTimer = setTimeout(() => {
+      this.probing ??= this.probe().finally(() => (this.probing = undefined));
+      void this.probing.then(() => {
+        this.retryTimer = undefined;
+        if (this.lastError) this.retrySoon();
+      });
+    }, this.options.retryMs ?? 500);
+    this.retryTimer.unref();
   }
 
   /** Up now? Probes unless a success is recent. */
@@ -58,7 +88,7 @@ export class StoreHealth {
       ]);
       this.observe(undefined);
     } catch (err) {
-      this.lastError = err as Error;
+      this.lastError = isWardError(err) ? err : new WardError(ERROR_CODES.STORE_UNAVAILABLE, `store ${this.db.display} is unavailable: ${(err as Error).message}`, { cause: err });
     } finally {
       clearTimeout(timer);
     }
@@ -79,4 +109,26 @@ export function countRoundTrips(db: PgPool, counter: Counter): void {
       return query(...args);
     };
   });
+}
+
+/**
+ * `work`, or ERR_STORE_UNAVAILABLE once `ms` have passed without it settling: a decision on
+ * PostgreSQL is answered within a bound whatever the database does. The work goes on; if it
+ * commits a trace after all, that trace records a decision the client was told had failed
+ * (docs/cluster.md, "Unknown commit outcome").
+ */
+export function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new WardError(ERROR_CODES.STORE_UNAVAILABLE, `${what}: the store is unavailable: no commit confirmed within ${ms} ms; the decision is not answered`, {
+            hint: 'PostgreSQL did not answer in time (frozen, overloaded or partitioned); retry after the Retry-After delay',
+          }),
+        ),
+      ms,
+    );
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }

@@ -6,6 +6,7 @@ import type { EvidenceStore, StoreInput } from '../store/types.js';
 import { captureFileText, traceFileText, type SignedTrace } from '../trace/index.js';
 import type { DaemonMetrics } from './metrics.js';
 import type { DaemonTraceSink } from './trace-sink.js';
+import { withDeadline } from './pg-health.js';
 
 /**
  * Group commit straight into the PostgreSQL evidence store: no local journal, so a decision is
@@ -28,6 +29,13 @@ export interface PgSinkOptions {
   commitDelayMs?: number;
   /** Told about each commit's outcome (the readiness probe follows it). */
   onCommit?: (error: Error | undefined) => void;
+  /** Why new decisions are refused at once (the database known to be unreachable), if they are. */
+  refusal?: () => Error | undefined;
+  /**
+   * A decision's trace not confirmed committed within this long (default 3,000 ms) is answered as
+   * a failure (ERR_STORE_UNAVAILABLE, 503): nothing waits for a frozen database.
+   */
+  commitTimeoutMs?: number;
 }
 
 interface Pending {
@@ -69,6 +77,8 @@ export class PgGroupCommitSink implements DaemonTraceSink {
   }
 
   admit(): boolean {
+    const refusal = this.options.refusal?.();
+    if (refusal) throw refusal;
     if (this.closed || this.reserved >= this.capacity) return false;
     this.reserved++;
     return true;
@@ -92,7 +102,16 @@ export class PgGroupCommitSink implements DaemonTraceSink {
     });
     this.queue.push({ inputs, location, resolve, reject, settled: done.then(noop, noop) });
     this.schedule();
-    return done;
+    // The answer waits for the commit at most this long: past it the outcome is unknown, and an
+    // unknown outcome is answered as a failure (the trace may still land; it then records a
+    // decision nobody received, never the reverse).
+    return withDeadline(done, this.options.commitTimeoutMs ?? 3000, 'trace commit').catch((err: unknown) => {
+      if (isWardError(err) && err.code === ERROR_CODES.STORE_UNAVAILABLE && /no commit confirmed/.test(err.message)) {
+        this.metrics.traceWriteErrors.inc();
+        this.options.onCommit?.(err);
+      }
+      throw err;
+    });
   }
 
   /** Start a commit on the next turn of the event loop, so requests parsed in this turn join it. */

@@ -13,6 +13,7 @@ import { checkFields, parseEvalBody, parseJsonBody, type EvalBody } from './gate
 import { readBody, requireMediaType } from '../edge/body.js';
 import { badRequest, errorResponse, HttpError } from '../edge/http-error.js';
 import { sendJson, sendText } from './http.js';
+import { withDeadline } from './pg-health.js';
 import type { DaemonContext } from './context.js';
 
 /** One request/response pair and what the request log says about it. */
@@ -72,10 +73,19 @@ export function overloaded(): HttpError {
 // ---------------------------------------------------------------------------------------------
 // Decisions
 
+/**
+ * On PostgreSQL a decision is answered within a bound whatever the database does (shared tokens and
+ * limits, the trace commit): past it, 503 with Retry-After (docs/cluster.md "Frozen database").
+ */
+function decideBounded(ctx: DaemonContext, body: EvalBody, correlationId: string): ReturnType<DaemonContext['gate']['decide']> {
+  const work = ctx.gate.decide(body, correlationId);
+  return ctx.cluster ? withDeadline(work, ctx.options.postgres?.decisionTimeoutMs ?? 4500, 'decision') : work;
+}
+
 const gateEval: Handler = async (ctx, ex) => {
   const body = parseEvalBody(await jsonBody(ctx, ex));
   if (!ctx.sink.admit()) throw overloaded();
-  const decision = await ctx.gate.decide(body, body.correlationId ?? ex.id);
+  const decision = await decideBounded(ctx, body, body.correlationId ?? ex.id);
   ex.verdict = decision.verdict;
   reply(ex, 200, decision.json, decision.exitCode);
 };
@@ -97,7 +107,7 @@ const gateEvalBatch: Handler = async (ctx, ex) => {
   const results = await Promise.all(
     parsed.map(async (item, i) => {
       try {
-        const d = await ctx.gate.decide(item, item.correlationId ?? `${ex.id}-${i}`);
+        const d = await decideBounded(ctx, item, item.correlationId ?? `${ex.id}-${i}`);
         return { ...d.json, exit_code: d.exitCode } as JsonObject;
       } catch (err) {
         const e = errorResponse(err);

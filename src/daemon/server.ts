@@ -79,6 +79,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     await decisionService.close();
     await sink.close();
     cluster?.keys.stop();
+    cluster?.health.stop();
     await store.close();
     await cluster?.db.close();
     lock.release();
@@ -189,6 +190,7 @@ async function openClusterState(opts: DaemonOptions, pgOpts: PostgresOptions, ri
     max: pgOpts.poolSize ?? 10,
     acquireTimeoutMs: pgOpts.acquireTimeoutMs ?? 2000,
     statementTimeoutMs: pgOpts.statementTimeoutMs ?? 10_000,
+    ...(pgOpts.queryTimeoutMs !== undefined ? { queryTimeoutMs: pgOpts.queryTimeoutMs } : {}),
     applicationName: `ward serve ${replica}`.slice(0, 63),
   });
   metrics.clusterMetrics();
@@ -229,6 +231,8 @@ function openPgSink(options: ResolvedOptions, store: EvidenceStore, metrics: Dae
     // once) instead of queueing behind it.
     maxInFlight: Math.min(4, Math.max(2, cluster.db.pool.options.max - 2)),
     onCommit: (err) => cluster.health.observe(err),
+    refusal: () => cluster.health.refusal,
+    ...(options.postgres?.commitTimeoutMs !== undefined ? { commitTimeoutMs: options.postgres.commitTimeoutMs } : {}),
     ...(options.commitDelayMs ? { commitDelayMs: options.commitDelayMs } : {}),
   });
 }

@@ -16,6 +16,12 @@ export interface PgPoolOptions {
   acquireTimeoutMs?: number;
   /** Server-side limit per statement (default 30,000 ms): a stuck query fails instead of holding a connection. */
   statementTimeoutMs?: number;
+  /**
+   * Client-side limit per statement (default: the statement timeout + 1,000 ms): a server that does
+   * not answer at all — frozen, black-holed by a partition — cannot cancel its own statement, so
+   * the client gives up, drops the connection and reports ERR_STORE_UNAVAILABLE.
+   */
+  queryTimeoutMs?: number;
   /** `application_name` (shown in `pg_stat_activity`). */
   applicationName?: string;
 }
@@ -30,11 +36,18 @@ export class PgPool {
   constructor(config: PgConnectionConfig, options: PgPoolOptions = {}) {
     this.max = options.max ?? 10;
     this.display = config.display;
+    const statementTimeoutMs = options.statementTimeoutMs ?? 30_000;
     this.pool = new pg.Pool({
       connectionString: withPassword(config.connectionString, config.password),
       max: this.max,
+      // Every wait on the database is bounded on this side too: opening a connection (a server that
+      // accepts TCP but never answers the startup), each statement, and a dead peer (TCP keepalive
+      // probes after 10 s idle, so a partitioned connection errors instead of waiting for a reply).
       connectionTimeoutMillis: options.acquireTimeoutMs ?? 5000,
-      statement_timeout: options.statementTimeoutMs ?? 30_000,
+      statement_timeout: statementTimeoutMs,
+      query_timeout: options.queryTimeoutMs ?? statementTimeoutMs + 1000,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
       application_name: options.applicationName ?? 'ward',
       idleTimeoutMillis: 30_000,
     });
@@ -111,6 +124,12 @@ export class PgPool {
       });
     }
     if (isSqlError(err) && !isConnectionSqlState((err as { code: string }).code)) return err as Error;
+    if (/Query read timeout/.test(message)) {
+      return new WardError(ERROR_CODES.STORE_UNAVAILABLE, `store ${this.display} is unavailable: no answer within ${String(this.pool.options.query_timeout)} ms (query timeout)`, {
+        cause: err,
+        hint: 'PostgreSQL accepted the statement but did not answer (frozen, overloaded or partitioned); Ward retries on the next request',
+      });
+    }
     return new WardError(ERROR_CODES.STORE_UNAVAILABLE, `store ${this.display} is unavailable: ${message}`, {
       cause: err,
       hint: 'check that PostgreSQL is running and reachable; Ward retries on the next request',

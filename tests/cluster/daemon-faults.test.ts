@@ -10,6 +10,8 @@ const cluster = clusterFixture();
 
 interface Outcome {
   status: number | 'error';
+  /** From sending the request to its answer. */
+  ms?: number;
   eventId?: string;
   retryAfter?: string;
   error?: string;
@@ -27,10 +29,12 @@ async function load(targets: () => Replica[], total: number, concurrency: number
         const i = next++;
         const live = targets();
         const r = live[i % live.length]!;
+        const sent = Date.now();
         try {
           const res = await call(r.url, '/v1/gate/eval', { body: evalBody(names[i % 3]!) });
           out.push({
             status: res.status,
+            ms: Date.now() - sent,
             ...(res.status === 200 ? { eventId: String(res.json.trace_path).slice('store:trace/'.length) } : {}),
             ...(typeof res.headers['retry-after'] === 'string' ? { retryAfter: res.headers['retry-after'] } : {}),
             ...(res.json?.error ? { error: res.json.error, retryable: res.json.retryable } : {}),
@@ -62,6 +66,29 @@ async function expectAllStoredAndVerified(url: string, outcomes: Outcome[], veri
     const v = await call(verifier.url, '/v1/trace/verify', { body: { traces } });
     expect(v.json.summary, v.text).toMatchObject({ failed: 0 });
   }
+}
+
+/** Some decisions were refused, each with 503, Retry-After and retryable (never another answer). */
+function expectRefusedRetryable(outcomes: Outcome[], error: RegExp): void {
+  const refused = outcomes.filter((o) => o.status !== 200);
+  expect(refused.length).toBeGreaterThan(0);
+  for (const o of refused) {
+    expect(o.status).toBe(503);
+    expect(o.retryAfter).toBe('1');
+    expect(o.retryable).toBe(true);
+    expect(o.error).toMatch(error);
+  }
+}
+
+/** No restart: each replica is ready and deciding again by itself; every 200 before and after has its trace. */
+async function expectRecovered(url: string, replicas: [Replica, Replica], before: Outcome[]): Promise<void> {
+  for (const r of replicas) {
+    await until(`${r.name} ready`, async () => ((await call(r.url, '/readyz')).status === 200 ? true : undefined));
+    await until(`${r.name} deciding`, async () => ((await call(r.url, '/v1/gate/eval', { body: evalBody('read-report') })).status === 200 ? true : undefined));
+  }
+  const after = await load(() => replicas, 40, 4);
+  expect(after.every((o) => o.status === 200)).toBe(true);
+  await expectAllStoredAndVerified(url, [...before, ...after], replicas[1]);
 }
 
 async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
@@ -115,14 +142,7 @@ describe('cluster faults', () => {
       },
     );
     try {
-      const refused = first.filter((o) => o.status !== 200);
-      expect(refused.length).toBeGreaterThan(0);
-      for (const o of refused) {
-        expect(o.status).toBe(503);
-        expect(o.retryAfter).toBe('1');
-        expect(o.retryable).toBe(true);
-        expect(o.error).toMatch(/unavailable|commit failed/);
-      }
+      expectRefusedRetryable(first, /unavailable|commit failed/);
       for (const r of [a, b]) {
         const ready = await call(r.url, '/readyz');
         expect(ready.status).toBe(503);
@@ -132,15 +152,42 @@ describe('cluster faults', () => {
     } finally {
       await cluster.server.start();
     }
-    // No restart of the replicas: each answers again by itself.
-    for (const r of [a, b]) {
-      await until(`${r.name} ready`, async () => ((await call(r.url, '/readyz')).status === 200 ? true : undefined));
-      await until(`${r.name} deciding`, async () => ((await call(r.url, '/v1/gate/eval', { body: evalBody('read-report') })).status === 200 ? true : undefined));
-    }
-    const after = await load(() => [a, b], 40, 4);
-    expect(after.every((o) => o.status === 200)).toBe(true);
-    await expectAllStoredAndVerified(url, [...first, ...after], b);
+    await expectRecovered(url, [a, b], first);
     expect(a.running && b.running).toBe(true);
+  }, 120_000);
+
+  it('PostgreSQL frozen (SIGSTOP) mid-load: every request answered within 5 s, 503 with Retry-After, no 200 without a committed trace; recovery on its own after SIGCONT', async () => {
+    const url = await cluster.server.createDatabase();
+    cluster.replicas = await startReplicas(2, { storeUrl: url });
+    const [a, b] = cluster.replicas as [Replica, Replica];
+    let frozen = false;
+    let first: Outcome[];
+    try {
+      first = await load(
+        () => [a, b],
+        160,
+        8,
+        (done) => {
+          if (!frozen && done >= 60) {
+            frozen = true;
+            cluster.server.freeze();
+          }
+        },
+      );
+      expectRefusedRetryable(first, /unavailable/);
+      // Nothing waited for the database: the decision deadline is 4.5 s (commit 3 s, statement 4 s).
+      const slowest = Math.max(...first.map((o) => o.ms ?? 0));
+      expect(slowest).toBeLessThanOrEqual(5000);
+      for (const r of [a, b]) {
+        const sent = Date.now();
+        const ready = await call(r.url, '/readyz');
+        expect(ready.status).toBe(503);
+        expect(Date.now() - sent).toBeLessThan(3000);
+      }
+    } finally {
+      cluster.server.thaw();
+    }
+    await expectRecovered(url, [a, b], first);
   }, 120_000);
 
   it('pool exhausted: 503 with Retry-After within the acquire timeout, no hang; served again once it frees up', async () => {

@@ -46,6 +46,8 @@ interface ServeFlags {
   storePool: string;
   storeAcquireTimeoutMs: string;
   storeStatementTimeoutMs: string;
+  storeQueryTimeoutMs: string;
+  storeCommitTimeoutMs: string;
   replica?: string;
   json?: boolean;
 }
@@ -90,6 +92,8 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--store-pool <n>', 'PostgreSQL connections of this replica', '10')
     .option('--store-acquire-timeout-ms <ms>', 'wait at most this long for a free connection, then answer 503 with Retry-After', '2000')
     .option('--store-statement-timeout-ms <ms>', 'server-side limit per PostgreSQL statement', '10000')
+    .option('--store-query-timeout-ms <ms>', 'client-side limit per PostgreSQL statement: a frozen or partitioned server gets no longer (then 503 with Retry-After)', '4000')
+    .option('--store-commit-timeout-ms <ms>', 'a decision whose trace commit is not confirmed within this long is answered 503 (outcome unknown: the trace may still be committed)', '3000')
     .option('--replica <name>', 'this replica\'s name in the cluster (default host:pid)')
     .option('--policy-public-key <file>', 'public key trusted to sign policies published to the cluster (repeatable; default WARD_POLICY_PUBLIC_KEY, else this replica\'s signing key)', collect, [])
     .option('--json', 'print the start-up line as JSON')
@@ -135,6 +139,8 @@ async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
           poolSize: count(flags.storePool, '--store-pool'),
           acquireTimeoutMs: count(flags.storeAcquireTimeoutMs, '--store-acquire-timeout-ms'),
           statementTimeoutMs: count(flags.storeStatementTimeoutMs, '--store-statement-timeout-ms'),
+          queryTimeoutMs: count(flags.storeQueryTimeoutMs, '--store-query-timeout-ms'),
+          commitTimeoutMs: count(flags.storeCommitTimeoutMs, '--store-commit-timeout-ms'),
           ...(flags.replica ? { replica: flags.replica } : {}),
           ...(flags.policyPublicKey.length ? { policyPublicKeys: flags.policyPublicKey.map((f) => readPublicKeyFile(resolve(ctx.cwd, f))) } : {}),
         }
