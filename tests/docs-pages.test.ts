@@ -19,6 +19,7 @@ const PAGES = [
   'docs/packs.md',
   'docs/reason-codes.md',
   'docs/exit-codes.md',
+  'docs/contextos-and-context-state.md',
 ];
 
 /** What the commands see: the checkout's runnable parts, nothing else (like a reader's clone). */
