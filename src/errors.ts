@@ -46,6 +46,8 @@ export const ERROR_CODES = {
   // The disk under the journal, store or trace files is full, over quota or failing (ENOSPC,
   // EDQUOT, EIO): a state the host recovers from by itself once writes succeed (issue 29).
   STORAGE_FULL: 'ERR_STORAGE_FULL',
+  // `ward policy publish`: no ward serve replica activated the publication within the wait.
+  POLICY_NOT_ACCEPTED: 'ERR_POLICY_NOT_ACCEPTED',
   // Gate inputs beside the intent and policy (issue: context envelopes, Wrkr, kill switch).
   WRKR_INVENTORY_INVALID: 'ERR_WRKR_INVENTORY_INVALID',
   KILL_SWITCH_INVALID: 'ERR_KILL_SWITCH_INVALID',
@@ -83,6 +85,7 @@ const DEFAULT_EXIT: Partial<Record<ErrorCode, ExitCode>> = {
   ERR_STORE_UNAVAILABLE: EXIT.INTERNAL,
   ERR_STORE_BUSY: EXIT.INTERNAL,
   ERR_STORAGE_FULL: EXIT.INTERNAL,
+  ERR_POLICY_NOT_ACCEPTED: EXIT.INTERNAL,
 };
 
 export interface WardErrorOptions {

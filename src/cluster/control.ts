@@ -276,6 +276,39 @@ export async function listReplicas(db: PgPool, withinSeconds = 60): Promise<Repl
   }));
 }
 
+/** What the replicas did with a publication: enforce it, refused it (synced past it, kept another policy), not there yet. */
+export interface PublicationUptake {
+  accepted: string[];
+  rejected: { replica_id: string; policy_digest: string; policy_source: string }[];
+  pending: string[];
+}
+
+/** The replicas reporting in the last 60 s, sorted by what they did with publication `seq` (policy topic `version`). */
+export function publicationUptake(replicas: readonly ReplicaReport[], seq: number, version: number): PublicationUptake {
+  const out: PublicationUptake = { accepted: [], rejected: [], pending: [] };
+  for (const r of replicas) {
+    if (r.policy_source === `published:${seq}`) out.accepted.push(r.replica_id);
+    else if (r.versions.policy >= version) out.rejected.push({ replica_id: r.replica_id, policy_digest: r.policy_digest, policy_source: r.policy_source });
+    else out.pending.push(r.replica_id);
+  }
+  return out;
+}
+
+/**
+ * Wait (polling every `pollMs`) until every reporting replica has synced past publication `seq`,
+ * or `timeoutMs` passed; what each did with it. A replica activates a publication only if it
+ * trusts the signing key and the policy is valid for its profile; one that refused it keeps its
+ * policy and reports it.
+ */
+export async function awaitPublicationUptake(db: PgPool, seq: number, version: number, timeoutMs: number, pollMs = 250): Promise<PublicationUptake> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const uptake = publicationUptake(await listReplicas(db), seq, version);
+    if ((uptake.pending.length === 0 && uptake.accepted.length + uptake.rejected.length > 0) || Date.now() >= end) return uptake;
+    await new Promise((r) => setTimeout(r, Math.min(pollMs, Math.max(0, end - Date.now()))));
+  }
+}
+
 function notFound(what: string, hint: string): WardError {
   return new WardError(ERROR_CODES.STORE_NOT_FOUND, `${what} not found`, { hint });
 }

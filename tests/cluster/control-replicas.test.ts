@@ -107,10 +107,45 @@ describe('control plane across ward serve replicas', () => {
     cluster.replicas = await startReplicas(2, { storeUrl: url, args: ['--policy-public-key', made.public_key_path] });
     const pub = ward(['policy', 'publish', '--policy', LOW, '--private-key', made.private_key_path, '--json'], { cwd: REPO, env: { WARD_STORE_URL: url } });
     expect(pub.code, pub.stderr + pub.stdout).toBe(0);
-    const digest = (JSON.parse(pub.stdout) as { policy_digest: string }).policy_digest;
+    const out = JSON.parse(pub.stdout) as { policy_digest: string; accepted_by: string[] };
+    const digest = out.policy_digest;
+    // publish waited for the replicas: it names those that activated it.
+    expect(out.accepted_by.length).toBeGreaterThan(0);
     for (const r of cluster.replicas) {
       const p = await until(`publication on ${r.name}`, () => call(r.url, '/v1/policy'), (x) => x.json.policy_digest === digest);
       expect(p.json).toMatchObject({ policy_source: 'published' });
     }
+  });
+
+  it('a publication no replica trusts: publish exits 1 (ERR_POLICY_NOT_ACCEPTED) naming the replicas that refused it, and cluster status names what each enforces', async () => {
+    const url = await cluster.server.createDatabase();
+    const operator = tempDir('ward-operator-');
+    const stranger = tempDir('ward-stranger-');
+    const trusted = JSON.parse(ward(['keys', 'init', '--out-dir', operator, '--prefix', 'operator', '--json'], { cwd: operator }).stdout) as { public_key_path: string };
+    const untrusted = JSON.parse(ward(['keys', 'init', '--out-dir', stranger, '--prefix', 'stranger', '--json'], { cwd: stranger }).stdout) as { private_key_path: string };
+    cluster.replicas = await startReplicas(2, { storeUrl: url, args: ['--policy-public-key', trusted.public_key_path] });
+    const fileDigest = cluster.replicas[0]!.start.policy_digest;
+    const started = Date.now();
+    const pub = ward(['policy', 'publish', '--policy', LOW, '--private-key', untrusted.private_key_path, '--wait-ms', '8000', '--json'], { cwd: REPO, env: { WARD_STORE_URL: url } });
+    expect(pub.code, pub.stderr + pub.stdout).toBe(1);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    const refused = JSON.parse(pub.stdout) as { ok: boolean; error: string; rejected_by: { replica_id: string; policy_digest: string }[]; accepted_by: string[] };
+    expect(refused.ok).toBe(false);
+    expect(refused.error).toMatch(/refused by every replica/);
+    expect(refused.accepted_by).toEqual([]);
+    expect(refused.rejected_by.map((r) => r.replica_id).sort()).toEqual(cluster.replicas.map((r) => r.name).sort());
+    for (const r of refused.rejected_by) expect(r.policy_digest).toBe(fileDigest);
+
+    const status = ward(['cluster', 'status', '--json'], { cwd: REPO, env: { WARD_STORE_URL: url } });
+    const json = JSON.parse(status.stdout) as { active_policy: { enforced_by: string[]; refused_by: string[] }; enforced_policies: { policy_digest: string; policy_source: string }[] };
+    expect(json.active_policy.enforced_by).toEqual([]);
+    expect(json.active_policy.refused_by).toHaveLength(2);
+    expect(json.enforced_policies.map((p) => [p.policy_digest, p.policy_source])).toEqual([
+      [fileDigest, 'file'],
+      [fileDigest, 'file'],
+    ]);
+    const text = ward(['cluster', 'status'], { cwd: REPO, env: { WARD_STORE_URL: url } }).stdout;
+    expect(text).toContain(`enforced: ${fileDigest} (file) by 2 of 2`);
+    expect(text).toMatch(/latest publication \d+ \S+ .*: enforced by 0 of 2, REFUSED by/);
   });
 });

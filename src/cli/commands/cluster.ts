@@ -5,6 +5,7 @@ import {
   disableKillSwitchEntry,
   listPublications,
   listReplicas,
+  publicationUptake,
   putKillSwitchEntry,
   readJobControls,
   readKillSwitch,
@@ -178,18 +179,30 @@ export function register(program: Command, ctx: CliContext): void {
       const active = publications.find((p) => p.active);
       return { schema, versions, active, replicas };
     });
+    // The latest publication is only what was published: each replica enforces it only if it
+    // trusted its key (and its profile accepts it). The headline says what the replicas enforce.
+    const uptake = status.active ? publicationUptake(status.replicas, status.active.seq, status.versions.policy) : undefined;
+    const enforced = new Map<string, string[]>();
+    for (const r of status.replicas) enforced.set(`${r.policy_digest} (${r.policy_source})`, [...(enforced.get(`${r.policy_digest} (${r.policy_source})`) ?? []), r.replica_id]);
     const json: JsonObject = {
       schema_version: status.schema.version,
-      active_policy: status.active ? { seq: status.active.seq, digest: status.active.digest, key_id: status.active.key_id, published_at: status.active.published_at, published_by: status.active.published_by } : null,
+      active_policy: status.active
+        ? { seq: status.active.seq, digest: status.active.digest, key_id: status.active.key_id, published_at: status.active.published_at, published_by: status.active.published_by, enforced_by: uptake!.accepted, refused_by: uptake!.rejected.map((r) => r.replica_id), pending: uptake!.pending }
+        : null,
+      enforced_policies: status.replicas.map((r) => ({ replica_id: r.replica_id, policy_digest: r.policy_digest, policy_source: r.policy_source })),
       kill_switch_version: status.versions.kill_switch,
       versions: status.versions as unknown as JsonObject,
       replicas: status.replicas as unknown as JsonObject[],
     };
+    const n = status.replicas.length;
     const lines = [
       `schema version ${status.schema.version}`,
-      status.active ? `active policy ${status.active.digest} (publication ${status.active.seq}, by ${status.active.published_by} at ${status.active.published_at})` : 'active policy: none published (replicas enforce their --policy file)',
+      n === 0 ? 'enforced: no replica reporting in the last 60 s' : `enforced: ${[...enforced].map(([policy, ids]) => `${policy} by ${ids.length} of ${n}`).join('; ')}`,
+      status.active
+        ? `latest publication ${status.active.seq} ${status.active.digest} (by ${status.active.published_by} at ${status.active.published_at}): enforced by ${uptake!.accepted.length} of ${n}${uptake!.rejected.length ? `, REFUSED by ${uptake!.rejected.map((r) => r.replica_id).join(', ')}` : ''}${uptake!.pending.length ? `, not yet synced by ${uptake!.pending.join(', ')}` : ''}`
+        : 'latest publication: none (replicas enforce their --policy file)',
       `kill switch version ${status.versions.kill_switch}, jobs version ${status.versions.jobs}, policy version ${status.versions.policy}`,
-      `${status.replicas.length} replica${status.replicas.length === 1 ? '' : 's'} reporting in the last 60 s`,
+      `${n} replica${n === 1 ? '' : 's'} reporting in the last 60 s`,
       ...status.replicas.map((r) => `  ${r.replica_id}  policy ${r.policy_digest} (${r.policy_source})  kill switch v${r.versions.kill_switch}  synced ${r.synced_at}`),
     ];
     print(ctx, flags, json, lines.join('\n'));

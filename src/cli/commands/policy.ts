@@ -8,7 +8,7 @@ import { parsePolicySource } from '../../policy/load.js';
 import type { CliContext } from '../context.js';
 import { correlationId, goJsonLine } from '../output.js';
 import { signingKeyFromKeyFlags } from '../../keys/index.js';
-import { listPublications, publishPolicy } from '../../cluster/control.js';
+import { awaitPublicationUptake, listPublications, publishPolicy, readVersions, type PublicationUptake } from '../../cluster/control.js';
 import { signPublication } from '../../cluster/control-policy.js';
 import { openControlStore, operatorName, withStoreFlags, type StoreFlags } from './cluster.js';
 import { writeFileAtomic } from '../../state/atomic-file.js';
@@ -23,6 +23,7 @@ interface PublishOptions extends StoreFlags {
   privateKey?: string;
   privateKeyEnv?: string;
   profile: string;
+  waitMs: string;
 }
 
 interface FmtOptions {
@@ -115,8 +116,11 @@ function registerPublish(group: Command, ctx: CliContext): void {
       .requiredOption('--policy <file>', 'policy YAML file ("-" for stdin)')
       .option('--private-key <file>', 'Ed25519 private key that signs the publication (a key the replicas trust)')
       .option('--private-key-env <var>', 'or: environment variable holding that key')
-      .option('--profile <profile>', 'also check a profile\'s policy requirements: standard or oss-prod', 'standard'),
+      .option('--profile <profile>', 'also check a profile\'s policy requirements: standard or oss-prod', 'standard')
+      .option('--wait-ms <ms>', 'wait this long for the replicas to activate it; exit 1 (ERR_POLICY_NOT_ACCEPTED) if none did (0: do not wait)', '10000'),
   ).action(async (options: PublishOptions) => {
+    if (!/^\d{1,7}$/.test(options.waitMs)) throw new WardError(ERROR_CODES.USAGE, '--wait-ms must be a whole number of milliseconds');
+    const waitMs = Number(options.waitMs);
     const profile = parseProfile(options.profile);
     const text = await readPolicy(ctx, options.policy);
     // Validate before anything else: an invalid policy is never stored, let alone published.
@@ -124,14 +128,25 @@ function registerPublish(group: Command, ctx: CliContext): void {
     const signed = signPublication(text, key, profile);
     const db = await openControlStore(ctx, options);
     let pub;
+    let uptake: PublicationUptake | undefined;
     try {
       pub = await publishPolicy(db, { digest: signed.loaded.digest, policy_yaml: text, signature: signed.signature, key_id: signed.key_id, published_by: operatorName() });
+      // Stored is not enforced: each replica verifies the signature against the keys it trusts
+      // (and the policy against its profile) before it activates it.
+      if (waitMs > 0) uptake = await awaitPublicationUptake(db, pub.seq, (await readVersions(db)).policy, waitMs);
     } finally {
       await db.close();
     }
     const summary = { seq: pub.seq, policy_digest: pub.digest, key_id: pub.key_id, published_at: pub.published_at, published_by: pub.published_by, rule_count: signed.loaded.policy.rules.length };
-    if (options.json) ctx.stdout(goJsonLine({ ok: true, correlation_id: correlationId(ctx.argv), ...summary }) + '\n');
-    else ctx.stdout(`published ${options.policy} as publication ${pub.seq}\n${Object.entries(summary).map(([k, v]) => `${k}=${v}`).join('\n')}\n`);
+    if (uptake && uptake.accepted.length === 0) throw notAccepted(pub.seq, pub.digest, waitMs, uptake);
+    const accepted = uptake ? { accepted_by: uptake.accepted, rejected_by: uptake.rejected.map((r) => r.replica_id), pending: uptake.pending } : {};
+    if (options.json) ctx.stdout(goJsonLine({ ok: true, correlation_id: correlationId(ctx.argv), ...summary, ...accepted }) + '\n');
+    else {
+      const lines = Object.entries(summary).map(([k, v]) => `${k}=${v}`);
+      if (uptake) lines.push(`accepted by ${uptake.accepted.length} replica(s): ${uptake.accepted.join(', ')}`, ...(uptake.rejected.length ? [`REFUSED by ${uptake.rejected.map((r) => r.replica_id).join(', ')} (they kept their policy)`] : []), ...(uptake.pending.length ? [`not yet synced: ${uptake.pending.join(', ')}`] : []));
+      else lines.push('not waited for (--wait-ms 0): see ward cluster status');
+      ctx.stdout(`published ${options.policy} as publication ${pub.seq}\n${lines.join('\n')}\n`);
+    }
     ctx.exitCode = EXIT.OK;
   });
 
@@ -157,6 +172,22 @@ function registerPublish(group: Command, ctx: CliContext): void {
       ctx.stdout(list.map((p) => `${p.active ? 'active ' : '       '} ${p.seq}  ${p.digest}  key ${p.key_id.slice(0, 16)}  by ${p.published_by} at ${p.published_at}`).join('\n') + '\n');
     }
     ctx.exitCode = EXIT.OK;
+  });
+}
+
+/** No replica took the publication: why, as far as the replicas' reports tell. */
+function notAccepted(seq: number, digest: string, waitMs: number, uptake: PublicationUptake): WardError {
+  const none = uptake.rejected.length === 0 && uptake.pending.length === 0;
+  const message = none
+    ? `publication ${seq} (${digest}) is stored, but no ward serve replica reported within ${waitMs} ms: nothing enforces it yet`
+    : uptake.rejected.length > 0
+      ? `publication ${seq} (${digest}) was refused by every replica that synced it (${uptake.rejected.map((r) => r.replica_id).join(', ')}): they keep enforcing their current policy`
+      : `publication ${seq} (${digest}) was not activated by any replica within ${waitMs} ms (not yet synced: ${uptake.pending.join(', ')})`;
+  return new WardError(ERROR_CODES.POLICY_NOT_ACCEPTED, message, {
+    details: { seq, policy_digest: digest, accepted_by: [], rejected_by: uptake.rejected as unknown as Record<string, unknown>[], pending: uptake.pending },
+    hint: uptake.rejected.length > 0
+      ? 'replicas activate only publications signed by a key they trust (--policy-public-key, WARD_POLICY_PUBLIC_KEY, else their own signing key) and valid for their --profile; their log says "published policy rejected" with the reason'
+      : 'start the replicas (ward serve --store …) or wait longer (--wait-ms); ward cluster status shows what each replica enforces',
   });
 }
 
