@@ -113,7 +113,7 @@ export function register(program: Command, ctx: CliContext): void {
       const require = requireSignature(flags);
       const source = await locateArtifact(ref, storeLookup(ctx, flags, PACK_KINDS));
       const keys = verifyKeys(ctx, flags, signatureKeyIds(source.bytes));
-      const path = displayPath(ctx.cwd, source.path);
+      const path = shownPath(ctx, ref, source.path);
       let result;
       try {
         result = verifyPack(source.bytes, { keys, requireSignature: require });
@@ -195,7 +195,7 @@ export function register(program: Command, ctx: CliContext): void {
       }
       const source = await locateArtifact(ref, storeLookup(ctx, flags, PACK_KINDS));
       const result = inspectPack(source.bytes);
-      const output = { ok: true, operation: 'inspect', path: displayPath(ctx.cwd, source.path), pack_id: result.pack_id, pack_type: result.pack_type, source_ref: result.source_ref, inspect: result, ...PACK_SCHEMA };
+      const output = { ok: true, operation: 'inspect', path: shownPath(ctx, ref, source.path), pack_id: result.pack_id, pack_type: result.pack_type, source_ref: result.source_ref, inspect: result, ...PACK_SCHEMA };
       const summary = result.run_payload
         ? `\ncontext: digest=${result.run_payload.context_set_digest ?? '-'} refs=${result.run_payload.context_ref_count ?? 0} mode=${result.run_payload.context_evidence_mode ?? '-'} privacy=${result.run_payload.context_privacy_mode ?? '-'}`
         : '';
@@ -250,6 +250,15 @@ async function putAndClose(store: EvidenceStore, input: StoreInput): Promise<voi
   } finally {
     await store.close();
   }
+}
+
+/**
+ * `path` in verify and inspect output: the argument as given when it named the file (as the
+ * reference prints it), else where Ward found the artifact (a run id's runpack, `store:<id>`).
+ */
+export function shownPath(ctx: CliContext, ref: string, found: string): string {
+  const given = ref.trim();
+  return !found.startsWith('store:') && resolve(ctx.cwd, given) === found ? given : displayPath(ctx.cwd, found);
 }
 
 const LEGACY_PROOF_WARNING =

@@ -5,8 +5,7 @@ import { locateArtifact } from '../../store/index.js';
 import { stateDir, type CliContext } from '../context.js';
 import { storeOpener, type StoreLocationFlags } from '../store-access.js';
 import { addVerifyKeyOptions } from './keys.js';
-import { print, requireSignature, signatureKeyIds, verifyKeys, type VerifyFlags } from './pack.js';
-import { displayPath } from './run.js';
+import { print, requireSignature, shownPath, signatureKeyIds, verifyKeys, type VerifyFlags } from './pack.js';
 
 /** `ward verify <run_id|path>`: verify a runpack (packs-regress.md §1.3). */
 export function register(program: Command, ctx: CliContext): void {
@@ -35,7 +34,7 @@ export function register(program: Command, ctx: CliContext): void {
       const keys = verifyKeys(ctx, flags, signatureKeyIds(source.bytes));
       const result = verifyRunpack(source.bytes, { keys, requireSignature: require });
       const ok = runpackVerified(result, require);
-      const path = displayPath(ctx.cwd, source.path);
+      const path = shownPath(ctx, ref, source.path);
       const text = ok
         ? `verify ok: ${result.run_id} (manifest sha256:${result.manifest_digest}, signature ${result.signature_status})`
         : [
