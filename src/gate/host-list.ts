@@ -9,6 +9,7 @@ import {
   parseRange,
   rangeContains,
   type AddressClass,
+  type IpAddress,
   type IpRange,
 } from '../intent/address.js';
 import { canonicalHostname, canonicalTarget } from '../intent/canonical.js';
@@ -102,27 +103,25 @@ function compileEntry(raw: string): Entry {
   return range ? { kind: 'range', range, widen, literal: true } : { kind: 'pattern', pattern, widen };
 }
 
-function inClass(host: string, cls: AddressClass): boolean {
-  const addr = parseAddress(host);
+function inClass(host: string, addr: IpAddress | undefined, cls: AddressClass): boolean {
   return addr ? addressInClass(addr, cls) : nameInClass(host, cls);
 }
 
-function entryMatches(e: Entry, host: string, deny: boolean): boolean {
+/** `addr`: `host` parsed as an address (undefined for a name), parsed once by the caller. */
+function entryMatches(e: Entry, host: string, addr: IpAddress | undefined, deny: boolean): boolean {
   switch (e.kind) {
     case 'class':
-      return inClass(host, e.cls);
+      return inClass(host, addr, e.cls);
     case 'invalid':
       return deny;
-    case 'range': {
-      const addr = parseAddress(host);
+    case 'range':
       if (addr && addressViews(addr).some((a) => rangeContains(e.range, a))) return true;
       break;
-    }
     case 'pattern':
       if (domainPatternMatches(e.pattern, host)) return true;
       break;
   }
-  return deny && e.widen.some((cls) => inClass(host, cls));
+  return deny && e.widen.some((cls) => inClass(host, addr, cls));
 }
 
 /**
@@ -131,7 +130,9 @@ function entryMatches(e: Entry, host: string, deny: boolean): boolean {
  */
 export function hostListNamesClassOrRange(list: readonly string[], host: string): boolean {
   const { entries, classOrRange } = compile(list);
-  return classOrRange && entries.some((e) => (e.kind === 'class' || (e.kind === 'range' && e.literal === false)) && entryMatches(e, host, false));
+  if (!classOrRange) return false;
+  const addr = parseAddress(host);
+  return entries.some((e) => (e.kind === 'class' || (e.kind === 'range' && !e.literal)) && entryMatches(e, host, addr, false));
 }
 
 export function domainPatternMatches(pattern: string, domain: string): boolean {
@@ -148,15 +149,28 @@ export function hostListNamesAddresses(list: readonly string[]): boolean {
 /** How a denylist judges a canonical host: by the host itself, or (`resolved`) by one of its addresses. */
 export function hostListDenies(list: readonly string[], host: string, resolved: readonly string[] = []): 'host' | 'address' | undefined {
   const { entries } = compile(list);
-  if (entries.some((e) => entryMatches(e, host, true))) return 'host';
-  return resolved.some((a) => entries.some((e) => entryMatches(e, a, true))) ? 'address' : undefined;
+  const addr = parseAddress(host);
+  if (entries.some((e) => entryMatches(e, host, addr, true))) return 'host';
+  return resolved.some((a) => {
+    const parsed = parseAddress(a);
+    return entries.some((e) => entryMatches(e, a, parsed, true));
+  })
+    ? 'address'
+    : undefined;
 }
 
 /** Whether an allowlist allows a canonical host: listed itself, or every one of its resolved addresses is. */
 export function hostListAllows(list: readonly string[], host: string, resolved: readonly string[] = []): boolean {
   const { entries } = compile(list);
-  if (entries.some((e) => entryMatches(e, host, false))) return true;
-  return resolved.length > 0 && resolved.every((a) => entries.some((e) => entryMatches(e, a, false)));
+  const addr = parseAddress(host);
+  if (entries.some((e) => entryMatches(e, host, addr, false))) return true;
+  return (
+    resolved.length > 0 &&
+    resolved.every((a) => {
+      const parsed = parseAddress(a);
+      return entries.some((e) => entryMatches(e, a, parsed, false));
+    })
+  );
 }
 
 const policyNamesAddresses = new WeakMap<NormalizedPolicy, boolean>();
