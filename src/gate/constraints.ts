@@ -1,3 +1,4 @@
+import { declaredTargets } from '../intent/discover.js';
 import { compareTime, isZeroTime, uniqueSorted, type GoTime } from '../canon/index.js';
 import type { NormalizedIntent, Target } from '../intent/types.js';
 import { targetsDigest } from '../intent/digest.js';
@@ -228,7 +229,7 @@ export function checkCredentialPosture(rule: PolicyRule, intent: NormalizedInten
     if (c.credential_ttl_seconds <= 0) codes.push('credential_evidence_missing');
     else if (c.credential_ttl_seconds > rule.max_credential_ttl_seconds) codes.push('credential_ttl_exceeded');
   }
-  if (c.credential_target_binding !== '' && c.credential_target_binding !== targetsDigest(intent.targets)) {
+  if (c.credential_target_binding !== '' && c.credential_target_binding !== targetsDigest(declaredTargets(intent.targets))) {
     codes.push('credential_target_binding_mismatch');
   }
   if (c.credential_run_binding !== '' && c.run_id !== '' && c.credential_run_binding !== c.run_id) {

@@ -1,6 +1,7 @@
 import { EPOCH_1980, formatRFC3339Nano, goLower, goTrim, isJsonObject, isZeroTime, parseRFC3339, toUTC, uniqueSorted, type GoTime } from '../canon/index.js';
 import { bindContextEvidence, type ContextEnvelope } from '../context/index.js';
 import { ERROR_CODES, WardError, isWardError } from '../errors.js';
+import { withDiscoveredTargets } from '../intent/discover.js';
 import { normalizeIntent } from '../intent/normalize.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import type { ResolvedHosts } from '../intent/address.js';
@@ -87,11 +88,15 @@ export function evaluate(policy: LoadedPolicy | NormalizedPolicy, rawIntent: unk
 /** Evaluate an already-normalized intent (claims not yet bound). */
 export function evaluateNormalized(policy: NormalizedPolicy, intent: NormalizedIntent, options: EvaluateOptions): GateOutcome {
   let prepared: NormalizedIntent;
+  // What the rules check: the declared targets plus those the arguments show (intent/discover.ts).
+  // `prepared` keeps the declared ones only: it is what digests and traces are built from.
+  let checked: NormalizedIntent;
   let contextSource: string;
   try {
     const bound = bindContextEvidence(intent, options.contextEnvelope, options.contextNow ?? options.now);
     prepared = bound.intent;
     contextSource = bound.contextSource;
+    checked = withDiscoveredTargets(prepared);
   } catch (err) {
     if (isWardError(err) && failClosedApplies(policy, intent.context.risk_class)) {
       return notEvaluable(err, intent, intent.created_at, options);
@@ -100,7 +105,7 @@ export function evaluateNormalized(policy: NormalizedPolicy, intent: NormalizedI
   }
 
   const failClosed = failClosedApplies(policy, prepared.context.risk_class);
-  const findings = failClosed ? failClosedFindings(policy, prepared) : undefined;
+  const findings = failClosed ? failClosedFindings(policy, checked) : undefined;
   if (findings && findings.reasons.length) {
     return finish(blockedOutcome(findings.reasons, findings.violations), prepared, contextSource, options);
   }
@@ -116,7 +121,7 @@ export function evaluateNormalized(policy: NormalizedPolicy, intent: NormalizedI
   const wrkr = options.wrkr;
   if (prepared.script) {
     const enrich = wrkr ? (auth: typeof prepared.context.auth_context, tool: string) => enrichWithWrkr(auth, tool, wrkr.inventory) : undefined;
-    const s = evaluateScript(policy, prepared, options.now, enrich, facts);
+    const s = evaluateScript(policy, checked, options.now, enrich, facts);
     if (s.wrkrApplied) sources.push(wrkr!.source);
     core = s;
     script = {
@@ -131,15 +136,16 @@ export function evaluateNormalized(policy: NormalizedPolicy, intent: NormalizedI
       const r = enrichWithWrkr(prepared.context.auth_context, prepared.tool_name, wrkr.inventory);
       if (r.applied) {
         prepared = { ...prepared, context: { ...prepared.context, auth_context: r.authContext } };
+        checked = checked.targets === prepared.targets ? prepared : { ...checked, context: prepared.context };
         sources.push(wrkr.source);
       }
     }
-    core = evaluateSingleIntent(policy, prepared, options.now, facts);
+    core = evaluateSingleIntent(policy, checked, options.now, facts);
   }
 
   let killSwitch: KillSwitchDecision | undefined;
   if (options.killSwitch && 'state' in options.killSwitch) {
-    const ks = evaluateKillSwitch(options.killSwitch.state, prepared, options.now);
+    const ks = evaluateKillSwitch(options.killSwitch.state, checked, options.now);
     killSwitch = ks.decision;
     if (ks.reasonCodes.length) {
       core = {

@@ -1,13 +1,15 @@
 import type { NormalizedIntent } from '../intent/types.js';
 import type { NormalizedPolicy } from '../policy/types.js';
 import { uniqueSorted } from '../canon/index.js';
+import { declaredTargets } from '../intent/discover.js';
 
 export function failClosedApplies(policy: NormalizedPolicy, riskClass: string): boolean {
   return policy.fail_closed.enabled && policy.fail_closed.risk_classes.includes(riskClass);
 }
 
 const REQUIRED_FIELD_CHECKS: Record<string, (i: NormalizedIntent) => [string, string] | undefined> = {
-  targets: (i) => (i.targets.length === 0 ? ['fail_closed_missing_targets', 'missing_targets'] : undefined),
+  // The field the intent declares (the reference's check): targets found in the arguments are checked, but do not fill it.
+  targets: (i) => (declaredTargets(i.targets).length === 0 ? ['fail_closed_missing_targets', 'missing_targets'] : undefined),
   arg_provenance: (i) =>
     i.arg_provenance.length === 0 ? ['fail_closed_missing_arg_provenance', 'missing_arg_provenance'] : undefined,
   endpoint_class: (i) =>

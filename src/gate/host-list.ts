@@ -1,3 +1,4 @@
+import { withDiscoveredTargets } from '../intent/discover.js';
 import {
   CLASS_PREFIX,
   addressInClass,
@@ -195,7 +196,14 @@ export function policyNeedsResolution(policy: NormalizedPolicy): boolean {
 export function hostsToResolve(policy: NormalizedPolicy, intent: NormalizedIntent): string[] {
   if (!policyNeedsResolution(policy)) return [];
   const workspace = intent.context.workspace;
-  const all = [...intent.targets, ...(intent.script?.steps.flatMap((step) => step.targets) ?? [])];
+  // The targets the rules check: found in the arguments too (intent/discover.ts).
+  let checked = intent;
+  try {
+    checked = withDiscoveredTargets(intent);
+  } catch {
+    // Arguments past discovery's bounds: evaluation refuses the intent; nothing more to resolve.
+  }
+  const all = [...checked.targets, ...(checked.script?.steps.flatMap((step) => step.targets) ?? [])];
   const names = new Set<string>();
   for (const t of all) {
     const host = canonicalTarget(t, workspace).host;

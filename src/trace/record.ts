@@ -11,6 +11,7 @@ import { agentIdentityPayload, delegationDigest, intentDigestPayload } from '../
 import type { NormalizedIntent } from '../intent/types.js';
 import { canonicalTargetNotes } from '../intent/canonical.js';
 import type { ResolvedHosts } from '../intent/address.js';
+import { discoveredTargetNotes } from '../intent/discover.js';
 import type { Verdict } from '../policy/types.js';
 import { buildTraceRelationship } from './relationship.js';
 import { signDigestedJson, type DigestSignature } from './sign.js';
@@ -22,7 +23,7 @@ export const TRACE_SCHEMA_VERSION = '1.0.0';
 
 /**
  * `ward` (the default) is the reference field set plus `reason_codes`, `matched_rule` and, when
- * there is something to say, `trace_context` and `canonical_targets`, all inside the signature. `gait` is exactly the reference field set, so
+ * there is something to say, `trace_context`, `canonical_targets` and `discovered_targets`, all inside the signature. `gait` is exactly the reference field set, so
  * the reference's own `trace verify` accepts it (it drops unknown fields before hashing, so it
  * cannot verify a `ward` record).
  */
@@ -30,7 +31,7 @@ export type TraceFormat = 'ward' | 'gait';
 export const TRACE_FORMATS: readonly TraceFormat[] = ['ward', 'gait'];
 
 /** Fields that exist only in `ward`-format records. */
-export const WARD_ONLY_TRACE_FIELDS: readonly string[] = ['reason_codes', 'matched_rule', 'trace_context', 'canonical_targets'];
+export const WARD_ONLY_TRACE_FIELDS: readonly string[] = ['reason_codes', 'matched_rule', 'trace_context', 'canonical_targets', 'discovered_targets'];
 
 export interface TraceContextSummary {
   contextSetDigest: string;
@@ -226,6 +227,7 @@ export function buildTraceRecord(input: TraceInput, format: TraceFormat): Unsign
     r['reason_codes'] = uniqueSorted(input.reasonCodes);
     r['matched_rule'] = input.matchedRule;
     put(r, 'canonical_targets', canonicalTargetNotes(intent, input.resolvedHosts));
+    put(r, 'discovered_targets', discoveredTargetNotes(intent));
     const traceContext = input.traceContext ?? intent.trace_context;
     if (traceContext) {
       r['trace_context'] = traceContext.tracestate

@@ -140,7 +140,7 @@ describe('lists fail closed on targets they cannot reduce', () => {
   it('an allowed relative path inside the workspace is allowed', () => {
     const o = decide(
       PATH_POLICIES.allowlist,
-      intent({ tool_name: 'fs.read', targets: [{ kind: 'path', value: 'src/../README.md', operation: 'read' }] }, { workspace: WORKSPACE }),
+      intent({ tool_name: 'fs.read', args: { path: 'src/../README.md' }, targets: [{ kind: 'path', value: 'src/../README.md', operation: 'read' }] }, { workspace: WORKSPACE }),
     );
     expect(o.verdict).toBe('allow');
   });
@@ -155,7 +155,7 @@ describe('lists fail closed on targets they cannot reduce', () => {
     const deny = 'rules: [{ name: fs, effect: allow, endpoint: { path_denylist: ["secrets/**"] } }]';
     const allow = 'rules: [{ name: fs, effect: allow, endpoint: { path_allowlist: ["./src/**"] } }]';
     const read = (value: string, policy: string) =>
-      decide(policy, intent({ tool_name: 'fs.read', targets: [{ kind: 'path', value, operation: 'read' }] }, { workspace: WORKSPACE })).verdict;
+      decide(policy, intent({ tool_name: 'fs.read', args: { path: value }, targets: [{ kind: 'path', value, operation: 'read' }] }, { workspace: WORKSPACE })).verdict;
     expect(read('secrets/key.pem', deny)).toBe('block');
     expect(read(`${WORKSPACE}/secrets/key.pem`, deny)).toBe('block');
     expect(read('src/../secrets/key.pem', deny)).toBe('block');

@@ -286,7 +286,7 @@ rules:
   });
   it('blocks without sandbox metadata and accepts a valid sandbox for exec targets', () => {
     const policy = 'rules: [{ name: sb, effect: allow, sandbox: { allowed_network_modes: [disabled], max_timeout_seconds: 60 } }]';
-    const exec = { targets: [{ kind: 'other', value: 'ls', operation: 'exec' }] };
+    const exec = { args: { command: 'ls' }, targets: [{ kind: 'other', value: 'ls', operation: 'exec' }] };
     expect(decide(policy, intent(exec)).reasonCodes).toEqual(['destructive_apply_requires_approval', 'matched_rule_sb', 'sandbox_metadata_missing']);
     const ok = decide(policy, intent(exec, { sandbox: { network_mode: 'disabled', timeout_seconds: 30, evidence_ref: 'ref:s', evidence_digest: 'b'.repeat(64) } }));
     expect(ok.sandbox?.status).toBe('valid');

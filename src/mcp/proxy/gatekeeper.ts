@@ -209,7 +209,7 @@ export class Gatekeeper {
    * digests cover the raw request), so the refusal can always be signed.
    */
   refuse(call: CallInput, correlationId: string): CallDecision {
-    const raw = intentForCall(call, this.opts.mapping, false);
+    const raw = intentForCall(call, this.opts.mapping, false, false);
     const { trace, subject } = blockBeforePolicy(this.opts.runtime, { kind: 'refused', intent: raw, createdAt: call.createdAt, correlationId })!;
     return this.decisionOf(trace, undefined, subject.intent as unknown as JsonObject, [`tool:${subject.intent.tool_name}`]);
   }

@@ -1,56 +1,27 @@
 import { readFileSync } from 'node:fs';
 import type { ResolvedHosts } from '../../intent/address.js';
-import { isJsonObject, type JsonObject, foldSpelling } from '../../canon/index.js';
+import { isJsonObject, type JsonObject } from '../../canon/index.js';
 import { PROVENANCE_SOURCES, TARGET_KINDS, ENDPOINT_CLASSES } from '../../contract/vocabulary.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import type { ContextEnvelope } from '../../context/index.js';
 import { claudeCodeToolName } from '../service/adapters.js';
+import {
+  argTargets,
+  bareToolName,
+  operationFromToolName,
+  type ArgTargetRule as TargetRule,
+  type ArgTargetRules as TargetsMap,
+  type TargetMapping,
+} from '../../intent/discover.js';
 
-/** How one argument becomes a target. */
-export interface TargetRule {
-  kind: string;
-  /** Overrides the operation inferred from the tool name. */
-  operation?: string;
-  endpoint_class?: string;
-  sensitivity?: string;
-}
-
-/** Argument name → target rule; `null` turns a default off. */
-export type TargetsMap = ReadonlyMap<string, TargetRule | null>;
-
-export interface TargetMapping {
-  args: TargetsMap;
-  /** Per-tool overrides, keyed by the MCP tool name (without prefix). */
-  tools: ReadonlyMap<string, TargetsMap>;
-}
-
-/** A command argument: what it runs (docs/mcp-proxy.md "Naming shared with the Claude Code hook"). */
-export const EXECUTE_RULE: TargetRule = { kind: 'other', operation: 'execute', endpoint_class: 'proc.exec' };
-
-/** mcp.md defaults: path-like, URL-like, host and command arguments. */
-export const DEFAULT_TARGET_ARGS: TargetsMap = new Map<string, TargetRule>([
-  ['path', { kind: 'path' }],
-  ['paths', { kind: 'path' }],
-  ['file_path', { kind: 'path' }],
-  ['filepath', { kind: 'path' }],
-  ['file', { kind: 'path' }],
-  ['source', { kind: 'path' }],
-  ['destination', { kind: 'path' }],
-  ['url', { kind: 'url' }],
-  ['uri', { kind: 'url' }],
-  ['host', { kind: 'host' }],
-  // The Claude Code hook's spelling (the reference's claude_code adapter pins `execute`), so one policy
-  // matches both; the class is explicit because the core infers proc.exec from `exec`, not `execute`.
-  ['command', EXECUTE_RULE],
-  ['cmd', EXECUTE_RULE],
-  ['script', EXECUTE_RULE],
-]);
-
-export const DEFAULT_TARGET_MAPPING: TargetMapping = { args: DEFAULT_TARGET_ARGS, tools: new Map() };
+export type { ArgTargetRule as TargetRule, ArgTargetRules as TargetsMap, TargetMapping } from '../../intent/discover.js';
+export { DEFAULT_TARGET_MAPPING, EXECUTE_RULE, operationFromToolName } from '../../intent/discover.js';
 
 /**
- * A `--targets-map` file extends the defaults:
+ * A `--targets-map` file refines the defaults (intent/discover.ts):
  * `{"args": {"repo_dir": {"kind": "path"}, "file": null}, "tools": {"run_sql": {"query": {"kind": "other", "operation": "exec"}}}}`.
+ * A rule names the kind of an argument's values; `null` says a name takes no targets, but what a
+ * value itself shows (a URL, an absolute path) is a target all the same.
  */
 export function loadTargetsMap(path: string): TargetMapping {
   let root: unknown;
@@ -65,7 +36,7 @@ export function loadTargetsMap(path: string): TargetMapping {
   for (const key of Object.keys(root)) {
     if (key !== 'args' && key !== 'tools') throw new WardError(ERROR_CODES.USAGE, `--targets-map ${path}: unknown key ${key} (use args, tools)`);
   }
-  const args = new Map(DEFAULT_TARGET_ARGS);
+  const args = new Map<string, TargetRule | null>();
   for (const [name, rule] of Object.entries(objectAt(root, 'args', path))) args.set(name, parseRule(rule, `args.${name}`, path));
   const tools = new Map<string, TargetsMap>();
   for (const [tool, rules] of Object.entries(objectAt(root, 'tools', path))) {
@@ -172,31 +143,6 @@ export function checkArgSource(source: string): string {
 }
 
 /**
- * The operation a tool name makes obvious (mcp.md): `read_*`, `list_*`, `get_*` read; `write_*`,
- * `edit_*`, `create_*`, `move_*` write; `delete_*`, `remove_*` delete. Anything else: none.
- */
-export function operationFromToolName(name: string): string {
-  const base = name.toLowerCase();
-  const verb = /^([a-z]+)(?:[_\-.]|$)/.exec(base)?.[1] ?? '';
-  switch (verb) {
-    case 'read':
-    case 'list':
-    case 'get':
-      return 'read';
-    case 'write':
-    case 'edit':
-    case 'create':
-    case 'move':
-      return 'write';
-    case 'delete':
-    case 'remove':
-      return 'delete';
-    default:
-      return '';
-  }
-}
-
-/**
  * The intent's tool name: `--tool-prefix` + the MCP tool name. A prefix `tool.mcp__<server>__` names
  * the tool exactly as `ward hook claude-code` names the same tool called through Claude Code
  * (`mcp__<server>__<tool>` → `tool.mcp__<server>__<tool>`, camelCase and separators written as the
@@ -213,24 +159,22 @@ export function intentToolName(prefix: string, name: string): string {
  * the server's annotations are copied into the targets; the caller evaluates both variants and keeps
  * the stricter, so an annotation can never loosen a decision.
  */
-export function intentForCall(call: CallInput, opts: MappingOptions, withHints: boolean): JsonObject {
+export function intentForCall(call: CallInput, opts: MappingOptions, withHints: boolean, discover = true): JsonObject {
   const method = call.method;
   const toolName = method ? method.intentName : intentToolName(opts.toolPrefix, call.name);
-  const operation = method ? method.operation : operationFromToolName(call.name);
-  const rules = opts.targets.tools.get(call.name);
+  const operation = method ? method.operation : operationFromToolName(bareToolName(toolName));
   const hints = withHints ? call.hints : undefined;
-  const targets: JsonObject[] = [];
   const provenance: JsonObject[] = [];
-  for (const [key, value] of Object.entries(call.arguments)) {
+  for (const key of Object.keys(call.arguments)) {
     const from = call.witnessed?.get(key);
     provenance.push(from === undefined ? { arg_path: `$.${key}`, source: opts.argSource } : { arg_path: `$.${key}`, source: 'tool_output', source_ref: from });
-    const rule = method ? undefined : ruleFor(key, rules, opts.targets.args);
-    if (!rule) continue;
-    for (const v of targetValues(value, rule.kind)) {
-      if (v.trim() === '') continue;
-      targets.push(target(rule, v, rule.operation ?? operation, hints));
-    }
   }
+  // The one target model (intent/discover.ts): the gate adds the same discovery to every host's
+  // intent, so these are the targets the hook, the CLI and the daemon check for this call too. A
+  // method's targets come from its params (the gate's discovery still runs over them).
+  // `discover = false` is for a refusal only: arguments past discovery's bounds must still be traced.
+  const found = discover && !method ? argTargets(toolName, call.arguments, { mapping: opts.targets, mappingToolName: call.name }) : [];
+  const targets = found.map((t) => target(t, t.value, t.operation, hints));
   for (const t of method?.targets ?? []) targets.push(target({ kind: t.kind }, t.value, operation, undefined));
   if (hints?.destructiveHint && targets.length === 0) {
     // A destructive tool without a recognizable target still gets one, so destructive rules see it.
@@ -260,56 +204,6 @@ export function intentForCall(call: CallInput, opts: MappingOptions, withHints: 
     arg_provenance: provenance,
     context,
   };
-}
-
-/**
- * The values of a target argument: a string, the strings of an array (nested arrays too: a tool
- * that joins or stringifies its argument reads `[["/etc/shadow"]]` as `/etc/shadow`), and for
- * hosts and URLs also finite numbers (`"host": 2852039166` is an IPv4 address to anything that
- * formats it into a URL). Objects are not read.
- */
-function targetValues(value: unknown, kind: string): string[] {
-  const out: string[] = [];
-  const numbers = kind === 'host' || kind === 'url';
-  const visit = (v: unknown, depth: number) => {
-    if (typeof v === 'string') out.push(v);
-    else if (numbers && typeof v === 'number' && Number.isFinite(v)) out.push(String(v));
-    else if (Array.isArray(v) && depth < 16) for (const x of v) visit(x, depth + 1);
-  };
-  visit(value, 0);
-  return out;
-}
-
-const folded = new WeakMap<TargetsMap, Map<string, TargetRule | null>>();
-
-/** `map` keyed by folded spelling (the first key wins when two fold alike). */
-function foldedMap(map: TargetsMap): Map<string, TargetRule | null> {
-  let f = folded.get(map);
-  if (!f) {
-    f = new Map();
-    for (const [k, v] of map) {
-      const key = foldSpelling(k);
-      if (!f.has(key)) f.set(key, v);
-    }
-    folded.set(map, f);
-  }
-  return f;
-}
-
-/**
- * The target rule for an argument: the tool's own map, then the argument map; an exact name first,
- * then the folded spelling, so `filePath`, `Path` or `ｐａｔｈ` are targets like `filepath` and
- * `path` (a server that binds arguments leniently would read them as such).
- */
-function ruleFor(key: string, toolRules: TargetsMap | undefined, args: TargetsMap): TargetRule | null | undefined {
-  if (toolRules?.has(key)) return toolRules.get(key);
-  if (args.has(key)) return args.get(key);
-  const k = foldSpelling(key);
-  if (toolRules) {
-    const f = foldedMap(toolRules);
-    if (f.has(k)) return f.get(k);
-  }
-  return foldedMap(args).get(k);
 }
 
 function target(rule: TargetRule, value: string, operation: string, hints: ToolHints | undefined): JsonObject {

@@ -1,7 +1,7 @@
 import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../../canon/index.js';
 import type { DecisionResult } from './evaluate.js';
 import type { CallTarget, ToolCall } from './tool-call.js';
-import { operationFromToolName } from '../proxy/intent.js';
+import { bareToolName, operationFromToolName } from '../../intent/discover.js';
 
 // The Claude Code hook protocol: its events, the reply for each verdict and for a failure, and how
 // its input is read. `ward hook claude-code` (cli/commands/hook.ts) runs it.
@@ -174,8 +174,9 @@ function lenientEvent(text: string): HookEvent | undefined {
  * keeps that, the hook adds them.
  */
 export function alignMcpToolTargets(call: ToolCall): void {
-  const mcp = /^tool\.mcp__.+?__(.+)$/.exec(call.name);
-  const operation = mcp ? operationFromToolName(mcp[1]!) : '';
+  // The operation the gate's discovery gives the same values (intent/discover.ts), so a declared
+  // target and a discovered one agree, as the proxy's targets do.
+  const operation = /^tool\.mcp__.+?__./.test(call.name) ? operationFromToolName(bareToolName(call.name)) : '';
   for (const t of call.targets as (CallTarget & { endpoint_class?: string })[]) {
     if (t.kind === 'path' && t.operation === '' && operation !== '') t.operation = operation;
     if (t.kind === 'other' && t.operation === 'execute') t.endpoint_class = 'proc.exec';

@@ -55,7 +55,13 @@ describe('intent mapping', () => {
     const path = join(dir, 'map.json');
     writeFileSync(path, JSON.stringify({ args: { repo_dir: { kind: 'path' }, url: null }, tools: { run_sql: { query: { kind: 'other', operation: 'exec' } } } }));
     const m = { ...mapping, targets: loadTargetsMap(path) };
-    expect(intentForCall(call('clone', { repo_dir: '/r', url: 'https://x' }), m, false)['targets']).toEqual([{ kind: 'path', value: '/r', discovery_method: 'mcp' }]);
+    // `null` takes the name's rule away, not what the value shows: a URL is a target all the same
+    // (a map never makes a call less checked than the default); `url: "x"` is no longer one.
+    expect(intentForCall(call('clone', { repo_dir: '/r', url: 'https://x' }), m, false)['targets']).toEqual([
+      { kind: 'path', value: '/r', discovery_method: 'mcp' },
+      { kind: 'url', value: 'https://x', discovery_method: 'mcp' },
+    ]);
+    expect(intentForCall(call('clone', { repo_dir: 'r', url: 'x' }), m, false)['targets']).toEqual([{ kind: 'path', value: 'r', discovery_method: 'mcp' }]);
     expect(intentForCall(call('run_sql', { query: 'drop table t' }), m, false)['targets']).toEqual([
       { kind: 'other', value: 'drop table t', discovery_method: 'mcp', operation: 'exec' },
     ]);
