@@ -58,6 +58,28 @@ describe('ward pack verify of packs the reference built', () => {
     expect(run.json['verify']['signature_status']).toBe('failed');
   });
 
+  it('reaches the tamper and undeclared-entry checks on a reference pack (exit 2)', async () => {
+    const cwd = workdir();
+    const zip = openZip(readFileSync(gaitFile('gait_pack_run_tck_signed.zip')));
+    const rewrite = (name: string, mutate: (files: { path: string; data: Buffer }[]) => void) => {
+      const files = zip.entries.map((e) => ({ path: e.name, data: zip.read(e) }));
+      mutate(files);
+      writeFileSync(join(cwd, name), writeDeterministicZip(files));
+      return name;
+    };
+    const tampered = rewrite('tampered.zip', (files) => {
+      const payload = files.find((f) => f.path === 'run_payload.json')!;
+      payload.data = Buffer.from(payload.data.toString().replace('"intents_count":1', '"intents_count":2'));
+    });
+    const extra = rewrite('extra.zip', (files) => files.push({ path: 'payload.sh', data: Buffer.from('echo hi\n') }));
+    const t = await ward(['pack', 'verify', tampered, '--public-key', PUBLIC_KEY, '--json'], cwd);
+    expect(t.code).toBe(2);
+    expect(t.json['verify']['hash_mismatches'].map((m: { path: string }) => m.path)).toEqual(['run_payload.json']);
+    const u = await ward(['pack', 'verify', extra, '--public-key', PUBLIC_KEY, '--json'], cwd);
+    expect(u.code).toBe(2);
+    expect(u.json['verify']).toMatchObject({ undeclared_files: ['payload.sh'], signature_status: 'failed' });
+  });
+
   it('verifies the three context-conformance packs, and diffs them as the reference does', async () => {
     const cwd = workdir();
     for (const name of ['source', 'runtime', 'semantic']) {
