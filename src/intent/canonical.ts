@@ -116,7 +116,9 @@ export function canonicalTargetNotes(intent: NormalizedIntent, resolved?: Resolv
 // Paths
 
 const WINDOWS_DRIVE = /^[A-Za-z]:\//;
-const PROC_ENTRY = /^\/proc\/(?:self|thread-self|[0-9]+)(?:\/task\/[0-9]+)?\/([^/]+)(\/.*)?$/;
+const PROCESS_DIR = /^(?:self|thread-self|[0-9]+)$/;
+const PROCESS_LINKS = new Set(['cwd', 'fd', 'exe', 'map_files']);
+const FD_DEVICES = new Set(['fd', 'stdin', 'stdout', 'stderr']);
 
 export function isAbsolutePath(p: string): boolean {
   return p.startsWith('/') || WINDOWS_DRIVE.test(p);
@@ -127,8 +129,11 @@ export function isAbsolutePath(p: string): boolean {
  * resolved (never kept above the root); `\` separates like `/`, as the reference cleans paths;
  * `file://` URLs become their path; `/proc/<pid>/root/` is the root it names. Refused: NUL bytes,
  * `~` (the home directory is the tool's, not Ward's, to know), `/proc/<pid>/cwd|fd|…` (they point
- * wherever the process happens to be), remote `file://` hosts, and relative paths without an
- * absolute workspace. Symbolic links are not followed: Ward decides on the path, not the disk.
+ * wherever the process happens to be), a `..` stepping back out of a /proc process directory (the
+ * kernel takes it from where the link points, not from the text), a `file://` URL whose path as
+ * written differs from its parsed path, remote `file://` hosts, and relative
+ * paths without an absolute workspace. This is the lexical reading; where the file system is
+ * visible, the host adds what the disk makes of the path (`PathView`, docs/canonical-targets.md).
  */
 export function canonicalPath(value: string, workspace: string): Canonical<string> {
   let p = value;
@@ -146,29 +151,38 @@ export function canonicalPath(value: string, workspace: string): Canonical<strin
     if (base.includes('\0')) return fail('workspace contains a NUL byte');
     p = `${base}/${p}`;
   }
-  p = cleanAbsolute(p);
-  // `/proc/self/root/proc/1/root/etc` nests: strip until nothing changes.
-  for (;;) {
-    const proc = PROC_ENTRY.exec(p);
-    if (!proc) break;
-    const [, entry, rest] = proc;
-    if (entry === 'root') {
-      p = rest === undefined || rest === '' ? '/' : cleanAbsolute(rest);
-      continue;
-    }
-    if (entry === 'cwd' || entry === 'fd' || entry === 'exe' || entry === 'map_files') {
-      return fail(`/proc/*/${entry} points wherever that process is`);
-    }
-    break;
-  }
-  if (/^\/dev\/fd(?:\/|$)/.test(p)) return fail('/dev/fd points wherever the process is');
-  return ok(p);
+  return WINDOWS_DRIVE.test(p) ? ok(p.slice(0, 1).toUpperCase() + ':' + goCleanPath(p.slice(2))) : walkPosix(p);
 }
 
-function cleanAbsolute(p: string): string {
-  const drive = WINDOWS_DRIVE.exec(p);
-  if (drive) return drive[0].slice(0, 2).toUpperCase() + goCleanPath(p.slice(2));
-  return goCleanPath(p);
+/**
+ * Clean an absolute POSIX path the way the kernel walks it, for the names whose meaning is known
+ * without a disk. `/proc/<pid>/root` (nested too) is `/`, and the walk goes on from there, so
+ * `/proc/self/root/../etc` is `/etc`, as the kernel makes it (`..` at a root stays there). A `..`
+ * that would step back out of a /proc process directory is refused: `/proc/self`, `/proc/net` and
+ * the entries below them are links, and the kernel takes `..` from where they point, not from the
+ * text. The links to wherever a process happens to be (`cwd`, `fd`, `exe`, `map_files`,
+ * `/dev/fd`, `/dev/stdin`…) are refused outright.
+ */
+function walkPosix(p: string): Canonical<string> {
+  const stack: string[] = [];
+  for (const segment of p.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') {
+      if (stack[0] === 'proc' && stack.length >= 2) {
+        return fail(`\`..\` after /proc/${stack[1]} (the kernel resolves it from where the link points, not from the text)`);
+      }
+      stack.pop();
+      continue;
+    }
+    stack.push(segment);
+    if (stack.length === 2 && stack[0] === 'dev' && FD_DEVICES.has(segment)) return fail(`/dev/${segment} points wherever the process is`);
+    if (stack[0] !== 'proc' || stack.length < 3 || !PROCESS_DIR.test(stack[1]!)) continue;
+    const entryAt = stack[2] === 'task' && stack.length >= 4 && /^[0-9]+$/.test(stack[3]!) ? 4 : 2;
+    if (stack.length !== entryAt + 1) continue;
+    if (segment === 'root') stack.length = 0; // `/proc/self/root/proc/1/root/etc` nests
+    else if (PROCESS_LINKS.has(segment)) return fail(`/proc/*/${segment} points wherever that process is`);
+  }
+  return ok(`/${stack.join('/')}`);
 }
 
 function fileUrlPath(raw: string): Canonical<string> {
@@ -186,8 +200,31 @@ function fileUrlPath(raw: string): Canonical<string> {
     return fail('file URL has invalid percent-encoding');
   }
   if (path.includes('\0')) return fail('path contains a NUL byte');
+  // The URL parser removes `..` as text (`file:///proc/self/root/../etc` parses as `/proc/self/etc`),
+  // but a tool that strips the scheme hands the kernel the `..`: the path as written must be the same path.
+  const written = writtenFileUrlPath(raw);
+  if (written === undefined) return fail('file URL has invalid percent-encoding');
+  const asWritten = walkPosix(written);
+  if (!asWritten.ok) return asWritten;
+  const asParsed = walkPosix(path);
+  if (asParsed.ok && asParsed.value !== asWritten.value) {
+    return fail(`file URL names ${asWritten.value} as written but ${asParsed.value} once parsed`);
+  }
   // WHATWG keeps a Windows drive as "/C:/…".
   return ok(/^\/[A-Za-z]:\//.test(path) ? path.slice(1) : path);
+}
+
+/** The path of a `file:` URL as written: no dot-segment removal, percent-decoded; undefined when it does not decode. */
+function writtenFileUrlPath(raw: string): string | undefined {
+  let rest = raw.slice('file:'.length).replace(/[?#].*$/s, '');
+  const authority = /^[/\\]{2}[^/\\]*/.exec(rest);
+  if (authority) rest = rest.slice(authority[0].length);
+  try {
+    rest = decodeURIComponent(rest);
+  } catch {
+    return undefined;
+  }
+  return `/${rest.replaceAll('\\', '/')}`;
 }
 
 // ---------------------------------------------------------------------------------------------

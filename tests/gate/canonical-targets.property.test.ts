@@ -33,7 +33,7 @@ function verdictOf(policy: string, tool: string, target: Record<string, unknown>
 /** Equivalent spellings of `/etc/shadow` as seen from WORKSPACE. */
 const shadowSpelling = fc
   .record({
-    form: fc.constantFrom('absolute', 'relative', 'proc-root', 'file-url', 'nested-proc'),
+    form: fc.constantFrom('absolute', 'relative', 'proc-root', 'proc-root-up', 'file-url', 'nested-proc'),
     ups: fc.integer({ min: 3, max: 8 }),
     dots: fc.array(fc.constantFrom('./', './/', 'x/../', 'etc/../'), { maxLength: 3 }),
     backslashes: fc.boolean(),
@@ -52,6 +52,9 @@ const shadowSpelling = fc
         break;
       case 'proc-root':
         value = `/proc/self/root/${inner}`;
+        break;
+      case 'proc-root-up': // `..` at a process's root stays there (issue 26)
+        value = `/proc/self/root/${'../'.repeat(ups)}${inner}`;
         break;
       case 'nested-proc':
         value = `/proc/1/root/proc/thread-self/root/${inner}`;
