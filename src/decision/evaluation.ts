@@ -10,6 +10,7 @@ import type { NormalizedIntent } from '../intent/types.js';
 import type { ResolvedHosts } from '../intent/address.js';
 import { matchApprovedScript, type ApprovedScriptEntry } from '../tokens/index.js';
 import { WARD_VERSION } from '../version.js';
+import { pathViewOf } from './path-view.js';
 import type { DecisionBasis } from './types.js';
 
 /**
@@ -63,8 +64,9 @@ export interface EvaluationPlan {
   approvedScripts?: readonly ApprovedScriptEntry[] | undefined;
 }
 
-export function evaluateRequest(basis: DecisionBasis, plan: EvaluationPlan, options: EvaluateOptions, wallNow: GoTime): Evaluated {
+export function evaluateRequest(basis: DecisionBasis, plan: EvaluationPlan, planOptions: EvaluateOptions, wallNow: GoTime): Evaluated {
   const started = performance.now();
+  const options = withPathView(basis, plan, planOptions);
   if (plan.approvedScripts) {
     const fastPath = approvedScriptMatch(plan.approvedScripts, plan.intent, basis.policy.digest, wallNow);
     const outcome =
@@ -77,6 +79,13 @@ export function evaluateRequest(basis: DecisionBasis, plan: EvaluationPlan, opti
   }
   const { outcome, intent } = strictestReading(basis, plan, options);
   return { outcome, intent, latencyMs: performance.now() - started };
+}
+
+/** Where the host sees the file system, every reading of the call is evaluated with what the disk makes of its paths. */
+function withPathView(basis: DecisionBasis, plan: EvaluationPlan, options: EvaluateOptions): EvaluateOptions {
+  if (basis.pathResolution !== 'filesystem') return options;
+  const pathView = pathViewOf([plan.intent, ...(plan.claimedReadings ?? [])], basis.policy.policy);
+  return pathView ? { ...options, pathView } : options;
 }
 
 /**

@@ -2,6 +2,7 @@ import type { GoTime } from '../canon/index.js';
 import type { GateOutcome } from '../gate/evaluate.js';
 import type { ApprovalRollup, DelegationRollup } from '../gate/post-process.js';
 import type { NormalizedIntent } from '../intent/types.js';
+import type { PathResolution } from './path-view.js';
 import type { SigningKey } from '../keys/index.js';
 import type { LoadedPolicy } from '../policy/types.js';
 import type { LimitCounter } from '../state/rate-limit.js';
@@ -19,6 +20,12 @@ export interface DecisionBasis {
   signingKey: SigningKey;
   traceFormat: TraceFormat;
   producerVersion?: string;
+  /**
+   * `filesystem` where the host sees the disk the tool uses (gate eval, SDK, hook, local MCP
+   * proxy): paths are resolved (links) before evaluation. Default `lexical` (a daemon deciding
+   * for another machine); its traces say so (decision/path-view.ts).
+   */
+  pathResolution?: PathResolution;
 }
 
 /** What one gate decision needs besides the intent; load it once and reuse it (daemon, proxy). */

@@ -1,8 +1,8 @@
 import { declaredTargets } from '../intent/discover.js';
 import { compareTime, isZeroTime, uniqueSorted, type GoTime } from '../canon/index.js';
-import type { NormalizedIntent, Target } from '../intent/types.js';
+import type { NormalizedIntent, PathView, Target } from '../intent/types.js';
 import { targetsDigest } from '../intent/digest.js';
-import { canonicalTarget } from '../intent/canonical.js';
+import { canonicalPaths, canonicalTarget } from '../intent/canonical.js';
 import type { DataflowConfig, EndpointConfig, FreezeWindowConfig, PolicyRule, SandboxConfig, Verdict } from '../policy/types.js';
 import { goPathMatch, hasGlobMeta } from './glob.js';
 import { inactiveFreezeDecision, type FreezeWindowDecision, type SandboxDecision } from './decisions.js';
@@ -28,7 +28,7 @@ export function checkDataflow(cfg: DataflowConfig, intent: NormalizedIntent): Fi
   const hit = intent.targets.some((t) =>
     filtered
       ? (!cfg.destination_kinds.length || cfg.destination_kinds.includes(t.kind)) &&
-        (!cfg.destination_values.length || targetValueIn(cfg.destination_values, t, workspace)) &&
+        (!cfg.destination_values.length || targetValueIn(cfg.destination_values, t, workspace, intent.path_view)) &&
         (!cfg.destination_operations.length || cfg.destination_operations.includes(t.operation))
       : UNTARGETED_DATAFLOW_KINDS.has(t.kind),
   );
@@ -38,27 +38,35 @@ export function checkDataflow(cfg: DataflowConfig, intent: NormalizedIntent): Fi
 /**
  * §3.3b: path/domain allow- and denylists, egress classes, destructive escalation. Lists are
  * matched against canonical targets (docs/canonical-targets.md); a target a list applies to but
- * that cannot be reduced to a canonical path or host fails the list closed.
+ * that cannot be reduced to a canonical path or host fails the list closed. Where the host resolved
+ * paths on the file system (`view`), every name of the file (symbolic links resolved, hard links
+ * under denied roots) must pass the path lists, not only the spelled one.
  */
 export function checkEndpoint(
   cfg: EndpointConfig,
   targets: readonly Target[],
   workspace: string,
   facts: EndpointFacts = NO_ENDPOINT_FACTS,
+  view?: PathView,
 ): (Finding & { effect: Verdict }) | undefined {
   const codes: string[] = [];
   const pathLists = cfg.path_denylist.length > 0 || cfg.path_allowlist.length > 0;
   const domainLists = cfg.domain_denylist.length > 0 || cfg.domain_allowlist.length > 0;
   for (const t of targets) {
-    const canonical = canonicalTarget(t, workspace);
+    const canonical = canonicalTarget(t, workspace, view);
     if (pathLists && (t.kind === 'path' || canonical.path !== '')) {
-      const path = canonical.path;
-      if (path === undefined) codes.push('endpoint_target_not_canonical');
+      const paths = canonicalPaths(canonical);
+      if (paths.length === 0) codes.push('endpoint_target_not_canonical');
       else {
-        if (cfg.path_denylist.some((p) => pathDenied(resolvePathPattern(p, workspace), path))) codes.push('endpoint_path_denied');
-        if (cfg.path_allowlist.length && !cfg.path_allowlist.some((p) => pathPatternMatches(resolvePathPattern(p, workspace), path))) {
-          codes.push('endpoint_path_not_allowlisted');
-        }
+        const denied = (path: string) =>
+          cfg.path_denylist.some((p) => {
+            const pattern = resolvePathPattern(p, workspace);
+            const real = view?.deniedPatterns.get(pattern);
+            return pathDenied(pattern, path) || (real !== undefined && pathDenied(real, path));
+          });
+        const allowed = (path: string) => cfg.path_allowlist.some((p) => pathPatternMatches(resolvePathPattern(p, workspace), path));
+        if (paths.some(denied)) codes.push('endpoint_path_denied');
+        if (cfg.path_allowlist.length && !paths.every(allowed)) codes.push('endpoint_path_not_allowlisted');
       }
     }
     if (domainLists) {

@@ -3,7 +3,7 @@ import { bindContextEvidence, type ContextEnvelope } from '../context/index.js';
 import { ERROR_CODES, WardError, isWardError } from '../errors.js';
 import { withDiscoveredTargets } from '../intent/discover.js';
 import { normalizeIntent } from '../intent/normalize.js';
-import type { NormalizedIntent } from '../intent/types.js';
+import type { NormalizedIntent, PathView } from '../intent/types.js';
 import type { ResolvedHosts } from '../intent/address.js';
 import type { LoadedPolicy, NormalizedPolicy, Verdict } from '../policy/types.js';
 import { WARD_VERSION } from '../version.js';
@@ -44,6 +44,11 @@ export interface EvaluateOptions {
    * judge names by their text alone.
    */
   resolvedHosts?: ResolvedHosts;
+  /**
+   * What the file system makes of the intent's paths, resolved by the host before evaluation
+   * (decision/path-view.ts); it becomes the prepared intent's `path_view`. Absent: paths are lexical.
+   */
+  pathView?: PathView;
 }
 
 export interface ScriptSummary {
@@ -94,7 +99,7 @@ export function evaluateNormalized(policy: NormalizedPolicy, intent: NormalizedI
   let contextSource: string;
   try {
     const bound = bindContextEvidence(intent, options.contextEnvelope, options.contextNow ?? options.now);
-    prepared = bound.intent;
+    prepared = options.pathView ? { ...bound.intent, path_view: options.pathView } : bound.intent;
     contextSource = bound.contextSource;
     checked = withDiscoveredTargets(prepared);
   } catch (err) {

@@ -3,7 +3,7 @@ import { ERROR_CODES } from '../errors.js';
 import { compareTime, formatRFC3339Nano, goCleanPath, goLower, goTrim, isZeroTime, toUTC, uniqueSorted, type GoTime, type JsonObject } from '../canon/index.js';
 import { TARGET_KINDS } from '../contract/vocabulary.js';
 import type { NormalizedIntent, Target } from '../intent/types.js';
-import { canonicalTarget } from '../intent/canonical.js';
+import { canonicalPaths, canonicalTarget } from '../intent/canonical.js';
 import { underPrefix } from './constraints.js';
 import { resolvePathPattern, targetValueIn } from './target-match.js';
 
@@ -278,6 +278,7 @@ interface IntentFacts {
   paths: (string | undefined)[];
   /** The normalized workspace, which relative target values are resolved against. */
   rawWorkspace: string;
+  pathView: NormalizedIntent['path_view'];
   workspace: string;
 }
 
@@ -291,10 +292,11 @@ function intentFacts(intent: NormalizedIntent): IntentFacts {
     environment: goLower(goTrim(intent.context.environment)),
     targets,
     paths: targets
-      .map((target) => canonicalTarget(target, intent.context.workspace))
+      .map((target) => canonicalTarget(target, intent.context.workspace, intent.path_view))
       .filter((canonical, i) => targets[i]!.kind === 'path' || canonical.path !== '')
-      .map((canonical) => canonical.path),
+      .flatMap((canonical): (string | undefined)[] => (canonical.path === undefined ? [undefined] : [...canonicalPaths(canonical)])),
     rawWorkspace: intent.context.workspace,
+    pathView: intent.path_view,
     workspace: intent.context.workspace === '' ? '' : cleanSlashPath(intent.context.workspace),
   };
 }
@@ -322,7 +324,7 @@ function matchEntry(entry: KillSwitchEntry, facts: IntentFacts): string[] | unde
     const hit = facts.targets.some(
       (target) =>
         (!entry.target_kind || goLower(target.kind) === entry.target_kind) &&
-        (!entry.target_value || targetValueIn([entry.target_value], target, facts.rawWorkspace)),
+        (!entry.target_value || targetValueIn([entry.target_value], target, facts.rawWorkspace, facts.pathView)),
     );
     if (!hit) return undefined;
     codes.push(SELECTOR_CODES.target);

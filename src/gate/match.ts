@@ -13,7 +13,7 @@ export function ruleMatches(rule: PolicyRule, intent: NormalizedIntent): boolean
   if (m.identities.length && !m.identities.includes(ctx.identity)) return false;
   if (m.workspace_prefixes.length && !m.workspace_prefixes.some((p) => ctx.workspace.startsWith(p))) return false;
   if (m.target_kinds.length && !anyTarget(targets, (t) => m.target_kinds.includes(t.kind))) return false;
-  if (m.target_values.length && !anyTarget(targets, (t) => targetValueIn(m.target_values, t, ctx.workspace))) return false;
+  if (m.target_values.length && !anyTarget(targets, (t) => targetValueIn(m.target_values, t, ctx.workspace, intent.path_view))) return false;
   if (m.endpoint_classes.length && !anyTarget(targets, (t) => m.endpoint_classes.includes(t.endpoint_class))) return false;
   if (m.discovery_methods.length && !anyTarget(targets, (t) => m.discovery_methods.includes(t.discovery_method))) {
     return false;
@@ -27,7 +27,7 @@ export function ruleMatches(rule: PolicyRule, intent: NormalizedIntent): boolean
   }
   if (m.data_classes.length && !anyTarget(targets, (t) => m.data_classes.includes(t.sensitivity))) return false;
   if (m.destination_kinds.length && !anyTarget(targets, (t) => m.destination_kinds.includes(t.kind))) return false;
-  if (m.destination_values.length && !anyTarget(targets, (t) => targetValueIn(m.destination_values, t, ctx.workspace))) return false;
+  if (m.destination_values.length && !anyTarget(targets, (t) => targetValueIn(m.destination_values, t, ctx.workspace, intent.path_view))) return false;
   if (m.destination_operations.length && !anyTarget(targets, (t) => m.destination_operations.includes(t.operation))) {
     return false;
   }

@@ -47,7 +47,7 @@ export function evaluateMatchedRule(rule: PolicyRule, intent: NormalizedIntent, 
     }
   }
   if (rule.endpoint.enabled) {
-    const f = checkEndpoint(rule.endpoint, intent.targets, intent.context.workspace, facts);
+    const f = checkEndpoint(rule.endpoint, intent.targets, intent.context.workspace, facts, intent.path_view);
     if (f) {
       effect = mostRestrictive(effect, f.effect);
       absorb(f);

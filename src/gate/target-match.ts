@@ -1,11 +1,12 @@
 import {
   canonicalHostTarget,
   canonicalPath,
+  canonicalPaths,
   isAbsolutePath,
   canonicalTarget,
   canonicalUrl,
 } from '../intent/canonical.js';
-import type { Target } from '../intent/types.js';
+import type { PathView, Target } from '../intent/types.js';
 import { hostListNamesClassOrRange } from './host-list.js';
 
 /**
@@ -13,12 +14,20 @@ import { hostListNamesClassOrRange } from './host-list.js';
  * value the policy lists matches a target when the strings are equal (the reference's test) or
  * when both reduce to the same canonical thing, the policy value read as the same kind of target
  * under the same workspace. So `target_values: [/etc/shadow]` catches `../../etc/shadow`, and no
- * spelling of a target can match fewer rules than its plain form.
+ * spelling of a target can match fewer rules than its plain form. A path target also matches
+ * through the other names the file system gives its file (`view`: symbolic links, hard links).
  */
-export function targetValueIn(list: readonly string[], target: Target, workspace: string): boolean {
+export function targetValueIn(list: readonly string[], target: Target, workspace: string, view?: PathView): boolean {
   if (list.includes(target.value)) return true;
-  const c = canonicalTarget(target, workspace);
-  if (c.value !== undefined && canonicalValues(list, target.kind, workspace).has(c.value)) return true;
+  const c = canonicalTarget(target, workspace, view);
+  if (c.value !== undefined) {
+    const listed = canonicalValues(list, target.kind, workspace);
+    if (listed.has(c.value)) return true;
+    if (c.aliases.length > 0) {
+      const paths = target.kind === 'path' ? listed : canonicalValues(list, 'path', workspace);
+      if (canonicalPaths(c).some((p) => paths.has(p))) return true;
+    }
+  }
   // `class:metadata`, `10.0.0.0/8`: the host the target reaches, by its text (names are not resolved here).
   return c.host !== undefined && c.host !== '' && hostListNamesClassOrRange(list, c.host);
 }

@@ -1,7 +1,7 @@
 import { domainToASCII } from 'node:url';
 import { goCleanPath, type JsonObject } from '../canon/index.js';
 import type { ResolvedHosts } from './address.js';
-import type { NormalizedIntent, Target } from './types.js';
+import type { NormalizedIntent, PathView, Target } from './types.js';
 
 /**
  * Canonical forms of what a target will touch (docs/canonical-targets.md). Rules and lists are
@@ -23,6 +23,11 @@ export interface CanonicalTarget {
   readonly path: string | undefined;
   /** Why `value` or `host` is undefined. */
   readonly problem: string | undefined;
+  /**
+   * Other paths the same file is reached by, which must pass too: the path with symbolic links
+   * resolved and hard links under denied roots, where the host resolved paths on the file system.
+   */
+  readonly aliases: readonly string[];
 }
 
 export type Canonical<T> = { ok: true; value: T } | { ok: false; problem: string };
@@ -30,46 +35,66 @@ export type Canonical<T> = { ok: true; value: T } | { ok: false; problem: string
 const ok = <T>(value: T): Canonical<T> => ({ ok: true, value });
 const fail = (problem: string): Canonical<never> => ({ ok: false, problem });
 
-const cache = new WeakMap<Target, { workspace: string; canonical: CanonicalTarget }>();
+const cache = new WeakMap<Target, { workspace: string; view: PathView | undefined; canonical: CanonicalTarget }>();
+const NO_ALIASES: readonly string[] = [];
 
-/** The canonical view of a normalized target, given the intent's (normalized) workspace. Memoized. */
-export function canonicalTarget(target: Target, workspace: string): CanonicalTarget {
+/**
+ * The canonical view of a normalized target, given the intent's (normalized) workspace and, where
+ * the host resolved paths on the file system, its `path_view`. Memoized.
+ */
+export function canonicalTarget(target: Target, workspace: string, view?: PathView): CanonicalTarget {
   const hit = cache.get(target);
-  if (hit && hit.workspace === workspace) return hit.canonical;
-  const canonical = computeCanonicalTarget(target, workspace);
-  cache.set(target, { workspace, canonical });
+  if (hit && hit.workspace === workspace && hit.view === view) return hit.canonical;
+  let canonical = computeCanonicalTarget(target, workspace);
+  if (view && canonical.path) canonical = withFileSystemView(canonical, spelledPath(target.value, workspace), view);
+  cache.set(target, { workspace, view, canonical });
   return canonical;
+}
+
+/** A lexical path the host did not resolve fails closed: the view must cover every path it evaluates. */
+function withFileSystemView(c: CanonicalTarget, spelled: Canonical<string>, view: PathView): CanonicalTarget {
+  const resolved = spelled.ok ? view.paths.get(spelled.value) : undefined;
+  if (!resolved) return { ...c, value: undefined, path: undefined, problem: 'path was not resolved on the file system' };
+  if (resolved.problem !== undefined) return { ...c, value: undefined, path: undefined, problem: resolved.problem };
+  const aliases = [...c.aliases, ...resolved.names].filter((p, i, all) => p !== c.path && all.indexOf(p) === i);
+  return aliases.length ? { ...c, aliases } : c;
+}
+
+/** Every path a canonical target must pass as: the spelled one and its aliases ([] for no path). */
+export function canonicalPaths(c: CanonicalTarget): readonly string[] {
+  if (!c.path) return NO_ALIASES;
+  return c.aliases.length ? [c.path, ...c.aliases] : [c.path];
 }
 
 function computeCanonicalTarget(t: Target, workspace: string): CanonicalTarget {
   switch (t.kind) {
     case 'path': {
-      const path = canonicalPath(t.value, workspace);
+      const path = canonicalPathReadings(t.value, workspace);
       return path.ok
-        ? { value: path.value, host: claimedHost(t), path: path.value, problem: undefined }
-        : { value: undefined, host: claimedHost(t), path: undefined, problem: path.problem };
+        ? { value: path.value[0], host: claimedHost(t), path: path.value[0], problem: undefined, aliases: path.value.slice(1) }
+        : { value: undefined, host: claimedHost(t), path: undefined, problem: path.problem, aliases: NO_ALIASES };
     }
     case 'url': {
       const url = canonicalUrl(t.value);
       const isFile = /^file:/i.test(t.value);
-      if (!url.ok) return { value: undefined, host: undefined, path: isFile ? undefined : '', problem: url.problem };
-      if (!isFile) return { value: url.value.href, host: url.value.host, path: '', problem: undefined };
-      const path = canonicalPath(t.value, workspace);
+      if (!url.ok) return { value: undefined, host: undefined, path: isFile ? undefined : '', problem: url.problem, aliases: NO_ALIASES };
+      if (!isFile) return { value: url.value.href, host: url.value.host, path: '', problem: undefined, aliases: NO_ALIASES };
+      const path = canonicalPathReadings(t.value, workspace);
       return path.ok
-        ? { value: url.value.href, host: '', path: path.value, problem: undefined }
-        : { value: undefined, host: '', path: undefined, problem: path.problem };
+        ? { value: url.value.href, host: '', path: path.value[0], problem: undefined, aliases: path.value.slice(1) }
+        : { value: undefined, host: '', path: undefined, problem: path.problem, aliases: NO_ALIASES };
     }
     case 'host': {
       const host = canonicalHostTarget(t.value);
       return host.ok
-        ? { value: host.value, host: host.value, path: '', problem: undefined }
-        : { value: undefined, host: undefined, path: '', problem: host.problem };
+        ? { value: host.value, host: host.value, path: '', problem: undefined, aliases: NO_ALIASES }
+        : { value: undefined, host: undefined, path: '', problem: host.problem, aliases: NO_ALIASES };
     }
     default: {
       const host = t.endpoint_domain === '' ? ok('') : canonicalHostname(t.endpoint_domain);
       return host.ok
-        ? { value: t.value, host: host.value, path: '', problem: undefined }
-        : { value: t.value, host: undefined, path: '', problem: `endpoint_domain: ${host.problem}` };
+        ? { value: t.value, host: host.value, path: '', problem: undefined, aliases: NO_ALIASES }
+        : { value: t.value, host: undefined, path: '', problem: `endpoint_domain: ${host.problem}`, aliases: NO_ALIASES };
     }
   }
 }
@@ -83,11 +108,14 @@ function claimedHost(t: Target): string | undefined {
 
 /**
  * What the trace records about canonicalisation: each target (top-level and script steps) whose
- * canonical form differs from its value as written, or that could not be reduced. Empty for the
- * ordinary intent whose targets are already canonical, so such traces stay as they were.
+ * canonical form differs from its value as written, or that could not be reduced, and each path
+ * target the file system adds names for (`aliases`) or that was read without a file system
+ * (`resolution: "lexical"`: the host could not see the disk the tool will use). Empty for the
+ * ordinary intent whose targets are already canonical and resolved, so such traces stay as they were.
  */
 export function canonicalTargetNotes(intent: NormalizedIntent, resolved?: ResolvedHosts): JsonObject[] {
   const workspace = intent.context.workspace;
+  const view = intent.path_view;
   const all = [...intent.targets, ...(intent.script?.steps.flatMap((step) => step.targets) ?? [])];
   const notes: JsonObject[] = [];
   const seen = new Set<string>();
@@ -95,13 +123,16 @@ export function canonicalTargetNotes(intent: NormalizedIntent, resolved?: Resolv
     const key = `${t.kind}\0${t.value}\0${t.endpoint_domain}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    const c = canonicalTarget(t, workspace);
+    const c = canonicalTarget(t, workspace, view);
     const hostDiffers = c.host !== undefined && c.host !== '' && c.host !== t.endpoint_domain;
     const resolution = c.host ? resolved?.get(c.host) : undefined;
-    if (c.problem === undefined && c.value === t.value && !hostDiffers && !resolution) continue;
+    const lexical = view === undefined && c.path !== undefined && c.path !== '';
+    if (c.problem === undefined && c.value === t.value && !hostDiffers && !resolution && !lexical && c.aliases.length === 0) continue;
     const note: JsonObject = { kind: t.kind, value: t.value };
     if (c.value !== undefined && c.value !== t.value) note['canonical_value'] = c.value;
     if (hostDiffers) note['canonical_host'] = c.host!;
+    if (c.aliases.length) note['aliases'] = [...c.aliases];
+    if (lexical) note['resolution'] = 'lexical';
     if (c.problem !== undefined) note['problem'] = c.problem;
     if (resolution) {
       if ('addresses' in resolution) note['resolved_addresses'] = [...resolution.addresses];
@@ -136,6 +167,33 @@ export function isAbsolutePath(p: string): boolean {
  * visible, the host adds what the disk makes of the path (`PathView`, docs/canonical-targets.md).
  */
 export function canonicalPath(value: string, workspace: string): Canonical<string> {
+  const spelled = spelledPath(value, workspace);
+  if (!spelled.ok) return spelled;
+  const p = spelled.value;
+  return WINDOWS_DRIVE.test(p) ? ok(p.slice(0, 1).toUpperCase() + ':' + goCleanPath(p.slice(2))) : walkPosix(p);
+}
+
+/**
+ * The path as the kernel walks it, then the path a tool reaches that cleans `..` as text first
+ * (Node's `path.resolve`, Go's `filepath.Clean`) when that differs: `/proc/self/root/../X` is `/X`
+ * to the kernel and `/proc/self/X` once cleaned. Both must pass; either refused refuses the path.
+ */
+function canonicalPathReadings(value: string, workspace: string): Canonical<readonly string[]> {
+  const walked = canonicalPath(value, workspace);
+  if (!walked.ok) return walked;
+  const spelled = spelledPath(value, workspace);
+  if (!spelled.ok || WINDOWS_DRIVE.test(spelled.value) || !spelled.value.includes('..')) return ok([walked.value]);
+  const cleaned = walkPosix(goCleanPath(spelled.value));
+  if (!cleaned.ok) return cleaned;
+  return ok(cleaned.value === walked.value ? [walked.value] : [walked.value, cleaned.value]);
+}
+
+/**
+ * The absolute path a target spells, before `.` and `..` are walked: a `file:` URL's path, `\`
+ * as `/`, a relative path joined to the workspace. What the file system is asked about
+ * (decision/path-view.ts), and the key of an intent's `path_view`.
+ */
+export function spelledPath(value: string, workspace: string): Canonical<string> {
   let p = value;
   if (p.includes('\0')) return fail('path contains a NUL byte');
   if (/^file:/i.test(p)) {
@@ -151,7 +209,7 @@ export function canonicalPath(value: string, workspace: string): Canonical<strin
     if (base.includes('\0')) return fail('workspace contains a NUL byte');
     p = `${base}/${p}`;
   }
-  return WINDOWS_DRIVE.test(p) ? ok(p.slice(0, 1).toUpperCase() + ':' + goCleanPath(p.slice(2))) : walkPosix(p);
+  return ok(p);
 }
 
 /**

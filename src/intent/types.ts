@@ -148,7 +148,27 @@ export interface NormalizedIntent {
   relationship: JsonObject | undefined;
   /** W3C Trace Context from `context.traceparent`/`tracestate` (Ward extension; never digested). */
   trace_context: TraceContext | undefined;
+  /**
+   * What the file system makes of the intent's paths, where the host can see it (Ward extension;
+   * never digested, set by the host before evaluation). Absent: paths are read lexically.
+   */
+  path_view?: PathView | undefined;
 }
+
+/**
+ * The file system's view of path targets, keyed by the path as spelled (absolute, `.` and `..`
+ * kept: `spelledPath`): the paths the kernel reaches once symbolic links are resolved (from the
+ * spelled and from the cleaned path: a tool may clean `..` as text first, or leave it to the
+ * kernel), and other names of the same file under the roots a policy denies (hard links).
+ * docs/canonical-targets.md "Links".
+ */
+export interface PathView {
+  readonly paths: ReadonlyMap<string, ResolvedPath>;
+  /** Denylist patterns (joined to the workspace) whose literal directories are reached through symbolic links → the pattern on the real directories. */
+  readonly deniedPatterns: ReadonlyMap<string, string>;
+}
+
+export type ResolvedPath = { readonly names: readonly string[]; readonly problem?: undefined } | { readonly problem: string };
 
 export interface TraceContext {
   traceparent: string;

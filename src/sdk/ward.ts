@@ -209,6 +209,7 @@ export class Ward {
       policy: this.policy,
       signingKey,
       traceFormat: options.traceFormat ?? 'ward',
+      pathResolution: 'filesystem',
       traceDir: this.traceDir,
       rateLimitStatePath: resolve(cwd, options.rateLimitStatePath ?? resolve(this.stateDir, 'gate_rate_limits.json')),
       profile: 'standard',

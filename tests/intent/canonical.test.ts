@@ -8,6 +8,7 @@ import {
   toolNameProblem,
 } from '../../src/intent/canonical.js';
 import { normalizeIntent } from '../../src/intent/normalize.js';
+import type { NormalizedIntent } from '../../src/intent/types.js';
 
 const WS = '/srv/app';
 
@@ -245,8 +246,31 @@ describe('canonicalTargetNotes (what the trace records)', () => {
   const n = (targets: unknown[]) =>
     normalizeIntent({ tool_name: 'fs.read', args: {}, targets, context: { identity: 'a', workspace: '/srv/app', risk_class: 'low' } });
 
-  it('is empty when every target is already canonical', () => {
-    expect(canonicalTargetNotes(n([{ kind: 'path', value: '/etc/hosts' }, { kind: 'url', value: 'https://api.example.com/v1' }]))).toEqual([]);
+  const resolvedAsWritten = (intent: NormalizedIntent): NormalizedIntent => ({
+    ...intent,
+    path_view: { paths: new Map([['/etc/hosts', { names: ['/etc/hosts'] }]]), deniedPatterns: new Map() },
+  });
+
+  it('is empty when every target is already canonical and resolved on the file system', () => {
+    const intent = n([{ kind: 'path', value: '/etc/hosts' }, { kind: 'url', value: 'https://api.example.com/v1' }]);
+    expect(canonicalTargetNotes(resolvedAsWritten(intent))).toEqual([]);
+  });
+
+  it('marks paths read without a file system (a daemon deciding for another machine) as lexical', () => {
+    const intent = n([{ kind: 'path', value: '/etc/hosts' }, { kind: 'url', value: 'https://api.example.com/v1' }]);
+    expect(canonicalTargetNotes(intent)).toEqual([{ kind: 'path', value: '/etc/hosts', resolution: 'lexical' }]);
+  });
+
+  it('records the other names the file system gives a file, and paths it did not resolve', () => {
+    const intent = n([
+      { kind: 'path', value: '/srv/app/pub/key.pem' },
+      { kind: 'path', value: '/srv/app/other' },
+    ]);
+    const view = { paths: new Map([['/srv/app/pub/key.pem', { names: ['/srv/app/secrets/key.pem', '/srv/keys/key.pem'] }]]), deniedPatterns: new Map() };
+    expect(canonicalTargetNotes({ ...intent, path_view: view })).toEqual([
+      { kind: 'path', value: '/srv/app/other', problem: 'path was not resolved on the file system' },
+      { kind: 'path', value: '/srv/app/pub/key.pem', aliases: ['/srv/app/secrets/key.pem', '/srv/keys/key.pem'] },
+    ]);
   });
 
   it('records rewritten values, hosts the reference would not see, and refusals', () => {
@@ -259,7 +283,7 @@ describe('canonicalTargetNotes (what the trace records)', () => {
         ]),
       ),
     ).toEqual([
-      { kind: 'path', value: '../../etc/shadow', canonical_value: '/etc/shadow' },
+      { kind: 'path', value: '../../etc/shadow', canonical_value: '/etc/shadow', resolution: 'lexical' },
       { kind: 'path', value: '~/.ssh/id_rsa', problem: 'path starts with ~ (home directory of an unknown user)' },
       { kind: 'url', value: 'https://evil.com\\@api.example.com/', canonical_value: 'https://evil.com/@api.example.com/', canonical_host: 'evil.com' },
     ]);

@@ -152,6 +152,7 @@ async function gateEval(ctx: CliContext, flags: GateEvalFlags): Promise<void> {
     policy,
     signingKey: key.key,
     traceFormat: flags.traceFormat,
+    pathResolution: 'filesystem',
     traceDir: resolve(state, 'traces'),
     rateLimitStatePath: resolve(ctx.cwd, flags.rateLimitState ?? resolve(state, 'gate_rate_limits.json')),
     profile: flags.profile,

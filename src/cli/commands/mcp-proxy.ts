@@ -231,6 +231,8 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
       policy,
       signingKey: key.key,
       traceFormat: 'ward',
+      // A server the proxy starts uses this file system; one behind --upstream-url may not.
+      pathResolution: flags.upstreamUrl ? 'lexical' : 'filesystem',
       traceDir,
       rateLimitStatePath: resolve(state, 'gate_rate_limits.json'),
       profile,

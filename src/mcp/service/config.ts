@@ -98,6 +98,8 @@ export function loadServiceConfig(opts: ServiceOptions): DecisionServiceConfig {
     traceDir: opts.traceDir || resolve(opts.stateDir, 'traces'),
     runpackDir: opts.runpackDir || undefined,
     packDir: opts.packDir || undefined,
+    // The hook and `mcp call` run beside the tool; `mcp serve` may decide for other machines.
+    pathResolution: opts.serve ? 'lexical' : 'filesystem',
   };
 }
 

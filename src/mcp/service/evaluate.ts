@@ -13,6 +13,7 @@ import type { NormalizedIntent } from '../../intent/types.js';
 import type { SigningKey } from '../../keys/index.js';
 import type { LoadedPolicy, Verdict } from '../../policy/types.js';
 import { inputsRequired, loadKillSwitch, type KillSwitchInput } from '../../decision/inputs.js';
+import type { PathResolution } from '../../decision/path-view.js';
 import { decide, type Decided } from '../../decision/pipeline.js';
 import { steps, type EmergencyStop, type McpTrustCheck } from '../../decision/steps.js';
 import { FileTraceSink } from '../../decision/trace-sink.js';
@@ -69,6 +70,8 @@ export interface DecisionServiceConfig {
   runpackDir?: string | undefined;
   packDir?: string | undefined;
   producerVersion?: string;
+  /** `filesystem` for the hook and `mcp call` (the disk the tool uses is this one); `lexical` for `mcp serve` and the daemon. */
+  pathResolution?: PathResolution | undefined;
 }
 
 /** One call. Paths are resolved against `cwd` of the config. */
@@ -239,7 +242,13 @@ function decideCall(
   };
   const jobRoot = resolve(cfg.cwd, cfg.jobRoot);
   return decide(
-    { policy: cfg.policy, signingKey: cfg.signingKey, traceFormat: 'ward', ...(cfg.producerVersion !== undefined ? { producerVersion: cfg.producerVersion } : {}) },
+    {
+      policy: cfg.policy,
+      signingKey: cfg.signingKey,
+      traceFormat: 'ward',
+      ...(cfg.producerVersion !== undefined ? { producerVersion: cfg.producerVersion } : {}),
+      ...(cfg.pathResolution ? { pathResolution: cfg.pathResolution } : {}),
+    },
     {
       intent: intentJson,
       now,
