@@ -105,6 +105,16 @@ describe('expected_exit_code', () => {
     expect(graded(gradeExpectedExitCode(fixtureOf(runpack))).status).toBe('pass');
   });
 
+  it('lists missing results sorted by intent id, as the reference does', () => {
+    const input = mutateInput((j) => {
+      j['intents'][0]['intent_id'] = 'intent_z';
+      j['intents'][0]['tool_name'] = 'tool.think';
+      j['results'] = j['results'].filter((r: { intent_id: string }) => r.intent_id !== 'intent_1' && r.intent_id !== 'intent_3');
+    });
+    const r = graded(gradeExpectedExitCode(fixtureOf(demoRunpack({ input }), { expected_replay_exit_code: 2 })));
+    expect(r.details['missing_results']).toEqual(['intent_3', 'intent_z']);
+  });
+
   it('stubs http, file, db and queue tools by name, as the reference replay does', () => {
     expect(['tool.fetch', 'fs.write', 'sql.query', 'kafka.publish', 'tool.search'].map(stubType)).toEqual(['http', 'file', 'db', 'queue', undefined]);
   });

@@ -1,4 +1,4 @@
-import { goLower, type JsonObject } from '../../canon/index.js';
+import { compareUtf8, goLower, type JsonObject } from '../../canon/index.js';
 import type { Runpack } from '../../runpack/index.js';
 import { fail, pass, type FixtureUnderTest, type GraderOutcome } from './types.js';
 
@@ -18,7 +18,11 @@ export function stubType(toolName: string): string | undefined {
 /** Stub replay (§4.5): intents without a recorded result and without a stub family are missing; exit 2 if any. */
 export function stubReplay(runpack: Runpack): { exitCode: number; missing: string[] } {
   const recorded = new Set(runpack.results.map((r) => r.intent_id));
-  const missing = runpack.intents.filter((i) => !recorded.has(i.intent_id) && stubType(i.tool_name) === undefined).map((i) => i.intent_id);
+  // Sorted, as the reference lists them.
+  const missing = runpack.intents
+    .filter((i) => !recorded.has(i.intent_id) && stubType(i.tool_name) === undefined)
+    .map((i) => i.intent_id)
+    .sort(compareUtf8);
   return { exitCode: missing.length > 0 ? 2 : 0, missing };
 }
 
