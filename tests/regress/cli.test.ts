@@ -140,6 +140,7 @@ describe('ward regress init and add', () => {
     const r = await ward(['regress', 'init', '--from', 'run_demo', '--name', 'Refund Flow!', '--json'], cwd);
     expect(r.code).toBe(0);
     expect(r.json).toMatchObject({ ok: true, run_id: 'run_demo', fixture_name: 'refund-flow', fixture_dir: 'fixtures/refund-flow', config_path: 'ward.yaml', next_commands: ['ward regress run --json'] });
+    expect(r.json['source']).toBeUndefined(); // the reference's init output has no source; add's has
     expect((await ward(['regress', 'run'], cwd)).code).toBe(0);
   });
 

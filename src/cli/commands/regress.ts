@@ -73,7 +73,7 @@ export function register(program: Command, ctx: CliContext): void {
       .description('make a fixture from a runpack, run id, run pack or store id: fixtures/<name>/ and the regress config'),
   ).action(async (flags: SourceFlags) => guarded(async () => {
     const init = await initFrom(ctx, flags, false);
-    printInit(ctx, flags, init);
+    printInit(ctx, flags, init, false);
   }));
 
   sourceOptions(
@@ -82,7 +82,7 @@ export function register(program: Command, ctx: CliContext): void {
       .description('like init; --from also accepts a gait.capture.receipt file naming a runpack'),
   ).action(async (flags: SourceFlags) => guarded(async () => {
     const init = await initFrom(ctx, flags, true);
-    printInit(ctx, flags, init);
+    printInit(ctx, flags, init, true);
   }));
 
   runOptions(regress.command('run').description('grade every fixture: exit 0 pass, 5 regression, 6 config or usage error')).action(
@@ -196,7 +196,8 @@ function replayWarning(exitCode: number): string {
   return `the run has intents without a result that the stub replay cannot stand in for; expected_replay_exit_code is ${exitCode}`;
 }
 
-function printInit(ctx: CliContext, flags: SourceFlags, init: { result: InitResult; source: string }): void {
+/** `init` and `add` output; `source` only for `add`, as in the reference. */
+function printInit(ctx: CliContext, flags: SourceFlags, init: { result: InitResult; source: string }, withSource: boolean): void {
   const r = init.result;
   const next = nextRunCommand(r.config_path);
   const output = {
@@ -206,7 +207,7 @@ function printInit(ctx: CliContext, flags: SourceFlags, init: { result: InitResu
     fixture_dir: r.fixture_dir,
     runpack_path: r.runpack_path,
     config_path: r.config_path,
-    source: init.source,
+    source: withSource ? init.source : undefined,
     next_commands: [next],
     warnings: r.meta.expected_replay_exit_code === 0 ? undefined : [replayWarning(r.meta.expected_replay_exit_code)],
   };
