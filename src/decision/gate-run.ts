@@ -132,7 +132,7 @@ function pipelineRequestOf(rt: GateRuntime, req: GateRequest): { pipelineRequest
 
 function pendingOf(rt: GateRuntime, req: GateRequest, d: Decided, now: GoTime): PendingDecision {
   const exitCode = d.records.simulated ? 0 : exitCodeForVerdict(d.decision.verdict);
-  const capture = rt.captureIntents ? captureOf(d, now, req.contextEnvelopeJson) : undefined;
+  const capture = rt.captureIntents ? captureOf(d, now, req.contextEnvelopeJson, req.resolvedHosts) : undefined;
   const finish = (tracePath: string): GateResultOutput => ({
     output: gateEvalOutput(d, tracePath, rt.profile, rt.warnings),
     exitCode,
@@ -145,12 +145,13 @@ function pendingOf(rt: GateRuntime, req: GateRequest, d: Decided, now: GoTime): 
 }
 
 /** The decision capture keeps the normalized intent as given (before claims are bound), for replay. */
-function captureOf(d: Decided, evaluationTime: GoTime, envelopeJson: JsonObject | undefined): JsonObject {
+function captureOf(d: Decided, evaluationTime: GoTime, envelopeJson: JsonObject | undefined, resolvedHosts: ResolvedHosts | undefined): JsonObject {
   return buildDecisionCapture({
     trace: d.trace,
     evaluationTime,
     intent: d.evaluable ? (d.fastPath?.intent ?? normalizeIntent(d.intent)) : undefined,
     intentError: d.outcome.intentError?.message,
     contextEnvelope: envelopeJson,
+    resolvedHosts,
   });
 }

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
-import { formatRFC3339Nano, isJsonObject, parseJsonTime, parseStrictJson, type GoTime, type JsonObject } from '../canon/index.js';
+import { compareUtf8, formatRFC3339Nano, isJsonObject, parseJsonTime, parseStrictJson, type GoTime, type JsonObject } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { normalizedIntentJson } from '../intent/digest.js';
+import type { HostResolution, ResolvedHosts } from '../intent/address.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import { writeFileAtomic } from '../state/atomic-file.js';
 import type { SignedTrace } from './record.js';
@@ -31,6 +32,8 @@ export interface DecisionCapture {
   intent_error?: string;
   /** The context envelope JSON exactly as it was given, when one was bound. */
   context_envelope?: JsonObject;
+  /** What the targets' host names resolved to when the decision was made: replay judges them the same. */
+  resolved_hosts?: ResolvedHosts;
   /** The capture record as read. */
   raw: JsonObject;
 }
@@ -41,6 +44,7 @@ export interface CaptureInput {
   intent: NormalizedIntent | undefined;
   intentError: string | undefined;
   contextEnvelope: JsonObject | undefined;
+  resolvedHosts?: ResolvedHosts | undefined;
 }
 
 export function buildDecisionCapture(input: CaptureInput): JsonObject {
@@ -61,6 +65,7 @@ export function buildDecisionCapture(input: CaptureInput): JsonObject {
   if (input.intent) out['intent'] = normalizedIntentJson(input.intent);
   if (input.intentError !== undefined) out['intent_error'] = input.intentError;
   if (input.contextEnvelope) out['context_envelope'] = input.contextEnvelope;
+  if (input.resolvedHosts) out['resolved_hosts'] = resolvedHostsJson(input.resolvedHosts);
   return out;
 }
 
@@ -78,6 +83,29 @@ export function writeCapture(dir: string, capture: JsonObject): string {
   const path = join(dir, captureFileName(capture));
   writeFileAtomic(path, captureFileText(capture), 0o600);
   return path;
+}
+
+/** `{ "<host>": { "addresses": [...] } | { "error": "..." } }`, hosts in byte order. */
+function resolvedHostsJson(resolved: ResolvedHosts): JsonObject {
+  const out: JsonObject = {};
+  for (const host of [...resolved.keys()].sort(compareUtf8)) {
+    const r = resolved.get(host)!;
+    out[host] = 'addresses' in r ? { addresses: [...r.addresses] } : { error: r.error };
+  }
+  return out;
+}
+
+function parseResolvedHosts(value: unknown): ResolvedHosts {
+  if (!isJsonObject(value)) throw invalid('resolved_hosts must be an object');
+  const out = new Map<string, HostResolution>();
+  for (const [host, r] of Object.entries(value)) {
+    if (isJsonObject(r) && Array.isArray(r['addresses']) && r['addresses'].every((a) => typeof a === 'string') && Object.keys(r).length === 1) {
+      out.set(host, { addresses: r['addresses'] as string[] });
+    } else if (isJsonObject(r) && typeof r['error'] === 'string' && Object.keys(r).length === 1) {
+      out.set(host, { error: r['error'] });
+    } else throw invalid(`resolved_hosts[${JSON.stringify(host)}] must be {addresses: [strings]} or {error: string}`);
+  }
+  return out;
 }
 
 const ID = /^[0-9a-f]{24}$/;
@@ -124,6 +152,7 @@ export function parseDecisionCapture(input: Buffer | string): DecisionCapture {
     ...(intent !== undefined ? { intent } : {}),
     ...(typeof value['intent_error'] === 'string' ? { intent_error: value['intent_error'] } : {}),
     ...(envelope !== undefined ? { context_envelope: envelope } : {}),
+    ...(value['resolved_hosts'] !== undefined ? { resolved_hosts: parseResolvedHosts(value['resolved_hosts']) } : {}),
     raw: value,
   };
 }

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { HostResolver, resolveIntentHosts, systemLookup } from '../../src/decision/host-resolution.js';
+import { parseRFC3339 } from '../../src/canon/index.js';
+import { normalizeIntent } from '../../src/intent/normalize.js';
 import { parsePolicyYaml } from '../../src/policy/load.js';
+import { replayOne, type ReplayOptions } from '../../src/regress/replay/replay.js';
+import { recordFromCapture } from '../../src/regress/replay/sources.js';
+import type { ReplayRecord } from '../../src/regress/replay/types.js';
+import { buildDecisionCapture, captureFileText, parseDecisionCapture } from '../../src/trace/capture.js';
 
 const DENY_METADATA = parsePolicyYaml(
   'default_verdict: allow\nrules: [{ name: net, effect: allow, match: { tool_names: [http.get] }, endpoint: { domain_denylist: [class:metadata] } }]',
@@ -85,5 +91,35 @@ describe('resolveIntentHosts', () => {
     const got = await resolveIntentHosts(DENY_METADATA, [call('http://A.example./x', 'http://10.0.0.1/'), call('http://b.example/'), { not: 'an intent' }], r);
     expect([...got!.keys()].sort()).toEqual(['a.example', 'b.example']);
     expect(asked.sort()).toEqual(['a.example', 'b.example']);
+  });
+});
+
+describe('captures and replay keep the resolution', () => {
+  it('a capture records resolved_hosts, and replay judges the name by them without the network', () => {
+    const loaded = parsePolicyYaml(
+      'default_verdict: allow\nrules: [{ name: net, effect: allow, match: { tool_names: [http.get] }, endpoint: { domain_denylist: [class:metadata] } }]',
+    );
+    const resolved = new Map([['169.254.169.254.nip.io', { addresses: ['169.254.169.254'] }]]);
+    const trace = { trace_id: 'a'.repeat(24), event_id: 'b'.repeat(24), policy_digest: loaded.digest, intent_digest: 'c'.repeat(64), tool_name: 'http.get', verdict: 'block', reason_codes: [], matched_rule: 'net' };
+    const capture = (resolvedHosts: typeof resolved | undefined) =>
+      captureFileText(
+        buildDecisionCapture({
+          trace: trace as never,
+          evaluationTime: parseRFC3339('2026-03-12T12:00:00Z'),
+          intent: normalizeIntent(call('http://169.254.169.254.nip.io/')),
+          intentError: undefined,
+          contextEnvelope: undefined,
+          resolvedHosts,
+        }),
+      );
+    const text = capture(resolved);
+    expect(JSON.parse(text).resolved_hosts).toEqual({ '169.254.169.254.nip.io': { addresses: ['169.254.169.254'] } });
+    expect([...parseDecisionCapture(text).resolved_hosts!]).toEqual([...resolved]);
+    const replayed = (t: string) => replayOne(recordFromCapture(t, 'test') as ReplayRecord, { candidate: loaded } as ReplayOptions).candidate;
+    expect(replayed(text)).toMatchObject({ verdict: 'block', reason_codes: expect.arrayContaining(['endpoint_resolved_address_denied']) });
+    // The control: the same capture without the recorded resolution is judged by the name's text.
+    expect(JSON.parse(capture(undefined)).resolved_hosts).toBeUndefined();
+    expect(replayed(capture(undefined)).verdict).toBe('allow');
+    expect(() => parseDecisionCapture(text.replace('"addresses"', '"addrs"'))).toThrow(/resolved_hosts/);
   });
 });

@@ -169,7 +169,14 @@ function decide(policy: LoadedPolicy, record: ReplayRecord, envelopes: Map<strin
       contextEnvelope = parsed;
     }
     const now = record.evaluation_time;
-    const outcome = evaluate(policy, record.intent, { now, contextNow: now, ...(contextEnvelope ? { contextEnvelope } : {}) });
+    const outcome = evaluate(policy, record.intent, {
+      now,
+      contextNow: now,
+      ...(contextEnvelope ? { contextEnvelope } : {}),
+      // The recorded resolutions (a candidate policy that names more classes than the recorded one
+      // judges the names it did not need resolved by their text, as a library caller does).
+      ...(record.resolved_hosts ? { resolvedHosts: record.resolved_hosts } : {}),
+    });
     let verdict: string = outcome.verdict;
     let reasons = outcome.reasonCodes;
     if (outcome.intentError === undefined && outcome.requireBrokerCredential && verdict === 'allow') {

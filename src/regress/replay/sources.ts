@@ -28,6 +28,7 @@ export function recordFromCapture(bytes: Buffer | string, source: string): Repla
     evaluation_time: capture.evaluation_time,
     intent: capture.intent,
     ...(capture.context_envelope ? { context_envelope: capture.context_envelope } : {}),
+    ...(capture.resolved_hosts ? { resolved_hosts: capture.resolved_hosts } : {}),
     recorded: { verdict: capture.verdict, reason_codes: capture.reason_codes, matched_rule: capture.matched_rule },
   };
 }

@@ -1,4 +1,5 @@
 import type { GoTime, JsonObject } from '../../canon/index.js';
+import type { ResolvedHosts } from '../../intent/address.js';
 
 /** A recorded decision that can be evaluated again. */
 export interface ReplayRecord {
@@ -13,6 +14,8 @@ export interface ReplayRecord {
   intent: JsonObject;
   /** The context envelope JSON bound to the recorded decision. */
   context_envelope?: JsonObject;
+  /** What the host names resolved to when the decision was made (captures); replay uses it, never the network. */
+  resolved_hosts?: ResolvedHosts;
   /** The recorded decision, when the source has one. */
   recorded?: { verdict: string; reason_codes: string[]; matched_rule: string };
 }
