@@ -13,6 +13,7 @@ import { openCheckedPool, storeLocationOf } from '../store-access.js';
 import { readInputText } from '../input.js';
 import { signingKeyFromFlags } from './keys.js';
 import type { McpCallFlags } from './mcp-call.js';
+import { DEFAULT_REQUEST_LIMITS } from '../../mcp/proxy/limits.js';
 
 /** The one-shot mode's flags (`--call`, mcp-decision-service.md §6.4) and the proxy's own. */
 interface ProxyFlags extends McpCallFlags {
@@ -47,6 +48,8 @@ interface ProxyFlags extends McpCallFlags {
   hideBlockedTools?: boolean;
   unknownMethods: 'refuse' | 'decide';
   unknownMethodRiskClass: string;
+  maxCallBytes: string;
+  maxCallKeys: string;
   captureIntents?: boolean;
   runCapture: boolean;
   witness: boolean;
@@ -107,6 +110,8 @@ export function registerProxy(mcp: Command, ctx: CliContext): void {
         .default('refuse'),
     )
     .option('--unknown-method-risk-class <class>', 'with --unknown-methods decide: the risk class of their intents (a fail_closed class blocks them unless a rule allows)', 'critical')
+    .option('--max-call-bytes <n>', 'largest client request accepted, in bytes (over it: JSON-RPC error -32064, not forwarded)', String(DEFAULT_REQUEST_LIMITS.maxBytes))
+    .option('--max-call-keys <n>', 'most object members and array elements in one request\'s params (over it: -32064, not forwarded)', String(DEFAULT_REQUEST_LIMITS.maxKeys))
     .option('--hide-blocked-tools', 'drop tools from tools/list that the policy blocks whatever the arguments')
     .option('--capture-intents', 'keep each normalized intent beside its trace (for ward regress replay); may hold sensitive arguments')
     .option('--no-run-capture', 'do not capture sessions as runs in the store')
@@ -264,6 +269,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
     captureRuns: flags.runCapture,
     witness: flags.witness,
     unknownMethods: { mode: flags.unknownMethods, riskClass: flags.unknownMethodRiskClass },
+    limits: { maxBytes: positiveInt(flags.maxCallBytes, '--max-call-bytes', usage), maxKeys: positiveInt(flags.maxCallKeys, '--max-call-keys', usage) },
     upstream: flags.upstreamUrl ? { url: flags.upstreamUrl, headers: upstreamHeaders } : { command: command[0]!, args: command.slice(1) },
     log,
   });
@@ -342,6 +348,12 @@ function inboxConfig(ctx: CliContext, flags: ProxyFlags, approvalKeySet: boolean
 function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
   return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+function positiveInt(text: string, flag: string, usage: (m: string) => WardError): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < 1) throw usage(`${flag} ${text}: expected an integer >= 1`);
+  return n;
 }
 
 function durationMs(text: string, flag: string): number {

@@ -32,6 +32,7 @@ import { RunCapture } from './run-capture.js';
 import { perRequestSignals, SdkPeer } from './sdk-peer.js';
 import { ProxySession } from './session.js';
 import type { UnknownMethods } from './methods.js';
+import { DEFAULT_REQUEST_LIMITS, limitExceeded, type RequestLimits } from './limits.js';
 import { watchFile } from './watch.js';
 import { SessionWitness } from './witness.js';
 
@@ -93,6 +94,8 @@ export interface ProxyConfig {
   witness?: boolean | undefined;
   /** `--unknown-methods` / `--unknown-method-risk-class` (docs/mcp-proxy.md "Every method that reads or acts"). */
   unknownMethods?: { mode: UnknownMethods; riskClass: string } | undefined;
+  /** `--max-call-bytes` / `--max-call-keys` (default `DEFAULT_REQUEST_LIMITS`). */
+  limits?: RequestLimits | undefined;
   upstream: Upstream;
   log: ProxyLog;
 }
@@ -186,6 +189,7 @@ export class ProxyRuntime {
       capture,
       witness,
       unknownMethods: this.cfg.unknownMethods,
+      limits: this.cfg.limits,
     });
     return { session, capture, witness };
   }
@@ -299,7 +303,11 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
     if (url.pathname !== listen.path) return rejectRpc(res, 404, `not found: the MCP endpoint is ${listen.path}`);
     if (refusedAtEdge(req, res, guard, auth)) return;
     if (stopping) return rejectRpc(res, 503, 'Ward is shutting down', { Connection: 'close' });
-    const readPost = () => readJsonPost(req, res, listen.maxRequestBytes, log);
+    const limits = rt.cfg.limits ?? DEFAULT_REQUEST_LIMITS;
+    const readPost = async () => {
+      const post = await readJsonPost(req, res, listen.maxRequestBytes, limits.maxBytes, log);
+      return post && !refusedOverLimit(res, post, limits, log) ? post : undefined;
+    };
     const sid = req.headers['mcp-session-id'];
     if (typeof sid === 'string') {
       const s = sessions.get(sid);
@@ -366,22 +374,49 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
   return { server, stop };
 }
 
+/** The messages of a POST body that are requests (a method and an id): what a refusal must answer. */
+function requestsOf(body: unknown): { id: string | number; params: unknown }[] {
+  return (Array.isArray(body) ? body : [body]).flatMap((m) => {
+    if (typeof m !== 'object' || m === null || typeof (m as Record<string, unknown>)['method'] !== 'string') return [];
+    const id = (m as Record<string, unknown>)['id'];
+    return typeof id === 'string' || typeof id === 'number' ? [{ id, params: (m as Record<string, unknown>)['params'] }] : [];
+  });
+}
+
+/** A POST Ward answers itself, one JSON-RPC error per request in it (HTTP 200); nothing of it is handed on. */
+function answerRequests(res: ServerResponse, body: unknown, error: (id: string | number) => { code: number; message: string }): void {
+  const errors = requestsOf(body).map(({ id }) => {
+    const e = error(id);
+    return errorResponse(id, e.code, e.message);
+  });
+  res.writeHead(200, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify(errors.length === 1 ? errors[0] : errors));
+}
+
 /**
- * A POST whose requests reuse ids still in flight in the session: answered here (HTTP 200, a
- * `-32600` for every request in it) and nothing of it handed on, so the first request keeps its
- * stream.
+ * A POST whose requests reuse ids still in flight in the session: answered here (a `-32600` for
+ * every request in it), so the first request keeps its stream.
  */
 function refuseReusedIds(res: ServerResponse, body: unknown, reused: readonly (string | number)[], log: ProxyLog): void {
   log.warn('request reuses the id of a request still in flight; refused, not forwarded', { ids: reused.join(',') });
-  const ids = (Array.isArray(body) ? body : [body]).flatMap((m) => {
-    const id = typeof m === 'object' && m !== null && typeof (m as Record<string, unknown>)['method'] === 'string' ? (m as Record<string, unknown>)['id'] : undefined;
-    return typeof id === 'string' || typeof id === 'number' ? [id] : [];
-  });
-  const errors = ids.map((id) =>
-    errorResponse(id, RPC.INVALID_REQUEST, reused.includes(id) ? `Invalid Request: id ${JSON.stringify(id)} is already in use by a request Ward has not answered yet; use a new id` : 'Invalid Request: not processed: another request in this batch reused an id in flight'),
-  );
-  res.writeHead(200, { 'Content-Type': 'application/json' });
-  res.end(JSON.stringify(errors.length === 1 ? errors[0] : errors));
+  answerRequests(res, body, (id) => ({
+    code: RPC.INVALID_REQUEST,
+    message: reused.includes(id) ? `Invalid Request: id ${JSON.stringify(id)} is already in use by a request Ward has not answered yet; use a new id` : 'Invalid Request: not processed: another request in this batch reused an id in flight',
+  }));
+}
+
+/**
+ * A POST with a request over `--max-call-bytes` or `--max-call-keys`: refused here, before the SDK
+ * transport validates it or a session decides it (`-32064` naming the limit for every request in
+ * it). True when it was refused (and answered).
+ */
+function refusedOverLimit(res: ServerResponse, post: { body: unknown; bytes: number }, limits: RequestLimits, log: ProxyLog): boolean {
+  const requests = requestsOf(post.body);
+  const over = requests.length ? limitExceeded(requests.length === 1 ? requests[0]!.params : requests.map((r) => r.params), post.bytes, limits) : undefined;
+  if (!over) return false;
+  log.warn('request over a limit refused; not forwarded', { ids: requests.map((r) => r.id).join(','), why: over });
+  answerRequests(res, post.body, () => ({ code: RPC.LIMIT_EXCEEDED, message: over }));
+  return true;
 }
 
 /** A refusal in JSON-RPC form (`id: null`), as the MCP SDK's transport answers one. */
@@ -411,10 +446,13 @@ function refusedAtEdge(req: IncomingMessage, res: ServerResponse, guard: Loopbac
  * server could otherwise read different messages from it), and hands the transport the result.
  * Undefined when the request was refused (and answered).
  */
-async function readJsonPost(req: IncomingMessage, res: ServerResponse, maxBytes: number, log: ProxyLog): Promise<{ body: unknown } | undefined> {
+async function readJsonPost(req: IncomingMessage, res: ServerResponse, maxBytes: number, maxCallBytes: number, log: ProxyLog): Promise<{ body: unknown; bytes: number } | undefined> {
   let text: string;
+  let bytes: number;
   try {
-    text = (await readBody(req, maxBytes)).toString('utf8');
+    const buf = await readBody(req, maxBytes);
+    bytes = buf.length;
+    text = buf.toString('utf8');
   } catch (err) {
     // Over the limit (declared or read): 413 and the connection closes; a client gone mid-body gets nothing useful either way.
     const tooLarge = err instanceof HttpError && err.code === 'body_too_large';
@@ -422,8 +460,20 @@ async function readJsonPost(req: IncomingMessage, res: ServerResponse, maxBytes:
     else rejectRpc(res, 400, 'Parse error: Invalid JSON', {}, RPC.PARSE_ERROR);
     return undefined;
   }
+  if (bytes > maxCallBytes) {
+    // A request over --max-call-bytes is refused by its ids alone, so the fast reader will do:
+    // nothing of it goes on. (Anything else over it — a client's answer — is read strictly below.)
+    let loose: unknown;
+    try {
+      loose = JSON.parse(text);
+    } catch {
+      rejectRpc(res, 400, 'Parse error: Invalid JSON', {}, RPC.PARSE_ERROR);
+      return undefined;
+    }
+    if (requestsOf(loose).length) return { body: loose, bytes };
+  }
   try {
-    return { body: parseJsonText(text) };
+    return { body: parseJsonText(text), bytes };
   } catch (err) {
     if (isJsonDuplicateKeyError(err)) {
       log.warn('request with a repeated member name refused; not forwarded', { error: err.message });

@@ -48,6 +48,8 @@ export const RPC = {
   UPSTREAM_TIMEOUT: -32062,
   /** HTTP listener: `--max-sessions` sessions are open; no new one was started (HTTP 503). */
   TOO_MANY_SESSIONS: -32063,
+  /** A client request over `--max-call-bytes` or `--max-call-keys` (docs/mcp-proxy.md "Limits"); not forwarded. */
+  LIMIT_EXCEEDED: -32064,
 } as const;
 
 /**

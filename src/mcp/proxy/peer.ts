@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { isJsonDuplicateKeyError, parseJsonText } from '../../canon/index.js';
-import { LineReader } from './framing.js';
+import { LineReader, oversizeId } from './framing.js';
 import { messageKind, salvageId, type JsonRpcId, type JsonRpcMessage, type MessageKind } from './jsonrpc.js';
 
 export interface Inbound {
@@ -19,8 +19,11 @@ export interface Peer {
   /** Send one message. `raw` is the exact encoding to write when the transport is byte-oriented. */
   send(msg: JsonRpcMessage, raw?: Buffer, relatedRequestId?: JsonRpcId): Promise<void>;
   onmessage?: (m: Inbound) => void;
-  /** Input that is not a JSON-RPC 2.0 message: `id` when one could be salvaged. */
-  onmalformed?: (reason: string, id: JsonRpcId | null) => void;
+  /**
+   * Input that is not a JSON-RPC 2.0 message: `id` when one could be salvaged. `oversize`: a
+   * message over the size limit, discarded unread (`response`: it looked like an answer).
+   */
+  onmalformed?: (reason: string, id: JsonRpcId | null, oversize?: { response: boolean }) => void;
   /** The peer is gone; `error` says why when it was not an orderly end. */
   onclose?: (error?: Error) => void;
   /** The negotiated protocol version, for transports that must echo it (Streamable HTTP client). */
@@ -69,6 +72,12 @@ export function decodeLine(line: Buffer, peer: Pick<Peer, 'onmessage' | 'onmalfo
   peer.onmessage?.({ msg: msg as JsonRpcMessage, kind, raw: line });
 }
 
+/** A discarded over-limit line, reported with the id its edges show (so its request can still be answered). */
+function reportOversize(peer: Pick<Peer, 'onmalformed'>, bytes: number, limit: number, edges: { head: Buffer; tail: Buffer }): void {
+  const { id, response } = oversizeId(edges);
+  peer.onmalformed?.(`message of ${bytes} bytes exceeds the ${limit}-byte limit (--max-message-bytes)`, id, { response });
+}
+
 /** Write one framed message; small ones in a single write (one syscall, one wake-up of the reader). */
 export function writeFramed(out: Writable, msg: JsonRpcMessage, raw: Buffer | undefined): boolean {
   const body = raw ?? Buffer.from(JSON.stringify(msg), 'utf8');
@@ -83,7 +92,7 @@ export function writeFramed(out: Writable, msg: JsonRpcMessage, raw: Buffer | un
 /** Newline-delimited JSON over a readable/writable pair (the proxy's own stdin/stdout). */
 export class StreamPeer implements Peer {
   onmessage?: (m: Inbound) => void;
-  onmalformed?: (reason: string, id: JsonRpcId | null) => void;
+  onmalformed?: (reason: string, id: JsonRpcId | null, oversize?: { response: boolean }) => void;
   onclose?: (error?: Error) => void;
   private readonly reader: LineReader;
   private closed = false;
@@ -96,7 +105,7 @@ export class StreamPeer implements Peer {
     this.reader = new LineReader(
       maxMessageBytes,
       (line) => decodeLine(line, this, true),
-      (bytes) => this.onmalformed?.(`message of ${bytes} bytes exceeds the ${maxMessageBytes}-byte limit`, null),
+      (bytes, edges) => reportOversize(this, bytes, maxMessageBytes, edges),
     );
   }
 
@@ -149,7 +158,7 @@ export interface ChildServerOptions {
  */
 export class ChildServerPeer implements Peer {
   onmessage?: (m: Inbound) => void;
-  onmalformed?: (reason: string, id: JsonRpcId | null) => void;
+  onmalformed?: (reason: string, id: JsonRpcId | null, oversize?: { response: boolean }) => void;
   onclose?: (error?: Error) => void;
   child: ChildProcess | undefined;
   exitCode: number | null = null;
@@ -162,7 +171,7 @@ export class ChildServerPeer implements Peer {
     this.reader = new LineReader(
       opts.maxMessageBytes,
       (line) => decodeLine(line, this),
-      (bytes) => this.onmalformed?.(`message of ${bytes} bytes exceeds the ${opts.maxMessageBytes}-byte limit`, null),
+      (bytes, edges) => reportOversize(this, bytes, opts.maxMessageBytes, edges),
     );
   }
 
@@ -240,7 +249,7 @@ export class ChildServerPeer implements Peer {
  */
 export class DeferredPeer implements Peer {
   onmessage?: (m: Inbound) => void;
-  onmalformed?: (reason: string, id: JsonRpcId | null) => void;
+  onmalformed?: (reason: string, id: JsonRpcId | null, oversize?: { response: boolean }) => void;
   onclose?: (error?: Error) => void;
   private starting: Promise<void> | undefined;
   /** The wrapped peer has started: a send goes straight to it (no promise hop). */
@@ -254,7 +263,7 @@ export class DeferredPeer implements Peer {
     private readonly onStartError?: (err: Error) => void,
   ) {
     inner.onmessage = (m) => this.onmessage?.(m);
-    inner.onmalformed = (reason, id) => this.onmalformed?.(reason, id);
+    inner.onmalformed = (reason, id, oversize) => this.onmalformed?.(reason, id, oversize);
     inner.onclose = (error) => this.onclose?.(error);
   }
 

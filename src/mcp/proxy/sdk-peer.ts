@@ -48,7 +48,7 @@ export function perRequestSignals<F extends TransportFetch>(fetchImpl: F): F {
  */
 export class SdkPeer implements Peer {
   onmessage?: (m: Inbound) => void;
-  onmalformed?: (reason: string, id: JsonRpcId | null) => void;
+  onmalformed?: (reason: string, id: JsonRpcId | null, oversize?: { response: boolean }) => void;
   onclose?: (error?: Error) => void;
   private lastError: Error | undefined;
   private closed = false;

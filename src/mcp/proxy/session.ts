@@ -24,6 +24,7 @@ import { serverKey, type PinStore } from './pins.js';
 import { isModernProtocolVersion, requestClientName, requestProtocolVersion, resultServerInfo, shapeResult } from './protocol.js';
 import { blockedText, screenResult, type Screened } from './result-firewall.js';
 import { alwaysBlocked, ToolPins } from './tools.js';
+import { DEFAULT_REQUEST_LIMITS, limitExceeded, type RequestLimits } from './limits.js';
 import { isReservedToolName, knownNotification, requestRoute, ROOTS_ANSWER, UNKNOWN_METHOD, type MethodIntent, type Sender, type UnknownMethods } from './methods.js';
 import { toolSuspicion, type SessionWitness } from './witness.js';
 
@@ -53,6 +54,8 @@ export interface SessionOptions {
   witness?: SessionWitness | undefined;
   /** `--unknown-methods` and `--unknown-method-risk-class`: what happens to a method Ward does not know (default: refused). */
   unknownMethods?: { mode: UnknownMethods; riskClass: string } | undefined;
+  /** `--max-call-bytes` / `--max-call-keys` (default `DEFAULT_REQUEST_LIMITS`). */
+  limits?: RequestLimits | undefined;
 }
 
 interface Pending {
@@ -135,7 +138,7 @@ export class ProxySession {
     o.client.onmessage = (m) => this.fromClient(m);
     o.server.onmessage = (m) => this.fromServer(m);
     o.client.onmalformed = (reason, id) => this.malformedFromClient(reason, id);
-    o.server.onmalformed = (reason, id) => this.malformedFromServer(reason, id);
+    o.server.onmalformed = (reason, id, oversize) => this.malformedFromServer(reason, id, oversize);
     o.client.onclose = (error) => void this.end(error, 'client');
     o.server.onclose = (error) => this.serverClosed(error);
   }
@@ -195,6 +198,12 @@ export class ProxySession {
       // a ping id 7) would let the call's result be taken for the ping's, unscreened.
       const key = idKey(msg.id as JsonRpcId);
       if (this.inflight.has(key)) return this.refuseReusedId(msg.id as JsonRpcId, msg.method!);
+      // Over a bound, nothing of it is read as an intent: deciding it would stall every session.
+      const over = limitExceeded(msg.params, m.raw?.length, this.o.limits ?? DEFAULT_REQUEST_LIMITS);
+      if (over) {
+        this.o.log.warn('request over a limit refused; not forwarded', { method: JSON.stringify(msg.method), id: msg.id, why: over });
+        return this.replyError(msg.id as JsonRpcId, RPC.LIMIT_EXCEEDED, over);
+      }
       this.inflight.add(key);
     }
     if (m.kind === 'request' && isModernProtocolVersion(requestProtocolVersion(msg.params))) {
@@ -1181,13 +1190,26 @@ export class ProxySession {
     this.toClient(errorResponse(id, code, code === RPC.PARSE_ERROR ? 'Parse error' : `Invalid Request: ${reason}`));
   }
 
-  private malformedFromServer(reason: string, id: JsonRpcId | null): void {
-    this.o.log.warn(`malformed message from the MCP server: ${reason}`);
-    if (id === null) return;
-    const p = this.pending.get(idKey(id));
-    if (!p) return;
-    this.settle(p);
-    this.replyError(p.id, RPC.INTERNAL_ERROR, `MCP server sent a malformed response: ${reason}`);
+  /**
+   * A server message Ward could not read. Its request, when its id is known and pending, gets an
+   * error. An answer over `--max-message-bytes` whose id cannot be told (its first and last bytes
+   * name none) fails every request in flight: one of them will never be answered otherwise, and
+   * the client must not wait forever (`--call-timeout 0`).
+   */
+  private malformedFromServer(reason: string, id: JsonRpcId | null, oversize?: { response: boolean }): void {
+    this.o.log.warn(`malformed message from the MCP server: ${reason}`, { id });
+    const p = id === null ? undefined : this.pending.get(idKey(id));
+    if (p) {
+      this.settle(p);
+      if (p.call?.intentId) this.o.capture?.result(p.call.intentId, 'result_dropped', { message: reason });
+      return this.replyError(p.id, RPC.INTERNAL_ERROR, `MCP server sent a response Ward could not accept: ${reason}; it was dropped`);
+    }
+    if (!oversize?.response || id !== null) return;
+    for (const q of [...this.pending.values()]) {
+      this.settle(q);
+      if (q.call?.intentId) this.o.capture?.result(q.call.intentId, 'result_dropped', { message: reason });
+      this.replyError(q.id, RPC.INTERNAL_ERROR, `MCP server sent a response Ward could not accept (${reason}) and did not say which request it answered; this request may have been it, and is failed`);
+    }
   }
 
   private traceFailed(id: JsonRpcId, err: Error, intentId: string | undefined): void {

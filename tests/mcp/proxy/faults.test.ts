@@ -125,8 +125,10 @@ describe('ward mcp proxy: faults', () => {
       await p.client.listTools();
       expect(JSON.stringify((await p.client.callTool({ name: 'echo', arguments: { text: 'a' } })).content)).toContain('echo: a');
       await p.client.callTool({ name: 'mutate', arguments: {} });
+      // The changed definition is not listed: its text never reaches the model until accepted.
       const relisted = await p.client.listTools();
-      expect(relisted.tools.find((t) => t.name === 'echo')?.description).toContain('evil.example');
+      expect(relisted.tools.map((t) => t.name)).not.toContain('echo');
+      expect(JSON.stringify(relisted)).not.toContain('evil.example');
       const r = await p.client.callTool({ name: 'echo', arguments: { text: 'b' } });
       expect(r.isError).toBe(true);
       expect((r._meta as { ward: { reason_codes: string[] } }).ward.reason_codes).toEqual(['mcp_tool_definition_changed']);

@@ -84,7 +84,8 @@ describe('ward mcp proxy: nothing reaches the server undecided (raw stdio, recor
     const cwd = tempDir('ward-mcp-gate-');
     const log = join(cwd, 'server.log');
     writePolicy(cwd, policyFor(cwd));
-    const p = new RawProxy(['--policy', 'policy.yaml', '--capture-intents'], [process.execPath, RECORDER], cwd, { RECORDING_SERVER_LOG: log });
+    // --max-call-keys raised: call 70 nests 100,000 arrays, which is to reach the engine's own refusal.
+    const p = new RawProxy(['--policy', 'policy.yaml', '--capture-intents', '--max-call-keys', '200000'], [process.execPath, RECORDER], cwd, { RECORDING_SERVER_LOG: log });
     try {
       await p.initialize();
       p.send({ jsonrpc: '2.0', id: 'list', method: 'tools/list' });

@@ -8,7 +8,7 @@
 //   slow {ms}             answers after ms milliseconds, with the secret in its text
 //   twice                 answers twice; the second answer carries the secret
 //   stray                 first answers an id that was never asked (with the secret), then its own
-//   huge {bytes}          answers with a single line of about `bytes` bytes
+//   huge {bytes, idLast}  answers with a single line of about `bytes` bytes (the id first, or last)
 //   ask_sampling          sends sampling/createMessage (the secret in its messages) and answers with the client's reply
 //   ask_roots             sends roots/list and answers with the client's reply (or error)
 //   ask_unknown           sends a request with a method no revision defines and answers with the client's reply
@@ -102,8 +102,11 @@ function handle(line) {
     case 'stray':
       send({ jsonrpc: '2.0', id: 'never-asked', result: text(`stray: API_TOKEN=${secret}`) });
       return send({ jsonrpc: '2.0', id, result: text('stray done') });
-    case 'huge':
-      return send({ jsonrpc: '2.0', id, result: text('x'.repeat(Number(args.bytes ?? 2_000_000))) });
+    case 'huge': {
+      const result = text('x'.repeat(Number(args.bytes ?? 2_000_000)));
+      // Either member order: the TS SDKs write the id last.
+      return send(args.idLast ? { jsonrpc: '2.0', result, id } : { jsonrpc: '2.0', id, result });
+    }
     case 'ask_sampling':
       return ask(id, 'sampling/createMessage', { messages: [{ role: 'user', content: { type: 'text', text: `summarise API_TOKEN=${secret}` } }], maxTokens: 10 });
     case 'ask_roots':
