@@ -42,7 +42,7 @@ describe('ward mcp proxy: faults', () => {
     expect((r['error'] as { code: number }).code).toBe(-32062);
     raw.call(2, 'echo', { text: 'still alive' });
     const ok = await raw.response(2);
-    expect(JSON.stringify(ok['result'])).toContain('echo: still alive');
+    expect(JSON.stringify(ok['result']), JSON.stringify(ok)).toContain('echo: still alive');
     raw.end();
     expect(await raw.exited).toBe(0);
   });
