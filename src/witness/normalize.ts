@@ -69,6 +69,8 @@ export function foldForMatch(text: string): string {
     if (c <= 0x20 || c >= 0x7f || (c >= 0x41 && c <= 0x5a)) break;
   }
   if (i === n) return text;
+  // All ASCII (most texts): native lower-casing, controls and spaces removed by one regex.
+  if (!NON_ASCII.test(text)) return foldAscii(text, i);
   const parts: string[] = [text.slice(0, i)];
   let runStart = i;
   const flush = (end: number) => {
@@ -98,6 +100,21 @@ export function foldForMatch(text: string): string {
   flush(n);
   return parts.join('');
 }
+
+/** `foldForMatch` of an ASCII text whose first `from` characters need nothing. */
+function foldAscii(text: string, from: number): string {
+  const n = text.length;
+  const out = new Uint16Array(n);
+  let j = 0;
+  for (let i = 0; i < from; i++) out[j++] = text.charCodeAt(i);
+  for (let i = from; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c <= 0x20 || c === 0x7f) continue;
+    out[j++] = c >= 0x41 && c <= 0x5a ? c + 32 : c;
+  }
+  return TEXT_16.decode(out.subarray(0, j));
+}
+const TEXT_16 = new TextDecoder('utf-16le');
 
 /** Does the text hold a character `foldForMatch` changes or removes? (When not, the fold is the text.) */
 export function foldChanges(text: string): boolean {

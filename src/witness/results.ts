@@ -402,6 +402,18 @@ class Screen {
   }
 }
 
+/**
+ * The credentials in a text as the firewall's `credentials` detector finds them (as is, and
+ * normalized), with `key` the JSON field the text is the value of (`{"api_key": "…"}`): what the
+ * witness keeps in its protected budget.
+ */
+export function credentialSecrets(text: string, key = ''): string[] {
+  const out = detect(text, key, CREDENTIAL_PATTERNS, true).map((m) => m.secret);
+  const normalized = screenForm(text);
+  if (normalized !== text) for (const m of detect(normalized, key, CREDENTIAL_PATTERNS, true)) if (!out.includes(m.secret)) out.push(m.secret);
+  return out;
+}
+
 const EMPTY: ReadonlySet<string> = new Set();
 
 /** The path of the member at `index` of the object at `path`, written without its key (the key holds a secret). */

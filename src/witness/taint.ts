@@ -1,4 +1,10 @@
 import { hash, randomBytes } from 'node:crypto';
+import { foldForMatch, reversed } from './normalize.js';
+import { credentialSecrets } from './results.js';
+import { base64Tokens, decodeBase64Utf8, NOT_PLAIN, plainBase64Tokens } from './decode.js';
+import { unwrap, type UnwrapBudget, type UnwrapEncoding } from './unwrap.js';
+
+export { base64Tokens, decodeBase64Utf8 } from './decode.js';
 import { jsonPathChild, walkStringValues } from './walk.js';
 
 /**
@@ -40,7 +46,7 @@ export interface TaintSource {
   toolName: string;
 }
 
-export type TaintEncoding = 'raw' | 'json_unescaped' | 'url_decoded' | 'base64_decoded';
+export type TaintEncoding = 'raw' | 'json_unescaped' | 'url_decoded' | 'joined' | UnwrapEncoding;
 
 export interface TaintHit extends TaintSource {
   /** JSON path of the argument string that carries the value (`$.body`, `$.headers.x#key`). */
@@ -48,7 +54,11 @@ export interface TaintHit extends TaintSource {
   /**
    * `raw`: the value occurs as is; `json_unescaped`: after undoing JSON string escaping;
    * `url_decoded`: after percent-decoding (and `+` as space); `base64_decoded`: inside a
-   * base64 or base64url token of the argument, decoded whole.
+   * base64 or base64url token of the argument; `hex_decoded`, `base32_decoded`, `compressed`
+   * (gzip or zlib inside a decoding), `html_unescaped`: likewise (unwrap.ts); `joined`: across
+   * adjacent string arguments of one object or array (a value split in two). Every form is
+   * compared after normalisation (`foldForMatch`: NFKC, case, whitespace and invisible
+   * characters).
    */
   encoding: TaintEncoding;
 }
@@ -59,6 +69,13 @@ export interface TaintLimits {
   maxCandidatesPerResult: number;
   /** Distinct earlier results kept per value (the most recent first). */
   maxSourcesPerValue: number;
+  /**
+   * Values that look like credentials (the result firewall's detectors) are remembered apart, up
+   * to this many, evicted only by each other: no volume of ordinary values evicts them.
+   */
+  maxProtectedValues: number;
+  /** Protected values (each with its prefix, suffix and reversed forms) taken from one result; outside `maxCandidatesPerResult`. */
+  maxProtectedPerResult: number;
 }
 
 export const DEFAULT_TAINT_LIMITS: TaintLimits = {
@@ -66,7 +83,17 @@ export const DEFAULT_TAINT_LIMITS: TaintLimits = {
   maxValueChars: 65_536,
   maxCandidatesPerResult: 4_096,
   maxSourcesPerValue: 4,
+  maxProtectedValues: 4_096,
+  maxProtectedPerResult: 1_024,
 };
+
+/**
+ * A remembered credential also counts by its first PREFIX_CHARS characters after its fixed
+ * prefix (`ghp_`, `sk-ant-api03-`: up to its last `-`, `_` or `.` within the first 48
+ * characters) and by its last PREFIX_CHARS characters, so a key cut short is still caught: 16
+ * characters of a key's random part are at least 80 bits, which no unrelated text repeats.
+ */
+export const PREFIX_CHARS = 16;
 
 export const MIN_TEXT_CHARS = 16;
 export const MIN_TOKEN_CHARS = 12;
@@ -96,6 +123,8 @@ interface Entry {
   anchor: number;
   whole: number;
   sources: TaintSource[];
+  /** In the protected budget (a credential-shaped value or one of its forms). */
+  guarded: boolean;
 }
 
 const BASE_MASK = 0xfffffffe;
@@ -111,6 +140,8 @@ export class TaintMemory {
   private readonly anchorPow: number;
   /** Keyed by salted digest; Map order is recency (oldest first) for LRU eviction. */
   private readonly entries = new Map<string, Entry>();
+  /** The protected values (credentials), in recency order like `entries`, evicted only by each other. */
+  private readonly guarded = new Map<string, Entry>();
   /**
    * The oldest entry is the next of one iterator kept over `entries`: it only ever passed entries
    * since evicted, and a touched entry moves after it. (A new iterator's first entry is the same
@@ -140,32 +171,47 @@ export class TaintMemory {
     let pow = 1;
     for (let i = 0; i < MIN_TOKEN_CHARS; i++) pow = Math.imul(pow, this.base) >>> 0;
     this.anchorPow = pow;
-    this.anchorFilter = this.limits.maxValues < 0xffff ? new Uint16Array(1 << ANCHOR_FILTER_BITS) : new Uint32Array(1 << ANCHOR_FILTER_BITS);
+    this.anchorFilter = this.limits.maxValues + this.limits.maxProtectedValues < 0xffff ? new Uint16Array(1 << ANCHOR_FILTER_BITS) : new Uint32Array(1 << ANCHOR_FILTER_BITS);
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.entries.size + this.guarded.size;
   }
 
   remember(result: unknown, source: TaintSource): RememberOutcome {
     const out: RememberOutcome = { remembered: 0, refreshed: 0, dropped: 0 };
-    const walked = walkStringValues(result);
+    const walked = walkStringValues(result, undefined, true);
     if (walked.truncated) out.dropped++;
     const seen = new Set<string>();
+    const count = (added: boolean) => (added ? out.remembered++ : out.refreshed++);
+    // Credentials first, into the protected budget and outside the per-result cap: a result full
+    // of other values cannot push its key out.
+    let guardedBudget = this.limits.maxProtectedPerResult;
+    walked.values.forEach((value, i) => {
+      if (value.length < MIN_TOKEN_CHARS) return;
+      for (const secret of credentialSecrets(value, walked.keys[i] ?? '')) {
+        for (const form of protectedForms(secret)) {
+          if (seen.has(form)) continue;
+          seen.add(form);
+          if (guardedBudget-- <= 0) out.dropped++;
+          else count(this.add(form, source, true));
+        }
+      }
+    });
     let budget = this.limits.maxCandidatesPerResult;
     for (const value of walked.values) {
       // No candidate is shorter than MIN_TOKEN_CHARS, and unescaping never lengthens a text.
       if (value.length < MIN_TOKEN_CHARS) continue;
       for (const variant of unescapeVariants(normalizeNewlines(value))) {
-        for (const candidate of candidates(variant, this.limits.maxValueChars)) {
-          if (seen.has(candidate)) continue;
+        for (const raw of candidates(variant, this.limits.maxValueChars)) {
+          const candidate = foldForMatch(raw);
+          if (seen.has(candidate) || candidate.length < MIN_TOKEN_CHARS || !informative(candidate)) continue;
           seen.add(candidate);
           if (budget-- <= 0) {
             out.dropped++;
             continue;
           }
-          if (this.add(candidate, source)) out.remembered++;
-          else out.refreshed++;
+          count(this.add(candidate, source, false));
         }
       }
     }
@@ -178,22 +224,23 @@ export class TaintMemory {
    * built only when it carries a value (most strings are too short to, and none does).
    */
   match(args: unknown): TaintHit[] {
-    if (this.entries.size === 0) return [];
+    if (this.size === 0) return [];
     const hits = new Map<string, TaintHit>();
+    const budget: UnwrapBudget = { chars: MATCH_MAX_DECODED_CHARS };
     let left = MATCH_MAX_STRINGS;
     // `at`: the key or index of `node` in the container whose path is `parent`; undefined at the root.
     const visit = (node: unknown, parent: string, at: string | number | undefined, depth: number): void => {
       if (left <= 0) return;
       if (typeof node === 'string') {
         left--;
-        if (node.length >= MIN_TOKEN_CHARS) this.matchString(node, parent, at, false, hits);
+        if (node.length >= MIN_TOKEN_CHARS) this.matchString(node, parent, at, false, hits, budget);
         return;
       }
       if (typeof node === 'number') {
         if (!Number.isFinite(node)) return;
         left--;
         const text = JSON.stringify(node);
-        if (text.length >= MIN_TOKEN_CHARS) this.matchString(text, parent, at, false, hits);
+        if (text.length >= MIN_TOKEN_CHARS) this.matchString(text, parent, at, false, hits, budget);
         return;
       }
       if (node === null || typeof node !== 'object') return;
@@ -201,17 +248,20 @@ export class TaintMemory {
       const path = childPath(parent, at);
       if (Array.isArray(node)) {
         node.forEach((item: unknown, i: number) => visit(item, path, i, depth + 1));
+        this.matchJoined(node, undefined, path, hits);
         return;
       }
       const object = node as Record<string, unknown>;
-      for (const key of Object.keys(object)) {
+      const keys = Object.keys(object);
+      for (const key of keys) {
         if (key.length > 0) {
           if (left <= 0) return;
           left--;
-          if (key.length >= MIN_TOKEN_CHARS) this.matchString(key, path, key, true, hits);
+          if (key.length >= MIN_TOKEN_CHARS) this.matchString(key, path, key, true, hits, budget);
         }
         visit(object[key], path, key, depth + 1);
       }
+      this.matchJoined(object, keys, path, hits);
     };
     visit(args, '$', undefined, 0);
     return [...hits.values()];
@@ -222,10 +272,10 @@ export class TaintMemory {
    * base64-decoding never lengthen a text, and `scan` finds nothing in a shorter one), at the path
    * `parent` + `at` (+ `#key` for an object key).
    */
-  private matchString(value: string, parent: string, at: string | number | undefined, isKey: boolean, hits: Map<string, TaintHit>): void {
+  private matchString(value: string, parent: string, at: string | number | undefined, isKey: boolean, hits: Map<string, TaintHit>, budget: UnwrapBudget): void {
     let path: string | undefined;
-    for (const { text, encoding } of argumentVariants(value)) {
-      for (const entry of this.scan(text)) {
+    for (const { text, encoding } of argumentVariants(value, budget)) {
+      for (const entry of this.scan(foldForMatch(text))) {
         path ??= isKey ? `${childPath(parent, at)}#key` : childPath(parent, at);
         for (const s of entry.sources) {
           const id = `${s.traceId}\u0000${s.toolName}\u0000${path}`;
@@ -235,22 +285,67 @@ export class TaintMemory {
     }
   }
 
+  /**
+   * The string members of one object (or items of one array), adjacent in order, joined and
+   * normalized: a value split over two arguments is found, and named at each argument that holds
+   * part of it (`encoding: joined`). Hits inside one member were found there already.
+   */
+  private matchJoined(node: readonly unknown[] | Record<string, unknown>, keys: readonly string[] | undefined, path: string, hits: Map<string, TaintHit>): void {
+    const n = keys === undefined ? (node as readonly unknown[]).length : keys.length;
+    const member = (i: number): [string | number, unknown] => (keys === undefined ? [i, (node as readonly unknown[])[i]] : [keys[i] as string, (node as Record<string, unknown>)[keys[i] as string]]);
+    let strings = 0;
+    for (let i = 0; i < n && strings < 2; i++) if (typeof member(i)[1] === 'string') strings++;
+    if (strings < 2) return;
+    const parts: { at: string | number; start: number; end: number }[] = [];
+    let joined = '';
+    for (let i = 0; i < n; i++) {
+      const [at, v] = member(i);
+      if (typeof v !== 'string') continue;
+      // Only what lies near a boundary can span it: long members are kept by their ends.
+      const folded = foldForMatch(v.length > 2 * JOIN_WINDOW_CHARS ? `${v.slice(0, JOIN_WINDOW_CHARS)}${v.slice(-JOIN_WINDOW_CHARS)}` : v);
+      if (joined.length + folded.length > MATCH_MAX_JOINED_CHARS) break;
+      parts.push({ at, start: joined.length, end: joined.length + folded.length });
+      joined += folded;
+    }
+    if (joined.length < MIN_TOKEN_CHARS) return;
+    for (const { entry, start } of this.scanAt(joined)) {
+      const end = start + entry.length;
+      const spanned = parts.filter((p) => p.start < end && p.end > start);
+      if (spanned.length < 2) continue;
+      for (const p of spanned) {
+        const argPath = childPath(path, p.at);
+        for (const s of entry.sources) {
+          const id = `${s.traceId}\u0000${s.toolName}\u0000${argPath}`;
+          if (!hits.has(id)) hits.set(id, { ...s, argPath, encoding: 'joined' });
+        }
+      }
+    }
+  }
+
   stats(): TaintStats {
     let sources = 0;
     for (const e of this.entries.values()) sources += e.sources.length;
+    for (const e of this.guarded.values()) sources += e.sources.length;
     // Per value (measured by scripts/measure-taint-memory.js: ~ 355 B with one source): the entry,
     // its key string, its slots in both maps, and each source reference (source strings are shared).
-    return { values: this.entries.size, approxBytes: this.entries.size * 340 + sources * 16, evicted: this.evictedCount };
+    return { values: this.size, approxBytes: this.size * 340 + sources * 16, evicted: this.evictedCount };
   }
 
-  private add(value: string, source: TaintSource): boolean {
+  private add(value: string, source: TaintSource, guarded: boolean): boolean {
     const key = this.digest(value);
-    const known = this.entries.get(key);
+    const known = this.entries.get(key) ?? this.guarded.get(key);
     if (known) {
       known.sources = [source, ...known.sources.filter((s) => s.traceId !== source.traceId || s.toolName !== source.toolName)].slice(
         0,
         this.limits.maxSourcesPerValue,
       );
+      if (guarded && !known.guarded) {
+        // An ordinary value seen again as a credential moves into the protected budget.
+        this.entries.delete(key);
+        known.guarded = true;
+        this.guarded.set(key, known);
+        while (this.guarded.size > this.limits.maxProtectedValues) this.evictGuarded();
+      }
       this.touch(known);
       return false;
     }
@@ -260,20 +355,23 @@ export class TaintMemory {
       anchor: this.polyHash(value, 0, MIN_TOKEN_CHARS),
       whole: this.polyHash(value, 0, value.length),
       sources: [source],
+      guarded,
     };
-    this.entries.set(key, entry);
+    (guarded ? this.guarded : this.entries).set(key, entry);
     (this.anchorFilter[entry.anchor >>> ANCHOR_FILTER_SHIFT] as number)++;
     const bucket = this.anchors.get(entry.anchor);
     if (bucket === undefined) this.anchors.set(entry.anchor, entry);
     else if (Array.isArray(bucket)) bucket.push(entry);
     else this.anchors.set(entry.anchor, [bucket, entry]);
     while (this.entries.size > this.limits.maxValues) this.evictOldest();
+    while (this.guarded.size > this.limits.maxProtectedValues) this.evictGuarded();
     return true;
   }
 
   private touch(entry: Entry): void {
-    this.entries.delete(entry.key);
-    this.entries.set(entry.key, entry);
+    const map = entry.guarded ? this.guarded : this.entries;
+    map.delete(entry.key);
+    map.set(entry.key, entry);
   }
 
   /** The least recently remembered or matched entry (the memory is not empty). */
@@ -290,12 +388,23 @@ export class TaintMemory {
   private evictOldest(): void {
     const oldest = this.oldest();
     this.entries.delete(oldest.key);
-    (this.anchorFilter[oldest.anchor >>> ANCHOR_FILTER_SHIFT] as number)--;
-    const bucket = this.anchors.get(oldest.anchor);
-    const rest = Array.isArray(bucket) ? bucket.filter((e) => e !== oldest) : [];
-    if (rest.length > 1) this.anchors.set(oldest.anchor, rest);
-    else if (rest.length === 1) this.anchors.set(oldest.anchor, rest[0] as Entry);
-    else this.anchors.delete(oldest.anchor);
+    this.unindex(oldest);
+  }
+
+  /** The least recently remembered or matched protected value (few, so a fresh iterator is cheap). */
+  private evictGuarded(): void {
+    const oldest = this.guarded.values().next().value as Entry;
+    this.guarded.delete(oldest.key);
+    this.unindex(oldest);
+  }
+
+  private unindex(entry: Entry): void {
+    (this.anchorFilter[entry.anchor >>> ANCHOR_FILTER_SHIFT] as number)--;
+    const bucket = this.anchors.get(entry.anchor);
+    const rest = Array.isArray(bucket) ? bucket.filter((e) => e !== entry) : [];
+    if (rest.length > 1) this.anchors.set(entry.anchor, rest);
+    else if (rest.length === 1) this.anchors.set(entry.anchor, rest[0] as Entry);
+    else this.anchors.delete(entry.anchor);
     this.evictedCount++;
   }
 
@@ -304,7 +413,7 @@ export class TaintMemory {
    * only on an anchor hit are the prefix hashes built, which give any window's whole-value hash in
    * O(1) (the common text has no hit and allocates nothing).
    */
-  private scan(text: string): Entry[] {
+  private scan(text: string, positions?: { entry: Entry; start: number }[]): Entry[] {
     const n = text.length;
     if (n < MIN_TOKEN_CHARS) return [];
     const base = this.base;
@@ -331,10 +440,11 @@ export class TaintMemory {
         }
         for (const entry of Array.isArray(bucket) ? bucket : [bucket]) {
           const end = start + entry.length;
-          if (found?.has(entry) || end > n) continue;
+          if ((positions === undefined && found?.has(entry)) || end > n) continue;
           if (((prefix[end] as number) - Math.imul(prefix[start] as number, pow[entry.length] as number)) >>> 0 !== entry.whole) continue;
           if (this.digest(text.slice(start, end)) !== entry.key) continue;
           (found ??= new Set()).add(entry);
+          positions?.push({ entry, start });
         }
       }
       const next = start + MIN_TOKEN_CHARS;
@@ -345,6 +455,13 @@ export class TaintMemory {
     if (found === undefined) return [];
     for (const entry of found) this.touch(entry);
     return [...found];
+  }
+
+  /** Every occurrence of a remembered value in `text`, with where it starts. */
+  private scanAt(text: string): { entry: Entry; start: number }[] {
+    const positions: { entry: Entry; start: number }[] = [];
+    this.scan(text, positions);
+    return positions;
   }
 
   private polyHash(text: string, start: number, len: number): number {
@@ -366,6 +483,15 @@ export class TaintMemory {
 /** The bounds of `match`'s walk (those `walkStrings` had for it). */
 const MATCH_MAX_DEPTH = 64;
 const MATCH_MAX_STRINGS = 1_000_000;
+/** Characters of decoded text (hex, base32, misaligned or nested base64, decompressed, HTML) one `match` looks at. */
+const MATCH_MAX_DECODED_CHARS = 4 << 20;
+/**
+ * A member longer than twice this is joined by its first and last JOIN_WINDOW_CHARS characters:
+ * a split value longer than that on either side of a boundary is out of reach (docs/witness.md).
+ */
+const JOIN_WINDOW_CHARS = 1_024;
+/** Characters of one container's joined string members. */
+const MATCH_MAX_JOINED_CHARS = 1 << 20;
 
 /** The JSON path of the member or item `at` of the container at `parent` (`parent` itself at the root). */
 function childPath(parent: string, at: string | number | undefined): string {
@@ -405,7 +531,7 @@ function unescapeVariants(text: string): string[] {
  * its percent-decoding (a value put into a URL) and the decoding of each base64 token in it (a
  * value the model encoded before sending). Decodings are scanned, never remembered.
  */
-function argumentVariants(value: string): { text: string; encoding: TaintEncoding }[] {
+function argumentVariants(value: string, budget: UnwrapBudget): { text: string; encoding: TaintEncoding }[] {
   // The common argument: no carriage return, nothing to unescape or percent-decode, so the text
   // itself and its base64 tokens (one pass over the text finds both).
   const plain = plainBase64Tokens(value);
@@ -413,14 +539,17 @@ function argumentVariants(value: string): { text: string; encoding: TaintEncodin
     const raw = value;
     const variants: { text: string; encoding: TaintEncoding }[] = [{ text: raw, encoding: 'raw' }];
     const tokens = plain;
-    if (tokens === undefined) return variants;
-    const seen = tokens.length > 1 ? new Set([raw]) : undefined;
-    for (const token of tokens) {
-      const decoded = normalizeNewlines(decodeBase64Utf8(token));
-      if (decoded.length < MIN_TOKEN_CHARS || (seen === undefined ? decoded === raw : seen.has(decoded))) continue;
-      seen?.add(decoded);
-      variants.push({ text: decoded, encoding: 'base64_decoded' });
+    if (tokens !== undefined) {
+      const seen = tokens.length > 1 ? new Set([raw]) : undefined;
+      for (const token of tokens) {
+        const decoded = normalizeNewlines(decodeBase64Utf8(token));
+        if (decoded.length < MIN_TOKEN_CHARS || (seen === undefined ? decoded === raw : seen.has(decoded))) continue;
+        seen?.add(decoded);
+        variants.push({ text: decoded, encoding: 'base64_decoded' });
+      }
     }
+    // Other re-encodings (hex, base32, misaligned, wrapped or nested base64, compression, HTML).
+    for (const u of unwrap(raw, budget)) if (!variants.some((v) => v.text === u.text)) variants.push(u);
     return variants;
   }
   const raw = normalizeNewlines(value);
@@ -443,6 +572,7 @@ function argumentVariants(value: string): { text: string; encoding: TaintEncodin
       if (decoded.length >= MIN_TOKEN_CHARS) add(decoded, 'base64_decoded');
     }
   }
+  for (const text of [...out.keys()]) for (const u of unwrap(text, budget)) add(u.text, u.encoding);
   return [...out].map(([text, encoding]) => ({ text, encoding }));
 }
 
@@ -455,145 +585,6 @@ function percentDecodings(text: string): string[] {
 
 const PERCENT = /%[0-9A-Fa-f]{2}/;
 const PERCENT_RUN = /(?:%[0-9A-Fa-f]{2})+/g;
-/** Base64 tokens decoded per argument string: bounds the work a hostile argument can cause. */
-const MAX_BASE64_TOKENS = 256;
-/** A base64 token has at least this many characters of the alphabet: 12+ bytes once decoded, the shortest value. */
-const MIN_BASE64_CHARS = 16;
-
-/** Tokens up to this long are decoded without a Buffer (36 bytes). */
-const MAX_SHORT_BASE64_CHARS = 48;
-
-/** Each character's 6-bit value in the base64 and base64url alphabets (both: `+` and `-` are 62, `/` and `_` 63); -1 outside. */
-const BASE64_VALUE = (() => {
-  const table = new Int8Array(128).fill(-1);
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-  for (let i = 0; i < alphabet.length; i++) table[alphabet.charCodeAt(i)] = i;
-  table[0x2d] = 62; // -
-  table[0x5f] = 63; // _
-  return table;
-})();
-
-/**
- * The first MAX_BASE64_TOKENS base64 tokens of a text: each run of 16 or more characters of the
- * base64 or base64url alphabet, with up to two `=` after it (what `/[A-Za-z0-9+/_-]{16,}={0,2}/g`
- * matches); undefined when there is none.
- */
-export function base64Tokens(text: string): string[] | undefined {
-  return findBase64Tokens(text, false) as string[] | undefined;
-}
-
-/** What `plainBase64Tokens` returns for a text with a carriage return, a backslash or a `%`. */
-const NOT_PLAIN = 0;
-
-/** `base64Tokens(text)`, or NOT_PLAIN as soon as the text has a `\r`, `\` or `%` (one pass for both questions). */
-function plainBase64Tokens(text: string): string[] | undefined | typeof NOT_PLAIN {
-  return findBase64Tokens(text, true);
-}
-
-function findBase64Tokens(text: string, plainOnly: boolean): string[] | undefined | typeof NOT_PLAIN {
-  let tokens: string[] | undefined;
-  const n = text.length;
-  let i = 0;
-  while (i < n) {
-    const c = text.charCodeAt(i);
-    if (c >= 128 || BASE64_VALUE[c] === -1) {
-      // `\r`, `%`, `\`: none is in the alphabet or `=`, so each is seen here.
-      if (plainOnly && (c === 0x0d || c === 0x25 || c === 0x5c)) return NOT_PLAIN;
-      i++;
-      continue;
-    }
-    const start = i;
-    while (i < n) {
-      const d = text.charCodeAt(i);
-      if (d >= 128 || BASE64_VALUE[d] === -1) break;
-      i++;
-    }
-    if (i - start < MIN_BASE64_CHARS) continue;
-    if (i < n && text.charCodeAt(i) === 0x3d) i += i + 1 < n && text.charCodeAt(i + 1) === 0x3d ? 2 : 1;
-    if (tokens !== undefined && tokens.length === MAX_BASE64_TOKENS) {
-      // Past the tokens kept: only whether the text is plain is still a question.
-      if (!plainOnly) break;
-      continue;
-    }
-    (tokens ??= []).push(text.slice(start, i));
-  }
-  return tokens;
-}
-
-/**
- * A base64 token decoded, its bytes read as UTF-8: `Buffer.from(token, 'base64').toString('utf8')`
- * (4 characters give 3 bytes, a last 2 or 3 give 1 or 2, a last single one nothing; every
- * ill-formed UTF-8 sequence becomes one U+FFFD per maximal subpart, as the Encoding Standard's
- * decoder does). A token is decoded for nearly every argument (paths, ids and numbers are
- * tokens); a short one is decoded here, without a Buffer, whose round trip cost more than the
- * decoding (measured: about 3 µs of a call's ~20 µs in the proxy, cold); a longer one by Buffer,
- * faster per byte. `token` holds only alphabet characters and trailing `=`.
- */
-export function decodeBase64Utf8(token: string): string {
-  if (token.length > MAX_SHORT_BASE64_CHARS) return Buffer.from(token, 'base64').toString('utf8');
-  let end = token.length;
-  while (end > 0 && token.charCodeAt(end - 1) === 0x3d) end--;
-  // UTF-16 code units, made a string once at the end (not a string grown a character at a time).
-  const out: number[] = [];
-  let bits = 0;
-  let acc = 0;
-  // UTF-8 decoder state (the Encoding Standard's): bytes still needed, seen, the code point so far, and the bounds of the next byte.
-  let needed = 0;
-  let seen = 0;
-  let cp = 0;
-  let lower = 0x80;
-  let upper = 0xbf;
-  for (let i = 0; i < end; i++) {
-    acc = ((acc << 6) | (BASE64_VALUE[token.charCodeAt(i)] as number)) & 0xffff;
-    bits += 6;
-    if (bits < 8) continue;
-    bits -= 8;
-    const byte = (acc >> bits) & 0xff;
-    for (;;) {
-      if (needed === 0) {
-        if (byte < 0x80) out.push(byte);
-        else if (byte >= 0xc2 && byte <= 0xdf) {
-          needed = 1;
-          cp = byte & 0x1f;
-        } else if (byte >= 0xe0 && byte <= 0xef) {
-          if (byte === 0xe0) lower = 0xa0;
-          else if (byte === 0xed) upper = 0x9f;
-          needed = 2;
-          cp = byte & 0x0f;
-        } else if (byte >= 0xf0 && byte <= 0xf4) {
-          if (byte === 0xf0) lower = 0x90;
-          else if (byte === 0xf4) upper = 0x8f;
-          needed = 3;
-          cp = byte & 0x07;
-        } else out.push(0xfffd);
-        break;
-      }
-      if (byte < lower || byte > upper) {
-        // The sequence so far is one U+FFFD; this byte starts over.
-        needed = 0;
-        seen = 0;
-        cp = 0;
-        lower = 0x80;
-        upper = 0xbf;
-        out.push(0xfffd);
-        continue;
-      }
-      lower = 0x80;
-      upper = 0xbf;
-      cp = (cp << 6) | (byte & 0x3f);
-      if (++seen === needed) {
-        if (cp < 0x10000) out.push(cp);
-        else out.push(0xd800 | ((cp - 0x10000) >> 10), 0xdc00 | ((cp - 0x10000) & 0x3ff));
-        needed = 0;
-        seen = 0;
-        cp = 0;
-      }
-      break;
-    }
-  }
-  if (needed !== 0) out.push(0xfffd);
-  return String.fromCharCode(...out);
-}
 
 /** Percent-escapes decoded as UTF-8 wherever they form runs; a malformed `%` is left as it is. */
 function percentDecode(text: string): string {
@@ -662,3 +653,20 @@ function tokenLike(token: string): boolean {
   }
   return lower + upper + digit + other >= 2 && hasDistinct(token, 8);
 }
+
+/**
+ * The forms a credential is remembered by (see PREFIX_CHARS): itself, reversed, and its prefix and
+ * suffix when it is longer than they are, all normalized. A PEM block is remembered whole and by
+ * its lines (as any text), not by prefix: every PEM block starts alike.
+ */
+export function protectedForms(secret: string): string[] {
+  const value = foldForMatch(secret);
+  if (value.length < MIN_TOKEN_CHARS || !informative(value)) return [];
+  const forms = [value, reversed(value)];
+  if (value.includes('-----')) return forms;
+  const fixed = FIXED_PREFIX.exec(value.slice(0, 48))?.[0].length ?? 0;
+  if (value.length > fixed + PREFIX_CHARS) forms.push(value.slice(0, fixed + PREFIX_CHARS), value.slice(-PREFIX_CHARS));
+  return forms;
+}
+/** A key's fixed prefix: everything up to its last `-`, `_` or `.` (`sk-ant-api03-`, `ghp_`, a JWT's header). */
+const FIXED_PREFIX = /^.*[-_.]/;

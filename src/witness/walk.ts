@@ -77,16 +77,19 @@ export function walkStrings(value: unknown, options: { includeKeys?: boolean; in
  * with the same `truncated`, without their paths: for a caller that only reads the values (the
  * taint memory remembering a result).
  */
-export function walkStringValues(value: unknown, limits: WalkLimits = DEFAULT_WALK_LIMITS): { values: string[]; truncated: boolean } {
+export function walkStringValues(value: unknown, limits: WalkLimits = DEFAULT_WALK_LIMITS, withKeys = false): { values: string[]; keys: string[]; truncated: boolean } {
   const values: string[] = [];
+  // The object key each string is the value of ("" at the root; array items inherit their array's), when asked.
+  const keys: string[] = [];
   let truncated = false;
-  const visit = (node: unknown, depth: number): void => {
+  const visit = (node: unknown, depth: number, key: string): void => {
     if (values.length >= limits.maxStrings) {
       truncated = true;
       return;
     }
     if (typeof node === 'string') {
       values.push(node);
+      if (withKeys) keys.push(key);
       return;
     }
     if (node === null || typeof node !== 'object') return;
@@ -95,14 +98,14 @@ export function walkStringValues(value: unknown, limits: WalkLimits = DEFAULT_WA
       return;
     }
     if (Array.isArray(node)) {
-      node.forEach((item: unknown) => visit(item, depth + 1));
+      node.forEach((item: unknown) => visit(item, depth + 1, key));
       return;
     }
     const object = node as Record<string, unknown>;
-    for (const key of Object.keys(object)) visit(object[key], depth + 1);
+    for (const k of Object.keys(object)) visit(object[k], depth + 1, k);
   };
-  visit(value, 0);
-  return { values, truncated };
+  visit(value, 0, '');
+  return { values, keys, truncated };
 }
 
 const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
