@@ -88,7 +88,9 @@ describe('the witness sees through the cheap transforms (property)', () => {
     const seen = new Set<string>();
     fc.assert(
       fc.property(fc.oneof(credential, tokenLike), fc.oneof(credential, tokenLike), spellArb, encodeArb, fc.nat(1000), fc.lorem({ maxCount: 4 }), (value, other, spells, encodings, seed, prose) => {
-        fc.pre(value !== other);
+        // Unrelated: no 12 characters in common (a credential also counts by its 16-character ends).
+        const v = value.toLowerCase();
+        fc.pre(Array.from({ length: Math.max(0, other.length - 11) }, (_, i) => other.slice(i, i + 12).toLowerCase()).every((w) => !v.includes(w)));
         const mem = new TaintMemory();
         mem.remember({ content: [{ type: 'text', text: `# config\nAPI_TOKEN=${value}\nregion: eu-west-1\n` }] }, src('t1'));
         const carried = transform(value, spells, encodings, seed);
