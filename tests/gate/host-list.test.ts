@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parsePolicyYaml } from '../../src/policy/load.js';
 import type { ResolvedHosts } from '../../src/intent/address.js';
@@ -132,5 +133,37 @@ describe('value lists: target_values and destination_values', () => {
     // A literal URL in a value list is not widened to its class.
     expect(run('["http://127.0.0.1/"]', 'http://127.0.0.2/')).toBe('allow');
     expect(run('["http://127.0.0.1/"]', 'http://2130706433/')).toBe('block');
+  });
+});
+
+describe('host lists: property', () => {
+  /** One WHATWG spelling of an IPv4 address: per-part decimal, octal or hex, 1–4 parts, or IPv4-mapped IPv6. */
+  const spelling = fc
+    .record({
+      bytes: fc.tuple(fc.constantFrom(127, 0), fc.nat(255), fc.nat(255), fc.nat(255)),
+      radix: fc.array(fc.constantFrom(8, 10, 16), { minLength: 4, maxLength: 4 }),
+      parts: fc.constantFrom(1, 2, 3, 4, 6),
+      port: fc.option(fc.integer({ min: 1, max: 65535 }), { nil: undefined }),
+    })
+    .map(({ bytes, radix, parts, port }) => {
+      const [a, b, c, d] = bytes;
+      const fmt = (v: number, r: number) => (r === 8 ? `0${v.toString(8)}` : r === 16 ? `0x${v.toString(16)}` : String(v));
+      const n = ((a << 24) | (b << 16) | (c << 8) | d) >>> 0;
+      const host =
+        parts === 1 ? fmt(n, radix[0]!)
+        : parts === 2 ? `${fmt(a, radix[0]!)}.${fmt(n & 0xffffff, radix[1]!)}`
+        : parts === 3 ? `${fmt(a, radix[0]!)}.${fmt(b, radix[1]!)}.${fmt((c << 8) | d, radix[2]!)}`
+        : parts === 4 ? bytes.map((v, i) => fmt(v, radix[i]!)).join('.')
+        : `[::ffff:${bytes.join('.')}]`;
+      return `http://${host}${port === undefined ? '' : `:${port}`}/x`;
+    });
+
+  it('every spelling of every address in 127/8 and 0/8 is blocked by a denylist of 127.0.0.1, localhost or ::1', () => {
+    fc.assert(
+      fc.property(spelling, fc.constantFrom('"127.0.0.1"', 'localhost', '"::1"'), (url, entry) => {
+        expect([url, verdict(`domain_denylist: [${entry}]`, url)]).toEqual([url, 'block endpoint_domain_denied']);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
