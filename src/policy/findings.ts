@@ -131,6 +131,29 @@ export function unmatchablePathPatterns(rule: PolicyRule): PatternProblem[] {
 }
 
 // ---------------------------------------------------------------------------------------------
+// lists a call escapes through an argument Ward does not map (a policy-wide gap warning)
+
+const LISTS = ['path_allowlist', 'path_denylist', 'domain_allowlist', 'domain_denylist'] as const;
+
+/**
+ * The rules whose endpoint lists a call can escape through an unmapped argument, with those
+ * lists. Target discovery (src/intent/discover.ts) finds URLs and absolute paths in every argument,
+ * but a relative path or a bare host name only in an argument whose name says it takes one: a tool
+ * that reads `secrets/key.pem` or `169.254.169.254` from `{"note": …}` is checked against no list.
+ * Every rule with a list has the gap (Ward cannot know what an unknown tool reads), so `ward check`
+ * reports it once for the policy, naming the rules, rather than as a finding per rule.
+ */
+export function listsEscapableByUnmappedArguments(policy: NormalizedPolicy): { rule: string; lists: string[] }[] {
+  const out: { rule: string; lists: string[] }[] = [];
+  for (const rule of policy.rules) {
+    if (!rule.endpoint.enabled) continue;
+    const lists = LISTS.filter((l) => rule.endpoint[l].length > 0);
+    if (lists.length) out.push({ rule: rule.name, lists });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
 // allowlist_without_targets
 
 /** Match selectors that only a call with at least one target can satisfy. */

@@ -53,6 +53,31 @@ describe('ward check', () => {
     expect(typeof out['default_verdict']).toBe('string');
   });
 
+  it('warns once for the rules whose endpoint lists a call escapes through an argument Ward does not map', () => {
+    const cwd = tempDir();
+    writeFileSync(
+      join(cwd, 'p.yaml'),
+      `default_verdict: block
+fail_closed: { enabled: true, risk_classes: [high], required_fields: [targets] }
+rules:
+  - { name: files, effect: allow, match: { target_kinds: [path] }, endpoint: { path_denylist: ['secrets/**'] } }
+  - { name: net, effect: allow, match: { target_kinds: [url] }, endpoint: { domain_allowlist: [api.example.com], domain_denylist: ['class:metadata'] } }
+  - { name: plain, effect: allow, match: { tool_names: [tool.read] } }
+`,
+    );
+    const out = json(ward(['check', '--policy', 'p.yaml', '--json'], { cwd }).stdout);
+    const gaps = out['gap_warnings'] as { code: string; message: string }[];
+    expect(gaps.map((g) => g.code)).toEqual(['lists_escapable_by_unmapped_arguments']);
+    expect(gaps[0]!.message).toContain('files (path_denylist), net (domain_allowlist, domain_denylist)');
+    expect(gaps[0]!.message).not.toContain('plain');
+    // The escape is real: a relative path under an argument not named for paths is checked against no list.
+    writeFileSync(join(cwd, 'i.json'), JSON.stringify({ tool_name: 'tool.mcp__x__save', args: { note: 'secrets/key.pem' }, targets: [{ kind: 'path', value: 'ok.txt' }], context: { identity: 'a', workspace: cwd, risk_class: 'low' } }));
+    const escaped = json(ward(['gate', 'eval', '--policy', 'p.yaml', '--intent', 'i.json', '--json'], { cwd }).stdout);
+    expect(escaped['verdict']).toBe('allow');
+    writeFileSync(join(cwd, 'i.json'), JSON.stringify({ tool_name: 'tool.mcp__x__save', args: { file: 'secrets/key.pem' }, targets: [{ kind: 'path', value: 'ok.txt' }], context: { identity: 'a', workspace: cwd, risk_class: 'low' } }));
+    expect(json(ward(['gate', 'eval', '--policy', 'p.yaml', '--intent', 'i.json', '--json'], { cwd }).stdout)['verdict']).toBe('block');
+  });
+
   it('lists each finding with its fix, and policy-wide gap warnings', () => {
     const cwd = tempDir();
     writeFileSync(

@@ -7,7 +7,7 @@ import { formatRFC3339Nano, nowUTC } from '../../canon/index.js';
 import { EXIT, type ExitCode } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError, isWardError } from '../../errors.js';
 import { defaultKeyPaths, readPrivateKeyFile } from '../../keys/index.js';
-import { policyFindings, type PolicyFinding } from '../../policy/findings.js';
+import { listsEscapableByUnmappedArguments, policyFindings, type PolicyFinding } from '../../policy/findings.js';
 import { loadPolicyFile, parsePolicyYaml } from '../../policy/load.js';
 import type { LoadedPolicy } from '../../policy/types.js';
 import { WARD_VERSION } from '../../version.js';
@@ -150,6 +150,15 @@ export function gapWarnings(policy: LoadedPolicy): GapWarning[] {
       code: 'fail_closed_disabled',
       message: 'fail_closed is off: high-risk calls without targets or provenance are evaluated like any other',
       fix: 'add fail_closed: { enabled: true, required_fields: [targets, arg_provenance] }',
+    });
+  }
+  const escapable = listsEscapableByUnmappedArguments(p);
+  if (escapable.length) {
+    const named = escapable.map((e) => `${e.rule} (${e.lists.join(', ')})`).join(', ');
+    out.push({
+      code: 'lists_escapable_by_unmapped_arguments',
+      message: `endpoint lists of ${named} see URLs and absolute paths in any argument, but relative paths and bare host names only in arguments named for them (path, file, dir, src, target, url, host, …): a tool that reads "secrets/key.pem" or "169.254.169.254" from an argument named otherwise escapes them`,
+      fix: 'name such arguments in the MCP proxy\'s --targets-map, allow only the tools you know (default_verdict: block, rules by tool_names), and confine what a gate cannot see with the agent\'s sandbox',
     });
   }
   if (p.rules.length === 0) {
