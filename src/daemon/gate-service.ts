@@ -12,7 +12,7 @@ import { decideGate, decideGateAsync, type ApprovalTokenReuse, type GateRequest,
 import { gateEvalSteps, steps, type DecisionStepDef } from '../decision/steps.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import { approvalStep, delegationStep } from '../decision/token-steps.js';
-import type { ParsedToken } from '../tokens/index.js';
+import { approvalCallOf, type ParsedToken } from '../tokens/index.js';
 import type { TraceFormat } from '../trace/index.js';
 import type { SharedDecisionState } from '../decision/types.js';
 import { omitEmpty } from '../edge/json-output.js';
@@ -51,10 +51,10 @@ export interface GateServiceOptions {
  * are found by the retry, a signed denial refuses it, and every answered decision is observed.
  */
 export interface ConsoleHooks {
-  /** Approved tokens waiting for this intent under this policy (used only when the request brings none). */
-  tokensFor(intentDigest: string, policyDigest: string): ParsedToken[];
+  /** Approved tokens waiting for this intent (or this call, from another session) under this policy (used only when the request brings none). */
+  tokensFor(intentDigest: string, policyDigest: string, callDigest: string): ParsedToken[];
   /** A signed denial in force for this intent under this policy. */
-  deniedFor(intentDigest: string, policyDigest: string): { denial_id: string } | undefined;
+  deniedFor(intentDigest: string, policyDigest: string, callDigest: string): { denial_id: string } | undefined;
   /** A grant consumed these console tokens (one use): their files go. */
   consumed(tokenIds: readonly string[]): void;
   /** Every answered decision, with the intent as normalized (undefined when it could not be). */
@@ -134,7 +134,7 @@ export class GateService {
     const hooks = this.console;
     let seen: NormalizedIntent | undefined;
     // Tokens in the request are the only ones used; without any, approvals given in the console.
-    const approvals = body.approvalTokens || !hooks ? approvalStep(tokenStep(body.approvalTokens ?? [])) : (t: Parameters<ReturnType<typeof approvalStep>>[0]) => approvalStep(tokenStep(hooks.tokensFor(t.intentDigest, t.policyDigest)))(t);
+    const approvals = body.approvalTokens || !hooks ? approvalStep(tokenStep(body.approvalTokens ?? [])) : (t: Parameters<ReturnType<typeof approvalStep>>[0]) => approvalStep(tokenStep(hooks.tokensFor(t.intentDigest, t.policyDigest, approvalCallOf(t.intent).callDigest)))(t);
     request.steps = gateEvalSteps(this.runtime(), { approvals, delegations: delegationStep(tokenStep(body.delegationTokens ?? [])) }, { simulate: body.simulate }).map((step) =>
       step.name === 'approval' && hooks ? consoleApprovalStep(step, hooks, (intent) => (seen = intent)) : step,
     );
@@ -180,7 +180,7 @@ export class GateService {
  * console (it runs for every evaluable decision).
  */
 function consoleApprovalStep(step: DecisionStepDef, hooks: ConsoleHooks, seen: (intent: NormalizedIntent) => void): DecisionStepDef {
-  const guarded = steps.deniedApproval(step, (s) => hooks.deniedFor(s.subject.intentDigest, s.policy.digest) !== undefined);
+  const guarded = steps.deniedApproval(step, (s) => hooks.deniedFor(s.subject.intentDigest, s.policy.digest, approvalCallOf(s.subject.intent).callDigest) !== undefined);
   return {
     name: step.name,
     apply(s) {

@@ -71,7 +71,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   trackGauges(ctx);
   const stopIngest = await startIngestion(ctx, log);
   const decisionService = decisionServiceRoutes(opts, policies, keys, options.maxBodyBytes, cluster ? commitThrough(sink) : undefined);
-  const consoleApi = attachConsole(gate, { stateDir: opts.stateDir, approvers, extraKeys: () => opts.tokenVerifyKeys ?? [], approvalArgs: opts.approvalArgs, metrics });
+  const consoleApi = attachConsole(gate, { policy: () => policies.current, stateDir: opts.stateDir, approvers, extraKeys: () => opts.tokenVerifyKeys ?? [], approvalArgs: opts.approvalArgs, metrics });
   let control: AttachedControlPlane | undefined;
   const releaseState = async () => {
     stopIngest();

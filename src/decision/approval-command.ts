@@ -18,6 +18,11 @@ export interface ApprovalCommandInput {
   scope: readonly string[];
   /** The intent's delegation digest, when it carries delegation. */
   delegationBindingDigest?: string | undefined;
+  /**
+   * The call's digest (`approvalCallOf`), when the policy lets an approval bind the call rather
+   * than the session: the token then also grants the same call from a new session.
+   */
+  callDigest?: string | undefined;
   /** What signs the token: the gate's default key in a state directory, or its explicit key. */
   signer: ApprovalSigner;
   /** Where the token is written (made absolute against `process.cwd()`). */
@@ -41,6 +46,7 @@ export type ApprovalSigner = { stateDir: string } | { privateKeyPath: string } |
 export function approvalCommand(input: ApprovalCommandInput): string {
   const args = ['approve', '--intent-digest', input.intentDigest, '--policy-digest', input.policyDigest];
   if (input.delegationBindingDigest) args.push('--delegation-binding-digest', input.delegationBindingDigest);
+  if (input.callDigest) args.push('--call-digest', input.callDigest);
   args.push('--scope', input.scope.join(','), '--ttl', input.ttl ?? '1h');
   args.push('--approver', input.approver ?? defaultApprover(), '--reason-code', input.reasonCode ?? 'manual_approval');
   const s = input.signer;
@@ -53,6 +59,18 @@ export function approvalCommand(input: ApprovalCommandInput): string {
 }
 
 /** The conventional token file for an intent in an approval directory (`<state>/approvals`). */
+/**
+ * What a token made by the approve command lets the agent retry, in words for the reply: exactly
+ * this call (tool, arguments, targets, under this policy), once, and whether from a new session.
+ */
+export function approvalRetryNote(toolName: string, callBound: boolean): string {
+  return (
+    `The token lets exactly this call run once: tool ${toolName} with the same arguments and targets, under the same policy` +
+    (callBound ? ', from this session or a new one (the session and run ids are not bound).' : ', from this session only (the policy binds approvals to the session).') +
+    ' Any change to the call needs a new approval.'
+  );
+}
+
 export function approvalTokenPath(approvalDir: string, intentDigest: string): string {
   return join(resolve(approvalDir), `approval_${intentDigest.slice(0, 16)}.json`);
 }

@@ -7,10 +7,12 @@ import type { ParsedToken } from '../tokens/index.js';
 
 /**
  * The approval directory (`<state>/approvals`): `ward approve --out <dir>/…` drops a token there
- * and the next identical call finds it. Hosts that read it: the MCP proxy and the SDK. A file that
- * is not strict JSON (a duplicate key, a half-written file) is skipped, never used.
+ * and the next identical call finds it. Hosts that read it: the MCP proxy, the SDK and the daemon's
+ * console. A file that is not strict JSON (a duplicate key, a half-written file) is skipped, never
+ * used. With `callDigest`, a token bound to the call (`call_digest`, docs/approvals.md "Call or
+ * session") is found from another session too; the decision still judges it.
  */
-export function approvalTokensInDir(dir: string, intentDigest: string): (ParsedToken & { value: JsonObject })[] {
+export function approvalTokensInDir(dir: string, intentDigest: string, callDigest?: string): (ParsedToken & { value: JsonObject })[] {
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -27,7 +29,8 @@ export function approvalTokensInDir(dir: string, intentDigest: string): (ParsedT
     } catch {
       continue;
     }
-    if (typeof value === 'object' && value !== null && !Array.isArray(value) && (value as Record<string, unknown>)['intent_digest'] === intentDigest) {
+    const v = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    if (v && (v['intent_digest'] === intentDigest || (callDigest !== undefined && callDigest !== '' && v['call_digest'] === callDigest))) {
       out.push({ source: path, value: value as JsonObject });
     }
   }

@@ -1,3 +1,4 @@
+import { approvalSessionBound } from './approval-binding.js';
 import { dirname, join } from 'node:path';
 import { uniqueSorted, type GoTime, type JsonObject } from '../canon/index.js';
 import type { GateOutcome } from '../gate/evaluate.js';
@@ -304,6 +305,7 @@ function tokenContext(rt: GateRuntime, s: DecisionState): TokenContext {
     approvalLedger: decisionLedgerOf(rt),
     consumeApprovals: !s.stepNames.has('simulate') && !s.outcome.requireBrokerCredential,
     allowedRootDelegators: allowedRootDelegators(s.policy, s.outcome),
+    approvalSessionBound: approvalSessionBound(s.policy.policy, s.outcome.matchedRules.map((r) => r.name)),
   };
 }
 

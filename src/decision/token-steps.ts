@@ -62,6 +62,7 @@ export function approvalStep(options: TokenStepOptions): (t: TokenContext) => Ma
         targetCount: approvalTargetCount(t.intent),
         opCount: approvalOpCount(t.intent),
         call,
+        sessionBound: t.approvalSessionBound === true,
         requiredApprovals: required,
         requireDistinct: t.outcome.requireDistinctApprovers,
         now: t.wallNow,

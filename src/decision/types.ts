@@ -91,6 +91,8 @@ export interface TokenContext {
   consumeApprovals: boolean;
   /** Who may root a delegation chain (the matched rules' `allowed_delegator_identities`, intersected). */
   allowedRootDelegators?: readonly string[] | undefined;
+  /** A matched rule binds approvals to the session (`approval_binding: session`): a call digest does not stand in. */
+  approvalSessionBound?: boolean | undefined;
 }
 
 export interface ApprovalStep extends ApprovalRollup {

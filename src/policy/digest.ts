@@ -89,6 +89,8 @@ function rulePayload(rule: PolicyRule): JsonObject {
   setIfSet(out, 'MaxCredentialTTLSeconds', rule.max_credential_ttl_seconds);
   setIfSet(out, 'RequireJITCredential', rule.require_jit_credential);
   setIfSet(out, 'RequireDistinctApprovers', rule.require_distinct_approvers);
+  // Ward extension: digested only when set, so a reference policy's digest is unchanged.
+  setIfSet(out, 'ApprovalBinding', rule.approval_binding);
   setIfSet(out, 'RequireContextEvidence', rule.require_context_evidence);
   setIfSet(out, 'RequiredContextEvidenceMode', rule.required_context_evidence_mode);
   setIfSet(out, 'MaxContextAgeSeconds', rule.max_context_age_seconds);

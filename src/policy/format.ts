@@ -79,6 +79,7 @@ function formatRule(rule: PolicyRule): YamlMap {
       violations: rule.violations,
       min_approvals: rule.min_approvals,
       require_distinct_approvers: rule.require_distinct_approvers,
+      approval_binding: rule.approval_binding,
       require_context_evidence: rule.require_context_evidence,
       required_context_evidence_mode: rule.required_context_evidence_mode,
       max_context_age_seconds: rule.max_context_age_seconds,

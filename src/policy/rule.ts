@@ -38,6 +38,10 @@ export function normalizeRule(raw: RawRule): PolicyRule {
   );
   if (raw.max_credential_ttl_seconds < 0) throw invalidPolicy(`max_credential_ttl_seconds must be >= 0 for ${name}`);
   if (raw.min_approvals < 0) throw invalidPolicy(`min_approvals must be >= 0 for ${name}`);
+  const approvalBinding = goLower(goTrim(raw.approval_binding));
+  if (approvalBinding !== '' && approvalBinding !== 'call' && approvalBinding !== 'session') {
+    throw invalidPolicy(`approval_binding must be call or session for ${name}`);
+  }
 
   let contextMode = goLower(goTrim(raw.required_context_evidence_mode));
   if (contextMode !== '' && contextMode !== 'required') {
@@ -56,6 +60,7 @@ export function normalizeRule(raw: RawRule): PolicyRule {
     min_approvals: raw.min_approvals,
     // Several approvals by the same person would defeat the point of asking for several.
     require_distinct_approvers: raw.require_distinct_approvers || raw.min_approvals > 1,
+    approval_binding: approvalBinding,
     require_context_evidence: raw.require_context_evidence,
     required_context_evidence_mode: contextMode,
     max_context_age_seconds: raw.max_context_age_seconds,

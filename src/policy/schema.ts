@@ -100,6 +100,7 @@ export const RULE_SPEC = obj({
   violations: list,
   min_approvals: int,
   require_distinct_approvers: bool,
+  approval_binding: str,
   require_context_evidence: bool,
   required_context_evidence_mode: str,
   max_context_age_seconds: int,

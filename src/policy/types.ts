@@ -116,6 +116,12 @@ export interface PolicyRule {
   violations: string[];
   min_approvals: number;
   require_distinct_approvers: boolean;
+  /**
+   * Ward extension: what an approval given for this rule binds. "" or `call` (the default): the
+   * call — tool, arguments, targets, context without the run, session and request ids — so the
+   * same call from a new session is granted; `session`: the exact intent, session included.
+   */
+  approval_binding: '' | 'call' | 'session';
   require_context_evidence: boolean;
   /** "" or "required". */
   required_context_evidence_mode: string;

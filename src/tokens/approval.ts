@@ -145,7 +145,7 @@ const APPROVAL: TokenKind<ApprovalToken> = tokenKind<ApprovalToken>({
 
 /** The rules of Ward's extension fields: a token names a whole call or none. */
 function extensionProblem(token: ApprovalToken): string | undefined {
-  const named = token.tool_name !== '' || token.targets.length > 0 || token.args_digest !== '' || token.call_digest !== '';
+  const named = token.tool_name !== '' || token.targets.length > 0 || token.args_digest !== '';
   if (named && (!token.tool_name || !isSha256Hex(token.args_digest))) return 'tool_name and args_digest (sha256 hex) name the approved call together';
   if (token.call_digest && !isSha256Hex(token.call_digest)) return 'call_digest must be sha256 hex';
   if (token.targets.some((t) => t === '')) return 'targets must not hold empty strings';
@@ -177,8 +177,8 @@ export interface MintApprovalOptions {
   maxOps?: number | undefined;
   /** Name the approved call in the token (Ward extension): it then verifies only for that call. */
   call?: ApprovalCall | undefined;
-  /** Bind the call, not the session (`call.callDigest` into the token); needs `call`. */
-  bindCall?: boolean | undefined;
+  /** Bind the call, not the session: `callDigest` of the approved call (docs/approvals.md "Call or session"). */
+  callDigest?: string | undefined;
   /** The approver's own words (Ward extension). */
   reason?: string | undefined;
   now: GoTime;
@@ -230,22 +230,21 @@ export function mintApprovalToken(opts: MintApprovalOptions): JsonObject {
       max_targets: maxTargets,
       max_ops: maxOps,
       expires_at: expiresAt,
-      ...callFields(opts.call, opts.bindCall === true, opts.reason ?? ''),
+      ...callFields(opts.call, opts.callDigest ?? '', opts.reason ?? ''),
       signature: undefined,
     },
     opts.key,
   );
 }
 
-/** The extension members of a token naming `call` (or none), with the approver's reason. */
-export function callFields(call: ApprovalCall | undefined, bindCall: boolean, reason: string): Pick<ApprovalToken, 'tool_name' | 'targets' | 'args_digest' | 'call_digest' | 'reason'> {
+/** The extension members: the call a token names (or none), the call digest it binds (or ""), the approver's reason. */
+export function callFields(call: ApprovalCall | undefined, callDigest: string, reason: string): Pick<ApprovalToken, 'tool_name' | 'targets' | 'args_digest' | 'call_digest' | 'reason'> {
   const r = goTrim(reason);
   if (r.length > MAX_APPROVAL_REASON || /[\0-\x1f\x7f]/.test(r)) throw new TokenInvalidError(`reason must be at most ${MAX_APPROVAL_REASON} characters without control characters`);
-  if (!call) {
-    if (bindCall) throw new TokenInvalidError('binding the call needs the call');
-    return { tool_name: '', targets: [], args_digest: '', call_digest: '', reason: r };
-  }
-  return { tool_name: call.toolName, targets: [...call.targets], args_digest: call.argsDigest, call_digest: bindCall ? call.callDigest : '', reason: r };
+  const digest = goLower(goTrim(callDigest));
+  if (digest && !isSha256Hex(digest)) throw new TokenInvalidError('call digest must be sha256 hex');
+  if (call && digest && digest !== call.callDigest) throw new TokenInvalidError('the call digest is not the named call\'s');
+  return { tool_name: call?.toolName ?? '', targets: call ? [...call.targets] : [], args_digest: call?.argsDigest ?? '', call_digest: digest, reason: r };
 }
 
 /** What an approval must bind to, from the gate's prepared intent and policy. */

@@ -64,7 +64,7 @@ describe('gate eval prints an approve command that works verbatim from anywhere'
     expect(first.code, first.stderr).toBe(4);
     const lines = first.stdout.split('\n');
     const command = lines[lines.findIndex((l) => l.startsWith('next: a person approves')) + 1]!.trim();
-    expect(command).toMatch(/ approve --intent-digest [0-9a-f]{64} --policy-digest [0-9a-f]{64} --scope tool:fs\.write_file --ttl 1h --approver \S+ --reason-code manual_approval /);
+    expect(command).toMatch(/ approve --intent-digest [0-9a-f]{64} --policy-digest [0-9a-f]{64} --call-digest [0-9a-f]{64} --scope tool:fs\.write_file --ttl 1h --approver \S+ --reason-code manual_approval /);
     expect(command).toContain(`--state-dir ${join(project, '.ward')} `);
     const tokenPath = join(project, '.ward', 'approvals', `approval_${/--intent-digest ([0-9a-f]{16})/.exec(command)![1]}.json`);
     expect(command.endsWith(`--out ${tokenPath}`)).toBe(true);

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ward } from '../cli/run.js';
-import { closeAll, consoleDaemon, evalIntent, intentFor, pendingFor, reportOf, signTemplate } from './console-helpers.js';
+import { closeAll, CONSOLE_POLICY, consoleDaemon, evalIntent, intentFor, pendingFor, reportOf, signTemplate } from './console-helpers.js';
 import { call } from './helpers.js';
 
 afterEach(closeAll);
@@ -214,7 +214,7 @@ describe('what the approver signs names the call shown, with their reason (issue
     const intent = intentFor('fs.write_file', '/workspace/./cfg/../a.yaml');
     const first = await evalIntent(d.url, intent);
     const e = await pendingFor(d.url, 'fs.write_file');
-    expect(e.call).toEqual({ tool_name: 'fs.write_file', targets: ['path:/workspace/a.yaml (write)'], args_digest: e.args.args_digest, call_digest: '' });
+    expect(e.call).toEqual({ tool_name: 'fs.write_file', targets: ['path:/workspace/a.yaml (write)'], args_digest: e.args.args_digest, call_digest: expect.stringMatching(/^[0-9a-f]{64}$/) });
     const q = new URLSearchParams({ approver: 'alice', reason: 'ticket 42: config change reviewed' });
     const t = await call(d.url, `/v1/approvals/${e.id}/token-template?${q}`);
     expect(t.json.payload).toMatchObject({ tool_name: 'fs.write_file', targets: ['path:/workspace/a.yaml (write)'], args_digest: e.args.args_digest, reason: 'ticket 42: config change reviewed', reason_code: 'manual_approval' });
@@ -369,3 +369,51 @@ rules:
     expect(JSON.stringify(e)).not.toContain('status.internal.example');
   });
 });
+
+describe('approvals bind the call, not the session (issue 32)', () => {
+  const inSession = (session: string) => intentFor('fs.write_file', '/workspace/a.yaml', { context: { identity: 'agent.alpha', workspace: '/workspace', risk_class: 'low', session_id: session, run_id: `run-${session}` } });
+
+  it('approved in one session, the identical call from a new session is granted once; a denial holds across sessions too', async () => {
+    const { d, alice, bob } = await consoleDaemon();
+    const first = await evalIntent(d.url, inSession('s1'));
+    expect(first.json.verdict).toBe('require_approval');
+    const e = await pendingFor(d.url, 'fs.write_file');
+    expect(e.call.call_digest).toMatch(/^[0-9a-f]{64}$/);
+    // The same call from another session while pending is the same entry.
+    const other = await evalIntent(d.url, inSession('s2'));
+    expect(other.json.intent_digest).not.toBe(first.json.intent_digest);
+    expect((await call(d.url, '/v1/approvals')).json.count).toBe(1);
+    const ok = await call(d.url, `/v1/approvals/${e.id}/approve`, { body: await signTemplate(d.url, e.id, alice) });
+    expect(ok.json.token.call_digest).toBe(e.call.call_digest);
+    const retry = await evalIntent(d.url, inSession('s3'));
+    expect(retry.json.verdict).toBe('allow');
+    expect(retry.json.reason_codes).toContain('approval_granted');
+    expect((await evalIntent(d.url, inSession('s4'))).json.verdict).toBe('require_approval'); // one use
+    // Other arguments are another call.
+    const changed = intentFor('fs.write_file', '/workspace/b.yaml', { context: inSession('s5')['context'] });
+    expect((await evalIntent(d.url, changed)).json.verdict).toBe('require_approval');
+
+    // Denied in one session: denied from every session.
+    const e2 = (await call(d.url, '/v1/approvals')).json.entries.find((x: any) => x.call.call_digest === e.call.call_digest);
+    expect((await call(d.url, `/v1/approvals/${e2.id}/deny`, { body: await signTemplate(d.url, e2.id, bob, { kind: 'denial', reason: 'no' }) })).status).toBe(200);
+    const after = await evalIntent(d.url, inSession('s6'));
+    expect(after.json.verdict).toBe('block');
+    expect(after.json.reason_codes).toContain('approval_denied');
+  });
+
+  it('a rule with approval_binding: session keeps approvals to the session that asked', async () => {
+    const policy = CONSOLE_POLICY.replace("      tool_names: [fs.write_file]\n", "      tool_names: [fs.write_file]\n    approval_binding: session\n");
+    expect(policy).toContain('approval_binding: session');
+    const { d, alice } = await consoleDaemon({}, policy);
+    const first = await evalIntent(d.url, inSession('s1'));
+    const e = await pendingFor(d.url, 'fs.write_file');
+    expect(e.call.call_digest).toBe('');
+    const ok = await call(d.url, `/v1/approvals/${e.id}/approve`, { body: await signTemplate(d.url, e.id, alice) });
+    expect(ok.json.token.call_digest).toBeUndefined();
+    expect((await evalIntent(d.url, inSession('s2'))).json.verdict).toBe('require_approval');
+    const same = await evalIntent(d.url, inSession('s1'));
+    expect(same.json.intent_digest).toBe(first.json.intent_digest);
+    expect(same.json.verdict).toBe('allow');
+  });
+});
+

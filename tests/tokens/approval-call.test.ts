@@ -5,6 +5,8 @@ import { normalizeIntent } from '../../src/intent/normalize.js';
 import { generateSigningKey } from '../../src/keys/index.js';
 import { approvalCallOf, approvalTokenPayload, mintApprovalToken, normalizeApprovalToken, validateApprovalToken, type ApprovalBinding, type MintApprovalOptions } from '../../src/tokens/index.js';
 import { HOUR } from './helpers.js';
+import { parsePolicyYaml } from '../../src/policy/load.js';
+import { approvalSessionBound } from '../../src/decision/approval-binding.js';
 
 /*
  * Ward's extension of the approval token (docs/approvals.md "What a token names"): a token may
@@ -30,7 +32,7 @@ function intentOf(url: string, session: string, body = 'hello') {
 const approved = intentOf('HTTPS://Status.Internal.Example:443/health', 's1');
 
 function tokenFor(i = approved, opts: { bindCall?: boolean; reason?: string } = {}) {
-  return mint({ intentDigest: intentDigest(i), call: approvalCallOf(i), bindCall: opts.bindCall, reason: opts.reason });
+  return mint({ intentDigest: intentDigest(i), call: approvalCallOf(i), callDigest: opts.bindCall ? approvalCallOf(i).callDigest : undefined, reason: opts.reason });
 }
 
 function mint(o: Partial<MintApprovalOptions> & { intentDigest: string }) {
@@ -84,7 +86,8 @@ describe('a token that names its call', () => {
     expect(() => normalizeApprovalToken({ ...plain, targets: ['url:x'] })).toThrow(/name the approved call together/);
     expect(() => normalizeApprovalToken({ ...plain, reason: 'a\nb' })).toThrow(/control characters/);
     expect(() => mint({ intentDigest: intentDigest(approved), reason: 'x'.repeat(501) })).toThrow(/at most 500/);
-    expect(() => mint({ intentDigest: intentDigest(approved), bindCall: true })).toThrow(/needs the call/);
+    expect(() => mint({ intentDigest: intentDigest(approved), call: approvalCallOf(approved), callDigest: 'c'.repeat(64) })).toThrow(/not the named call/);
+    expect(() => mint({ intentDigest: intentDigest(approved), callDigest: 'xyz' })).toThrow(/sha256/);
   });
 });
 
@@ -105,7 +108,27 @@ describe('call or session (issue 32)', () => {
     expect(codeOf(callBound, bindingFor(nextSession))).toBe('ok');
     expect(codeOf(callBound, bindingFor(nextSession, { sessionBound: true }))).toMatch(/^approval_token_intent_mismatch/);
     expect(codeOf(tokenFor(approved), bindingFor(nextSession))).toMatch(/^approval_token_intent_mismatch/);
+    // `ward approve --call-digest`: the call digest alone binds the call (the printed command has no tool or targets to name).
+    const fromCli = mint({ intentDigest: intentDigest(approved), callDigest: approvalCallOf(approved).callDigest });
+    expect(fromCli['tool_name']).toBeUndefined();
+    expect(codeOf(fromCli, bindingFor(nextSession))).toBe('ok');
+    expect(codeOf(fromCli, bindingFor(intentOf('HTTPS://Status.Internal.Example:443/health', 's2', 'other body')))).toMatch(/^approval_token_intent_mismatch/);
     // Without the call's facts (an offline check of digests only) the call digest cannot stand in.
     expect(codeOf(callBound, { ...bindingFor(nextSession), call: undefined })).toMatch(/^approval_token_intent_mismatch/);
+  });
+});
+
+describe('approval_binding in the policy (Ward extension)', () => {
+  const rule = (extra: string) => `default_verdict: allow\nrules:\n  - name: r\n    priority: 1\n    effect: require_approval\n    match:\n      tool_names: [t]\n${extra}`;
+
+  it('is call or session; unset leaves the policy digest as the reference computes it; anything else is refused', () => {
+    const plain = parsePolicyYaml(rule(''));
+    expect(parsePolicyYaml(rule('    approval_binding: call\n')).digest).not.toBe(plain.digest);
+    expect(parsePolicyYaml(rule('    approval_binding: session\n')).policy.rules[0]!.approval_binding).toBe('session');
+    expect(plain.policy.rules[0]!.approval_binding).toBe('');
+    expect(() => parsePolicyYaml(rule('    approval_binding: forever\n'))).toThrow(/approval_binding must be call or session/);
+    expect(approvalSessionBound(parsePolicyYaml(rule('    approval_binding: session\n')).policy, ['r'])).toBe(true);
+    expect(approvalSessionBound(parsePolicyYaml(rule('    approval_binding: session\n')).policy, ['other'])).toBe(false);
+    expect(approvalSessionBound(plain.policy, ['r'])).toBe(false);
   });
 });

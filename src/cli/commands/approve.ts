@@ -13,6 +13,7 @@ interface ApproveFlags extends SigningKeyFlags {
   intentDigest: string;
   policyDigest: string;
   delegationBindingDigest?: string;
+  callDigest?: string;
   ttl: string;
   scope: string;
   approver: string;
@@ -32,6 +33,7 @@ export function register(program: Command, ctx: CliContext): void {
       .option('--intent-digest <sha256>', 'the intent_digest gate eval reported')
       .option('--policy-digest <sha256>', 'the policy_digest gate eval reported')
       .option('--delegation-binding-digest <sha256>', 'required when the intent carries delegation')
+      .option('--call-digest <sha256>', 'also grant the same call from another session (Ward; the call digest gate eval prints; docs/approvals.md "Call or session")')
       .option('--ttl <duration>', 'lifetime as a Go duration, e.g. 30m or 1h (at most 24h; the token grants one decision)')
       .option('--scope <csv>', 'comma-separated scopes, e.g. tool:tool.write,phase:apply,destructive:apply')
       .option('--approver <identity>', 'who approves')
@@ -50,6 +52,7 @@ export function register(program: Command, ctx: CliContext): void {
           intentDigest: flags.intentDigest,
           policyDigest: flags.policyDigest,
           delegationBindingDigest: flags.delegationBindingDigest,
+          callDigest: flags.callDigest,
           ttlNs: parseGoDuration(flags.ttl),
           scope: parseScope(flags.scope),
           approver: flags.approver,

@@ -5,9 +5,10 @@ import { EXIT } from '../../contract/exit-codes.js';
 import { rawRiskClass } from '../../gate/evaluate.js';
 import { explainOutcome } from '../../gate/explain.js';
 import { checkProfileKeyFlags, isVerifyKeyConfigured, type KeyMode, type SigningKey } from '../../keys/index.js';
-import { approvalCommand, approvalTokenPath, shellQuote, type ApprovalSigner } from '../../decision/approval-command.js';
+import { approvalCommand, approvalRetryNote, approvalTokenPath, shellQuote, type ApprovalSigner } from '../../decision/approval-command.js';
+import { approvalSessionBound } from '../../decision/approval-binding.js';
 import type { NormalizedPolicy } from '../../policy/types.js';
-import { readApprovedScriptRegistry, requiredApprovalScope, type ApprovedScriptEntry } from '../../tokens/index.js';
+import { approvalCallOf, readApprovedScriptRegistry, requiredApprovalScope, type ApprovedScriptEntry } from '../../tokens/index.js';
 import { loadPolicyFile } from '../../policy/load.js';
 import { checkProfile } from '../../policy/profile.js';
 import { resolveIntentHosts } from '../../decision/host-resolution.js';
@@ -171,7 +172,7 @@ async function gateEval(ctx: CliContext, flags: GateEvalFlags): Promise<void> {
   request.resolvedHosts = await resolveIntentHosts(policy.policy, [intent]);
   const result = runGate(rt, request);
   ctx.exitCode = result.exitCode;
-  printEval(ctx, flags, cid, state, result);
+  printEval(ctx, flags, cid, state, result, policy.policy);
 }
 
 /** §3.6 step 0: flags the profile or this Ward refuses (exit 6 or the profile error). */
@@ -186,7 +187,7 @@ function checkEvalFlags(flags: GateEvalFlags): void {
 }
 
 /** The decision as `--json`, `--explain --json` or text with the next step on require_approval. */
-function printEval(ctx: CliContext, flags: GateEvalFlags, cid: string, state: string, result: GateResultOutput): void {
+function printEval(ctx: CliContext, flags: GateEvalFlags, cid: string, state: string, result: GateResultOutput, policy: NormalizedPolicy): void {
   if (flags.json && flags.explain) {
     const explained = explainOutcome(result.outcome, {
       traceId: String(result.output['trace_id']),
@@ -203,7 +204,7 @@ function printEval(ctx: CliContext, flags: GateEvalFlags, cid: string, state: st
     ctx.stdout(goJsonLine({ ...omitEmpty(result.output), correlation_id: cid }) + '\n');
     return;
   }
-  ctx.stdout(renderText(result.output) + approvalNextStep(ctx, flags, state, result.output, result.outcome.preparedIntent));
+  ctx.stdout(renderText(result.output) + approvalNextStep(ctx, flags, state, result.output, result.outcome.preparedIntent, policy));
 }
 
 /**
@@ -211,8 +212,9 @@ function printEval(ctx: CliContext, flags: GateEvalFlags, cid: string, state: st
  * directory (absolute paths, the real way to run this Ward, the key the retry verifies with), and
  * how to retry with the token it writes.
  */
-function approvalNextStep(ctx: CliContext, flags: GateEvalFlags, state: string, out: Record<string, unknown>, intent: NormalizedIntent | undefined): string {
+function approvalNextStep(ctx: CliContext, flags: GateEvalFlags, state: string, out: Record<string, unknown>, intent: NormalizedIntent | undefined, policy: NormalizedPolicy): string {
   if (out['verdict'] !== 'require_approval' || !intent) return '';
+  const callBound = !approvalSessionBound(policy, String(out['matched_rule'] ?? '').split(',').filter(Boolean));
   const intentDigest = String(out['intent_digest']);
   const tokenPath = approvalTokenPath(resolve(state, 'approvals'), intentDigest);
   let signer: ApprovalSigner;
@@ -229,6 +231,7 @@ function approvalNextStep(ctx: CliContext, flags: GateEvalFlags, state: string, 
     policyDigest: String(out['policy_digest']),
     scope: requiredApprovalScope(intent),
     delegationBindingDigest: intent.delegation ? delegationDigest(intent.delegation) : undefined,
+    callDigest: callBound ? approvalCallOf(intent).callDigest : undefined,
     signer,
     out: tokenPath,
   });
@@ -237,7 +240,8 @@ function approvalNextStep(ctx: CliContext, flags: GateEvalFlags, state: string, 
     `  ${command}\n` +
     note +
     `then run the same gate eval again with --approval-token ${shellQuote(tokenPath)}` +
-    ' (several approvers: --approval-token-chain a.json,b.json); a token grants one decision\n'
+    ' (several approvers: --approval-token-chain a.json,b.json); a token grants one decision\n' +
+    `${approvalRetryNote(intent.tool_name, callBound)}\n`
   );
 }
 

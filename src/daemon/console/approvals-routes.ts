@@ -54,14 +54,14 @@ const report =
   async (ctx, ex) => {
     const body = await jsonBody(ctx, ex);
     const entry = counted(parts, () => reportedEntry(body, ctx.policies.current, parts.showArgs, nowUTC()));
-    const denial = parts.inbox.deniedFor(entry.intent_digest, entry.policy_digest);
+    const denial = parts.inbox.deniedFor(entry.intent_digest, entry.policy_digest, entry.call.call_digest);
     if (denial) {
       reply(ex, 200, { ok: true, denied: true, denial: { denial_id: denial.denial_id, approver_identity: denial.approver_identity, reason: denial.reason, expires_at: denial.expires_at }, reason_code: 'approval_denied' });
       return;
     }
     // Approved after the reporter stopped waiting (its call timed out): the identical retry gets
     // the tokens that are still unused and unexpired, instead of a new entry to approve again.
-    const approved = parts.inbox.approvedFor(entry.intent_digest, entry.policy_digest);
+    const approved = parts.inbox.approvedFor(entry.intent_digest, entry.policy_digest, entry.call.call_digest);
     const unused = approved ? parts.tokensOf(approved).filter((t) => Date.parse(String(t['expires_at'])) > Date.now()) : [];
     if (approved && unused.length > 0) {
       reply(ex, 200, { ok: true, entry: view(approved), tokens: unused });

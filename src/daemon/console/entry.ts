@@ -21,6 +21,8 @@ export interface EntryVerdict {
   requiredApprovals: number;
   policyDigest: string;
   traceId: string;
+  /** A matched rule binds approvals to the session (`approval_binding: session`): the token gets no call digest. */
+  sessionBound: boolean;
 }
 
 export interface EntrySource {
@@ -71,7 +73,6 @@ export function entryFromIntent(intent: NormalizedIntent, verdict: EntryVerdict,
     target_count: approvalTargetCount(intent),
     op_count: approvalOpCount(intent),
     args,
-    // call_digest stays "" until approvals may bind the call across sessions.
-    call: { tool_name: call.toolName, targets: call.targets, args_digest: call.argsDigest, call_digest: '' },
+    call: { tool_name: call.toolName, targets: call.targets, args_digest: call.argsDigest, call_digest: verdict.sessionBound ? '' : call.callDigest },
   };
 }

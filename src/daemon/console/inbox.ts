@@ -104,6 +104,8 @@ export interface InboxEvent {
 interface Denial {
   intentDigest: string;
   policyDigest: string;
+  /** Set when the denial covers the call from any session. */
+  callDigest: string;
   expiresAtMs: number;
   record: DenialRecord;
 }
@@ -132,13 +134,14 @@ export class ApprovalInbox {
   }
 
   /**
-   * A decision waiting for approval. An identical call (same intent and policy digests) already
-   * pending is the same entry: it counts the request and keeps the newest trace id.
+   * A decision waiting for approval. An identical call (same intent and policy digests, or the same
+   * call from another session when approvals bind the call) already pending is the same entry: it
+   * counts the request and keeps the newest trace id.
    */
   add(e: NewEntry): InboxEntry {
     const now = new Date().toISOString();
     for (const existing of this.entries.values()) {
-      if (existing.status === 'pending' && existing.intent_digest === e.intent_digest && existing.policy_digest === e.policy_digest) {
+      if (existing.status === 'pending' && sameCall(existing, e.intent_digest, e.policy_digest, e.call.call_digest)) {
         existing.requests++;
         existing.last_seen_at = now;
         if (e.trace_id) existing.trace_id = e.trace_id;
@@ -153,10 +156,10 @@ export class ApprovalInbox {
   }
 
   /** The newest approved entry for this intent under this policy (its tokens may be used already). */
-  approvedFor(intentDigest: string, policyDigest: string): InboxEntry | undefined {
+  approvedFor(intentDigest: string, policyDigest: string, callDigest = ''): InboxEntry | undefined {
     let found: InboxEntry | undefined;
     for (const e of this.entries.values()) {
-      if (e.status === 'approved' && e.intent_digest === intentDigest && e.policy_digest === policyDigest && (!found || newestFirst(e, found) < 0)) found = e;
+      if (e.status === 'approved' && sameCall(e, intentDigest, policyDigest, callDigest) && (!found || newestFirst(e, found) < 0)) found = e;
     }
     return found;
   }
@@ -229,21 +232,28 @@ export class ApprovalInbox {
     const record: DenialRecord = { ...r, denied_at: new Date().toISOString(), record_path: path };
     e.status = 'denied';
     e.denial = record;
-    this.denials.set(key(e.intent_digest, e.policy_digest), { intentDigest: e.intent_digest, policyDigest: e.policy_digest, expiresAtMs: Date.parse(r.expires_at), record });
+    this.remember({ intentDigest: e.intent_digest, policyDigest: e.policy_digest, callDigest: e.call.call_digest, expiresAtMs: Date.parse(r.expires_at), record });
     this.emit({ kind: 'denied', entry: e });
     return record;
   }
 
-  /** The denial in force for this intent under this policy, if any (expired ones are forgotten). */
-  deniedFor(intentDigest: string, policyDigest: string): DenialRecord | undefined {
-    const k = key(intentDigest, policyDigest);
-    const d = this.denials.get(k);
-    if (!d) return undefined;
-    if (d.expiresAtMs <= Date.now()) {
+  /**
+   * The denial in force for this intent under this policy — or for this call from another session,
+   * when the denial covers the call — if any (expired ones are forgotten).
+   */
+  deniedFor(intentDigest: string, policyDigest: string, callDigest = ''): DenialRecord | undefined {
+    for (const k of [key(intentDigest, policyDigest), ...(callDigest ? [key(`call:${callDigest}`, policyDigest)] : [])]) {
+      const d = this.denials.get(k);
+      if (!d) continue;
+      if (d.expiresAtMs > Date.now()) return d.record;
       this.denials.delete(k);
-      return undefined;
     }
-    return d.record;
+    return undefined;
+  }
+
+  private remember(d: Denial): void {
+    this.denials.set(key(d.intentDigest, d.policyDigest), d);
+    if (d.callDigest) this.denials.set(key(`call:${d.callDigest}`, d.policyDigest), d);
   }
 
   /** After a grant: the console's token files the decision consumed are removed (one use). */
@@ -302,6 +312,7 @@ export class ApprovalInbox {
         const d: Denial = {
           intentDigest: String(v['intent_digest']),
           policyDigest: String(v['policy_digest']),
+          callDigest: typeof v['call_digest'] === 'string' ? v['call_digest'] : '',
           expiresAtMs: Date.parse(String(v['expires_at'])),
           record: {
             denial_id: String(v['denial_id']),
@@ -313,12 +324,18 @@ export class ApprovalInbox {
             record_path: join(this.denialDir, name),
           },
         };
-        if (d.expiresAtMs > Date.now()) this.denials.set(key(d.intentDigest, d.policyDigest), d);
+        if (d.expiresAtMs > Date.now()) this.remember(d);
       } catch {
         // unreadable: skipped, as the approval directory skips files it cannot parse
       }
     }
   }
+}
+
+/** The same intent under the same policy, or the same call from another session when both bind the call. */
+function sameCall(e: InboxEntry, intentDigest: string, policyDigest: string, callDigest: string): boolean {
+  if (e.policy_digest !== policyDigest) return false;
+  return e.intent_digest === intentDigest || (callDigest !== '' && e.call.call_digest === callDigest);
 }
 
 function newestFirst(a: InboxEntry, b: InboxEntry): number {

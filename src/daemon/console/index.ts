@@ -1,5 +1,7 @@
 import type { JsonObject } from '../../canon/index.js';
+import { approvalSessionBound } from '../../decision/approval-binding.js';
 import { approvalTokensInDir } from '../../decision/approval-dir.js';
+import type { LoadedPolicy } from '../../policy/types.js';
 import type { NormalizedIntent } from '../../intent/types.js';
 import type { VerifyKey } from '../../keys/index.js';
 import type { GateService } from '../gate-service.js';
@@ -20,6 +22,8 @@ export { ApproverKeys } from './approvers.js';
 export type { ConsoleParts } from './parts.js';
 
 export interface ConsoleOptions {
+  /** The policy in force (which rules bind approvals to the session). */
+  policy: () => LoadedPolicy;
   stateDir: string;
   approvers: ApproverKeys;
   /** `--approval-public-key`: trusted for approvals besides the approvers list. */
@@ -73,12 +77,12 @@ export function attachConsole(gate: GateService, opts: ConsoleOptions): Attached
     if (e.kind === 'approved' || e.kind === 'denied') opts.metrics.approvalsResolved.inc({ outcome: e.kind });
   });
   gate.console = {
-    tokensFor: (intentDigest, policyDigest) => inbox.dropExpired(approvalTokensInDir(inbox.dir, intentDigest)).filter((t) => t.value['policy_digest'] === policyDigest),
-    deniedFor: (intentDigest, policyDigest) => inbox.deniedFor(intentDigest, policyDigest),
+    tokensFor: (intentDigest, policyDigest, callDigest) => inbox.dropExpired(approvalTokensInDir(inbox.dir, intentDigest, callDigest)).filter((t) => t.value['policy_digest'] === policyDigest),
+    deniedFor: (intentDigest, policyDigest, callDigest) => inbox.deniedFor(intentDigest, policyDigest, callDigest),
     consumed: (ids) => inbox.consumed(ids),
     observe: (output, intent, raw) => {
       feed.publish(output, who(intent, raw));
-      if (output['verdict'] === 'require_approval' && output['simulate_mode'] !== true && intent) inbox.add(pendingOf(output, intent, showArgs));
+      if (output['verdict'] === 'require_approval' && output['simulate_mode'] !== true && intent) inbox.add(pendingOf(output, intent, opts.policy(), showArgs));
     },
   };
   return { parts, routes: [...sessionRoutes(parts), ...approvalRoutes(parts), ...decisionRoutes(parts), ...policyRoutes(parts)] };
@@ -94,8 +98,9 @@ function who(intent: NormalizedIntent | undefined, raw: unknown): { identity: st
 }
 
 /** A require_approval decision of this daemon, as the inbox shows it. */
-function pendingOf(output: JsonObject, intent: NormalizedIntent, showArgs: boolean) {
+function pendingOf(output: JsonObject, intent: NormalizedIntent, policy: LoadedPolicy, showArgs: boolean) {
   const required = output['required_approvals'];
+  const rules = String(output['matched_rule'] ?? '').split(',').filter(Boolean);
   const verdict = {
     matchedRule: String(output['matched_rule'] ?? ''),
     reasonCodes: (output['reason_codes'] as string[] | undefined) ?? [],
@@ -103,6 +108,8 @@ function pendingOf(output: JsonObject, intent: NormalizedIntent, showArgs: boole
     requiredApprovals: typeof required === 'number' && required > 0 ? required : 1,
     policyDigest: String(output['policy_digest']),
     traceId: String(output['trace_id'] ?? ''),
+    // A policy reloaded since the decision cannot say: the approval then binds the session (the stricter).
+    sessionBound: policy.digest !== output['policy_digest'] || approvalSessionBound(policy.policy, rules),
   };
   return entryFromIntent(intent, verdict, { source: 'daemon' }, showArgs);
 }

@@ -80,7 +80,7 @@ export function approvalTemplate(b: EntryBinding, req: TemplateRequest): Templat
   const reasonCode = goTrim(req.reasonCode);
   let named;
   try {
-    named = callFields(b.call, b.bindCall, req.reason ?? '');
+    named = callFields(b.call, b.bindCall ? b.call.callDigest : '', req.reason ?? '');
   } catch (err) {
     if (err instanceof TokenInvalidError) throw badRequest(err.message);
     throw err;
@@ -126,6 +126,8 @@ export function denialTemplate(b: EntryBinding, req: TemplateRequest): Template 
     reason,
     intent_digest: b.intentDigest,
     policy_digest: b.policyDigest,
+    // The same call from another session is denied too (when the entry binds the call).
+    ...(b.bindCall ? { call_digest: b.call.callDigest } : {}),
     expires_at: expiresAt,
   });
 }
@@ -224,7 +226,7 @@ const DENIAL_FIELDS = ['schema_id', 'schema_version', 'created_at', 'producer_ve
 /** Accept a denial record for one entry: rebuilt from the entry and checked like an approval. */
 export function acceptDenial(b: EntryBinding, s: Submission, approvers: readonly Approver[], extraKeys: readonly VerifyKey[], now: GoTime): AcceptedDenial {
   const p = s.payload;
-  for (const k of Object.keys(p)) if (!DENIAL_FIELDS.includes(k)) throw new Refused('approval_denial_invalid', `denial: unknown field ${JSON.stringify(k)}`);
+  for (const k of Object.keys(p)) if (!DENIAL_FIELDS.includes(k) && k !== 'call_digest') throw new Refused('approval_denial_invalid', `denial: unknown field ${JSON.stringify(k)}`);
   for (const k of DENIAL_FIELDS) if (typeof p[k] !== 'string') throw new Refused('approval_denial_invalid', `denial: ${k} must be a string`);
   let created: GoTime;
   let expires: GoTime;

@@ -1,5 +1,6 @@
 import { isJsonObject, isSha256Hex, uniqueSorted, type GoTime, type JsonValue } from '../../canon/index.js';
 import { badRequest } from '../../edge/http-error.js';
+import { approvalSessionBound } from '../../decision/approval-binding.js';
 import { isWardError } from '../../errors.js';
 import { evaluateNormalized } from '../../gate/evaluate.js';
 import { argsDigest, intentDigest } from '../../intent/digest.js';
@@ -85,6 +86,7 @@ export function reportedEntry(value: JsonValue, policy: LoadedPolicy, showArgs: 
       requiredApprovals: outcome.minApprovals,
       policyDigest: policy.digest,
       traceId: text('trace_id', 128),
+      sessionBound: approvalSessionBound(policy.policy, outcome.matchedRules.map((r) => r.name)),
     },
     { source: 'reported', reporter: text('reporter', 200) || 'unnamed', ...(requestedAt ? { requestedAt: new Date(requestedAt).toISOString() } : {}) },
     showArgs,

@@ -1,6 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { nowUTC, parseStrictJson, type JsonObject } from '../../canon/index.js';
+import { nowUTC, type JsonObject } from '../../canon/index.js';
 import { contextEnvelopeJson, type ContextEnvelope } from '../../context/index.js';
 import type { KillSwitchState } from '../../gate/kill-switch.js';
 import type { VerifyKey } from '../../keys/index.js';
@@ -16,8 +14,10 @@ import { signResultDecision } from '../../decision/result-decision.js';
 import type { Verdict } from '../../policy/types.js';
 import { steps, type ApprovalTokens, type DecisionState } from '../../decision/steps.js';
 import { approvalStep } from '../../decision/token-steps.js';
+import { approvalTokensInDir } from '../../decision/approval-dir.js';
+import type { TokenContext } from '../../decision/types.js';
 import type { TraceSink } from '../../decision/trace-sink.js';
-import { requiredApprovalScope, type ParsedToken } from '../../tokens/index.js';
+import { approvalCallOf, requiredApprovalScope, type ParsedToken } from '../../tokens/index.js';
 import type { SignedTrace } from '../../trace/index.js';
 import { intentForCall, type CallInput, type MappingOptions } from './intent.js';
 
@@ -48,6 +48,8 @@ export interface CallDecision {
    * approvals inbox is sent, so the daemon derives what a person sees from the call itself.
    */
   approvalIntent?: NormalizedIntent | undefined;
+  /** The policy binds an approval of this call to its session (`approval_binding: session`). */
+  approvalSessionBound?: boolean | undefined;
 }
 
 /** Per-decision inputs besides the call. */
@@ -118,11 +120,13 @@ export class Gatekeeper {
     let scope: string[] | undefined;
     let required: number | undefined;
     let approvalIntent: NormalizedIntent | undefined;
+    let approvalSessionBound = false;
     const rt = this.opts.runtime;
     const approvals: ApprovalTokens = (t) => {
       scope = requiredApprovalScope(t.intent);
       approvalIntent = t.intent;
-      return approvalStep({ tokens: () => this.tokensFor(t.intentDigest), verifyKeys: this.opts.approvalKeys })(t);
+      approvalSessionBound = t.approvalSessionBound === true;
+      return approvalStep({ tokens: () => this.tokensFor(t), verifyKeys: this.opts.approvalKeys })(t);
     };
     const approval = steps.approval(rt, approvals);
     const decideApproval = opts.denied ? steps.deniedApproval(approval, () => true) : approval;
@@ -167,6 +171,7 @@ export class Gatekeeper {
     decision.requiredApprovals = required;
     decision.intent = pending.decidedIntent as JsonObject;
     decision.approvalIntent = approvalIntent;
+    decision.approvalSessionBound = approvalSessionBound;
     return decision;
   }
 
@@ -272,31 +277,13 @@ export class Gatekeeper {
   }
 
   /**
-   * Approval tokens from `--approval-dir` whose intent digest is this call's: the next identical
-   * call after `ward approve ... --out <dir>/...` is allowed (and traced with approval_granted).
+   * Approval tokens from `--approval-dir` for this call: its intent digest, or (a token bound to
+   * the call, docs/approvals.md "Call or session") its call digest, so the same call from a new
+   * session finds the approval. After `ward approve ... --out <dir>/...` the next identical call is
+   * allowed (and traced with approval_granted).
    */
-  private tokensFor(intentDigest: string): ParsedToken[] {
-    let names: string[];
-    try {
-      names = readdirSync(this.opts.approvalDir);
-    } catch {
-      return [];
-    }
-    const out: ParsedToken[] = [];
-    for (const name of names.sort()) {
-      if (!name.endsWith('.json')) continue;
-      const path = join(this.opts.approvalDir, name);
-      let value: unknown;
-      try {
-        value = parseStrictJson(readFileSync(path, 'utf8')); // a duplicate-key token is never used
-      } catch {
-        continue;
-      }
-      if (typeof value === 'object' && value !== null && (value as Record<string, unknown>)['intent_digest'] === intentDigest) {
-        out.push({ source: path, value: value as JsonObject });
-      }
-    }
-    return out;
+  private tokensFor(t: TokenContext): ParsedToken[] {
+    return approvalTokensInDir(this.opts.approvalDir, t.intentDigest, approvalCallOf(t.intent).callDigest);
   }
 }
 

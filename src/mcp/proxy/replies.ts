@@ -1,4 +1,5 @@
-import { approvalCommand, approvalSignerFor, approvalTokenPath } from '../../decision/approval-command.js';
+import { approvalCommand, approvalRetryNote, approvalSignerFor, approvalTokenPath } from '../../decision/approval-command.js';
+import { approvalCallOf } from '../../tokens/index.js';
 import type { CallDecision } from './gatekeeper.js';
 import { errorResponse, resultResponse, RPC, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
 import { shapeResult } from './protocol.js';
@@ -24,11 +25,17 @@ export function wardObject(d: CallDecision, extra?: Record<string, unknown>): Re
  * lands where the proxy looks
  * (src/decision/approval-command.ts builds it for gate eval, the proxy and the SDK alike).
  */
+/** An approval of this call may bind the call (not the session): the policy allows it and the approval step ran. */
+function callBound(d: CallDecision): boolean {
+  return d.approvalIntent !== undefined && d.approvalSessionBound !== true;
+}
+
 export function approveCommand(d: CallDecision, approvalDir: string): string {
   return approvalCommand({
     intentDigest: d.intentDigest,
     policyDigest: d.policyDigest,
     scope: d.approvalScope,
+    callDigest: callBound(d) ? approvalCallOf(d.approvalIntent!).callDigest : undefined,
     signer: approvalSignerFor(approvalDir),
     out: approvalTokenPath(approvalDir, d.intentDigest),
   });
@@ -64,7 +71,7 @@ export function verdictReply(
       text =
         `Approval required by policy: ${codes}. This call was not run. ` +
         `A person (not the agent) can approve exactly this call with:\n  ${command}\n` +
-        `then the identical call can be retried.`;
+        `then the identical call can be retried. ${approvalRetryNote(d.toolName, callBound(d))}`;
       break;
     }
     case 'dry_run':

@@ -154,7 +154,7 @@ rules:
       expect(w['verdict']).toBe('require_approval');
       expect(existsSync(note)).toBe(true);
       const command = w['approve_command']!;
-      expect(command).toMatch(/^(ward|\S+ \S+\/bin\/ward\.js) approve --intent-digest [0-9a-f]{64} --policy-digest [0-9a-f]{64} --scope /);
+      expect(command).toMatch(/^(ward|\S+ \S+\/bin\/ward\.js) approve --intent-digest [0-9a-f]{64} --policy-digest [0-9a-f]{64} --call-digest [0-9a-f]{64} --scope /);
       expect(command).toContain(w['intent_digest']);
       // A person pastes the command, verbatim, in a shell somewhere else (src/decision/approval-command.ts).
       const minted = spawnSync('sh', ['-c', command], { cwd: bareDir(), encoding: 'utf8', env: { ...process.env, WARD_STATE_DIR: '' } });
