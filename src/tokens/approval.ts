@@ -1,6 +1,7 @@
 import { canonicalTarget } from '../intent/canonical.js';
 import { argsDigest, intentDigestPayload } from '../intent/digest.js';
-import type { NormalizedIntent } from '../intent/types.js';
+import { withDiscoveredTargets } from '../intent/discover.js';
+import type { NormalizedIntent, Target } from '../intent/types.js';
 import type { SigningKey, VerifyKey } from '../keys/index.js';
 import { TokenInvalidError } from './decode.js';
 import {
@@ -333,7 +334,7 @@ function namedCallProblem(token: ApprovalToken, call: ApprovalCall | undefined):
 export interface ApprovalCall {
   toolName: string;
   argsDigest: string;
-  /** `kind:canonical value (operation)` for each target, script steps' included, in intent order. */
+  /** `kind:canonical value (operation)` for each target the gate checks (`checkedTargets`), in order. */
   targets: string[];
   /** sha256(JCS(the intent digest payload without the context's run_id, session_id and request_id)). */
   callDigest: string;
@@ -344,7 +345,7 @@ export const SESSION_CONTEXT_FIELDS = ['run_id', 'session_id', 'request_id'] as 
 
 export function approvalCallOf(intent: NormalizedIntent): ApprovalCall {
   const workspace = intent.context.workspace;
-  const all = [...intent.targets, ...(intent.script?.steps.flatMap((s) => s.targets) ?? [])];
+  const all = checkedTargets(intent);
   const payload = intentDigestPayload(intent);
   const context = { ...(payload['context'] as JsonObject) };
   for (const k of SESSION_CONTEXT_FIELDS) delete context[k];
@@ -354,6 +355,16 @@ export function approvalCallOf(intent: NormalizedIntent): ApprovalCall {
     targets: all.map((t) => approvalTargetText(t.kind, canonicalTarget(t, workspace).value ?? t.value, t.operation)),
     callDigest: sha256Hex(jcs({ ...payload, context })),
   };
+}
+
+/**
+ * Every target the gate checks for this intent: the declared ones plus those its arguments show
+ * (intent/discover.ts), script steps' included, in order — what an approver must see. Digests
+ * cover the declared ones only, as the reference's do.
+ */
+export function checkedTargets(intent: NormalizedIntent): Target[] {
+  const checked = withDiscoveredTargets(intent);
+  return [...checked.targets, ...(checked.script?.steps.flatMap((s) => s.targets) ?? [])];
 }
 
 /** One target as a token names it (the console shows the same three parts). */

@@ -12,6 +12,7 @@ export {
   approvalTargetCount,
   approvalOpCount,
   approvalCallOf,
+  checkedTargets,
   approvalTargetText,
   callFields,
   MAX_APPROVAL_REASON,

