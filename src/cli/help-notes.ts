@@ -53,6 +53,7 @@ export const HELP_NOTES: Readonly<Record<string, HelpNote>> = {
   },
   'pack verify': { examples: ['ward pack verify evidence.zip --require-signature'], instead: VERIFY_CHOICE },
   'pack inspect': { examples: ['ward pack inspect evidence.zip', 'ward pack inspect evidence.zip --json'] },
+  'pack upgrade': { examples: ['ward pack upgrade old-evidence.zip --out evidence.zip', 'ward pack upgrade old-evidence.zip --public-key old_public.key --json'] },
   'pack diff': { examples: ['ward pack diff before.zip after.zip', 'ward pack diff before.zip after.zip --output diff.json'] },
   verify: { examples: ['ward verify runpack_run_1.zip', 'ward verify run_1 --require-signature'], instead: VERIFY_CHOICE },
   'store list': { examples: ['ward store list', 'ward store list --verdict block --since 2026-01-01T00:00:00Z --json'] },
