@@ -155,6 +155,10 @@ export const OPTION_GROUPS: Readonly<Record<string, Readonly<Record<string, read
       '--max-sessions',
       '--call-timeout',
       '--max-message-bytes',
+      '--max-call-bytes',
+      '--max-call-keys',
+      '--unknown-methods',
+      '--unknown-method-risk-class',
     ],
     'Blocks, approvals and tool pins (proxy mode):': [
       '--deny-as',
