@@ -31,6 +31,7 @@ const FOLD_DROPPED = /[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Cc}\p{White_Spac
 export const VARIATION_SELECTOR = /[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/u;
 
 const NON_ASCII = /[^\x00-\x7f]/;
+const ASCII_DROPPED = /[\x00-\x20\x7f]+/g;
 
 /**
  * NFKC with invisible code points removed (the firewall's second view of a string); the text
@@ -69,8 +70,24 @@ export function foldForMatch(text: string): string {
     if (c <= 0x20 || c >= 0x7f || (c >= 0x41 && c <= 0x5a)) break;
   }
   if (i === n) return text;
-  // All ASCII (most texts): native lower-casing, controls and spaces removed by one regex.
-  if (!NON_ASCII.test(text)) return foldAscii(text, i);
+  // ASCII (most texts): native lower-casing, and controls and spaces removed by one regex when there are any.
+  let upper = false;
+  let dropped = false;
+  for (let k = i; k < n; k++) {
+    const c = text.charCodeAt(k);
+    if (c >= 0x7f) {
+      if (c > 0x7f) return foldNonAscii(text, i);
+      dropped = true;
+    } else if (c <= 0x20) dropped = true;
+    else if (c >= 0x41 && c <= 0x5a) upper = true;
+  }
+  const kept = dropped ? text.replace(ASCII_DROPPED, '') : text;
+  return upper ? kept.toLowerCase() : kept;
+}
+
+function foldNonAscii(text: string, from: number): string {
+  const n = text.length;
+  let i = from;
   const parts: string[] = [text.slice(0, i)];
   let runStart = i;
   const flush = (end: number) => {
@@ -100,21 +117,6 @@ export function foldForMatch(text: string): string {
   flush(n);
   return parts.join('');
 }
-
-/** `foldForMatch` of an ASCII text whose first `from` characters need nothing. */
-function foldAscii(text: string, from: number): string {
-  const n = text.length;
-  const out = new Uint16Array(n);
-  let j = 0;
-  for (let i = 0; i < from; i++) out[j++] = text.charCodeAt(i);
-  for (let i = from; i < n; i++) {
-    const c = text.charCodeAt(i);
-    if (c <= 0x20 || c === 0x7f) continue;
-    out[j++] = c >= 0x41 && c <= 0x5a ? c + 32 : c;
-  }
-  return TEXT_16.decode(out.subarray(0, j));
-}
-const TEXT_16 = new TextDecoder('utf-16le');
 
 /** Does the text hold a character `foldForMatch` changes or removes? (When not, the fold is the text.) */
 export function foldChanges(text: string): boolean {

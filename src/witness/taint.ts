@@ -489,7 +489,7 @@ const MATCH_MAX_DECODED_CHARS = 4 << 20;
  * A member longer than twice this is joined by its first and last JOIN_WINDOW_CHARS characters:
  * a split value longer than that on either side of a boundary is out of reach (docs/witness.md).
  */
-const JOIN_WINDOW_CHARS = 1_024;
+const JOIN_WINDOW_CHARS = 256;
 /** Characters of one container's joined string members. */
 const MATCH_MAX_JOINED_CHARS = 1 << 20;
 
@@ -549,7 +549,7 @@ function argumentVariants(value: string, budget: UnwrapBudget): { text: string; 
       }
     }
     // Other re-encodings (hex, base32, misaligned, wrapped or nested base64, compression, HTML).
-    for (const u of unwrap(raw, budget)) if (!variants.some((v) => v.text === u.text)) variants.push(u);
+    for (const u of unwrap(raw, budget, tokens ?? null)) if (!variants.some((v) => v.text === u.text)) variants.push(u);
     return variants;
   }
   const raw = normalizeNewlines(value);

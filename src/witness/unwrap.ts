@@ -38,7 +38,8 @@ const BASE32_RUN = /[A-Z2-7]{20,}|[a-z2-7]{20,}/g;
 const NON_ASCII = /[^\x00-\x7f]/;
 const COMPRESSED_BASE64 = /^(?:H4sI|e[JNAF])/;
 
-export function unwrap(text: string, budget: UnwrapBudget): Unwrapped[] {
+/** `tokensOfText`: `base64Tokens(text)` when the caller has it already (one pass fewer). */
+export function unwrap(text: string, budget: UnwrapBudget, tokensOfText?: readonly string[] | null): Unwrapped[] {
   const out: Unwrapped[] = [];
   const seen = new Set<string>([text]);
   const keep = (t: string, encoding: UnwrapEncoding, depth: number) => {
@@ -48,12 +49,12 @@ export function unwrap(text: string, budget: UnwrapBudget): Unwrapped[] {
     out.push({ text: t, encoding });
     if (depth < MAX_DEPTH) layer(t, depth + 1);
   };
-  const layer = (t: string, depth: number) => {
+  const layer = (t: string, depth: number, known?: readonly string[] | null) => {
     if (t.includes('&')) {
       const html = htmlUnescape(t);
       if (html !== t) keep(html, 'html_unescaped', depth);
     }
-    tokens(t, depth);
+    tokens(t, depth, known);
     // Without whitespace and invisible characters, when something looks wrapped or spaced: a
     // line of 12+ alphabet characters continued on the next, hex bytes apart, or anything not
     // ASCII (full-width or invisible characters inside an encoding).
@@ -62,9 +63,9 @@ export function unwrap(text: string, budget: UnwrapBudget): Unwrapped[] {
       if (compact !== t) tokens(compact, depth);
     }
   };
-  const tokens = (t: string, depth: number) => {
+  const tokens = (t: string, depth: number, known?: readonly string[] | null) => {
     let runs = 0;
-    for (const run of base64Tokens(t) ?? []) {
+    for (const run of (known === undefined ? base64Tokens(t) : known) ?? []) {
       if (++runs > MAX_RUNS || budget.chars <= 0) return;
       // Hex and base32 inside the run (other alphabet characters may be glued to either end).
       if (run.length >= MIN_RUN.hex) {
@@ -95,7 +96,7 @@ export function unwrap(text: string, budget: UnwrapBudget): Unwrapped[] {
     const t = utf8(bytes);
     if (t !== undefined) keep(t, encoding, depth);
   };
-  layer(text, 1);
+  layer(text, 1, tokensOfText);
   return out;
 }
 
