@@ -10,7 +10,7 @@ import { signResultDecision } from '../decision/result-decision.js';
 import { screenResult } from '../mcp/proxy/result-firewall.js';
 import { SdkWitness, type WardObservedResult } from './witness.js';
 import { resolveStateDir, type StateDirResolution } from '../state/state-dir.js';
-import { readTokenFile, requiredApprovalScope, type ParsedToken } from '../tokens/index.js';
+import { approvalCallOf, readTokenFile, requiredApprovalScope, type ParsedToken } from '../tokens/index.js';
 import { delegationDigest } from '../intent/digest.js';
 import { formatRFC3339Nano, isJsonObject, nowUTC, parseJsonText, parseRFC3339, parseStrictJson, type GoTime, type JsonObject, type JsonValue } from '../canon/index.js';
 import { parseContextEnvelope } from '../context/index.js';
@@ -257,14 +257,18 @@ export class Ward {
     // given the tokens passed in and those in the approval directory for this intent.
     let scope: string[] | undefined;
     let binding: string | undefined;
+    let callDigest: string | undefined;
     const given = options.approvalTokens ?? [];
     const approvals: ApprovalTokens = (t) => {
       scope = requiredApprovalScope(t.intent);
       binding = t.intent.delegation ? delegationDigest(t.intent.delegation) : undefined;
+      // The same call under another run or session id finds an approval that binds the call (docs/approvals.md "Call or session").
+      const call = approvalCallOf(t.intent).callDigest;
+      callDigest = t.approvalSessionBound ? undefined : call;
       return approvalStep({
         tokens: () => [
           ...given.map((token, i) => this.#tokenOf(token, i)),
-          ...(this.approvalDir ? approvalTokensInDir(this.approvalDir, t.intentDigest) : []),
+          ...(this.approvalDir ? approvalTokensInDir(this.approvalDir, t.intentDigest, call) : []),
         ],
         verifyKeys: [this.#runtime.signingKey],
         audit: { dir: resolve(this.stateDir, 'audits') },
@@ -304,7 +308,7 @@ export class Ward {
       output: out,
       ...(pending.capture ? { capturePath: join(this.traceDir, captureFileName(pending.capture)) } : {}),
       ...(out['verdict'] === 'require_approval' && scope
-        ? { approval: this.#approvalRequest(r.intentDigest, this.policy.digest, scope, binding) }
+        ? { approval: this.#approvalRequest(r.intentDigest, this.policy.digest, scope, binding, callDigest) }
         : {}),
     };
   }
@@ -390,7 +394,7 @@ export class Ward {
     return { source: `approvalTokens[${index}]`, error: 'an approval token must be a token object or a file path' };
   }
 
-  #approvalRequest(intentDigest: string, policyDigest: string, scope: string[], binding: string | undefined): ApprovalRequest {
+  #approvalRequest(intentDigest: string, policyDigest: string, scope: string[], binding: string | undefined, callDigest: string | undefined): ApprovalRequest {
     const dir = this.approvalDir;
     const tokenPath = approvalTokenPath(dir ?? resolve(this.stateDir, 'approvals'), intentDigest);
     const ledger = approvalLedgerOf(this.#runtime);
@@ -398,7 +402,7 @@ export class Ward {
       intentDigest,
       policyDigest,
       scope,
-      command: approvalCommand({ intentDigest, policyDigest, scope, delegationBindingDigest: binding, signer: this.#signer, out: tokenPath }),
+      command: approvalCommand({ intentDigest, policyDigest, scope, delegationBindingDigest: binding, callDigest, signer: this.#signer, out: tokenPath }),
       tokenPath,
       approvalDir: dir,
       waitForToken: (options) => {

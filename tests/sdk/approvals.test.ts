@@ -46,6 +46,21 @@ function mint(ward: Ward, request: Pick<ApprovalRequest, 'intentDigest' | 'polic
 }
 
 describe('SDK approvals, end to end', () => {
+  it('the printed command approves the call, not the run: the same call with a new run id runs once (issue 32)', async () => {
+    const { dir, policy } = project();
+    const ward = new Ward({ policy, cwd: dir });
+    const inRun = (run: string) => intent.tool('fs.write_file').args({ path: '/workspace/c.yaml', content: 'x' }).target({ kind: 'path', value: '/workspace/c.yaml', operation: 'write' }).context({ identity: 'agent.sdk', workspace: '/workspace', risk_class: 'low', run_id: run, session_id: run }).build();
+    const first = await ward.evaluate(inRun('run-1'));
+    expect(first.verdict).toBe('require_approval');
+    expect(first.approval!.command).toMatch(/--call-digest [0-9a-f]{64}/);
+    paste(first.approval!.command);
+    const next = await ward.evaluate(inRun('run-2'));
+    expect(next.intentDigest).not.toBe(first.intentDigest);
+    expect(next.verdict).toBe('allow');
+    expect(next.reasonCodes).toContain('approval_granted');
+    expect((await ward.evaluate(inRun('run-3'))).verdict).toBe('require_approval'); // one use
+  });
+
   it('require_approval → the printed command, run verbatim elsewhere → the retried guarded call runs', async () => {
     const { dir, policy } = project();
     const ward = new Ward({ policy, cwd: join(dir) });
