@@ -117,6 +117,7 @@ describe('the approvals inbox', () => {
     expect(token['targets']).toEqual([`path:${(body['targets'] as { value: string }[])[0]!.value} (write)`]);
     expect(token['reason']).toBe('change_4711');
     expect(await card.locator('code.canonical').first().textContent()).toBe((body['targets'] as { value: string }[])[0]!.value);
+    expect(await card.locator('p.binding').textContent()).toContain('from this session or a new one');
 
     const retry = await evaluate(body);
     expect(retry['verdict'], JSON.stringify(retry)).toBe('allow');

@@ -89,6 +89,8 @@ function card(item) {
     targetsList(item.targets),
     h('div', {}, h('span', { class: 'muted', text: 'rule ' }), h('code', { text: item.matched_rule || '—' }), ' ', codes(item.reason_codes, item.reason_meanings)),
     argsView(item),
+    // What an approval will let the agent retry (docs/approvals.md "Call or session").
+    h('p', { class: 'muted small binding', text: item.call?.call_digest ? 'An approval lets exactly this call run once, from this session or a new one.' : `An approval lets exactly this call run once, from session ${item.session_id || '(none)'} only (the policy binds approvals to the session).` }),
     item.required_approvals > 1 ? h('p', { class: 'muted', text: `needs ${item.required_approvals} approvals from distinct approvers (${item.approvals?.length ?? 0} so far)` }) : null,
     item.source === 'reported' ? h('p', { class: 'muted small', text: `reported by ${item.reporter || 'a proxy'}` }) : null,
     item.trace_id ? h('a', { class: 'small', href: `/ui/decision?id=${encodeURIComponent(item.trace_id)}`, text: 'decision details' }) : null,
