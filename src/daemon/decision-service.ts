@@ -2,6 +2,10 @@ import { join, resolve } from 'node:path';
 import { DecisionTraceWriter, type DecisionServiceConfig } from '../mcp/service/evaluate.js';
 import { checkEmergencyStop } from '../mcp/service/job-state.js';
 import { createEvaluateHandler, EVALUATE_ROUTES } from '../mcp/service/http.js';
+import { claudeCodeHookRequest, failReply, httpHookBody, parseHookInput, replyForVerdict, type HookReply } from '../mcp/service/hook.js';
+import { evaluateDecisionAsync } from '../mcp/service/evaluate.js';
+import { readBody } from '../edge/body.js';
+import { sendJson } from './http.js';
 import type { DaemonOptions } from './context.js';
 import type { SigningKeyHolder } from './key-holder.js';
 import type { PolicyHolder } from './policy-holder.js';
@@ -70,8 +74,30 @@ export function decisionServiceRoutes(
     await evaluate(ex.req, ex.res);
     ex.status = ex.res.statusCode;
   };
+  // Claude Code's HTTP hook (`type: "http"`): the event as the body, the command hook's JSON as the
+  // answer, after the trace is written. Every failure is a deny in the event's shape, with 200:
+  // Claude Code treats a non-2xx answer as a non-blocking error unless the hook says onFailure: block.
+  const claudeCodeHook: Handler = async (_ctx, ex) => {
+    let reply: HookReply;
+    let input: ReturnType<typeof parseHookInput> | undefined;
+    try {
+      input = parseHookInput((await readBody(ex.req, maxBodyBytes)).toString('utf8'));
+      if (!input.ok) reply = failReply(input.event, input.message);
+      else {
+        const result = await evaluateDecisionAsync(config, claudeCodeHookRequest(input.payload, {}), traceWriter);
+        ex.verdict = result.verdict;
+        reply = replyForVerdict(input.event, result);
+      }
+    } catch (err) {
+      reply = failReply(input?.event, (err as Error).message);
+    }
+    ex.status = sendJson(ex.res, 200, httpHookBody(reply));
+  };
   return {
-    routes: EVALUATE_ROUTES.map((path) => ({ name: path.slice(1).replaceAll('/', '.'), segments: path.slice(1).split('/'), methods: { POST: handler } })),
+    routes: [
+      ...EVALUATE_ROUTES.map((path) => ({ name: path.slice(1).replaceAll('/', '.'), segments: path.slice(1).split('/'), methods: { POST: handler } })),
+      { name: 'v1.hooks.claude-code', segments: ['v1', 'hooks', 'claude-code'], methods: { POST: claudeCodeHook } },
+    ],
     close: () => traceWriter.close(),
   };
 }

@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import { EXIT } from '../../contract/exit-codes.js';
 import { loadServiceConfig, sharedServiceFlags } from '../../mcp/service/config.js';
 import { evaluateDecision } from '../../mcp/service/evaluate.js';
-import { alignMcpToolTargets, failReply, parseHookInput, replyForVerdict, type HookInput, type HookReply } from '../../mcp/service/hook.js';
+import { claudeCodeHookRequest, failReply, parseHookInput, replyForVerdict, type HookInput, type HookReply } from '../../mcp/service/hook.js';
 import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 
 /** `ward hook claude-code` flags. */
@@ -222,17 +222,7 @@ async function decideHook(ctx: CliContext, flags: ClaudeCodeHookFlags, argError:
       env: ctx.env,
       serve: false,
     });
-    const hookCwd = typeof payload['cwd'] === 'string' ? payload['cwd'] : '';
-    const result = await evaluateDecision(cfg, {
-      payload,
-      adapter: 'claude_code',
-      enrichCall: (call) => {
-        call.context.identity = (flags.identity ?? '').trim() || 'claude-code';
-        call.context.workspace = hookCwd.trim() || ctx.cwd;
-        if (flags.riskClass) call.context.risk_class = flags.riskClass;
-        alignMcpToolTargets(call);
-      },
-    });
+    const result = await evaluateDecision(cfg, claudeCodeHookRequest(payload, { identity: flags.identity, riskClass: flags.riskClass, defaultWorkspace: ctx.cwd }));
     return replyForVerdict(event, result);
   } catch (err) {
     return failReply(event, (err as Error).message);

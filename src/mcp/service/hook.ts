@@ -1,5 +1,5 @@
 import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../../canon/index.js';
-import type { DecisionResult } from './evaluate.js';
+import type { DecisionRequest, DecisionResult } from './evaluate.js';
 import type { CallTarget, ToolCall } from './tool-call.js';
 import { bareToolName, operationFromToolName } from '../../intent/discover.js';
 
@@ -182,3 +182,40 @@ export function alignMcpToolTargets(call: ToolCall): void {
     if (t.kind === 'other' && t.operation === 'execute') t.endpoint_class = 'proc.exec';
   }
 }
+
+/** How the host running the hook describes the agent, beside what the event itself says. */
+export interface HookCallContext {
+  identity?: string | undefined;
+  riskClass?: string | undefined;
+  /** The workspace when the event has no `cwd` (the CLI hook's own directory; none on the daemon). */
+  defaultWorkspace?: string | undefined;
+}
+
+/**
+ * The decision request for one Claude Code event: the same for `ward hook claude-code` and for
+ * `POST /v1/hooks/claude-code` on the daemon, so both decide a call the same way. The workspace is
+ * the session's `cwd` from the event; without one (and no default), relative paths are not evaluable.
+ */
+export function claudeCodeHookRequest(payload: JsonObject, context: HookCallContext): DecisionRequest {
+  const hookCwd = typeof payload['cwd'] === 'string' ? payload['cwd'].trim() : '';
+  return {
+    payload,
+    adapter: 'claude_code',
+    enrichCall: (call) => {
+      call.context.identity = (context.identity ?? '').trim() || 'claude-code';
+      call.context.workspace = hookCwd || context.defaultWorkspace || '';
+      if (context.riskClass) call.context.risk_class = context.riskClass;
+      alignMcpToolTargets(call);
+    },
+  };
+}
+
+/**
+ * A reply as an HTTP hook's response body. Claude Code reads the same JSON from an HTTP hook as
+ * from a command hook's stdout; what a command hook says with exit 2 (a failure before any event
+ * could be read) becomes the generic blocking answer, `{"decision": "block", "reason": …}`.
+ */
+export function httpHookBody(reply: HookReply): JsonObject {
+  return reply.stdout ?? { decision: 'block', reason: reply.stderr?.trim() || 'Ward: the hook request could not be decided' };
+}
+
