@@ -27,7 +27,7 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const policyText = readFileSync(path.join(repo, 'fixtures/policies/bench-typical.yaml'), 'utf8');
 
 /** The typical intent: tool.write to /tmp/out.txt, high risk, user provenance. */
-const intent = {
+export const intent = {
   schema_id: 'gait.gate.intent_request',
   schema_version: '1.0.0',
   created_at: '2026-02-18T00:00:00Z',

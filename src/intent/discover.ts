@@ -1,7 +1,7 @@
-import { MAX_JCS_DEPTH, foldSpelling, isJsonObject, type JsonObject, type JsonValue } from '../canon/index.js';
+import { MAX_JCS_DEPTH, foldSpelling, goTrim, isJsonObject, type JsonObject, type JsonValue } from '../canon/index.js';
 import { canonicalTarget } from './canonical.js';
 import { invalidIntent } from './invalid.js';
-import { normalizeTarget } from './targets.js';
+import { inferEndpointClass, normalizeTarget } from './targets.js';
 import type { NormalizedIntent, ScriptStep, Target } from './types.js';
 
 /**
@@ -140,25 +140,50 @@ function ruleFor(key: string, toolRules: ArgTargetRules | undefined, args: ArgTa
 
 /** A scheme and `//`, or a WHATWG special scheme, which needs no `//` (`http:evil.com`, `file:/etc`). */
 const URL_SHAPE = /^(?:[A-Za-z][A-Za-z0-9+.-]*:\/\/|(?:https?|wss?|ftp|file):)/i;
-/** `/x`, `\x` (and `\\server\share`), `C:\x`, `C:/x`, `~`, `~/x`, `~user/x`. */
-const PATH_SHAPE = /^(?:[/\\]|[A-Za-z]:[/\\]|~(?:$|[^\s/\\]*[/\\]))/;
-/** What the WHATWG parser strips before parsing: leading and trailing C0 controls and spaces, and every tab and newline. */
-const URL_STRIP_EDGES = /^[\x00-\x20]+|[\x00-\x20]+$/g;
+/** Tabs and line breaks: the WHATWG parser drops them anywhere. */
 const URL_STRIP_INSIDE = /[\t\n\r]/g;
 
 /**
  * The kind of target a string is by its shape alone: `url`, `path` (`file:` URLs too: the path
- * rules read them as the path they name), or undefined. A multi-line
- * string is text, not a path (no file tool opens a name with a line break in it); URLs are read
- * as the WHATWG parser reads them, which drops tabs and line breaks anywhere.
+ * rules read them as the path they name), or undefined. Leading and trailing C0 controls and
+ * spaces are ignored, as the WHATWG parser ignores them. A multi-line string is text, not a path
+ * (no file tool opens a name with a line break in it); URLs are read as the WHATWG parser reads
+ * them, which drops tabs and line breaks anywhere. `/x`, `\x` (and `\\server\share`), `C:\x`,
+ * `C:/x`, `~`, `~/x` and `~user/x` are paths.
  */
 export function valueShape(value: string): 'url' | 'path' | undefined {
-  const edged = value.replace(URL_STRIP_EDGES, '');
-  if (edged === '') return undefined;
-  const url = edged.replace(URL_STRIP_INSIDE, '');
-  if (URL_SHAPE.test(url)) return /^file:/i.test(url) ? 'path' : 'url'; // a file: URL names a local path
-  if (!/[\n\r]/.test(edged) && PATH_SHAPE.test(edged)) return 'path';
-  return undefined;
+  let start = 0;
+  let end = value.length;
+  while (start < end && value.charCodeAt(start) <= 0x20) start++;
+  while (end > start && value.charCodeAt(end - 1) <= 0x20) end--;
+  if (start === end) return undefined;
+  const first = value.charCodeAt(start);
+  if (first === 0x2f /* / */ || first === 0x5c /* \ */) return oneLine(value, start, end) ? 'path' : undefined;
+  if (first === 0x7e /* ~ */) return oneLine(value, start, end) && isHomePath(value.slice(start, end)) ? 'path' : undefined;
+  const isLetter = (first | 0x20) >= 0x61 && (first | 0x20) <= 0x7a;
+  if (!isLetter) return undefined;
+  const colon = value.indexOf(':', start);
+  if (colon < 0 || colon >= end) return undefined; // neither a scheme nor a drive
+  if (colon === start + 1) {
+    const next = value.charCodeAt(colon + 1);
+    if ((next === 0x2f || next === 0x5c) && oneLine(value, start, end)) return 'path'; // C:\ or C:/
+  }
+  const text = value.slice(start, end).replace(URL_STRIP_INSIDE, '');
+  if (!URL_SHAPE.test(text)) return undefined;
+  return /^file:/i.test(text) ? 'path' : 'url'; // a file: URL names a local path
+}
+
+function oneLine(value: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = value.charCodeAt(i);
+    if (c === 0x0a || c === 0x0d) return false;
+  }
+  return true;
+}
+
+/** `~`, or `~` and a user name (no spaces) followed by a separator. */
+function isHomePath(text: string): boolean {
+  return /^~(?:$|[^\s/\\]*[/\\])/.test(text);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -263,7 +288,7 @@ export interface DiscoveredTarget {
 }
 
 const discoveredSet = new WeakSet<Target>();
-const memo = new WeakMap<JsonObject, { toolName: string; found: DiscoveredTarget[] }>();
+const memo = new WeakMap<JsonObject, { toolName: string; found: Found[] }>();
 
 /** Was this target found in the arguments rather than declared (so it is in no digest)? */
 export function isDiscoveredTarget(t: Target): boolean {
@@ -275,19 +300,34 @@ export function declaredTargets(targets: readonly Target[]): readonly Target[] {
   return targets.some(isDiscoveredTarget) ? targets.filter((t) => !isDiscoveredTarget(t)) : targets;
 }
 
-function discoverIn(toolName: string, args: JsonObject): DiscoveredTarget[] {
+interface Found {
+  arg: ArgTarget;
+  /** kind, trimmed value and endpoint class: what a declared target must share to cover it. */
+  key: string;
+  /** Normalized on first use (most found targets are covered by a declared one and never are). */
+  target: Target | undefined;
+}
+
+function discoverIn(toolName: string, args: JsonObject): Found[] {
   const hit = memo.get(args);
   if (hit && hit.toolName === toolName) return hit.found;
-  const found = argTargets(toolName, args).map((a): DiscoveredTarget => {
-    const raw: JsonObject = { kind: a.kind, value: a.value };
-    if (a.operation) raw['operation'] = a.operation;
-    if (a.endpoint_class) raw['endpoint_class'] = a.endpoint_class;
-    const target = normalizeTarget(raw, toolName, `discovered target at ${a.arg_path}: `);
-    discoveredSet.add(target);
-    return { target, arg_path: a.arg_path };
+  const found = argTargets(toolName, args).map((arg): Found => {
+    const endpointClass = arg.endpoint_class ?? inferEndpointClass(arg.kind, arg.operation, toolName);
+    return { arg, key: `${arg.kind}\0${goTrim(arg.value)}\0${endpointClass}`, target: undefined };
   });
   memo.set(args, { toolName, found });
   return found;
+}
+
+function normalized(f: Found, toolName: string): Target {
+  if (f.target) return f.target;
+  const raw: JsonObject = { kind: f.arg.kind, value: f.arg.value };
+  if (f.arg.operation) raw['operation'] = f.arg.operation;
+  if (f.arg.endpoint_class) raw['endpoint_class'] = f.arg.endpoint_class;
+  const target = normalizeTarget(raw, toolName, `discovered target at ${f.arg.arg_path}: `);
+  discoveredSet.add(target);
+  f.target = target;
+  return target;
 }
 
 const coverKey = (t: Target) => `${t.kind}\0${t.value}\0${t.endpoint_class}`;
@@ -298,16 +338,24 @@ const coverKey = (t: Target) => `${t.kind}\0${t.value}\0${t.endpoint_class}`;
  */
 export function discoveredTargets(toolName: string, args: JsonObject, declared: readonly Target[]): DiscoveredTarget[] {
   const found = discoverIn(toolName, args);
-  if (found.length === 0) return found;
+  if (found.length === 0) return [];
   const have = new Set(declared.map(coverKey));
   const out: DiscoveredTarget[] = [];
-  for (const d of found) {
-    const key = coverKey(d.target);
-    if (have.has(key)) continue;
-    have.add(key);
-    out.push(d);
+  for (const f of found) {
+    if (have.has(f.key)) continue;
+    have.add(f.key);
+    out.push({ target: normalized(f, toolName), arg_path: f.arg.arg_path });
   }
   return out;
+}
+
+/**
+ * Off only in the benchmark that measures what discovery costs (bench/discovery.bench.js: the same
+ * workload with it on and off in one run). Not exported from the package: nothing ships with it off.
+ */
+const discovery = { enabled: true };
+export function setTargetDiscoveryForBenchmark(enabled: boolean): void {
+  discovery.enabled = enabled;
 }
 
 /**
@@ -316,6 +364,7 @@ export function discoveredTargets(toolName: string, args: JsonObject, declared: 
  * never changed.
  */
 export function withDiscoveredTargets(intent: NormalizedIntent): NormalizedIntent {
+  if (!discovery.enabled) return intent;
   const top = discoveredTargets(intent.tool_name, intent.args, intent.targets);
   let steps: ScriptStep[] | undefined;
   if (intent.script) {
