@@ -139,7 +139,7 @@ export class Journal {
   }
 
   get writeError(): Error | undefined {
-    return this.journal.writeError;
+    return this.journal.failed;
   }
 
   /**
@@ -170,7 +170,8 @@ export class Journal {
    * A failed write fails every later group too, and the journal refuses new work.
    */
   async write(inputs: readonly StoreInput[]): Promise<{ synced: Promise<void> }> {
-    if (this.journal.writeError) throw this.journal.writeError;
+    const failed = this.journal.failed;
+    if (failed) throw failed;
     const synced = this.journal.append(inputs.map(toRecord)).then(
       () => {
         this.appended += inputs.length;

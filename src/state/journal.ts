@@ -146,6 +146,16 @@ export class Journal {
     return next;
   }
 
+  /**
+   * The error that refuses appends, if one still does. A failed group refuses appends until nothing
+   * is in flight; from then on the next append starts a new segment (`abandon`). Read here, that
+   * hand-over cannot be missed whatever order the failed groups settled in.
+   */
+  get failed(): Error | undefined {
+    if (this.writeError && this.inFlight === 0 && !this.placing && !this.closed) this.abandon();
+    return this.writeError;
+  }
+
   /** True when `appendNow` can write without waiting (`write` mode, a segment open). */
   get ready(): boolean {
     return this.current !== undefined && !this.placing && this.queue.length === 0 && this.inFlight === 0;
@@ -157,7 +167,8 @@ export class Journal {
    * use `append`. Throws the write's error (the next append goes to a new segment).
    */
   appendNow(records: readonly JournalRecord[]): SegmentRef | undefined {
-    if (this.writeError) throw this.writeError;
+    const failed = this.failed;
+    if (failed) throw failed;
     if (this.sync !== 'write' || !this.ready || this.closed) return undefined;
     const seg = this.current!;
     const bytes = encodeFrames(records);
@@ -176,7 +187,8 @@ export class Journal {
 
   /** Append records as one unit of a group; resolves (with their segment) once acknowledged. */
   append(records: readonly JournalRecord[]): Promise<SegmentRef> {
-    if (this.writeError) return Promise.reject(this.writeError);
+    const failed = this.failed;
+    if (failed) return Promise.reject(failed);
     if (this.closed) return Promise.reject(new Error('journal is closed'));
     return new Promise((resolve, reject) => {
       this.queue.push({ records, resolve, reject });

@@ -124,6 +124,40 @@ describe('disk full while appending to the journal', () => {
   });
 });
 
+describe('disk full under load', () => {
+  it('32 clients through a disk-full episode: only 200 or ERR_STORAGE_FULL (never 429), serving again after it, nothing acknowledged lost', async () => {
+    const { d } = await start();
+    running.push(d);
+    const acked: string[] = [];
+    const seen = new Map<string, number>();
+    let stop = false;
+    const loops = Array.from({ length: 32 }, async () => {
+      while (!stop) {
+        const r = await decide(d);
+        const key = r.status === 200 ? '200' : `${r.status} ${String(r.json?.ward_error)}`;
+        seen.set(key, (seen.get(key) ?? 0) + 1);
+        if (r.status === 200) acked.push(r.json.trace_path.slice('store:trace/'.length));
+        else await new Promise((res) => setTimeout(res, 5));
+      }
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const write = vi.spyOn(fsSeam, 'write').mockRejectedValue(enospc());
+    const put = vi.spyOn(d.context.store, 'put').mockRejectedValue(new Error('IO error: db/000005.log: No space left on device'));
+    await new Promise((r) => setTimeout(r, 1500));
+    write.mockRestore();
+    put.mockRestore();
+    const restored = acked.length;
+    const t0 = Date.now();
+    while (acked.length === restored && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 300));
+    stop = true;
+    await Promise.all(loops);
+    expect(acked.length, JSON.stringify([...seen])).toBeGreaterThan(restored);
+    expect([...seen.keys()].sort()).toEqual(['200', '503 ERR_STORAGE_FULL']);
+    await expectAllStored(d, acked);
+  });
+});
+
 describe('disk full under the store (LevelDB indexing)', () => {
   it('refuses new decisions once ingestion fails, keeps the acknowledged ones, and serves again when the store writes', async () => {
     const { d, logs } = await start();
