@@ -343,7 +343,21 @@ export interface ApprovalCall {
 /** Context fields that name a session or a request, not the call: outside `callDigest`. */
 export const SESSION_CONTEXT_FIELDS = ['run_id', 'session_id', 'request_id'] as const;
 
+const calls = new WeakMap<NormalizedIntent, ApprovalCall>();
+
+/**
+ * The call as a token names and binds it. Memoized per intent object: one decision asks up to
+ * three times (the approval directory, the denial check, the token step), each ~2 intent digests.
+ */
 export function approvalCallOf(intent: NormalizedIntent): ApprovalCall {
+  const hit = calls.get(intent);
+  if (hit) return hit;
+  const call = computeApprovalCall(intent);
+  calls.set(intent, call);
+  return call;
+}
+
+function computeApprovalCall(intent: NormalizedIntent): ApprovalCall {
   const workspace = intent.context.workspace;
   const all = checkedTargets(intent);
   const payload = intentDigestPayload(intent);
