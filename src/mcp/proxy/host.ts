@@ -27,6 +27,7 @@ import { PinStore, pinsDir } from './pins.js';
 import type { MappingOptions } from './intent.js';
 import type { ProxyLog } from './log.js';
 import { ChildServerPeer, DeferredPeer, StreamPeer, type Peer } from './peer.js';
+import { oversizeId } from './framing.js';
 import type { DenyAs } from './replies.js';
 import { RunCapture } from './run-capture.js';
 import { perRequestSignals, SdkPeer } from './sdk-peer.js';
@@ -305,7 +306,7 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
     if (stopping) return rejectRpc(res, 503, 'Ward is shutting down', { Connection: 'close' });
     const limits = rt.cfg.limits ?? DEFAULT_REQUEST_LIMITS;
     const readPost = async () => {
-      const post = await readJsonPost(req, res, listen.maxRequestBytes, limits.maxBytes, log);
+      const post = await readJsonPost(req, res, listen.maxRequestBytes, limits, log);
       return post && !refusedOverLimit(res, post, limits, log) ? post : undefined;
     };
     const sid = req.headers['mcp-session-id'];
@@ -372,6 +373,30 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
     await rt.close();
   };
   return { server, stop };
+}
+
+/**
+ * A body over `--max-call-bytes` that is a request (or a batch) is refused unread — not even
+ * parsed, which alone would hold the event loop for a 250k-key body: its id is taken from its
+ * first or last bytes (`-32064` for it, HTTP 200) or, when neither end names one, the POST is
+ * refused with HTTP 413 (`-32064`, id null), which fails the client's send at once. A body that is
+ * an answer (a client's reply to a server request) is not a call and is read as usual. True when
+ * it was refused (and answered).
+ */
+function refusedOversizeRequest(res: ServerResponse, buf: Buffer, limits: RequestLimits, log: ProxyLog): boolean {
+  const head = buf.subarray(0, 512);
+  const { id, response } = oversizeId({ head, tail: buf.subarray(Math.max(0, buf.length - 512)) });
+  const batch = /^\s*\[/.test(head.toString('utf8'));
+  if (response && !batch) return false;
+  const message = limitExceeded(undefined, buf.length, limits)!;
+  log.warn('request over a limit refused unread; not forwarded', { id, why: message });
+  if (id === null || batch) {
+    rejectRpc(res, 413, message, { Connection: 'close' }, RPC.LIMIT_EXCEEDED);
+    return true;
+  }
+  res.writeHead(200, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify(errorResponse(id, RPC.LIMIT_EXCEEDED, message)));
+  return true;
 }
 
 /** The messages of a POST body that are requests (a method and an id): what a refusal must answer. */
@@ -446,12 +471,13 @@ function refusedAtEdge(req: IncomingMessage, res: ServerResponse, guard: Loopbac
  * server could otherwise read different messages from it), and hands the transport the result.
  * Undefined when the request was refused (and answered).
  */
-async function readJsonPost(req: IncomingMessage, res: ServerResponse, maxBytes: number, maxCallBytes: number, log: ProxyLog): Promise<{ body: unknown; bytes: number } | undefined> {
+async function readJsonPost(req: IncomingMessage, res: ServerResponse, maxBytes: number, limits: RequestLimits, log: ProxyLog): Promise<{ body: unknown; bytes: number } | undefined> {
   let text: string;
   let bytes: number;
   try {
     const buf = await readBody(req, maxBytes);
     bytes = buf.length;
+    if (bytes > limits.maxBytes && refusedOversizeRequest(res, buf, limits, log)) return undefined;
     text = buf.toString('utf8');
   } catch (err) {
     // Over the limit (declared or read): 413 and the connection closes; a client gone mid-body gets nothing useful either way.
@@ -459,18 +485,6 @@ async function readJsonPost(req: IncomingMessage, res: ServerResponse, maxBytes:
     if (tooLarge) rejectRpc(res, 413, 'request body too large', { Connection: 'close' });
     else rejectRpc(res, 400, 'Parse error: Invalid JSON', {}, RPC.PARSE_ERROR);
     return undefined;
-  }
-  if (bytes > maxCallBytes) {
-    // A request over --max-call-bytes is refused by its ids alone, so the fast reader will do:
-    // nothing of it goes on. (Anything else over it — a client's answer — is read strictly below.)
-    let loose: unknown;
-    try {
-      loose = JSON.parse(text);
-    } catch {
-      rejectRpc(res, 400, 'Parse error: Invalid JSON', {}, RPC.PARSE_ERROR);
-      return undefined;
-    }
-    if (requestsOf(loose).length) return { body: loose, bytes };
   }
   try {
     return { body: parseJsonText(text), bytes };

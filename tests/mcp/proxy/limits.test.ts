@@ -87,22 +87,30 @@ describe('request limits', () => {
   it('--listen: a 250k-key tools/call is refused at once with -32064 and never reaches the server', async () => {
     const { cwd, log, received, ward } = setup();
     const p = startListening(cwd, [WARD, 'mcp', 'proxy', ...ward, '--listen', '127.0.0.1:0', '--', process.execPath, HOSTILE], { HOSTILE_LOG: log });
+    // Bodies built before the session starts: building 250k keys under load takes long enough for
+    // the server to close the idle keep-alive connection the next POST would reuse (EPIPE).
+    const bigBody = JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'echo', arguments: keys(250_000) } });
+    const middleBody = JSON.stringify({ method: 'tools/call', params: { name: 'echo', arguments: keys(250_000) }, id: 8, jsonrpc: '2.0' });
     const url = await p.url;
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     const post = async (msg: unknown) => {
-      const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(msg) });
+      const res = await fetch(url, { method: 'POST', headers, body: typeof msg === 'string' ? msg : JSON.stringify(msg) });
       const sid = res.headers.get('mcp-session-id');
       if (sid) headers['mcp-session-id'] = sid;
       return { status: res.status, text: await res.text() };
     };
     await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
     await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    const big = await post({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'echo', arguments: keys(250_000) } });
+    const big = await post(bigBody);
     expect(big.status).toBe(200);
     const reply = JSON.parse(big.text) as Record<string, unknown>;
     expect(reply['id']).toBe(5);
     expect(errorOf(reply)?.code).toBe(-32064);
     expect(errorOf(reply)?.message).toContain('--max-call-bytes');
+    // Neither end names the id: the POST itself is refused (413), so the client's send fails at once.
+    const middle = await post(middleBody);
+    expect(middle.status).toBe(413);
+    expect(errorOf(JSON.parse(middle.text) as Record<string, unknown>)?.code).toBe(-32064);
     const wide = await post({ jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'echo', arguments: keys(5000) } });
     expect(errorOf(JSON.parse(wide.text) as Record<string, unknown>)?.message).toContain('--max-call-keys');
     const ok = await post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: { text: 'fine' } } });
