@@ -2,7 +2,7 @@ import { declaredTargets } from '../intent/discover.js';
 import { compareTime, isZeroTime, uniqueSorted, type GoTime } from '../canon/index.js';
 import type { NormalizedIntent, PathView, Target } from '../intent/types.js';
 import { targetsDigest } from '../intent/digest.js';
-import { canonicalPaths, canonicalTarget } from '../intent/canonical.js';
+import { canonicalPaths, canonicalTarget, isAbsolutePath } from '../intent/canonical.js';
 import type { DataflowConfig, EndpointConfig, FreezeWindowConfig, PolicyRule, SandboxConfig, Verdict } from '../policy/types.js';
 import { goPathMatch, hasGlobMeta } from './glob.js';
 import { inactiveFreezeDecision, type FreezeWindowDecision, type SandboxDecision } from './decisions.js';
@@ -56,7 +56,7 @@ export function checkEndpoint(
     const canonical = canonicalTarget(t, workspace, view);
     if (pathLists && (t.kind === 'path' || canonical.path !== '')) {
       const paths = canonicalPaths(canonical);
-      if (paths.length === 0) codes.push('endpoint_target_not_canonical');
+      if (paths.length === 0 || unanchoredPatterns(cfg, workspace)) codes.push('endpoint_target_not_canonical');
       else {
         const denied = (path: string) =>
           cfg.path_denylist.some((p) => {
@@ -121,6 +121,17 @@ function checkHost(cfg: EndpointConfig, host: string, facts: EndpointFacts, code
   if (denied === 'host') codes.push('endpoint_domain_denied');
   else if (denied === 'address') codes.push('endpoint_resolved_address_denied');
   if (cfg.domain_allowlist.length && !hostListAllows(cfg.domain_allowlist, host, resolved)) codes.push('endpoint_domain_not_allowlisted');
+}
+
+/**
+ * A relative pattern (`secrets/**`) names paths in the workspace; without an absolute workspace
+ * (the MCP proxy with no `--workspace`) it cannot be placed, and a denylist that cannot be placed
+ * must not pass anything: the list fails closed on every path target.
+ */
+function unanchoredPatterns(cfg: EndpointConfig, workspace: string): boolean {
+  if (isAbsolutePath(workspace)) return false;
+  const relative = (p: string) => !isAbsolutePath(p) && !p.startsWith('~');
+  return cfg.path_denylist.some(relative) || cfg.path_allowlist.some(relative);
 }
 
 /**

@@ -83,7 +83,7 @@ export function registerProxy(mcp: Command, ctx: CliContext): void {
     .option('--targets-map <file>', 'JSON file mapping argument names to targets (extends the defaults)')
     .option('--arg-source <source>', 'provenance of the model\'s arguments: user, tool_output, external, system', 'tool_output')
     .option('--identity <id>', 'intent identity (default mcp-client:<clientInfo.name>)')
-    .option('--workspace <path>', 'intent workspace, made absolute; relative path arguments are resolved against it (default the working directory)')
+    .option('--workspace <path>', 'intent workspace, made absolute: the directory the server resolves relative paths against (without it, a relative path is not evaluable)')
     .option('--risk-class <class>', 'intent risk class', 'high')
     .addOption(new Option('--deny-as <form>', 'denied calls: an isError tool result, or JSON-RPC error -32060').choices(['result', 'error']).default('result'))
     .option('--approval-dir <dir>', 'approval tokens for require_approval calls (default <state>/approvals)')
@@ -172,7 +172,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
   const profile = flags.profile ?? 'standard';
   checkProfileKeyFlags(profile, flags, 'gate');
   const { ProxyRuntime, runStdio, runListen, isLoopback, ProxyLog, loadTargetsMap, DEFAULT_TARGET_MAPPING } = await import('../../mcp/proxy/index.js');
-  const { checkArgSource } = await import('../../mcp/proxy/intent.js');
+  const { checkArgSource, UNKNOWN_WORKSPACE } = await import('../../mcp/proxy/intent.js');
   const { JournalTraceSink } = await import('../../mcp/proxy/journal-sink.js');
 
   const state = stateDir(ctx, flags.stateDir);
@@ -252,7 +252,9 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
       argSource: checkArgSource(flags.argSource),
       ...(flags.identity ? { identity: flags.identity } : {}),
       // Absolute: the core joins relative path targets to it (a relative --workspace is taken from the cwd).
-      workspace: resolve(ctx.cwd, flags.workspace ?? '.'),
+      // No --workspace: the directory the server resolves relative paths against is unknown (its
+      // allowed directories, its own cwd): relative path targets are then not evaluable.
+      workspace: flags.workspace === undefined ? UNKNOWN_WORKSPACE : resolve(ctx.cwd, flags.workspace),
       riskClass: flags.riskClass,
     },
     approvalDir: resolve(ctx.cwd, flags.approvalDir ?? resolve(state, 'approvals')),

@@ -24,7 +24,7 @@ import type { TraceSink } from '../../decision/trace-sink.js';
 import type { ApprovalMode } from './elicit.js';
 import { Gatekeeper } from './gatekeeper.js';
 import { PinStore, pinsDir } from './pins.js';
-import type { MappingOptions } from './intent.js';
+import { UNKNOWN_WORKSPACE, type MappingOptions } from './intent.js';
 import type { ProxyLog } from './log.js';
 import { ChildServerPeer, DeferredPeer, StreamPeer, type Peer } from './peer.js';
 import { oversizeId } from './framing.js';
@@ -110,8 +110,10 @@ export class ProxyRuntime {
   readonly pinStore: PinStore;
 
   constructor(readonly cfg: ProxyConfig) {
-    // The intent's workspace is absolute: the core resolves relative path targets against it.
-    if (!isAbsolute(cfg.mapping.workspace)) cfg.mapping = { ...cfg.mapping, workspace: resolve(cfg.cwd, cfg.mapping.workspace) };
+    // The intent's workspace is absolute (the core resolves relative path targets against it), or unknown.
+    if (!isAbsolute(cfg.mapping.workspace) && cfg.mapping.workspace !== UNKNOWN_WORKSPACE) {
+      cfg.mapping = { ...cfg.mapping, workspace: resolve(cfg.cwd, cfg.mapping.workspace) };
+    }
     if (cfg.killSwitchPath) this.killSwitch = this.readKillSwitch();
     this.pinStore = cfg.pinStore ?? new PinStore(pinsDir(cfg.stateDir));
     this.gate = new Gatekeeper({

@@ -97,9 +97,16 @@ export interface MappingOptions {
   argSource: string;
   /** `--identity`; default `mcp-client:<clientInfo.name>`. */
   identity?: string;
+  /**
+   * Absolute; or UNKNOWN_WORKSPACE when the server's base for relative paths is unknown (no
+   * `--workspace`): relative path targets are then not evaluable (docs/canonical-targets.md).
+   */
   workspace: string;
   riskClass: string;
 }
+
+/** The intent workspace when none is known: not absolute, so a relative path cannot be joined to it (as the decision service's default). */
+export const UNKNOWN_WORKSPACE = '.';
 
 export interface CallInput {
   /** The MCP tool name, as called. */
