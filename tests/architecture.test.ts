@@ -58,7 +58,7 @@ describe('import graph', () => {
 
   it('core modules never import a host, the decision pipeline or the store', () => {
     const core = new Set(['canon', 'intent', 'policy', 'context', 'gate', 'keys', 'trace', 'tokens', 'contract', 'witness']);
-    const hosts = new Set(['cli', 'daemon', 'mcp', 'sdk', 'store', 'decision', 'edge', 'pg', 'cluster']);
+    const hosts = new Set(['cli', 'daemon', 'mcp', 'sdk', 'store', 'decision', 'edge', 'pg', 'cluster', 'telemetry']);
     const offending = edges.filter((e) => core.has(folderOf(e.from)) && hosts.has(folderOf(e.to)));
     expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
   });
@@ -73,6 +73,21 @@ describe('import graph', () => {
     const allowed = new Set(['edge', 'canon', 'contract', 'errors']);
     const offending = edges.filter((e) => folderOf(e.from) === 'edge' && !allowed.has(folderOf(e.to)));
     expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  it('the telemetry edge (src/telemetry) depends on nothing of Ward but errors', () => {
+    const allowed = new Set(['telemetry', 'errors']);
+    const offending = edges.filter((e) => folderOf(e.from) === 'telemetry' && !allowed.has(folderOf(e.to)));
+    expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  it('the OpenTelemetry SDK is loaded only on demand: no value import of @opentelemetry/* anywhere in src/', () => {
+    // Telemetry off costs no module load: src/telemetry/telemetry.ts imports the packages with
+    // `await import(...)` once export is on; everything else may only import their types.
+    const valueImports = files.filter((f) => /^\s*(?:import|export)\s+(?!type\b)[^;]*?\bfrom\s+['"]@opentelemetry\//m.test(stripComments(readFileSync(join(SRC, f), 'utf8'))));
+    expect(valueImports).toEqual([]);
+    const lazy = files.filter((f) => /\bimport\(\s*['"]@opentelemetry\//.test(readFileSync(join(SRC, f), 'utf8')));
+    expect(lazy).toEqual(['telemetry/telemetry.ts']);
   });
 
   it('the PostgreSQL plumbing (src/pg) depends on nothing of Ward but errors and canon', () => {

@@ -4,6 +4,7 @@ import type { EvidenceStore } from '../store/types.js';
 import type { TraceFormat } from '../trace/index.js';
 import type { ClusterKeySet } from './cluster-keys.js';
 import type { GateService } from './gate-service.js';
+import type { DecisionTelemetry } from '../telemetry/telemetry.js';
 import type { SigningKeyHolder } from './key-holder.js';
 import type { DaemonMetrics } from './metrics.js';
 import type { StoreHealth } from './pg-health.js';
@@ -59,6 +60,8 @@ export interface DaemonOptions {
   ingestIntervalMs?: number;
   /** Keep each decision's normalized intent beside its trace (privacy: off by default). */
   captureIntents?: boolean;
+  /** OpenTelemetry spans and the decision log (`--otel`, `--decision-log`; docs/observability.md); undefined: off. */
+  telemetry?: DecisionTelemetry | undefined;
   /** Where JSON log lines go (default stderr). */
   logWrite?: (text: string) => void;
   /** Own the store on a worker thread, so indexing never stalls requests (`ward serve` does). */

@@ -66,6 +66,8 @@ export interface DecisionReply {
   json: JsonObject;
   exitCode: ExitCode;
   verdict: string;
+  /** The `gate eval --json` object (also under explain), for telemetry. */
+  output: JsonObject;
 }
 
 /**
@@ -167,9 +169,9 @@ export class GateService {
         ...(typeof result.output['approval_audit_path'] === 'string' ? { approvalAuditPath: result.output['approval_audit_path'] } : {}),
         ...(typeof result.output['delegation_audit_path'] === 'string' ? { delegationAuditPath: result.output['delegation_audit_path'] } : {}),
       });
-      return { json: { ...explained, correlation_id: correlationId }, exitCode: result.exitCode, verdict };
+      return { json: { ...explained, correlation_id: correlationId }, exitCode: result.exitCode, verdict, output: result.output };
     }
-    return { json: { ...(omitEmpty(result.output) as JsonObject), correlation_id: correlationId }, exitCode: result.exitCode, verdict };
+    return { json: { ...(omitEmpty(result.output) as JsonObject), correlation_id: correlationId }, exitCode: result.exitCode, verdict, output: result.output };
   }
 }
 

@@ -15,6 +15,8 @@ import { badRequest, errorResponse, HttpError } from '../edge/http-error.js';
 import { sendJson, sendText } from './http.js';
 import { withDeadline } from './pg-health.js';
 import type { DaemonContext } from './context.js';
+import type { DecisionReply } from './gate-service.js';
+import { gateDecisionRecord, httpTraceCarrier } from '../telemetry/gate-record.js';
 
 /** One request/response pair and what the request log says about it. */
 export interface Exchange {
@@ -82,10 +84,18 @@ function decideBounded(ctx: DaemonContext, body: EvalBody, correlationId: string
   return ctx.cluster ? withDeadline(work, ctx.options.postgres?.decisionTimeoutMs ?? 4500, 'decision') : work;
 }
 
+/** One span and decision-log line per answered decision (docs/observability.md); nothing when telemetry is off. */
+function observe(ctx: DaemonContext, ex: Exchange, body: EvalBody, decision: DecisionReply, operation: string, correlationId: string, startedAt: number): void {
+  ctx.options.telemetry?.decision(gateDecisionRecord(decision.output, body.intent, operation, correlationId), httpTraceCarrier(ex.req.headers), startedAt);
+}
+
 const gateEval: Handler = async (ctx, ex) => {
+  const startedAt = Date.now();
   const body = parseEvalBody(await jsonBody(ctx, ex));
   if (!ctx.sink.admit()) throw overloaded();
-  const decision = await decideBounded(ctx, body, body.correlationId ?? ex.id);
+  const correlationId = body.correlationId ?? ex.id;
+  const decision = await decideBounded(ctx, body, correlationId);
+  observe(ctx, ex, body, decision, 'gate.eval', correlationId, startedAt);
   ex.verdict = decision.verdict;
   reply(ex, 200, decision.json, decision.exitCode);
 };
@@ -93,6 +103,7 @@ const gateEval: Handler = async (ctx, ex) => {
 const BATCH_FIELDS = new Set(['requests']);
 
 const gateEvalBatch: Handler = async (ctx, ex) => {
+  const startedAt = Date.now();
   const body = checkFields(await jsonBody(ctx, ex), BATCH_FIELDS, 'body');
   const items = body['requests'];
   if (!Array.isArray(items) || items.length === 0) throw badRequest('body: requests must be a non-empty array of eval requests');
@@ -107,7 +118,9 @@ const gateEvalBatch: Handler = async (ctx, ex) => {
   const results = await Promise.all(
     parsed.map(async (item, i) => {
       try {
-        const d = await decideBounded(ctx, item, item.correlationId ?? `${ex.id}-${i}`);
+        const correlationId = item.correlationId ?? `${ex.id}-${i}`;
+        const d = await decideBounded(ctx, item, correlationId);
+        observe(ctx, ex, item, d, 'gate.eval.batch', correlationId, startedAt);
         return { ...d.json, exit_code: d.exitCode } as JsonObject;
       } catch (err) {
         const e = errorResponse(err);

@@ -11,6 +11,7 @@ import { goJsonLine } from '../output.js';
 import { approvalTokenReuse } from './gate-tokens.js';
 import { signingKeyOptionsFromFlags } from './keys.js';
 import { JsonLog } from '../../daemon/log.js';
+import { startHostTelemetry, stopHostTelemetry } from '../telemetry-flags.js';
 
 interface ServeFlags {
   policyPublicKey: string[];
@@ -50,6 +51,8 @@ interface ServeFlags {
   storeCommitTimeoutMs: string;
   replica?: string;
   json?: boolean;
+  otel?: boolean;
+  decisionLog?: string;
 }
 
 /** `ward serve`: the governance daemon (docs/daemon.md). */
@@ -97,6 +100,8 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--replica <name>', 'this replica\'s name in the cluster (default host:pid)')
     .option('--policy-public-key <file>', 'public key trusted to sign policies published to the cluster (repeatable; default WARD_POLICY_PUBLIC_KEY, else this replica\'s signing key)', collect, [])
     .option('--json', 'print the start-up line as JSON')
+    .option('--otel', 'export a span per decision over OTLP (also WARD_OTEL=1; endpoint and the rest from the standard OTEL_* variables; docs/observability.md)')
+    .option('--decision-log <file>', 'append each decision as a JSON line to this file, - for stdout (also WARD_DECISION_LOG; docs/observability.md)')
     .action(async (flags: ServeFlags) => {
       await serve(ctx, flags);
     });
@@ -157,6 +162,7 @@ async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
     startupLog.flush();
   }, STARTUP_PROGRESS_MS);
   progress.unref();
+  const telemetry = await startHostTelemetry(ctx, flags, 'serve');
   const daemon = await startDaemon({
     stateDir: state,
     policyPath: resolve(ctx.cwd, flags.policy),
@@ -188,6 +194,7 @@ async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
     logWrite: (text) => ctx.stderr(text),
     storeThread: true,
     postgres,
+    telemetry,
   }).finally(() => clearInterval(progress));
   const cluster = daemon.context.cluster;
   const digest = daemon.context.policies.current.digest;
@@ -216,7 +223,7 @@ async function serve(ctx: CliContext, flags: ServeFlags): Promise<void> {
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
       process.off('SIGHUP', hup);
-      void daemon.close().then(done, (err: unknown) => {
+      void daemon.close().then(() => stopHostTelemetry(telemetry)).then(done, (err: unknown) => {
         ctx.stderr(`error: shutdown: ${(err as Error).message}\n`);
         done();
       });

@@ -1,0 +1,154 @@
+import type { Context, Span, Tracer } from '@opentelemetry/api';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { ExportResult } from '@opentelemetry/core';
+import type { TelemetryConfig } from './config.js';
+import { DecisionLog } from './decision-log.js';
+import { decisionAttributes, decisionLogLine, spanName, type DecisionRecord, type SpanIds } from './decision-record.js';
+
+/** The W3C trace context of a request (HTTP headers, MCP `params._meta`). */
+export interface TraceCarrier {
+  traceparent?: string | undefined;
+  tracestate?: string | undefined;
+}
+
+export interface TelemetryStats {
+  /** Spans dropped because the export queue was full (a slow or dead collector). */
+  droppedSpans: number;
+  /** Spans the exporter failed to deliver. */
+  failedSpans: number;
+  droppedLogLines: number;
+}
+
+/** The decision hook hosts call (one call where a decision concludes). */
+export interface DecisionTelemetry {
+  /**
+   * Record one concluded decision: a span (child of `parent` when it carries a valid traceparent)
+   * and a decision-log line. Returns the span's context for propagation (the proxy puts it in the
+   * forwarded request's `_meta`), or undefined when no span was recorded. Never throws, never waits.
+   */
+  decision(record: DecisionRecord, parent: TraceCarrier | undefined, startedAt?: number): TraceCarrier | undefined;
+  stats(): TelemetryStats;
+  /** Flush what is queued (bounded) and stop. */
+  shutdown(): Promise<void>;
+}
+
+interface Otel {
+  tracer: Tracer;
+  extract(carrier: TraceCarrier): Context;
+  inject(span: Span): TraceCarrier;
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Start the telemetry `config` asks for. The OpenTelemetry SDK is imported here and only here, when
+ * export is on: with it off, a host pays for no module and no span.
+ */
+export async function startTelemetry(config: TelemetryConfig, host: DecisionRecord['host']): Promise<DecisionTelemetry> {
+  const counters = { dropped: 0, failed: 0, queued: 0 };
+  const otel = config.otlp ? await startOtel(config, host, counters) : undefined;
+  const log = config.decisionLog !== undefined ? DecisionLog.open(config.decisionLog, config.maxQueue * 1024) : undefined;
+  return {
+    decision(record, parent, startedAt) {
+      try {
+        let ids: SpanIds | undefined;
+        let carrier: TraceCarrier | undefined;
+        if (otel) {
+          const ctx = otel.extract(parent ?? {});
+          const span = otel.tracer.startSpan(spanName(record), { kind: record.host === 'mcp-proxy' ? 3 /* CLIENT */ : 1 /* SERVER */, attributes: decisionAttributes(record), ...(startedAt !== undefined ? { startTime: startedAt } : {}) }, ctx);
+          if (record.verdict !== 'allow') span.setStatus({ code: 0 /* UNSET: a block is Ward working, not an error */ });
+          span.end();
+          const sc = span.spanContext();
+          // Sampled out spans are not exported; their ids mean nothing to a collector.
+          if (sc.traceFlags & 1) ids = { traceId: sc.traceId, spanId: sc.spanId };
+          carrier = otel.inject(span);
+        }
+        log?.write(decisionLogLine(record, new Date(), ids));
+        return carrier;
+      } catch {
+        return undefined; // telemetry never decides anything
+      }
+    },
+    stats: () => ({ droppedSpans: counters.dropped, failedSpans: counters.failed, droppedLogLines: log?.droppedLines ?? 0 }),
+    async shutdown() {
+      await Promise.all([otel?.shutdown(), log?.close()]);
+    },
+  };
+}
+
+async function startOtel(config: TelemetryConfig, host: string, counters: { dropped: number; failed: number; queued: number }): Promise<Otel> {
+  const [api, core, resources, sdk, exporterModule] = await Promise.all([
+    import('@opentelemetry/api'),
+    import('@opentelemetry/core'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace-base'),
+    config.protocol === 'http/json' ? import('@opentelemetry/exporter-trace-otlp-http') : import('@opentelemetry/exporter-trace-otlp-proto'),
+  ]);
+  // The exporter reads OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT, headers and timeout from the environment.
+  const exporter = countingExporter(new exporterModule.OTLPTraceExporter(), counters);
+  const processor = new sdk.BatchSpanProcessor(exporter, { maxQueueSize: config.maxQueue, maxExportBatchSize: Math.min(512, config.maxQueue) });
+  // Ward's defaults first; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win.
+  const resource = resources
+    .resourceFromAttributes({ 'service.name': 'ward', 'ward.host': host })
+    .merge(resources.detectResources({ detectors: [resources.envDetector] }));
+  const provider = new sdk.BasicTracerProvider({
+    resource,
+    spanProcessors: [
+      {
+        // Bounded: past maxQueue spans waiting, a span is dropped here and counted (the batch
+        // processor would drop it too, silently).
+        onStart: (span, ctx) => processor.onStart(span, ctx),
+        onEnd(span: ReadableSpan) {
+          if (!(span.spanContext().traceFlags & 1)) return; // not sampled: never exported
+          if (counters.queued >= config.maxQueue) {
+            counters.dropped++;
+            return;
+          }
+          counters.queued++;
+          processor.onEnd(span);
+        },
+        forceFlush: () => processor.forceFlush(),
+        shutdown: () => processor.shutdown(),
+      },
+    ],
+  });
+  const propagator = new core.W3CTraceContextPropagator();
+  return {
+    tracer: provider.getTracer('ward'),
+    extract: (carrier) => propagator.extract(api.ROOT_CONTEXT, carrier, api.defaultTextMapGetter),
+    inject(span) {
+      const out: Record<string, string> = {};
+      propagator.inject(api.trace.setSpan(api.ROOT_CONTEXT, span), out, api.defaultTextMapSetter);
+      return { traceparent: out['traceparent'], ...(out['tracestate'] ? { tracestate: out['tracestate'] } : {}) };
+    },
+    // A dead collector must not hold the process at exit (the exporter retries with backoff):
+    // what is not flushed within the bound is dropped.
+    shutdown: () => bounded(provider.shutdown(), SHUTDOWN_FLUSH_MS),
+  };
+}
+
+/** Longest a host waits at exit for queued spans to reach the collector. */
+export const SHUTDOWN_FLUSH_MS = 2000;
+
+function bounded(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref();
+  });
+  return Promise.race([work.then(() => undefined, () => undefined), limit]).finally(() => clearTimeout(timer));
+}
+
+/** The exporter, counting what leaves the queue (exported or failed) so the queue bound is ours. */
+function countingExporter(inner: SpanExporter, counters: { failed: number; queued: number }): SpanExporter {
+  return {
+    export(spans: ReadableSpan[], done: (r: ExportResult) => void) {
+      inner.export(spans, (result) => {
+        counters.queued -= spans.length;
+        if (result.code !== 0) counters.failed += spans.length;
+        done(result);
+      });
+    },
+    shutdown: () => inner.shutdown(),
+    ...(inner.forceFlush ? { forceFlush: () => inner.forceFlush!() } : {}),
+  };
+}

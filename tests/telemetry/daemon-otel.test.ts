@@ -1,0 +1,147 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ward } from '../cli/run.js';
+import { call, intent, startDaemon, workdir, type DaemonChild } from '../daemon/helpers.js';
+import { startOtlpReceiver, type OtlpReceiver } from './otlp-receiver.js';
+
+// `ward serve --otel` against a real OTLP/HTTP receiver in this process (docs/observability.md).
+
+const SECRET = 'SECRET-ARG-VALUE-7f3a91';
+const PARENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const PARENT_SPAN = '00f067aa0ba902b7';
+
+/** A call that the baseline policy blocks, with an argument value that must never leave Ward. */
+function secretIntent(): Record<string, unknown> {
+  const i = intent('delete-database');
+  return { ...i, args: { ...(i['args'] as object), note: SECRET } };
+}
+
+let receiver: OtlpReceiver;
+let daemon: DaemonChild;
+let w: ReturnType<typeof workdir>;
+let log: string;
+
+beforeAll(async () => {
+  receiver = await startOtlpReceiver();
+  w = workdir();
+  log = join(w.dir, 'decisions.jsonl');
+  daemon = await startDaemon(['--policy', w.policy, '--ingest-interval-ms', '0', '--otel', '--decision-log', log], {
+    cwd: w.dir,
+    env: {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_SERVICE_NAME: 'ward-under-test',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    },
+  });
+}, 30_000);
+
+afterAll(async () => {
+  await daemon?.stop();
+  await receiver?.close();
+});
+
+describe('ward serve --otel', () => {
+  it('exports one span per decision, child of the request traceparent, with Ward attributes and no argument values', async () => {
+    const r = await call(daemon.url, '/v1/gate/eval', {
+      body: { intent: secretIntent() },
+      headers: { traceparent: `00-${PARENT_TRACE}-${PARENT_SPAN}-01`, tracestate: 'vendor=abc' },
+    });
+    expect(r.status).toBe(200);
+    expect(r.json.verdict).toBe('block');
+    const [span] = await receiver.waitForSpans(1);
+    expect(receiver.contentTypes[0]).toBe('application/x-protobuf');
+    expect(span!.name).toBe('ward.decide fs.delete_file');
+    expect(span!.kind).toBe('SPAN_KIND_SERVER');
+    expect(span!.traceId).toBe(PARENT_TRACE);
+    expect(span!.parentSpanId).toBe(PARENT_SPAN);
+    expect(span!.resource['service.name']).toBe('ward-under-test');
+    expect(span!.resource['deployment.environment']).toBe('test');
+    expect(span!.attributes).toMatchObject({
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'fs.delete_file',
+      'ward.host': 'serve',
+      'ward.operation': 'gate.eval',
+      'ward.verdict': 'block',
+      'ward.reason_codes': r.json.reason_codes,
+      'ward.matched_rule': r.json.matched_rule,
+      'ward.policy_digest': r.json.policy_digest,
+      'ward.intent_digest': r.json.intent_digest,
+      'ward.trace_id': r.json.trace_id,
+      'ward.trace_path': r.json.trace_path,
+    });
+    const exported = Buffer.concat(receiver.bodies);
+    expect(exported.includes(SECRET)).toBe(false);
+    expect(exported.includes('/workspace/prod.db')).toBe(false);
+    expect(exported.includes(r.json.trace_id as string)).toBe(true); // the check above can see strings
+  });
+
+  it('starts a new trace for a request without traceparent and ignores an invalid one', async () => {
+    const before = receiver.spans.length;
+    const a = await call(daemon.url, '/v1/gate/eval', { body: { intent: intent('read-report') } });
+    const b = await call(daemon.url, '/v1/gate/eval', { body: { intent: intent('read-report') }, headers: { traceparent: '00-zz-not-valid-01' } });
+    expect([a.status, b.status]).toEqual([200, 200]);
+    const spans = (await receiver.waitForSpans(before + 2)).slice(before);
+    for (const s of spans) {
+      expect(s.parentSpanId).toBe('');
+      expect(s.traceId).toMatch(/^[0-9a-f]{32}$/);
+      expect(s.traceId).not.toBe(PARENT_TRACE);
+      expect(s.attributes['ward.verdict']).toBe(a.json.verdict);
+    }
+    expect(new Set(spans.map((s) => s['attributes']['ward.trace_id']))).toEqual(new Set([a.json.trace_id, b.json.trace_id]));
+  });
+
+  it('writes one decision-log line per decision, carrying the span ids and the signed trace id', async () => {
+    const r = await call(daemon.url, '/v1/gate/eval/batch', {
+      body: { requests: [{ intent: intent('read-report') }, { intent: secretIntent() }] },
+      headers: { traceparent: `00-${PARENT_TRACE}-${PARENT_SPAN}-01` },
+    });
+    expect(r.status).toBe(200);
+    const ids = (r.json.results as { trace_id: string }[]).map((x) => x.trace_id);
+    const batchLines = () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : []).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['ward.operation'] === 'gate.eval.batch');
+    for (let i = 0; i < 50 && batchLines().length < 2; i++) await new Promise((res) => setTimeout(res, 100));
+    const mine = batchLines();
+    expect(mine.map((l) => l['ward.trace_id']).sort()).toEqual([...ids].sort());
+    expect(mine).toHaveLength(2);
+    for (const l of mine) {
+      expect(l['schema']).toBe('ward.decision_log/v1');
+      expect(l['otel.trace_id']).toBe(PARENT_TRACE);
+      expect(l['otel.span_id']).toMatch(/^[0-9a-f]{16}$/);
+    }
+    expect(readFileSync(log, 'utf8').includes(SECRET)).toBe(false);
+    // The line names a signed trace the daemon holds, which verifies.
+    const block = mine.find((l) => l['ward.verdict'] === 'block')!;
+    const eventId = String(block['ward.trace_path']).slice('store:trace/'.length);
+    const got = await call(daemon.url, `/v1/traces/${eventId}`);
+    expect(got.json.trace.trace_id).toBe(block['ward.trace_id']);
+    const file = join(w.dir, 'trace.json');
+    await import('node:fs').then((fs) => fs.writeFileSync(file, JSON.stringify(got.json.trace)));
+    const verified = ward(['trace', 'verify', file, '--daemon', daemon.url, '--json'], { cwd: w.dir });
+    expect(verified.code).toBe(0);
+  });
+});
+
+describe('ward serve --otel with the collector down', () => {
+  it('keeps deciding at full speed and keeps the decision log', async () => {
+    const dead = await startOtlpReceiver();
+    const endpoint = dead.endpoint;
+    await dead.close(); // nothing listens there any more
+    const w2 = workdir();
+    const log2 = join(w2.dir, 'decisions.jsonl');
+    const d = await startDaemon(['--policy', w2.policy, '--ingest-interval-ms', '0', '--otel', '--decision-log', log2], {
+      cwd: w2.dir,
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: '10', OTEL_EXPORTER_OTLP_TIMEOUT: '60000' },
+    });
+    try {
+      const replies = await Promise.all(Array.from({ length: 40 }, () => call(d.url, '/v1/gate/eval', { body: { intent: intent('delete-database') } })));
+      expect(replies.map((r) => r.status)).toEqual(Array(40).fill(200));
+      expect(new Set(replies.map((r) => r.json.verdict))).toEqual(new Set(['block']));
+      for (let i = 0; i < 50 && (!existsSync(log2) || readFileSync(log2, 'utf8').trim().split('\n').length < 40); i++) await new Promise((res) => setTimeout(res, 100));
+      expect(readFileSync(log2, 'utf8').trim().split('\n')).toHaveLength(40);
+    } finally {
+      // Shutdown is bounded even with the export failing.
+      expect(await d.stop()).toBe(0);
+    }
+  }, 60_000);
+});
