@@ -22,6 +22,7 @@ export const COMMANDS: readonly CommandModule[] = [
   { names: ['regress'], group: CI, load: () => import('./regress.js') },
   { names: ['mcp'], group: HOSTS, load: () => import('./mcp.js') },
   { names: ['hook'], group: HOSTS, load: () => import('./hook.js') },
+  { names: ['sandbox'], group: HOSTS, load: () => import('./sandbox.js') },
   { names: ['serve'], group: DAEMON, load: () => import('./serve.js') },
   { names: ['cluster'], group: DAEMON, load: () => import('./cluster.js') },
   { names: ['keys'], group: KEYS, load: () => import('./keys.js') },

@@ -158,7 +158,7 @@ export function gapWarnings(policy: LoadedPolicy): GapWarning[] {
     out.push({
       code: 'lists_escapable_by_unmapped_arguments',
       message: `endpoint lists of ${named} see URLs and absolute paths in any argument, but relative paths and bare host names only in arguments named for them (path, file, dir, src, target, url, host, …): a tool that reads "secrets/key.pem" or "169.254.169.254" from an argument named otherwise escapes them`,
-      fix: 'name such arguments in the MCP proxy\'s --targets-map, allow only the tools you know (default_verdict: block, rules by tool_names), and confine what a gate cannot see with the agent\'s sandbox',
+      fix: 'name such arguments in the MCP proxy\'s --targets-map, allow only the tools you know (default_verdict: block, rules by tool_names), and confine what a gate cannot see with the agent\'s sandbox (ward sandbox --agent claude-code)',
     });
   }
   if (p.rules.length === 0) {
