@@ -1,4 +1,5 @@
 import { readSync } from 'node:fs';
+import { abandonedHostLookups } from '../decision/pending-lookups.js';
 import { runCli } from './program.js';
 import type { CliContext } from './context.js';
 import type { CommandModule } from './commands/groups.js';
@@ -57,4 +58,10 @@ export async function main(commands?: readonly CommandModule[]): Promise<void> {
 
   const code = await runCli(process.argv.slice(2), ctx, commands);
   process.exitCode = code;
+  // The decision is made and written; a host-name lookup it gave up on would hold the process
+  // until the system resolver times out. Exit once the output is flushed instead.
+  if (abandonedHostLookups() > 0) {
+    await Promise.all([process.stdout, process.stderr].map((s) => new Promise<void>((resolve) => s.write('', () => resolve()))));
+    process.exit(code);
+  }
 }

@@ -4,6 +4,7 @@ import type { HostResolution, ResolvedHosts } from '../intent/address.js';
 import { canonicalHostname } from '../intent/canonical.js';
 import { normalizeIntent } from '../intent/normalize.js';
 import type { NormalizedPolicy } from '../policy/types.js';
+import { abandonLookup } from './pending-lookups.js';
 
 /*
  * Host names resolved before evaluation (docs/canonical-targets.md, "Names are resolved"). When a
@@ -87,12 +88,16 @@ export class HostResolver {
 
   async #lookupBounded(name: string): Promise<HostResolution> {
     let timer: NodeJS.Timeout | undefined;
+    const lookup = this.#lookupOnce(name);
     const timeout = new Promise<HostResolution>((resolve) => {
-      timer = setTimeout(() => resolve({ error: `no answer within ${this.#timeoutMs} ms` }), this.#timeoutMs);
+      timer = setTimeout(() => {
+        abandonLookup(lookup);
+        resolve({ error: `no answer within ${this.#timeoutMs} ms` });
+      }, this.#timeoutMs);
       timer.unref();
     });
     try {
-      return await Promise.race([this.#lookupOnce(name), timeout]);
+      return await Promise.race([lookup, timeout]);
     } finally {
       clearTimeout(timer);
     }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HostResolver, resolveIntentHosts, systemLookup } from '../../src/decision/host-resolution.js';
+import { abandonedHostLookups } from '../../src/decision/pending-lookups.js';
 import { parseRFC3339 } from '../../src/canon/index.js';
 import { normalizeIntent } from '../../src/intent/normalize.js';
 import { parsePolicyYaml } from '../../src/policy/load.js';
@@ -50,6 +51,17 @@ describe('HostResolver', () => {
     const got = await r.resolve(['slow.example']);
     expect(got.get('slow.example')).toEqual({ error: 'no answer within 50 ms' });
     expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('counts a timed-out lookup as abandoned until it settles (a one-shot CLI then exits without waiting for it)', async () => {
+    let answer: (a: string[]) => void = () => undefined;
+    const before = abandonedHostLookups();
+    const r = new HostResolver({ lookup: () => new Promise((resolve) => (answer = resolve)), timeoutMs: 20 });
+    expect((await r.resolve(['late.example'])).get('late.example')).toEqual({ error: 'no answer within 20 ms' });
+    expect(abandonedHostLookups()).toBe(before + 1);
+    answer(['10.0.0.1']);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(abandonedHostLookups()).toBe(before);
   });
 
   it('reports failures, empty answers and non-addresses as errors, never as addresses', async () => {
