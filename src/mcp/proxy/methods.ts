@@ -37,6 +37,13 @@ export type MethodRoute =
 /** The intent of a method Ward does not know (`--unknown-methods decide`): the method is its target. */
 export const UNKNOWN_METHOD: MethodIntent = { tool: 'mcp.method', operation: '', targets: () => [] };
 
+/**
+ * A server notification the result firewall flagged (a key in a log message or a progress
+ * message): decided and traced as this intent, its method the target, before it is redacted or
+ * dropped.
+ */
+export const SERVER_NOTIFICATION: MethodIntent = { tool: 'mcp.notification', operation: '', targets: () => [] };
+
 /** The client's `roots/list` answer, decided before the server sees it: each root is a target. */
 export const ROOTS_ANSWER: MethodIntent = {
   tool: 'mcp.roots.list',
@@ -144,7 +151,7 @@ export function knownNotification(sender: Sender, method: string): boolean {
   return (sender === 'client' ? CLIENT_NOTIFICATIONS : SERVER_NOTIFICATIONS).has(method);
 }
 
-const RESERVED = new Set([UNKNOWN_METHOD.tool, ROOTS_ANSWER.tool, ...[...Object.values(CLIENT_INTENTS), ...Object.values(SERVER_INTENTS)].map((i) => i.tool)]);
+const RESERVED = new Set([UNKNOWN_METHOD.tool, SERVER_NOTIFICATION.tool, ROOTS_ANSWER.tool, ...[...Object.values(CLIENT_INTENTS), ...Object.values(SERVER_INTENTS)].map((i) => i.tool)]);
 
 /**
  * Is an intent tool name one of the method scheme's? A server's tool by that name would share the
@@ -163,5 +170,6 @@ export function methodIntentTable(): { sender: Sender; method: string; tool: str
   for (const [method, i] of Object.entries(CLIENT_INTENTS)) rows.push({ sender: 'client', method, tool: i.tool });
   for (const [method, i] of Object.entries(SERVER_INTENTS)) rows.push({ sender: 'server', method, tool: i.tool });
   rows.push({ sender: 'client', method: 'roots/list (answer)', tool: ROOTS_ANSWER.tool });
+  rows.push({ sender: 'server', method: 'notifications/* (flagged by the firewall)', tool: SERVER_NOTIFICATION.tool });
   return rows;
 }

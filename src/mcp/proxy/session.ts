@@ -25,7 +25,7 @@ import { isModernProtocolVersion, requestClientName, requestProtocolVersion, res
 import { blockedText, screenResult, type Screened } from './result-firewall.js';
 import { alwaysBlocked, ToolPins } from './tools.js';
 import { DEFAULT_REQUEST_LIMITS, limitExceeded, type RequestLimits } from './limits.js';
-import { isReservedToolName, knownNotification, requestRoute, ROOTS_ANSWER, UNKNOWN_METHOD, type MethodIntent, type Sender, type UnknownMethods } from './methods.js';
+import { isReservedToolName, knownNotification, requestRoute, ROOTS_ANSWER, SERVER_NOTIFICATION, UNKNOWN_METHOD, type MethodIntent, type Sender, type UnknownMethods } from './methods.js';
 import { toolSuspicion, type SessionWitness } from './witness.js';
 
 export interface SessionOptions {
@@ -401,7 +401,7 @@ export class ProxySession {
   private methodCall(method: string, payload: unknown, intent: MethodIntent, riskClass?: string): CallInput {
     const params = isJsonObject(payload) ? payload : {};
     const { _meta: meta, ...args } = params;
-    const targets = intent === UNKNOWN_METHOD ? [{ kind: 'other', value: method }] : intent.targets(params);
+    const targets = intent === UNKNOWN_METHOD || intent === SERVER_NOTIFICATION ? [{ kind: 'other', value: method }] : intent.targets(params);
     const call = this.callInput(method, args, meta);
     call.method = { intentName: intent.tool, operation: intent.operation, targets, riskClass };
     if (this.o.witness) call.witnessed = this.o.witness.argumentSources(args);
@@ -802,8 +802,7 @@ export class ProxySession {
     const msg = m.msg;
     if (m.kind === 'notification') {
       if (!knownNotification('server', msg.method!)) return this.handleUnknown(msg, undefined, m.raw, 'server');
-      this.toClient(msg, m.raw, this.relatedFor(msg));
-      return;
+      return this.screenNotification(msg, m.raw);
     }
     if (m.kind === 'request') return this.serverRequest(msg, m.raw, msg.id as JsonRpcId);
     const id = msg.id;
@@ -1044,6 +1043,46 @@ export class ProxySession {
     }
     this.o.log.info(`${decision.verdict}: roots/list answer`, { reasons: decision.reasonCodes.join(','), trace_id: decision.traceId });
     this.replyOnceTraced(req.id, decision, undefined, verdictReply(req.id, decision, 'error', this.o.approvalDir), 'server');
+  }
+
+  /**
+   * A server notification on its way to the client (a log message, progress, ...): screened by
+   * the result firewall like a tool result. A clean one goes at once, as it came. A flagged one is
+   * decided as `mcp.notification` (its method the target) and its screening signed as a result of
+   * that decision; once both traces are written it goes redacted, or is dropped when blocked (a
+   * notification has no reply to carry an error).
+   */
+  private screenNotification(msg: JsonRpcMessage, raw: Buffer | undefined): void {
+    const results = this.o.gate.runtime.policy.policy.results;
+    if (!results.enabled || msg.params === undefined) return this.toClient(msg, raw, this.relatedFor(msg));
+    let screened: Screened;
+    try {
+      screened = screenResult(msg.params, results, this.digestKey, formatRFC3339Nano(nowUTC()));
+    } catch (err) {
+      this.o.log.error('server notification could not be screened; dropped', { method: msg.method, error: (err as Error).message });
+      return;
+    }
+    if (screened.action === 'pass') return this.toClient(msg, raw, this.relatedFor(msg));
+    const call = this.methodCall(msg.method!, {}, SERVER_NOTIFICATION);
+    const correlation = `${this.o.sessionId}:server:notification-${++this.notificationSeq}`;
+    const decision = this.decideMethod(call, correlation);
+    let trace: ResultTrace | undefined;
+    try {
+      if (decision) trace = this.o.gate.decideResult(call, decision.traceId, `${correlation}/params`, screened.outcome());
+    } catch (err) {
+      this.o.log.error('the screening of a server notification could not be signed; dropped', { method: msg.method, error: (err as Error).message });
+    }
+    if (!decision || !trace) return;
+    const deliver = decision.verdict === 'allow' && screened.action !== 'block';
+    this.o.log.info(`server notification ${deliver ? 'redacted' : 'dropped'}: ${msg.method!}`, { detectors: screened.flagged.join(','), trace_id: trace.traceId, verdict: decision.verdict });
+    Promise.all([decision.durable, trace.durable]).then(
+      () => {
+        if (!deliver) return;
+        const out = { ...msg, params: screened.delivered as JsonObject };
+        this.toClient(out, undefined, this.relatedFor(out));
+      },
+      (err: Error) => this.o.log.error('decision trace could not be written; server notification dropped', { method: msg.method, error: err.message }),
+    );
   }
 
   /** The block reply for a tool whose definition changed says how an operator accepts it. */

@@ -9,6 +9,7 @@
 //   twice                 answers twice; the second answer carries the secret
 //   stray                 first answers an id that was never asked (with the secret), then its own
 //   huge {bytes, idLast}  answers with a single line of about `bytes` bytes (the id first, or last)
+//   leak_log              sends a clean log notification, then one carrying $HOSTILE_TOKEN, then answers
 //   ask_sampling          sends sampling/createMessage (the secret in its messages) and answers with the client's reply
 //   ask_roots             sends roots/list and answers with the client's reply (or error)
 //   ask_unknown           sends a request with a method no revision defines and answers with the client's reply
@@ -24,7 +25,7 @@ if (!log) {
 
 const send = (msg) => process.stdout.write(JSON.stringify(msg) + '\n');
 const text = (t) => ({ content: [{ type: 'text', text: t }] });
-const tools = ['echo', 'http_post', 'slow', 'twice', 'stray', 'huge', 'ask_sampling', 'ask_roots', 'ask_unknown'].map((name) => ({
+const tools = ['echo', 'http_post', 'slow', 'twice', 'stray', 'huge', 'leak_log', 'ask_sampling', 'ask_roots', 'ask_unknown'].map((name) => ({
   name,
   description: `The ${name} tool.`,
   inputSchema: { type: 'object', properties: {} },
@@ -107,6 +108,10 @@ function handle(line) {
       // Either member order: the TS SDKs write the id last.
       return send(args.idLast ? { jsonrpc: '2.0', result, id } : { jsonrpc: '2.0', id, result });
     }
+    case 'leak_log':
+      send({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: `clean line ${id}` } });
+      send({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: `token ${process.env.HOSTILE_TOKEN ?? ''}` } });
+      return send({ jsonrpc: '2.0', id, result: text('logged') });
     case 'ask_sampling':
       return ask(id, 'sampling/createMessage', { messages: [{ role: 'user', content: { type: 'text', text: `summarise API_TOKEN=${secret}` } }], maxTokens: 10 });
     case 'ask_roots':

@@ -204,6 +204,27 @@ describe('MCP methods other than tools/call are decided, traced, screened and wi
     expect(received().filter((m) => m['id'] === 7).map((m) => m['method'])).toEqual(['tools/call', 'ping']);
   });
 
+  it('server notifications are screened: a key in a log message is redacted (traced), a clean one passes as sent', async () => {
+    const cwd = tempDir('ward-methods-notify-');
+    writeFileSync(join(cwd, 'policy.yaml'), `${POLICY}results:\n  credentials: { action: redact }\n`);
+    const state = join(cwd, '.ward');
+    const log = join(cwd, 'server.log');
+    writeFileSync(log, '');
+    const token = `ghp_${'A1b2C3d4E5'.repeat(3)}abcdef`;
+    const proxy = new RawProxy(['--policy', 'policy.yaml', '--state-dir', state], [process.execPath, HOSTILE], cwd, { HOSTILE_LOG: log, HOSTILE_TOKEN: token });
+    await proxy.initialize();
+    proxy.call(1, 'leak_log');
+    await proxy.response(1);
+    const logged = await proxy.waitFor((m) => m['method'] === 'notifications/message' && JSON.stringify(m).includes('token '));
+    expect(JSON.stringify(logged)).not.toContain(token);
+    expect(proxy.messages.find((m) => m['method'] === 'notifications/message' && JSON.stringify(m).includes('clean line'))).toBeDefined();
+    await finish(proxy);
+    expect(JSON.stringify(proxy.messages)).not.toContain(token);
+    const ts = traces(state).filter((t) => t['tool_name'] === 'mcp.notification');
+    expect(ts.map((t) => t['verdict'])).toEqual(expect.arrayContaining(['allow']));
+    expect(ts.length).toBeGreaterThanOrEqual(2); // the notification's decision and its screening
+  });
+
   it('server-everything: its resources and prompts are relayed after an allow trace', async () => {
     const cwd = tempDir('ward-methods-everything-');
     writeFileSync(join(cwd, 'policy.yaml'), POLICY);
