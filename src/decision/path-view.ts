@@ -77,8 +77,26 @@ function allTargets(intent: NormalizedIntent): Target[] {
   return [...intent.targets, ...(intent.script?.steps.flatMap((s) => s.targets) ?? [])];
 }
 
+/**
+ * The denied roots of a policy under one workspace, kept as long as the policy (a long-running host
+ * decides many calls under one policy): the directories a policy names are not the agent's to move,
+ * and a pattern is the boundary whatever the disk holds, so resolving them once is enough.
+ */
+const rootsCache = new WeakMap<NormalizedPolicy, Map<string, Map<string, string>>>();
+
 /** Every path pattern the policy denies (denylists and listed target values), each with its literal directories resolved. */
 function deniedRoots(policy: NormalizedPolicy, workspace: string): Map<string, string> {
+  let byWorkspace = rootsCache.get(policy);
+  if (!byWorkspace) rootsCache.set(policy, (byWorkspace = new Map()));
+  let roots = byWorkspace.get(workspace);
+  if (!roots) {
+    if (byWorkspace.size >= 64) byWorkspace.clear(); // a daemon-like caller with many workspaces: bounded
+    byWorkspace.set(workspace, (roots = computeDeniedRoots(policy, workspace)));
+  }
+  return roots;
+}
+
+function computeDeniedRoots(policy: NormalizedPolicy, workspace: string): Map<string, string> {
   const roots = new Map<string, string>();
   const add = (value: string) => {
     const pattern = resolvePathPattern(value, workspace);
