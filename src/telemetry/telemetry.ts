@@ -1,4 +1,4 @@
-import type { Context, Span, Tracer } from '@opentelemetry/api';
+import type { Context, Span, SpanKind, Tracer } from '@opentelemetry/api';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { ExportResult } from '@opentelemetry/core';
 import type { TelemetryConfig } from './config.js';
@@ -34,6 +34,7 @@ export interface DecisionTelemetry {
 
 interface Otel {
   tracer: Tracer;
+  kinds: typeof SpanKind;
   extract(carrier: TraceCarrier): Context;
   inject(span: Span): TraceCarrier;
   shutdown(): Promise<void>;
@@ -54,9 +55,8 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
         let carrier: TraceCarrier | undefined;
         if (otel) {
           const ctx = otel.extract(parent ?? {});
-          const span = otel.tracer.startSpan(spanName(record), { kind: record.host === 'mcp-proxy' ? 3 /* CLIENT */ : 1 /* SERVER */, attributes: decisionAttributes(record), ...(startedAt !== undefined ? { startTime: startedAt } : {}) }, ctx);
-          if (record.verdict !== 'allow') span.setStatus({ code: 0 /* UNSET: a block is Ward working, not an error */ });
-          span.end();
+          const span = otel.tracer.startSpan(spanName(record), { kind: record.host === 'mcp-proxy' ? otel.kinds.CLIENT : otel.kinds.SERVER, attributes: decisionAttributes(record), ...(startedAt !== undefined ? { startTime: startedAt } : {}) }, ctx);
+                    span.end();
           const sc = span.spanContext();
           // Sampled out spans are not exported; their ids mean nothing to a collector.
           if (sc.traceFlags & 1) ids = { traceId: sc.traceId, spanId: sc.spanId };
@@ -114,6 +114,7 @@ async function startOtel(config: TelemetryConfig, host: string, counters: { drop
   const propagator = new core.W3CTraceContextPropagator();
   return {
     tracer: provider.getTracer('ward'),
+    kinds: api.SpanKind,
     extract: (carrier) => propagator.extract(api.ROOT_CONTEXT, carrier, api.defaultTextMapGetter),
     inject(span) {
       const out: Record<string, string> = {};

@@ -12,11 +12,14 @@ import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 import { openCheckedPool, storeLocationOf } from '../store-access.js';
 import { readInputText } from '../input.js';
 import { signingKeyFromFlags } from './keys.js';
+import { startHostTelemetry, stopHostTelemetry } from '../telemetry-flags.js';
 import type { McpCallFlags } from './mcp-call.js';
 import { DEFAULT_REQUEST_LIMITS } from '../../mcp/proxy/limits.js';
 
 /** The one-shot mode's flags (`--call`, mcp-decision-service.md §6.4) and the proxy's own. */
 interface ProxyFlags extends McpCallFlags {
+  otel?: boolean;
+  decisionLog?: string;
   policy?: string;
   contextEnvelope?: string;
   stateDir?: string;
@@ -115,6 +118,8 @@ export function registerProxy(mcp: Command, ctx: CliContext): void {
     .option('--hide-blocked-tools', 'drop tools from tools/list that the policy blocks whatever the arguments')
     .option('--capture-intents', 'keep each normalized intent beside its trace (for ward regress replay); may hold sensitive arguments')
     .option('--no-run-capture', 'do not capture sessions as runs in the store')
+    .option('--otel', 'export a span per decided tools/call over OTLP and pass its context to the server in _meta.traceparent (also WARD_OTEL=1; docs/observability.md)')
+    .option('--decision-log <file>', 'append each decision as a JSON line to this file (also WARD_DECISION_LOG; docs/observability.md)')
     .option('--no-witness', 'do not witness sessions: arguments that carry values of earlier tool results keep the --arg-source provenance (docs/witness.md)')
     .addOption(
       new Option('--trace-sink <kind>', 'journal: traces durably queued in a journal (group-committed fdatasync), then written as files; file: one fsynced file per trace')
@@ -227,6 +232,8 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
   for (const w of key.warnings) log.warn(w);
   const pinStore = flags.pinTools ? await clusterPinStore(ctx, flags, log) : undefined;
   const traceDir = resolve(state, 'traces');
+  // stdout is the MCP channel on the stdio transport: no decision log there.
+  const telemetry = await startHostTelemetry(ctx, flags, 'mcp-proxy', Boolean(listen));
   const rt = new ProxyRuntime({
     cwd: ctx.cwd,
     env: ctx.env,
@@ -274,6 +281,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
     limits: { maxBytes: positiveInt(flags.maxCallBytes, '--max-call-bytes', usage), maxKeys: positiveInt(flags.maxCallKeys, '--max-call-keys', usage) },
     upstream: flags.upstreamUrl ? { url: flags.upstreamUrl, headers: upstreamHeaders } : { command: command[0]!, args: command.slice(1) },
     log,
+    telemetry,
   });
   log.debug('policy loaded', { policy_digest: policy.digest });
 
@@ -290,6 +298,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
     });
     await log.close();
     ctx.exitCode = EXIT.OK;
+    await stopHostTelemetry(telemetry);
     return;
   }
   // SIGINT/SIGTERM end the session in order: the server is stopped, traces are flushed, the run spooled.
@@ -303,6 +312,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
   await log.close();
   process.stdin.destroy();
   ctx.exitCode = code as ExitCode;
+  await stopHostTelemetry(telemetry);
 }
 
 /** `--store` (or WARD_STORE_URL): pins in the cluster's PostgreSQL; otherwise undefined (files in the state directory). */

@@ -36,6 +36,7 @@ import type { UnknownMethods } from './methods.js';
 import { DEFAULT_REQUEST_LIMITS, limitExceeded, type RequestLimits } from './limits.js';
 import { watchFile } from './watch.js';
 import { SessionWitness } from './witness.js';
+import type { DecisionTelemetry } from '../../telemetry/telemetry.js';
 
 export type Upstream = { command: string; args: string[] } | { url: string; headers: Record<string, string> };
 
@@ -97,6 +98,8 @@ export interface ProxyConfig {
   unknownMethods?: { mode: UnknownMethods; riskClass: string } | undefined;
   /** `--max-call-bytes` / `--max-call-keys` (default `DEFAULT_REQUEST_LIMITS`). */
   limits?: RequestLimits | undefined;
+  /** `--otel` / `--decision-log` (docs/observability.md); undefined: off. */
+  telemetry?: DecisionTelemetry | undefined;
   upstream: Upstream;
   log: ProxyLog;
 }
@@ -193,6 +196,7 @@ export class ProxyRuntime {
       witness,
       unknownMethods: this.cfg.unknownMethods,
       limits: this.cfg.limits,
+      telemetry: this.cfg.telemetry,
     });
     return { session, capture, witness };
   }

@@ -27,6 +27,8 @@ import { alwaysBlocked, ToolPins } from './tools.js';
 import { DEFAULT_REQUEST_LIMITS, limitExceeded, type RequestLimits } from './limits.js';
 import { isReservedToolName, knownNotification, requestRoute, ROOTS_ANSWER, SERVER_NOTIFICATION, UNKNOWN_METHOD, type MethodIntent, type Sender, type UnknownMethods } from './methods.js';
 import { toolSuspicion, type SessionWitness } from './witness.js';
+import type { DecisionTelemetry } from '../../telemetry/telemetry.js';
+import { mcpDecisionRecord, mcpTraceCarrier, withTraceContext } from '../../telemetry/mcp-record.js';
 
 export interface SessionOptions {
   client: Peer;
@@ -56,6 +58,8 @@ export interface SessionOptions {
   unknownMethods?: { mode: UnknownMethods; riskClass: string } | undefined;
   /** `--max-call-bytes` / `--max-call-keys` (default `DEFAULT_REQUEST_LIMITS`). */
   limits?: RequestLimits | undefined;
+  /** `--otel` / `--decision-log` (docs/observability.md): a span and a log line per decided `tools/call`. */
+  telemetry?: DecisionTelemetry | undefined;
 }
 
 interface Pending {
@@ -333,13 +337,19 @@ export class ProxySession {
 
   /** Decide a call (its hosts resolved when the policy needs them) and forward it or answer the client. */
   private answerCall(msg: JsonRpcMessage, id: JsonRpcId, raw: Buffer | undefined, call: CallInput, correlation: string, alias: string | undefined): void {
+    const startedAt = Date.now();
     const name = call.name;
     const reserved = isReservedToolName(intentToolName(this.o.gate.mapping.toolPrefix, name));
     const decided = reserved ? this.refuseReserved(call, correlation) : alias === undefined ? this.decideCall(call, correlation) : this.refuseAlias(call, correlation, alias);
     if (!decided) return this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this call; it was not forwarded');
     const { decision, note } = decided;
+    // Ward's span, child of the client's `_meta.traceparent`; the server's spans become its children.
+    const traceContext = this.o.telemetry?.decision(mcpDecisionRecord(decision, this.o.sessionId, id, correlation), mcpTraceCarrier(call.meta), startedAt);
     const intentId = this.o.capture?.call(decision.toolName, decision.argsDigest, decision.traceId, decision.verdict);
-    if (decision.verdict === 'allow') return this.forwardDecided(id, msg, raw, decision, intentId, call, correlation);
+    if (decision.verdict === 'allow') {
+      if (traceContext?.traceparent) return this.forwardDecided(id, withTraceContext(msg, traceContext), undefined, decision, intentId, call, correlation);
+      return this.forwardDecided(id, msg, raw, decision, intentId, call, correlation);
+    }
     this.o.log.info(`${decision.verdict}: ${name}`, { reasons: decision.reasonCodes.join(','), trace_id: decision.traceId });
     if (decision.verdict === 'require_approval' && this.o.approvalMode === 'elicit') {
       decision.durable.then(

@@ -1,0 +1,52 @@
+import { approvalState, type DecisionRecord } from './decision-record.js';
+import type { TraceCarrier } from './telemetry.js';
+
+/** What the MCP proxy knows of a decided call (its `CallDecision`, structurally). */
+export interface McpDecided {
+  verdict: string;
+  reasonCodes: readonly string[];
+  matchedRule: string;
+  traceId: string;
+  intentDigest: string;
+  policyDigest: string;
+  toolName: string;
+}
+
+/** The decision record of one `tools/call` the MCP proxy decided. */
+export function mcpDecisionRecord(d: McpDecided, sessionId: string, id: string | number, correlationId: string): DecisionRecord {
+  return {
+    host: 'mcp-proxy',
+    operation: 'tools/call',
+    toolName: d.toolName,
+    verdict: d.verdict,
+    reasonCodes: d.reasonCodes,
+    matchedRule: d.matchedRule,
+    policyDigest: d.policyDigest,
+    intentDigest: d.intentDigest,
+    traceId: d.traceId,
+    approval: approvalState(d.verdict, d.reasonCodes),
+    correlationId,
+    mcpSessionId: sessionId,
+    jsonRpcId: String(id),
+  };
+}
+
+/** The W3C trace context an MCP request carries in `params._meta` (traceparent, tracestate). */
+export function mcpTraceCarrier(meta: Readonly<Record<string, unknown>> | undefined): TraceCarrier {
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  return { traceparent: str(meta?.['traceparent']), tracestate: str(meta?.['tracestate']) };
+}
+
+/**
+ * The request as forwarded to the MCP server with Ward's span as its parent: `params._meta`
+ * carries Ward's `traceparent` (and `tracestate`), everything else as the client sent it. A copy:
+ * the client's message is not changed.
+ */
+export function withTraceContext<M extends { params?: Record<string, unknown> | undefined }>(msg: M, ctx: TraceCarrier): M {
+  const params = msg.params ?? {};
+  const meta = typeof params['_meta'] === 'object' && params['_meta'] !== null && !Array.isArray(params['_meta']) ? (params['_meta'] as Record<string, unknown>) : {};
+  const { tracestate: _dropped, ...rest } = meta;
+  const next: Record<string, unknown> = { ...rest, traceparent: ctx.traceparent };
+  if (ctx.tracestate) next['tracestate'] = ctx.tracestate;
+  return { ...msg, params: { ...params, _meta: next } };
+}

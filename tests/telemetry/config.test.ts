@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { telemetryConfig } from '../../src/telemetry/config.js';
+import { decisionAttributes, decisionLogLine, type DecisionRecord } from '../../src/telemetry/decision-record.js';
+import { withTraceContext } from '../../src/telemetry/mcp-record.js';
+
+describe('telemetryConfig', () => {
+  it('is off by default: no flag, no WARD_OTEL, no decision log', () => {
+    expect(telemetryConfig({}, {})).toBeUndefined();
+    expect(telemetryConfig({}, { WARD_OTEL: '0', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x:4318' })).toBeUndefined();
+  });
+
+  it('turns on with --otel or WARD_OTEL=1, http/protobuf unless the standard variable says http/json', () => {
+    expect(telemetryConfig({ otel: true }, {})).toMatchObject({ otlp: true, protocol: 'http/protobuf' });
+    expect(telemetryConfig({}, { WARD_OTEL: '1', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })).toMatchObject({ otlp: true, protocol: 'http/json' });
+    expect(telemetryConfig({}, { WARD_OTEL: 'true', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' })?.protocol).toBe('http/protobuf');
+    expect(telemetryConfig({}, { WARD_DECISION_LOG: 'd.jsonl' })).toMatchObject({ otlp: false, decisionLog: 'd.jsonl' });
+  });
+
+  it('refuses what it cannot honour instead of exporting nothing', () => {
+    expect(() => telemetryConfig({ otel: true }, { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/not supported/);
+    expect(() => telemetryConfig({}, { WARD_OTEL: 'maybe' })).toThrow(/WARD_OTEL/);
+    expect(() => telemetryConfig({ decisionLog: '' }, { WARD_OTEL: '1' })).toThrow(/decision-log/);
+  });
+});
+
+describe('decision records', () => {
+  const record: DecisionRecord = {
+    host: 'mcp-proxy',
+    operation: 'tools/call',
+    toolName: 'echo',
+    verdict: 'require_approval',
+    reasonCodes: ['approval_required'],
+    matchedRule: 'r',
+    policyDigest: 'p'.repeat(64),
+    intentDigest: 'i'.repeat(64),
+    traceId: 't1',
+    correlationId: 's:1',
+    mcpSessionId: 's',
+    jsonRpcId: '1',
+    approval: 'required',
+  };
+
+  it('carry names, digests and codes under the documented keys', () => {
+    expect(Object.keys(decisionAttributes(record)).sort()).toEqual(
+      ['gen_ai.operation.name', 'gen_ai.tool.call.id', 'gen_ai.tool.name', 'jsonrpc.request.id', 'mcp.method.name', 'mcp.session.id', 'ward.approval', 'ward.host', 'ward.intent_digest', 'ward.matched_rule', 'ward.operation', 'ward.policy_digest', 'ward.reason_codes', 'ward.trace_id', 'ward.verdict'].sort(),
+    );
+    const line = JSON.parse(decisionLogLine(record, new Date('2026-01-02T03:04:05Z'), { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16) }));
+    expect(line).toMatchObject({ schema: 'ward.decision_log/v1', time: '2026-01-02T03:04:05.000Z', 'ward.trace_id': 't1', 'otel.trace_id': 'a'.repeat(32), 'otel.span_id': 'b'.repeat(16) });
+  });
+
+  it('propagate into a copy of the request: _meta keeps its other keys, the client message is unchanged', () => {
+    const msg = { jsonrpc: '2.0', id: 1, params: { name: 'x', _meta: { progressToken: 3, traceparent: 'old', tracestate: 'old=1' } } };
+    const out = withTraceContext(msg, { traceparent: '00-' + 'a'.repeat(32) + '-' + 'b'.repeat(16) + '-01' });
+    expect(out.params._meta).toEqual({ progressToken: 3, traceparent: '00-' + 'a'.repeat(32) + '-' + 'b'.repeat(16) + '-01' });
+    expect(msg.params._meta.traceparent).toBe('old');
+  });
+});

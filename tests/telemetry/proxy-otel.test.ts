@@ -1,0 +1,111 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO, tempDir, ward } from '../cli/run.js';
+import { RawProxy, writePolicy } from '../mcp/proxy/helpers.js';
+import { startOtlpReceiver, type OtlpReceiver } from './otlp-receiver.js';
+
+// `ward mcp proxy --otel` against a real OTLP/HTTP receiver, with a stub MCP server that records
+// every line it receives (docs/observability.md).
+
+const RECORDER = join(REPO, 'tests', 'mcp', 'proxy', 'recording-server.mjs');
+const SECRET = 'SECRET-ARG-VALUE-91c2e4';
+const PARENT_TRACE = '0af7651916cd43dd8448eb211c80319c';
+const PARENT_SPAN = 'b7ad6b7169203331';
+
+let receiver: OtlpReceiver;
+let proxy: RawProxy;
+let cwd: string;
+let serverLog: string;
+let decisionLog: string;
+
+beforeAll(async () => {
+  receiver = await startOtlpReceiver();
+  cwd = tempDir('ward-otel-proxy-');
+  writePolicy(cwd);
+  serverLog = join(cwd, 'server.log');
+  decisionLog = join(cwd, 'decisions.jsonl');
+  proxy = new RawProxy(['--policy', 'policy.yaml', '--otel', '--decision-log', 'decisions.jsonl', '--workspace', '.'], [process.execPath, RECORDER], cwd, {
+    RECORDING_SERVER_LOG: serverLog,
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+    OTEL_BSP_SCHEDULE_DELAY: '50',
+  });
+  await proxy.initialize();
+}, 30_000);
+
+afterAll(async () => {
+  proxy?.end();
+  await proxy?.exited;
+  await receiver?.close();
+});
+
+const received = () => (existsSync(serverLog) ? readFileSync(serverLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { method?: string; id?: unknown; params?: any }) : []);
+
+describe('ward mcp proxy --otel', () => {
+  it('exports a tools/call span, child of _meta.traceparent, and forwards the call with Ward\'s span as the server\'s parent', async () => {
+    proxy.send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: { text: SECRET }, _meta: { traceparent: `00-${PARENT_TRACE}-${PARENT_SPAN}-01`, tracestate: 'vendor=1', progressToken: 'p1' } } });
+    const res = await proxy.response(7);
+    expect(JSON.stringify(res['result'])).toContain(SECRET); // the call really went through
+    const spans = await receiver.waitForSpans(1);
+    const span = spans.find((s) => s.attributes['jsonrpc.request.id'] === '7')!;
+    expect(span.name).toBe('tools/call echo');
+    expect(span.kind).toBe('SPAN_KIND_CLIENT');
+    expect(span.traceId).toBe(PARENT_TRACE);
+    expect(span.parentSpanId).toBe(PARENT_SPAN);
+    expect(span.attributes).toMatchObject({
+      'mcp.method.name': 'tools/call',
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'echo',
+      'ward.host': 'mcp-proxy',
+      'ward.verdict': 'allow',
+    });
+    expect(span.attributes['mcp.session.id']).toEqual(expect.any(String));
+    expect(span.attributes['ward.trace_id']).toMatch(/^[0-9a-f]+$/);
+    // What the server received: the client's call, with Ward's span as the parent in _meta.
+    const forwarded = received().find((m) => m.method === 'tools/call' && m.id === 7)!;
+    expect(forwarded.params.arguments).toEqual({ text: SECRET });
+    expect(forwarded.params._meta.traceparent).toBe(`00-${PARENT_TRACE}-${span.spanId}-01`);
+    expect(forwarded.params._meta.tracestate).toBe('vendor=1');
+    expect(forwarded.params._meta.progressToken).toBe('p1');
+  });
+
+  it('traces a blocked call without forwarding it, and never exports an argument value', async () => {
+    proxy.call(8, 'write_file', { path: 'x.txt', content: SECRET });
+    const res = await proxy.response(8);
+    expect(JSON.stringify(res)).toMatch(/block/i);
+    const spans = await receiver.waitForSpans(2);
+    const span = spans.find((s) => s.attributes['jsonrpc.request.id'] === '8')!;
+    expect(span.attributes['ward.verdict']).toBe('block');
+    expect(span.attributes['ward.matched_rule']).toBe('block-writes');
+    expect(span.parentSpanId).toBe(''); // no traceparent in the request: a new trace
+    expect(received().some((m) => m.id === 8)).toBe(false);
+    const exported = Buffer.concat(receiver.bodies);
+    expect(exported.includes(SECRET)).toBe(false);
+    expect(exported.includes('x.txt')).toBe(false);
+    expect(exported.includes('block-writes')).toBe(true);
+  });
+
+  it('appends a decision-log line per call, naming the signed trace (which verifies)', async () => {
+    let lines: Record<string, unknown>[] = [];
+    for (let i = 0; i < 50 && lines.length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      lines = existsSync(decisionLog) ? readFileSync(decisionLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>) : [];
+    }
+    expect(lines.map((l) => [l['jsonrpc.request.id'], l['ward.verdict']])).toEqual([['7', 'allow'], ['8', 'block']]);
+    expect(lines[0]!['otel.trace_id']).toBe(PARENT_TRACE);
+    expect(readFileSync(decisionLog, 'utf8').includes(SECRET)).toBe(false);
+    const verified = ward(['trace', 'verify', join('.ward', 'traces'), '--json'], { cwd });
+    expect(verified.code).toBe(0);
+    const dir = join(cwd, '.ward', 'traces');
+    const traces = readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as Record<string, unknown>);
+    const traced = traces.find((t) => t['trace_id'] === lines[1]!['ward.trace_id'])!;
+    expect(traced['verdict']).toBe('block');
+    expect(traced['intent_digest']).toBe(lines[1]!['ward.intent_digest']);
+  });
+
+  it('refuses --decision-log - on the stdio transport (stdout is the MCP channel)', () => {
+    const r = ward(['mcp', 'proxy', '--policy', 'policy.yaml', '--decision-log', '-', '--', process.execPath, RECORDER], { cwd });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('stdout carries the MCP protocol');
+  });
+});
