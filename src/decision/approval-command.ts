@@ -98,9 +98,14 @@ export function wardCommand(env: NodeJS.ProcessEnv = process.env, bin: string = 
   const realBin = real(bin);
   let command: string;
   if (!pathSetByNpm(env) && onPath('ward', env) === realBin) command = 'ward';
-  else command = `${onPath('node', env) === real(execPath) ? 'node' : shellQuote(execPath)} ${shellQuote(realBin)}`;
+  else command = `${nodeCommand(env, execPath)} ${shellQuote(realBin)}`;
   cached = { key, command };
   return command;
+}
+
+/** `node` when the node on PATH is the one running; otherwise the running Node's absolute path. */
+export function nodeCommand(env: NodeJS.ProcessEnv = process.env, execPath: string = process.execPath): string {
+  return onPath('node', env) === real(execPath) ? 'node' : shellQuote(execPath);
 }
 
 /**

@@ -19,6 +19,7 @@ export interface ClaudeCodeHookFlags {
   privateKeyEnv?: string;
   identity?: string;
   riskClass?: string;
+  argSource?: string;
   stateDir?: string;
 }
 
@@ -38,6 +39,14 @@ const HOOK_OPTIONS: readonly HookOptionSpec[] = [
   { flag: '--profile', key: 'profile', value: 'profile', help: 'evaluation profile', choices: ['standard', 'oss-prod'], default: 'standard' },
   { flag: '--identity', key: 'identity', value: 'id', help: 'context.identity of the calls (default claude-code)' },
   { flag: '--risk-class', key: 'riskClass', value: 'class', help: 'context.risk_class of the calls (default high)' },
+  {
+    flag: '--arg-source',
+    key: 'argSource',
+    value: 'source',
+    help: "provenance of the model's arguments, as the MCP proxy's --arg-source",
+    choices: ['tool_output', 'user', 'external', 'system'],
+    default: 'tool_output',
+  },
   { flag: '--job-root', key: 'jobRoot', value: 'dir', help: 'job runtime consulted for emergency stops (default .ward/jobs)' },
   { flag: '--kill-switch-state', key: 'killSwitchState', value: 'file', help: 'kill-switch state JSON' },
   { flag: '--export-log-out', key: 'exportLogOut', value: 'file', help: 'append one JSON decision event per call (locked JSONL)' },
@@ -222,7 +231,7 @@ async function decideHook(ctx: CliContext, flags: ClaudeCodeHookFlags, argError:
       env: ctx.env,
       serve: false,
     });
-    const result = await evaluateDecision(cfg, claudeCodeHookRequest(payload, { identity: flags.identity, riskClass: flags.riskClass, defaultWorkspace: ctx.cwd }));
+    const result = await evaluateDecision(cfg, claudeCodeHookRequest(payload, { identity: flags.identity, riskClass: flags.riskClass, argSource: flags.argSource, defaultWorkspace: ctx.cwd }));
     return replyForVerdict(event, result);
   } catch (err) {
     return failReply(event, (err as Error).message);

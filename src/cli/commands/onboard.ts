@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,13 +17,26 @@ import { goJsonLine } from '../output.js';
 import type { PgConnectionConfig, StoreLocation } from '../../pg/config.js';
 import { storeLocationOf, type StoreLocationFlags } from '../store-access.js';
 import { createFileExclusive, writeFileAtomic } from '../../state/atomic-file.js';
+import type { JsonObject } from '../../canon/index.js';
+import { nodeCommand, WARD_BIN } from '../../decision/approval-command.js';
+import { AGENTS, CLAUDE_SETTINGS, claudeCodeHook, claudeCodeHookProblems, DEFAULT_DAEMON_URL, HOOK_TRANSPORTS, readClaudeSettings, withClaudeCodeHook, type Agent, type HookTransport } from '../agent-config.js';
 
 /** The package root (holds `policies/`, `dist/`, and in a checkout `src/`). */
 const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const POLICY_FILE = '.ward.yaml';
 export const TEMPLATES = ['baseline-lowrisk', 'baseline-mediumrisk', 'baseline-highrisk'] as const;
 export type Template = (typeof TEMPLATES)[number];
+/** The starter policy `ward init --agent` writes when no --template is given. */
+const AGENT_TEMPLATE: Template = 'baseline-lowrisk';
 const MIN_NODE = [20, 19] as const;
+/** This installation's bin/ward.js, links resolved: what a hook command names. */
+const WARD_BIN_REAL = (() => {
+  try {
+    return realpathSync(WARD_BIN);
+  } catch {
+    return WARD_BIN;
+  }
+})();
 
 export function register(program: Command, ctx: CliContext): void {
   program
@@ -31,8 +44,18 @@ export function register(program: Command, ctx: CliContext): void {
     .description(`write ${POLICY_FILE} from a shipped baseline policy (default baseline-highrisk)`)
     .addOption(new Option('--template <name>', 'baseline policy to start from').choices(TEMPLATES).default('baseline-highrisk'))
     .option('--force', `replace an existing ${POLICY_FILE}`)
+    .addOption(new Option('--agent <host>', "also register Ward's hook in a coding agent's project settings (keeps an existing policy; safe to re-run)").choices(AGENTS))
+    .addOption(new Option('--hook <transport>', 'with --agent: command (a process per call, no daemon needed) or http (against ward serve)').choices(HOOK_TRANSPORTS).default('command'))
+    .option('--daemon-url <url>', 'with --hook http: where ward serve listens', DEFAULT_DAEMON_URL)
+    .option('--dry-run', 'with --agent: print what would be written, write nothing')
     .option('--json', 'one line of JSON on stdout')
-    .action((flags: { template: Template; force?: boolean; json?: boolean }) => init(ctx, flags));
+    .action((flags: InitFlags, command: Command) => {
+      if (!flags.agent) return init(ctx, flags);
+      // A coding agent runs shell commands and edits files all day: its starter policy asks before
+      // commands and guards files and network (baseline-lowrisk); high-risk blocks every command.
+      const template = command.getOptionValueSource('template') === 'default' ? AGENT_TEMPLATE : flags.template;
+      initAgent(ctx, { ...flags, template, agent: flags.agent });
+    });
 
   program
     .command('check')
@@ -73,7 +96,62 @@ export function register(program: Command, ctx: CliContext): void {
 // ---------------------------------------------------------------------------------------------
 // init
 
-function init(ctx: CliContext, flags: { template: Template; force?: boolean; json?: boolean }): void {
+interface InitFlags {
+  template: Template;
+  force?: boolean;
+  json?: boolean;
+  agent?: Agent;
+  hook: HookTransport;
+  daemonUrl: string;
+  dryRun?: boolean;
+}
+
+/**
+ * `ward init --agent claude-code`: the project's policy (kept when there is one), `.ward/`, and
+ * Ward's hook in `.claude/settings.json`, merged with the settings already there. Re-running it
+ * with the same flags changes nothing; `--dry-run` prints the settings instead of writing.
+ */
+function initAgent(ctx: CliContext, flags: InitFlags & { agent: Agent }): void {
+  const ward = wardInvocation(ctx);
+  const policyPath = resolve(ctx.cwd, POLICY_FILE);
+  const policyExisted = existsSync(policyPath);
+  const settingsPath = resolve(ctx.cwd, CLAUDE_SETTINGS);
+  let current: JsonObject | undefined;
+  try {
+    current = readClaudeSettings(ctx.cwd);
+  } catch (err) {
+    throw new WardError(ERROR_CODES.USAGE, `${CLAUDE_SETTINGS}: ${(err as Error).message}`, { hint: `fix or move ${CLAUDE_SETTINGS}; Ward merges its hook into the settings there and never replaces a file it cannot read` });
+  }
+  const hook = claudeCodeHook({ transport: flags.hook, command: { node: nodeCommand(ctx.env), wardBin: WARD_BIN_REAL }, daemonUrl: flags.daemonUrl });
+  const settings = withClaudeCodeHook(current ?? {}, hook);
+  const settingsText = `${JSON.stringify(settings, null, 2)}\n`;
+  const settingsChanged = !current || readFileSync(settingsPath, 'utf8') !== settingsText;
+  const policyAction = policyExisted && !flags.force ? 'kept' : flags.dryRun ? 'would write' : policyExisted ? 'replaced' : 'written';
+  const settingsAction = !settingsChanged ? 'unchanged' : flags.dryRun ? 'would write' : current ? 'updated' : 'written';
+  if (!flags.dryRun) {
+    if (policyAction !== 'kept') writeFileAtomic(policyPath, readFileSync(join(PACKAGE_ROOT, 'policies', `${flags.template}.yaml`), 'utf8'), 0o644);
+    createProjectStateDir(ctx.cwd);
+    if (settingsChanged) {
+      mkdirSync(resolve(ctx.cwd, '.claude'), { recursive: true });
+      writeFileAtomic(settingsPath, settingsText, 0o644);
+    }
+  }
+  const next = [`${ward} doctor`, `${ward} check`, ...(flags.hook === 'http' ? [`${ward} serve --policy ${POLICY_FILE} --auth-token-env WARD_DAEMON_TOKEN`] : [])];
+  const files = [
+    { path: POLICY_FILE, action: policyAction },
+    { path: CLAUDE_SETTINGS, action: settingsAction },
+  ];
+  if (flags.json) {
+    ctx.stdout(goJsonLine({ ok: true, agent: flags.agent, hook: flags.hook, dry_run: flags.dryRun === true, files, ...(flags.dryRun ? { settings } : {}), next_commands: next }) + '\n');
+    return;
+  }
+  const lines = files.map((f) => `${f.action} ${f.path}`);
+  if (flags.dryRun) lines.push(`${CLAUDE_SETTINGS} would be:`, settingsText.trimEnd());
+  if (flags.hook === 'http') lines.push('the HTTP hook needs ward serve running and WARD_DAEMON_TOKEN exported where Claude Code runs (docs/integrations-claude-code.md)');
+  ctx.stdout(`${lines.join('\n')}\nnext:\n${next.map((c) => `  ${c}\n`).join('')}`);
+}
+
+function init(ctx: CliContext, flags: InitFlags): void {
   const ward = wardInvocation(ctx);
   const path = resolve(ctx.cwd, POLICY_FILE);
   const existed = existsSync(path);
@@ -306,7 +384,7 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorResult> {
       fix_command: `${ward} init   (creates .ward/ here), or pass --state-dir /absolute/path/.ward (or set WARD_STATE_DIR)`,
     });
   }
-  checks.push(tempDirCheck(), policyFileCheck(opts.cwd, ward));
+  checks.push(tempDirCheck(), policyFileCheck(opts.cwd, ward), ...claudeCodeHookCheck(opts.cwd, ward));
   if (checkout) checks.push(buildCheck(root));
   const failed = checks.filter((c) => c.status === 'fail').length;
   const warned = checks.filter((c) => c.status === 'warn').length;
@@ -516,6 +594,21 @@ function policyFileCheck(cwd: string, ward: string): DoctorCheck {
   } catch (err) {
     return { ...base, status: 'fail', message: `${POLICY_FILE} is invalid: ${(err as Error).message}`, fix_command: `${ward} check` };
   }
+}
+
+/** Ward's hook in the project's Claude Code settings, when the project has such settings. */
+function claudeCodeHookCheck(cwd: string, ward: string): DoctorCheck[] {
+  const base = { name: 'claude_code_hook', scope: 'universal' as const };
+  let settings: JsonObject | undefined;
+  try {
+    settings = readClaudeSettings(cwd);
+  } catch (err) {
+    return [{ ...base, status: 'fail', message: `${CLAUDE_SETTINGS} cannot be read: ${(err as Error).message}`, non_fixable: true }];
+  }
+  if (!settings) return [];
+  const problems = claudeCodeHookProblems(settings);
+  if (problems.length === 0) return [{ ...base, status: 'pass', message: `${CLAUDE_SETTINGS} runs Ward's hook on every tool call and fails closed` }];
+  return [{ ...base, status: 'fail', message: `${CLAUDE_SETTINGS}: ${problems.join('; ')}`, fix_command: `${ward} init --agent claude-code` }];
 }
 
 /** In a checkout, the CLI runs from dist/: it must exist and be newer than every source file. */

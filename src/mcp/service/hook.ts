@@ -177,16 +177,25 @@ export function alignMcpToolTargets(call: ToolCall): void {
   // The operation the gate's discovery gives the same values (intent/discover.ts), so a declared
   // target and a discovered one agree, as the proxy's targets do.
   const operation = /^tool\.mcp__.+?__./.test(call.name) ? operationFromToolName(bareToolName(call.name)) : '';
+  // The reference's adapter reads `prompt`/`description` as a delegation target for every tool;
+  // only Task delegates. WebFetch's `prompt` says what to look for in the page: free text, not a
+  // target of unknown class that a fail-closed policy would refuse.
+  if (call.name !== 'tool.delegate') call.targets = call.targets.filter((t) => !(t.kind === 'other' && t.operation === 'delegate'));
   for (const t of call.targets as (CallTarget & { endpoint_class?: string })[]) {
     if (t.kind === 'path' && t.operation === '' && operation !== '') t.operation = operation;
     if (t.kind === 'other' && t.operation === 'execute') t.endpoint_class = 'proc.exec';
   }
 }
 
+/** The provenance of a hook call's arguments when nothing says otherwise: the MCP proxy's default. */
+export const DEFAULT_ARG_SOURCE = 'tool_output';
+
 /** How the host running the hook describes the agent, beside what the event itself says. */
 export interface HookCallContext {
   identity?: string | undefined;
   riskClass?: string | undefined;
+  /** Provenance of the model's arguments (`--arg-source`); default `tool_output`, as the MCP proxy's. */
+  argSource?: string | undefined;
   /** The workspace when the event has no `cwd` (the CLI hook's own directory; none on the daemon). */
   defaultWorkspace?: string | undefined;
 }
@@ -206,6 +215,12 @@ export function claudeCodeHookRequest(payload: JsonObject, context: HookCallCont
       call.context.workspace = hookCwd || context.defaultWorkspace || '';
       if (context.riskClass) call.context.risk_class = context.riskClass;
       alignMcpToolTargets(call);
+      // Claude Code does not say who wrote an argument: the model did, possibly steered by earlier
+      // tool output. Every argument gets the provenance the MCP proxy gives it by default, so a
+      // policy's fail-closed `arg_provenance` check is met and both hosts decide alike.
+      if (call.argProvenance.length === 0) {
+        call.argProvenance = Object.keys(call.args).map((key) => ({ arg_path: `$.${key}`, source: context.argSource || DEFAULT_ARG_SOURCE }));
+      }
     },
   };
 }

@@ -152,7 +152,7 @@ describe('ward hook claude-code: PostToolUse and PermissionRequest get their own
 });
 
 const OPTIONS =
-  '--policy, --context-envelope, --profile, --identity, --risk-class, --job-root, --kill-switch-state, --export-log-out, --export-otel-out, --key-mode, --private-key, --private-key-env, --state-dir';
+  '--policy, --context-envelope, --profile, --identity, --risk-class, --arg-source, --job-root, --kill-switch-state, --export-log-out, --export-otel-out, --key-mode, --private-key, --private-key-env, --state-dir';
 const unknown = (flag: string) => `unknown option "${flag}" (options: ${OPTIONS})`;
 const FAIL = 'Ward: denied because the hook could not evaluate this call (fail closed): ';
 const CONFIG = '; fix the hook command in your Claude Code settings';
