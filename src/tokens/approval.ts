@@ -264,6 +264,11 @@ export interface ApprovalBinding {
    * intent) may not, and then a token's call fields are not compared.
    */
   call?: ApprovalCall | undefined;
+  /**
+   * The call digest being decided, when `call` is not given (`ward approve verify --call-digest`):
+   * a token's `call_digest` may stand in for the intent digest; its named call is not compared.
+   */
+  callDigest?: string | undefined;
   /** The policy binds approvals to the session: a token's `call_digest` does not stand in for the intent digest. */
   sessionBound?: boolean | undefined;
   /** The wall clock (README decision 10): never `--evaluation-time`. */
@@ -318,7 +323,8 @@ export function validateApprovalToken(value: JsonValue, binding: ApprovalBinding
  * policy binds approvals to the session.
  */
 function sameCall(token: ApprovalToken, binding: ApprovalBinding): boolean {
-  return token.call_digest !== '' && binding.call !== undefined && binding.sessionBound !== true && token.call_digest === binding.call.callDigest;
+  const callDigest = binding.call?.callDigest ?? binding.callDigest;
+  return token.call_digest !== '' && callDigest !== undefined && binding.sessionBound !== true && token.call_digest === callDigest;
 }
 
 /** Why a token that names a call does not name this one (undefined: it does, or it names none). */

@@ -374,7 +374,7 @@ describe('approvals bind the call, not the session (issue 32)', () => {
   const inSession = (session: string) => intentFor('fs.write_file', '/workspace/a.yaml', { context: { identity: 'agent.alpha', workspace: '/workspace', risk_class: 'low', session_id: session, run_id: `run-${session}` } });
 
   it('approved in one session, the identical call from a new session is granted once; a denial holds across sessions too', async () => {
-    const { d, alice, bob } = await consoleDaemon();
+    const { d, dir, approversFile, alice, bob } = await consoleDaemon();
     const first = await evalIntent(d.url, inSession('s1'));
     expect(first.json.verdict).toBe('require_approval');
     const e = await pendingFor(d.url, 'fs.write_file');
@@ -388,6 +388,11 @@ describe('approvals bind the call, not the session (issue 32)', () => {
     const retry = await evalIntent(d.url, inSession('s3'));
     expect(retry.json.verdict).toBe('allow');
     expect(retry.json.reason_codes).toContain('approval_granted');
+    // Offline: the token verifies for the other session's intent digest only with the call digest.
+    writeFileSync(join(dir, 'call-token.json'), JSON.stringify(ok.json.token));
+    const verify = (...extra: string[]) => ward(['approve', 'verify', join(dir, 'call-token.json'), '--jwks', approversFile, '--intent-digest', retry.json.intent_digest, '--state-dir', join(dir, 'offline'), '--json', ...extra], { cwd: dir });
+    expect(verify().code).toBe(2);
+    expect(verify('--call-digest', e.call.call_digest).code).toBe(0);
     expect((await evalIntent(d.url, inSession('s4'))).json.verdict).toBe('require_approval'); // one use
     // Other arguments are another call.
     const changed = intentFor('fs.write_file', '/workspace/b.yaml', { context: inSession('s5')['context'] });

@@ -119,8 +119,11 @@ describe('call or session (issue 32)', () => {
     expect(fromCli['tool_name']).toBeUndefined();
     expect(codeOf(fromCli, bindingFor(nextSession))).toBe('ok');
     expect(codeOf(fromCli, bindingFor(intentOf('HTTPS://Status.Internal.Example:443/health', 's2', 'other body')))).toMatch(/^approval_token_intent_mismatch/);
-    // Without the call's facts (an offline check of digests only) the call digest cannot stand in.
+    // Without the call's facts (an offline check of digests only) the call digest cannot stand in;
+    // given the call digest alone (`ward approve verify --call-digest`), it can.
     expect(codeOf(callBound, { ...bindingFor(nextSession), call: undefined })).toMatch(/^approval_token_intent_mismatch/);
+    expect(codeOf(callBound, { ...bindingFor(nextSession), call: undefined, callDigest: approvalCallOf(nextSession).callDigest })).toBe('ok');
+    expect(codeOf(callBound, { ...bindingFor(nextSession), call: undefined, callDigest: 'c'.repeat(64) })).toMatch(/^approval_token_intent_mismatch/);
   });
 });
 

@@ -13,6 +13,7 @@ import { addVerifyKeyOptions, verifyKeysFromFlags, type VerifyKeyFlags } from '.
 interface ApproveVerifyFlags extends VerifyKeyFlags {
   intentDigest?: string;
   policyDigest?: string;
+  callDigest?: string;
   json?: boolean;
 }
 
@@ -32,6 +33,7 @@ export function registerApproveVerify(approve: Command, ctx: CliContext): void {
   )
     .option('--intent-digest <sha256>', 'the token must be bound to this intent digest')
     .option('--policy-digest <sha256>', 'the token must be bound to this policy digest')
+    .option('--call-digest <sha256>', 'with --intent-digest: a token bound to this call (call_digest) also passes from another session')
     .option('--json', 'one line of JSON on stdout')
     .addHelpText('after', '\nExample (a token approved in the console, checked with the approvers\' keys):\n  ward approve verify approval_9c1e4b7d2a0f3e61.json --jwks approvers.jwks --intent-digest <sha256> --policy-digest <sha256>\n')
     // `ward approve` declares --json, --state-dir and the key flags too: read them from either level.
@@ -46,7 +48,7 @@ function verify(ctx: CliContext, file: string, flags: ApproveVerifyFlags): void 
   } catch (err) {
     throw new WardError(ERROR_CODES.USAGE, `approval token ${file}: ${(err as Error).message}`);
   }
-  for (const [flag, v] of [['--intent-digest', flags.intentDigest], ['--policy-digest', flags.policyDigest]] as const) {
+  for (const [flag, v] of [['--intent-digest', flags.intentDigest], ['--policy-digest', flags.policyDigest], ['--call-digest', flags.callDigest]] as const) {
     if (v !== undefined && !isSha256Hex(goLower(goTrim(v)))) throw new WardError(ERROR_CODES.USAGE, `${flag} must be sha256 hex`);
   }
   let claimed;
@@ -64,6 +66,7 @@ function verify(ctx: CliContext, file: string, flags: ApproveVerifyFlags): void 
     requiredScope: [],
     targetCount: 0,
     opCount: 0,
+    ...(flags.callDigest ? { callDigest: goLower(goTrim(flags.callDigest)) } : {}),
     now: nowUTC(),
   });
   const used = new FileTokenLedger(join(stateDir(ctx, flags.stateDir), 'token_ledger')).isConsumed('approval', claimed.token_id);
