@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { REPO, tempDir, WARD } from '../../cli/run.js';
 import { traces } from '../../witness-proxy/helpers.js';
 import { EVERYTHING, RawProxy, startListening, stopListeners } from './helpers.js';
+import { isReservedToolName, knownNotification, methodIntentTable, requestRoute } from '../../../src/mcp/proxy/methods.js';
 
 const HOSTILE = join(REPO, 'tests', 'mcp', 'proxy', 'hostile-server.mjs');
 
@@ -54,6 +55,27 @@ async function finish(proxy: RawProxy): Promise<void> {
   proxy.end();
   await proxy.exited;
 }
+
+describe('the method table', () => {
+  it('every intent name of the scheme is in docs/mcp-proxy.md and reserved; routes are exact', () => {
+    const doc = readFileSync(join(REPO, 'docs', 'mcp-proxy.md'), 'utf8');
+    for (const row of methodIntentTable()) {
+      expect(doc, row.tool).toContain(`\`${row.tool}\``);
+      expect(isReservedToolName(row.tool.toUpperCase()), row.tool).toBe(true);
+    }
+    expect(isReservedToolName('mcp.method')).toBe(true);
+    expect(isReservedToolName('resource.read')).toBe(false);
+    expect(requestRoute('client', 'resources/read').kind).toBe('intent');
+    expect(requestRoute('client', 'Resources/Read').kind).toBe('unknown');
+    expect(requestRoute('client', 'tools/list').kind).toBe('plumbing');
+    expect(requestRoute('client', 'sampling/createMessage').kind).toBe('unknown'); // only a server sends it
+    expect(requestRoute('server', 'roots/list').kind).toBe('roots');
+    expect(requestRoute('server', 'resources/read').kind).toBe('unknown');
+    expect(requestRoute('client', 'constructor').kind).toBe('unknown');
+    expect(knownNotification('server', 'notifications/message')).toBe(true);
+    expect(knownNotification('client', 'notifications/message')).toBe(false);
+  });
+});
 
 describe('MCP methods other than tools/call are decided, traced, screened and witnessed (stdio)', () => {
   it('resources/read of /etc/shadow is blocked like read_file of it, never reaches the server, and is traced', async () => {
