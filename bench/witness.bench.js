@@ -24,6 +24,9 @@ function resultText(seed) {
   return lines.join('\n').slice(0, 4096);
 }
 
+/** A 4 KiB base64 argument (an upload): the same for every build measured. */
+const blobArgs = { body: randomBytes(3072).toString('base64') };
+
 async function load(prefix, dir) {
   const { TaintMemory } = await import(`${dir}/witness/taint.js`);
   const { inspectResult } = await import(`${dir}/witness/results.js`);
@@ -39,6 +42,7 @@ async function load(prefix, dir) {
   return [
     [`${prefix}match() small arguments`, () => mem.match(smallArgs)],
     [`${prefix}match() 4 KiB prose argument`, () => mem.match(proseArgs)],
+    [`${prefix}match() 4 KiB base64 argument`, () => mem.match(blobArgs)],
     [`${prefix}remember() 4 KiB result`, () => mem.remember(result, { traceId: `r${n++ % 50}`, toolName: 'read_file' })],
     [`${prefix}inspectResult() 4 KiB result`, () => inspectResult(result, config)],
   ];

@@ -1,7 +1,7 @@
 import { hash, randomBytes } from 'node:crypto';
 import { foldForMatch, reversed } from './normalize.js';
 import { credentialSecrets } from './results.js';
-import { base64Tokens, decodeBase64Utf8, NOT_PLAIN, plainBase64Tokens } from './decode.js';
+import { NOT_PLAIN, plainBase64Tokens } from './decode.js';
 import { unwrap, type UnwrapBudget, type UnwrapEncoding } from './unwrap.js';
 
 export { base64Tokens, decodeBase64Utf8 } from './decode.js';
@@ -539,17 +539,8 @@ function argumentVariants(value: string, budget: UnwrapBudget): { text: string; 
     const raw = value;
     const variants: { text: string; encoding: TaintEncoding }[] = [{ text: raw, encoding: 'raw' }];
     const tokens = plain;
-    if (tokens !== undefined) {
-      const seen = tokens.length > 1 ? new Set([raw]) : undefined;
-      for (const token of tokens) {
-        const decoded = normalizeNewlines(decodeBase64Utf8(token));
-        if (decoded.length < MIN_TOKEN_CHARS || (seen === undefined ? decoded === raw : seen.has(decoded))) continue;
-        seen?.add(decoded);
-        variants.push({ text: decoded, encoding: 'base64_decoded' });
-      }
-    }
-    // Other re-encodings (hex, base32, misaligned, wrapped or nested base64, compression, HTML).
-    for (const u of unwrap(raw, budget, tokens ?? null)) if (!variants.some((v) => v.text === u.text)) variants.push(u);
+    // Every re-encoding: base64 (any alignment), hex, base32, wrapped, nested, compressed, HTML.
+    for (const u of unwrap(raw, budget, tokens ?? null)) variants.push({ text: normalizeNewlines(u.text), encoding: u.encoding });
     return variants;
   }
   const raw = normalizeNewlines(value);
@@ -564,14 +555,6 @@ function argumentVariants(value: string, budget: UnwrapBudget): { text: string; 
     for (const decoded of percentDecodings(text)) add(decoded, 'url_decoded');
   });
   for (const decoded of percentDecodings(raw)) for (const text of unescapeVariants(decoded)) add(text, 'url_decoded');
-  for (const text of [...out.keys()]) {
-    const tokens = base64Tokens(text);
-    if (tokens === undefined) continue;
-    for (const token of tokens) {
-      const decoded = normalizeNewlines(decodeBase64Utf8(token));
-      if (decoded.length >= MIN_TOKEN_CHARS) add(decoded, 'base64_decoded');
-    }
-  }
   for (const text of [...out.keys()]) for (const u of unwrap(text, budget)) add(u.text, u.encoding);
   return [...out].map(([text, encoding]) => ({ text, encoding }));
 }
