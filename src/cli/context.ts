@@ -2,7 +2,7 @@ import { basename, relative, resolve as resolvePath } from 'node:path';
 import { rememberApprovalSigner, wardCommand, type ApprovalSigner } from '../decision/approval-command.js';
 import { EXIT, type ExitCode } from '../contract/exit-codes.js';
 import { ERROR_CODES, WardError, isWardError } from '../errors.js';
-import { describeStateDir, rememberStateDir, resolveStateDir, type StateDirResolution } from '../state/state-dir.js';
+import { describeStateDir, expandHome, rememberStateDir, resolveStateDir, type StateDirResolution } from '../state/state-dir.js';
 
 /** What a command needs from its process, injectable so commands can run in-process in tests. */
 export interface CliContext {
@@ -116,4 +116,13 @@ export function withStateContext(err: unknown, state: StateDirResolution | undef
     });
   }
   return new WardError(ERROR_CODES.IO, message, { exitCode: EXIT.INTERNAL, cause: err, hint });
+}
+
+/**
+ * A path given on the command line, absolute: `~` and `~/…` expanded (MCP clients start servers
+ * without a shell, so `"--policy", "~/ward/policy.yaml"` arrives literally and would otherwise be
+ * read as `<cwd>/~/ward/policy.yaml`), then resolved against the working directory.
+ */
+export function pathFlag(ctx: CliContext, value: string, flag: string): string {
+  return resolvePath(ctx.cwd, expandHome(value, ctx.env, flag));
 }

@@ -56,6 +56,17 @@ describe('options', () => {
   });
 });
 
+describe('paths in an MCP client configuration (no shell)', () => {
+  it('mcp proxy expands ~ in its path options instead of reading <cwd>/~/…', () => {
+    const home = tempDir('ward-home-');
+    writeFileSync(join(home, 'policy.yaml'), '# nothing yet\n');
+    const r = ward(['mcp', 'proxy', '--policy', '~/policy.yaml', '--state-dir', join(home, '.ward'), '--', process.execPath, '-e', '0'], { cwd: '/', env: { HOME: home } });
+    expect(r.code).toBe(6);
+    // The file was found (it is empty), at the home directory, not at /~/policy.yaml.
+    expect(r.stderr).toContain(`error: ${join(home, 'policy.yaml')}: parse policy yaml: the policy is empty`);
+  });
+});
+
 describe('doctor --json', () => {
   it('says ok beside status', () => {
     const r = ward(['doctor', '--json'], { cwd: tempDir() });

@@ -8,7 +8,7 @@ import { checkProfileKeyFlags, loadVerifyKeys } from '../../keys/index.js';
 import { loadPolicyFile } from '../../policy/load.js';
 import { checkProfile } from '../../policy/profile.js';
 import { FileTraceSink } from '../../decision/trace-sink.js';
-import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
+import { pathFlag, STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 import { openCheckedPool, storeLocationOf } from '../store-access.js';
 import { readInputText } from '../input.js';
 import { signingKeyFromFlags } from './keys.js';
@@ -181,7 +181,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
   const { JournalTraceSink } = await import('../../mcp/proxy/journal-sink.js');
 
   const state = stateDir(ctx, flags.stateDir);
-  const policyPath = resolve(ctx.cwd, flags.policy);
+  const policyPath = pathFlag(ctx, flags.policy, '--policy');
   const policy = loadPolicyFile(policyPath);
   checkProfile(policy.policy, profile);
   const envelope = flags.contextEnvelope ? await loadEnvelope(ctx, flags.contextEnvelope) : undefined;
@@ -228,7 +228,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
     upstreamHeaders[h.slice(0, i).trim()] = h.slice(i + 1).trim();
   }
 
-  const log = new ProxyLog(ctx.stderr, flags.logFile ? resolve(ctx.cwd, flags.logFile) : undefined, Boolean(flags.verbose));
+  const log = new ProxyLog(ctx.stderr, flags.logFile ? pathFlag(ctx, flags.logFile, '--log-file') : undefined, Boolean(flags.verbose));
   for (const w of key.warnings) log.warn(w);
   const pinStore = flags.pinTools ? await clusterPinStore(ctx, flags, log) : undefined;
   const traceDir = resolve(state, 'traces');
@@ -255,20 +255,20 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
     envelope,
     mapping: {
       toolPrefix: flags.toolPrefix,
-      targets: flags.targetsMap ? loadTargetsMap(resolve(ctx.cwd, flags.targetsMap)) : DEFAULT_TARGET_MAPPING,
+      targets: flags.targetsMap ? loadTargetsMap(pathFlag(ctx, flags.targetsMap, '--targets-map')) : DEFAULT_TARGET_MAPPING,
       argSource: checkArgSource(flags.argSource),
       ...(flags.identity ? { identity: flags.identity } : {}),
       // Absolute: the core joins relative path targets to it (a relative --workspace is taken from the cwd).
       // No --workspace: the directory the server resolves relative paths against is unknown (its
       // allowed directories, its own cwd): relative path targets are then not evaluable.
-      workspace: flags.workspace === undefined ? UNKNOWN_WORKSPACE : resolve(ctx.cwd, flags.workspace),
+      workspace: flags.workspace === undefined ? UNKNOWN_WORKSPACE : pathFlag(ctx, flags.workspace, '--workspace'),
       riskClass: flags.riskClass,
     },
-    approvalDir: resolve(ctx.cwd, flags.approvalDir ?? resolve(state, 'approvals')),
+    approvalDir: flags.approvalDir ? pathFlag(ctx, flags.approvalDir, '--approval-dir') : resolve(state, 'approvals'),
     approvalMode: flags.approval,
     inbox,
     approvalKeys,
-    killSwitchPath: flags.killSwitchState ? resolve(ctx.cwd, flags.killSwitchState) : undefined,
+    killSwitchPath: flags.killSwitchState ? pathFlag(ctx, flags.killSwitchState, '--kill-switch-state') : undefined,
     denyAs: flags.denyAs,
     callTimeoutMs,
     pinTools: Boolean(flags.pinTools),
