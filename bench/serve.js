@@ -40,3 +40,29 @@ export function percentile(sorted, p) {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
+
+/**
+ * An OTLP/HTTP receiver on loopback that accepts every export (200, nothing decoded) and counts
+ * requests and bytes: the collector of the `--otel` benchmarks.
+ */
+export async function otlpSink() {
+  const { createServer } = await import('node:http');
+  const stats = { requests: 0, bytes: 0 };
+  const server = createServer((req, res) => {
+    req.on('data', (c) => (stats.bytes += c.length));
+    req.on('end', () => {
+      stats.requests++;
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    endpoint: `http://127.0.0.1:${server.address().port}`,
+    stats,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(r);
+      }),
+  };
+}
