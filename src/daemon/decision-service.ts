@@ -6,6 +6,7 @@ import { claudeCodeHookRequest, failReply, httpHookBody, parseHookInput, replyFo
 import { evaluateDecisionAsync } from '../mcp/service/evaluate.js';
 import { readBody } from '../edge/body.js';
 import { sendJson } from './http.js';
+import { withDeadline } from './pg-health.js';
 import type { DaemonOptions } from './context.js';
 import type { SigningKeyHolder } from './key-holder.js';
 import type { PolicyHolder } from './policy-holder.js';
@@ -68,7 +69,10 @@ export function decisionServiceRoutes(
   keys.onReload(() => {
     config.signingKey = keys.current;
   });
-  const traceWriter = new DecisionTraceWriter(commit);
+  // On PostgreSQL the commit is bounded like a gate decision's (docs/cluster.md "Frozen database"):
+  // past the bound the request fails with 503 instead of waiting on a frozen database.
+  const bound = opts.postgres?.decisionTimeoutMs ?? 4500;
+  const traceWriter = new DecisionTraceWriter(commit ? (trace) => withDeadline(commit(trace), bound, 'decision') : undefined);
   const evaluate = createEvaluateHandler({ config, maxRequestBytes: maxBodyBytes, traceWriter });
   const handler: Handler = async (_ctx, ex) => {
     await evaluate(ex.req, ex.res);
