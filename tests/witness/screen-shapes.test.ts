@@ -176,3 +176,15 @@ describe('tool definitions: hidden content', () => {
     expect(hidden('Warning ⚠\uFE0F: deletes files ❤\uFE0F 1\uFE0F\u20E3 👩\u200D💻 می\u200Cخواهم')).toBe(0);
   });
 });
+
+describe('blob decompression is bounded (zip-bomb safe)', () => {
+  it('a gzip bomb blob is inflated to at most 4 MiB: the key at its start is found and the inspection says it was cut', () => {
+    const bomb = gzipSync(Buffer.concat([Buffer.from(`AWS=${KEY}\n`), Buffer.alloc(64 << 20, 0x20)]), { level: 9 });
+    const payload = { content: [{ type: 'resource', resource: { uri: 'file:///b.gz', blob: bomb.toString('base64') } }] };
+    const got = inspectResult(payload, REDACT);
+    expect(got.findings.map((f) => [f.kind, f.view])).toEqual([['aws_access_key_id', 'decoded']]);
+    expect(got.truncated).toBe(true);
+    // Cut short, a redaction could be incomplete: it blocks.
+    expect(got.action).toBe('block');
+  });
+});

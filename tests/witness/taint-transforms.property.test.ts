@@ -169,3 +169,17 @@ describe('credentials survive volume', () => {
     expect(mem.match({ body: SECRET })).toEqual([]);
   });
 });
+
+describe('decompression is bounded (zip-bomb safe)', () => {
+  it('a gzip bomb in an argument inflates to at most 1 MiB, and the key at its start is still found', () => {
+    const KEY = ['ghp_', 'Zr8Yq3Lm5Np7Tx2Kd9Wb4Vc6Hj1Gf0Sa8Qe3Rt'].join('');
+    const mem = new TaintMemory();
+    mem.remember({ content: [{ type: 'text', text: `GITHUB_TOKEN=${KEY}` }] }, src('env'));
+    const bomb = gzipSync(Buffer.concat([Buffer.from(`${KEY}\n`), Buffer.alloc(64 << 20, 0x20)]), { level: 9 });
+    expect(bomb.length).toBeLessThan(1 << 20);
+    const before = process.memoryUsage().rss;
+    expect(mem.match({ body: bomb.toString('base64') }).map((h) => [h.traceId, h.encoding])).toEqual([['env', 'compressed']]);
+    // 64 MiB were never inflated (the bound is 1 MiB of output per decompression).
+    expect(process.memoryUsage().rss - before).toBeLessThan(32 << 20);
+  });
+});
