@@ -144,6 +144,8 @@ export class DaemonMetrics {
   // PostgreSQL mode only (rendered once `clusterMetrics()` turned them on).
   readonly storeRoundTrips = new Counter('ward_store_round_trips_total', 'statements sent to PostgreSQL by this replica (each one network round trip), all callers');
   readonly storeUp = new Gauge('ward_store_up', '1 when the last PostgreSQL commit or probe succeeded');
+  // --otel / --decision-log (docs/observability.md): what a slow or dead collector or log file cost, since start.
+  readonly telemetryLost = new Gauge('ward_telemetry_lost', 'telemetry not delivered since start, by what: spans (export queue full), spans_failed (export failed), log_lines (decision log queue full or file failing)');
 
   private readonly all: { render(): string }[] = [
     this.requests,
@@ -169,6 +171,7 @@ export class DaemonMetrics {
     this.approvalsResolved,
     this.consoleRefusals,
     this.decisionStreams,
+    this.telemetryLost,
   ];
 
   /** Add the PostgreSQL series to /metrics (the single-node daemon does not show them). */

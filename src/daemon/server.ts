@@ -398,6 +398,12 @@ function trackGauges(ctx: DaemonContext): void {
   metrics.policyReloadFailing.track(() => (policies.failing ? 1 : 0));
   metrics.policyLoadedAt.track(() => policies.loadedAtDate.getTime() / 1000);
   metrics.ready.track(() => (state.ready && !state.draining && !sink.storageFault ? 1 : 0));
+  const telemetry = ctx.options.telemetry;
+  if (telemetry) {
+    metrics.telemetryLost.track(() => telemetry.stats().droppedSpans, { what: 'spans' });
+    metrics.telemetryLost.track(() => telemetry.stats().failedSpans, { what: 'spans_failed' });
+    metrics.telemetryLost.track(() => telemetry.stats().droppedLogLines, { what: 'log_lines' });
+  }
 }
 
 /**

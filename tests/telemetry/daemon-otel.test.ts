@@ -131,7 +131,7 @@ describe('ward serve --otel with the collector down', () => {
     const log2 = join(w2.dir, 'decisions.jsonl');
     const d = await startDaemon(['--policy', w2.policy, '--ingest-interval-ms', '0', '--otel', '--decision-log', log2], {
       cwd: w2.dir,
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: '10', OTEL_EXPORTER_OTLP_TIMEOUT: '60000' },
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: '10', OTEL_EXPORTER_OTLP_TIMEOUT: '2000' },
     });
     try {
       const replies = await Promise.all(Array.from({ length: 40 }, () => call(d.url, '/v1/gate/eval', { body: { intent: intent('delete-database') } })));
@@ -139,6 +139,11 @@ describe('ward serve --otel with the collector down', () => {
       expect(new Set(replies.map((r) => r.json.verdict))).toEqual(new Set(['block']));
       for (let i = 0; i < 50 && (!existsSync(log2) || readFileSync(log2, 'utf8').trim().split('\n').length < 40); i++) await new Promise((res) => setTimeout(res, 100));
       expect(readFileSync(log2, 'utf8').trim().split('\n')).toHaveLength(40);
+      // The loss is counted where operators look: GET /metrics.
+      const lost = async (what: string) => Number(new RegExp(`^ward_telemetry_lost\\{what="${what}"\\} (\\d+)$`, 'm').exec((await call(d.url, '/metrics')).text)?.[1] ?? NaN);
+      for (let i = 0; i < 200 && (await lost('spans_failed')) < 40; i++) await new Promise((res) => setTimeout(res, 100));
+      expect(await lost('spans_failed')).toBe(40);
+      expect(await lost('log_lines')).toBe(0);
     } finally {
       // Shutdown is bounded even with the export failing.
       expect(await d.stop()).toBe(0);
