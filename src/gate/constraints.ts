@@ -9,7 +9,7 @@ import { inactiveFreezeDecision, type FreezeWindowDecision, type SandboxDecision
 import { isLoadableTimezone, parseLocalWallTime } from './timezone.js';
 import { mostRestrictive } from './verdict.js';
 import { resolvePathPattern, targetValueIn } from './target-match.js';
-import { hostListAllows, hostListDenies, hostListNamesAddresses } from './host-list.js';
+import { hostListAllows, hostListDenies, hostListNamesAddresses, targetOrigin, type TargetOrigin } from './host-list.js';
 import { parseAddress, type ResolvedHosts } from '../intent/address.js';
 
 /** What one constraint contributes to a rule evaluation. */
@@ -72,7 +72,7 @@ export function checkEndpoint(
     if (domainLists) {
       const host = canonical.host;
       if (host === undefined) codes.push('endpoint_target_not_canonical');
-      else if (host !== '') checkHost(cfg, host, facts, codes);
+      else if (host !== '') checkHost(cfg, host, targetOrigin(t.kind, t.value, canonical.value), facts, codes);
     }
     if (t.endpoint_class.startsWith('net.') && cfg.egress_classes.length && !cfg.egress_classes.includes(t.endpoint_class)) {
       codes.push('endpoint_egress_class_not_allowed');
@@ -106,7 +106,7 @@ const NO_ENDPOINT_FACTS: EndpointFacts = { failClosed: false };
  * The domain lists on one canonical host (host-list.ts). A host name is also judged by its
  * resolved addresses when a list names addresses, ranges or classes.
  */
-function checkHost(cfg: EndpointConfig, host: string, facts: EndpointFacts, codes: string[]): void {
+function checkHost(cfg: EndpointConfig, host: string, origin: TargetOrigin | undefined, facts: EndpointFacts, codes: string[]): void {
   let resolved: readonly string[] = [];
   const needsAddresses =
     facts.resolved !== undefined &&
@@ -120,7 +120,7 @@ function checkHost(cfg: EndpointConfig, host: string, facts: EndpointFacts, code
   const denied = cfg.domain_denylist.length ? hostListDenies(cfg.domain_denylist, host, resolved) : undefined;
   if (denied === 'host') codes.push('endpoint_domain_denied');
   else if (denied === 'address') codes.push('endpoint_resolved_address_denied');
-  if (cfg.domain_allowlist.length && !hostListAllows(cfg.domain_allowlist, host, resolved)) codes.push('endpoint_domain_not_allowlisted');
+  if (cfg.domain_allowlist.length && !hostListAllows(cfg.domain_allowlist, host, resolved, origin)) codes.push('endpoint_domain_not_allowlisted');
 }
 
 /**

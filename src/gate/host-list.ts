@@ -14,6 +14,7 @@ import {
   type IpRange,
 } from '../intent/address.js';
 import { canonicalHostname, canonicalTarget } from '../intent/canonical.js';
+import { parseOriginEntry, urlOrigin } from '../intent/host-entry.js';
 import type { NormalizedIntent } from '../intent/types.js';
 import type { NormalizedPolicy } from '../policy/types.js';
 import { goPathMatch, hasGlobMeta } from './glob.js';
@@ -24,6 +25,12 @@ import { goPathMatch, hasGlobMeta } from './glob.js';
  * - `class:<name>`: every address (and name, e.g. `foo.localhost`) in that class;
  * - a CIDR range, `10.0.0.0/8`, `fd00::/8`: every address in it, in any spelling, IPv4 inside
  *   IPv6 included;
+ * - an origin, `https://api.github.com`, `http://[::1]:8080`: the host part as below, and in an
+ *   allowlist only on that scheme and port (the scheme's default port when none is written); a
+ *   target with no scheme (a bare `host` target) cannot be shown to be on it and is not allowed.
+ *   In a denylist the scheme and port are ignored: the entry denies the host on every scheme and
+ *   port, because a deny narrower than the host leaves the same server reachable over `http:` or
+ *   another port, and narrowing is what allowlists are for (docs/policies.md, "Scheme and port");
  * - a host, address or glob, compared in canonical form. In a denylist, a literal that is itself a
  *   loopback or metadata host denies its whole class: a list that denies `127.0.0.1` or `localhost`
  *   means "this machine" and denies `0`, `[::]` and `127.0.0.2` too; `169.254.169.254` means the
@@ -35,7 +42,14 @@ import { goPathMatch, hasGlobMeta } from './glob.js';
  * name that is not listed when every one of its addresses is.
  */
 
+/** The scheme and port a target reaches (`https`, `443`), or undefined when it names no scheme. */
+export interface TargetOrigin {
+  readonly scheme: string;
+  readonly port: string;
+}
+
 type Entry =
+  | { kind: 'origin'; origin: TargetOrigin; host: Entry }
   | { kind: 'class'; cls: AddressClass }
   | { kind: 'range'; range: IpRange; widen: readonly AddressClass[]; literal: boolean }
   | { kind: 'pattern'; pattern: string; widen: readonly AddressClass[] }
@@ -78,7 +92,8 @@ function compile(list: readonly string[]): HostList {
   let hit = compiled.get(list);
   if (!hit) {
     const entries = list.map(compileEntry);
-    const namesAddresses = entries.some((e) => e.kind === 'class' || e.kind === 'range' || (e.kind === 'pattern' && e.widen.length > 0));
+    const hosts = entries.map((e) => (e.kind === 'origin' ? e.host : e));
+    const namesAddresses = hosts.some((e) => e.kind === 'class' || e.kind === 'range' || (e.kind === 'pattern' && e.widen.length > 0));
     const classOrRange = entries.some((e) => e.kind === 'class' || (e.kind === 'range' && !e.literal));
     hit = { entries, namesAddresses, classOrRange };
     compiled.set(list, hit);
@@ -88,6 +103,12 @@ function compile(list: readonly string[]): HostList {
 
 function compileEntry(raw: string): Entry {
   const text = raw.trim().toLowerCase();
+  const origin = parseOriginEntry(text);
+  if (origin !== undefined) {
+    if (!origin.ok) return { kind: 'invalid' };
+    const { scheme, port, host } = origin.value;
+    return { kind: 'origin', origin: { scheme, port }, host: compileEntry(host) };
+  }
   if (text.startsWith(CLASS_PREFIX)) {
     const cls = text.slice(CLASS_PREFIX.length);
     return isAddressClass(cls) ? { kind: 'class', cls } : { kind: 'invalid' };
@@ -108,9 +129,15 @@ function inClass(host: string, addr: IpAddress | undefined, cls: AddressClass): 
   return addr ? addressInClass(addr, cls) : nameInClass(host, cls);
 }
 
-/** `addr`: `host` parsed as an address (undefined for a name), parsed once by the caller. */
-function entryMatches(e: Entry, host: string, addr: IpAddress | undefined, deny: boolean): boolean {
+/**
+ * `addr`: `host` parsed as an address (undefined for a name), parsed once by the caller. `origin`:
+ * the target's scheme and port, which only allowlist origin entries look at.
+ */
+function entryMatches(e: Entry, host: string, addr: IpAddress | undefined, deny: boolean, origin?: TargetOrigin): boolean {
   switch (e.kind) {
+    case 'origin':
+      if (!deny && (origin === undefined || origin.scheme !== e.origin.scheme || origin.port !== e.origin.port)) return false;
+      return entryMatches(e.host, host, addr, deny);
     case 'class':
       return inClass(host, addr, e.cls);
     case 'invalid':
@@ -160,16 +187,19 @@ export function hostListDenies(list: readonly string[], host: string, resolved: 
     : undefined;
 }
 
-/** Whether an allowlist allows a canonical host: listed itself, or every one of its resolved addresses is. */
-export function hostListAllows(list: readonly string[], host: string, resolved: readonly string[] = []): boolean {
+/**
+ * Whether an allowlist allows a canonical host reached on `origin` (undefined: no scheme known):
+ * listed itself, or every one of its resolved addresses is.
+ */
+export function hostListAllows(list: readonly string[], host: string, resolved: readonly string[] = [], origin?: TargetOrigin): boolean {
   const { entries } = compile(list);
   const addr = parseAddress(host);
-  if (entries.some((e) => entryMatches(e, host, addr, false))) return true;
+  if (entries.some((e) => entryMatches(e, host, addr, false, origin))) return true;
   return (
     resolved.length > 0 &&
     resolved.every((a) => {
       const parsed = parseAddress(a);
-      return entries.some((e) => entryMatches(e, a, parsed, false));
+      return entries.some((e) => entryMatches(e, a, parsed, false, origin));
     })
   );
 }
@@ -210,4 +240,14 @@ export function hostsToResolve(policy: NormalizedPolicy, intent: NormalizedInten
     if (host !== undefined && host !== '' && parseAddress(host) === undefined) names.add(host);
   }
   return [...names];
+}
+
+/**
+ * The scheme and port a target reaches: a `url` target's (its canonical href), or a `host` target
+ * spelled as an http(s) URL. Undefined for a bare host and every other kind: no scheme is known.
+ */
+export function targetOrigin(kind: string, value: string, canonicalValue: string | undefined): TargetOrigin | undefined {
+  if (kind === 'url' && canonicalValue !== undefined) return urlOrigin(canonicalValue);
+  if (kind === 'host' && /^https?:\/\//i.test(value)) return urlOrigin(value);
+  return undefined;
 }

@@ -5,6 +5,8 @@
  * CIDR ranges policy lists may name (docs/canonical-targets.md, "Address classes"). Pure.
  */
 
+import { parseOriginEntry } from './host-entry.js';
+
 export type AddressFamily = 4 | 6;
 
 /** An IP address as bytes (4 or 16). */
@@ -191,8 +193,9 @@ export function hostClasses(host: string): AddressClass[] {
 
 /**
  * Why a policy host-list entry (lowercased) is not valid, or undefined. Only the two forms that
- * are not host names are checked: `class:<name>` must name a class, and an entry with `/` must be
- * a CIDR range (no host name contains `/`, so it was never a host either).
+ * are not host names are checked: `class:<name>` must name a class, an origin (`https://host:port`)
+ * must have a known scheme and nothing past the port (host-entry.ts), and any other entry with `/`
+ * must be a CIDR range (no host name contains `/`, so it was never a host either).
  */
 export function hostEntryProblem(entry: string): string | undefined {
   const text = entry.trim().toLowerCase();
@@ -200,6 +203,8 @@ export function hostEntryProblem(entry: string): string | undefined {
     const cls = text.slice(CLASS_PREFIX.length);
     return isAddressClass(cls) ? undefined : `unknown address class ${JSON.stringify(cls)} (one of ${ADDRESS_CLASSES.join(', ')})`;
   }
+  const origin = parseOriginEntry(text);
+  if (origin !== undefined) return origin.ok ? undefined : origin.problem;
   if (text.includes('/') && !parseRange(text)) return `${JSON.stringify(entry)} is not a CIDR range (address/prefix)`;
   return undefined;
 }
