@@ -74,12 +74,12 @@ export interface SpanIds {
 /** Version of the decision-log line format (docs/observability.md "Decision log"). */
 export const DECISION_LOG_SCHEMA = 'ward.decision_log/v1';
 
-/** One decision-log line (without its newline): the span's attributes, flat, and the span's ids. */
-export function decisionLogLine(r: DecisionRecord, time: Date, span: SpanIds | undefined): string {
+/** One decision-log line (without its newline): the span's attributes (`decisionAttributes`), flat, and the span's ids. */
+export function decisionLogLine(attributes: Readonly<Record<string, AttributeValue>>, time: Date, span: SpanIds | undefined): string {
   return JSON.stringify({
     schema: DECISION_LOG_SCHEMA,
     time: time.toISOString(),
-    ...decisionAttributes(r),
+    ...attributes,
     ...(span ? { 'otel.trace_id': span.traceId, 'otel.span_id': span.spanId } : {}),
   });
 }

@@ -34,6 +34,7 @@ export interface DecisionTelemetry {
 
 interface Otel {
   tracer: Tracer;
+  root: Context;
   kinds: typeof SpanKind;
   extract(carrier: TraceCarrier): Context;
   inject(span: Span): TraceCarrier;
@@ -53,16 +54,19 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
       try {
         let ids: SpanIds | undefined;
         let carrier: TraceCarrier | undefined;
+        const attributes = decisionAttributes(record);
         if (otel) {
-          const ctx = otel.extract(parent ?? {});
-          const span = otel.tracer.startSpan(spanName(record), { kind: record.host === 'mcp-proxy' ? otel.kinds.CLIENT : otel.kinds.SERVER, attributes: decisionAttributes(record), ...(startedAt !== undefined ? { startTime: startedAt } : {}) }, ctx);
-                    span.end();
+          const ctx = parent?.traceparent ? otel.extract(parent) : otel.root;
+          const kind = record.host === 'mcp-proxy' ? otel.kinds.CLIENT : otel.kinds.SERVER;
+          const span = otel.tracer.startSpan(spanName(record), { kind, attributes, ...(startedAt !== undefined ? { startTime: startedAt } : {}) }, ctx);
+          span.end();
           const sc = span.spanContext();
           // Sampled out spans are not exported; their ids mean nothing to a collector.
           if (sc.traceFlags & 1) ids = { traceId: sc.traceId, spanId: sc.spanId };
-          carrier = otel.inject(span);
+          // Only the proxy passes the context on (to the MCP server); the daemon answers its caller.
+          if (record.host === 'mcp-proxy') carrier = otel.inject(span);
         }
-        log?.write(decisionLogLine(record, new Date(), ids));
+        log?.write(decisionLogLine(attributes, new Date(), ids));
         return carrier;
       } catch {
         return undefined; // telemetry never decides anything
@@ -115,6 +119,7 @@ async function startOtel(config: TelemetryConfig, host: string, counters: { drop
   return {
     tracer: provider.getTracer('ward'),
     kinds: api.SpanKind,
+    root: api.ROOT_CONTEXT,
     extract: (carrier) => propagator.extract(api.ROOT_CONTEXT, carrier, api.defaultTextMapGetter),
     inject(span) {
       const out: Record<string, string> = {};

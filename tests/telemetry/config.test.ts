@@ -44,7 +44,7 @@ describe('decision records', () => {
     expect(Object.keys(decisionAttributes(record)).sort()).toEqual(
       ['gen_ai.operation.name', 'gen_ai.tool.call.id', 'gen_ai.tool.name', 'jsonrpc.request.id', 'mcp.method.name', 'mcp.session.id', 'ward.approval', 'ward.host', 'ward.intent_digest', 'ward.matched_rule', 'ward.operation', 'ward.policy_digest', 'ward.reason_codes', 'ward.trace_id', 'ward.verdict'].sort(),
     );
-    const line = JSON.parse(decisionLogLine(record, new Date('2026-01-02T03:04:05Z'), { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16) }));
+    const line = JSON.parse(decisionLogLine(decisionAttributes(record), new Date('2026-01-02T03:04:05Z'), { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16) }));
     expect(line).toMatchObject({ schema: 'ward.decision_log/v1', time: '2026-01-02T03:04:05.000Z', 'ward.trace_id': 't1', 'otel.trace_id': 'a'.repeat(32), 'otel.span_id': 'b'.repeat(16) });
   });
 
