@@ -26,6 +26,16 @@ export interface PolicyFinding {
   shadowed_by?: string;
 }
 
+/** What `ward check` reports about a policy; the console's policy view and change preview show the same. */
+export interface PolicyCheck {
+  findings: PolicyFinding[];
+  gap_warnings: GapWarning[];
+}
+
+export function policyCheck(policy: NormalizedPolicy, yamlText?: string): PolicyCheck {
+  return { findings: policyFindings(policy, yamlText), gap_warnings: policyGapWarnings(policy) };
+}
+
 /** All findings: per rule in rule order, then empty selectors (only when `yamlText` is given). */
 export function policyFindings(policy: NormalizedPolicy, yamlText?: string): PolicyFinding[] {
   const out: PolicyFinding[] = [];
@@ -82,6 +92,50 @@ export function policyFindings(policy: NormalizedPolicy, yamlText?: string): Pol
     }
   });
   if (yamlText !== undefined) out.push(...emptySelectorFindings(yamlText));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// gap warnings
+
+export interface GapWarning {
+  code: string;
+  message: string;
+  fix: string;
+}
+
+/**
+ * Policy-wide gaps (not tied to one rule): `ward check`'s gap warnings. Every host that shows a
+ * policy's findings (the CLI, the daemon's console) shows these from here, so they never differ.
+ */
+export function policyGapWarnings(p: NormalizedPolicy): GapWarning[] {
+  const out: GapWarning[] = [];
+  if (p.default_verdict === 'allow') {
+    out.push({
+      code: 'default_allow',
+      message: 'calls that no rule matches are allowed (default_verdict: allow)',
+      fix: 'set default_verdict: block (or require_approval) and allow what you need with rules',
+    });
+  }
+  if (!p.fail_closed.enabled) {
+    out.push({
+      code: 'fail_closed_disabled',
+      message: 'fail_closed is off: high-risk calls without targets or provenance are evaluated like any other',
+      fix: 'add fail_closed: { enabled: true, required_fields: [targets, arg_provenance] }',
+    });
+  }
+  const escapable = listsEscapableByUnmappedArguments(p);
+  if (escapable.length) {
+    const named = escapable.map((e) => `${e.rule} (${e.lists.join(', ')})`).join(', ');
+    out.push({
+      code: 'lists_escapable_by_unmapped_arguments',
+      message: `endpoint lists of ${named} see URLs and absolute paths in any argument, but relative paths and bare host names only in arguments named for them (path, file, dir, src, target, url, host, …): a tool that reads "secrets/key.pem" or "169.254.169.254" from an argument named otherwise escapes them`,
+      fix: 'name such arguments in the MCP proxy\'s --targets-map, allow only the tools you know (default_verdict: block, rules by tool_names), and confine what a gate cannot see with the agent\'s sandbox (ward sandbox --agent claude-code)',
+    });
+  }
+  if (p.rules.length === 0) {
+    out.push({ code: 'no_rules', message: `the policy has no rules: every call gets ${p.default_verdict}`, fix: 'add rules (docs/policies.md)' });
+  }
   return out;
 }
 

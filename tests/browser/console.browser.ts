@@ -324,6 +324,68 @@ describe('the policy view', () => {
   });
 });
 
+describe('parity with ward check, and the status badge on every page', () => {
+  /** `ward check --json`'s findings (by kind and rule) and gap warnings (by code) for a policy text. */
+  function wardCheck(text: string): { kinds: string[]; gaps: string[] } {
+    const at = join(tempDir('ward-check-'), 'candidate.yaml');
+    writeFileSync(at, text);
+    const r = spawnSync(process.execPath, [WARD, 'check', '--policy', at, '--json'], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { findings: { kind: string; rule: string }[]; gap_warnings: { code: string }[] };
+    return { kinds: out.findings.map((f) => `${f.kind}:${f.rule}`), gaps: out.gap_warnings.map((g) => g.code) };
+  }
+
+  const shown = async (page: Page, list: string) => ({
+    kinds: await page.locator(`${list} li[data-kind]`).evaluateAll((lis) => lis.map((li) => `${li.getAttribute('data-kind')}:${li.querySelectorAll('code')[1]?.textContent ?? ''}`)),
+    gaps: await page.locator(`${list} li[data-gap]`).evaluateAll((lis) => lis.map((li) => li.getAttribute('data-gap'))),
+  });
+
+  it('the preview lists the candidate\'s findings and gap warnings exactly as ward check does', async () => {
+    const page = await browser.context.newPage();
+    await page.goto(`${daemon.url}/ui/policy`);
+    await page.waitForSelector('#rules tr');
+    // The policy in force: ward check's gap warning is on the page, not "no findings".
+    await page.waitForSelector('#findings li[data-gap]');
+    expect(await shown(page, '#findings')).toEqual(wardCheck(readFileSync(policy, 'utf8')));
+    // The issue's candidate: valid, no rule findings, three gap warnings from ward check.
+    const candidate = readFileSync(policy, 'utf8').replace('default_verdict: require_approval', 'default_verdict: allow').replace(/(fail_closed:\n\s+enabled: )true/, '$1false');
+    const expected = wardCheck(candidate);
+    expect(expected.gaps).toEqual(['default_allow', 'fail_closed_disabled', 'lists_escapable_by_unmapped_arguments']);
+    await page.fill('#candidate', candidate);
+    await page.click('#preview button[type=submit]');
+    await page.waitForSelector('#preview-findings li');
+    expect(await shown(page, '#preview-findings')).toEqual(expected);
+    expect(await page.textContent('#preview-findings')).not.toContain('no findings');
+    expect(await page.textContent('#preview-findings')).toContain('fix: set default_verdict: block');
+    expect(await pageProblems(page)).toEqual({ csp: [], errors: [] });
+    await page.close();
+  });
+
+  it('shows live, not offline, on the policy and decision pages while the daemon is up', async () => {
+    const d = await evaluate(intent('read-report'));
+    for (const path of ['/ui/policy', `/ui/decision?id=${encodeURIComponent(d['trace_id'])}`, '/ui/console', '/ui']) {
+      const page = await browser.context.newPage();
+      await page.goto(`${daemon.url}${path}`);
+      await page.waitForSelector('#live.on', { timeout: 10_000 });
+      expect(await page.textContent('#live'), path).toBe('live');
+      expect(await pageProblems(page)).toEqual({ csp: [], errors: [] });
+      await page.close();
+    }
+  });
+
+  it('counts a new decision on the open policy page (the feed keeps hits current)', async () => {
+    const page = await browser.context.newPage();
+    await page.goto(`${daemon.url}/ui/policy`);
+    await page.waitForSelector('#live.on');
+    const cell = '#rules tr[data-rule="approve-writes"] td:last-child';
+    const before = Number(await page.textContent(cell));
+    await evaluate(writeIntent(9001));
+    await page.waitForFunction(`Number(document.querySelector(${JSON.stringify(cell)})?.textContent) > ${before}`, undefined, { timeout: 10_000 });
+    expect(Number(await page.textContent(cell))).toBe(before + 1);
+    await page.close();
+  });
+});
+
 describe('after a restart', () => {
   it('pages older decisions from the store', async () => {
     await daemon.stop();

@@ -1,6 +1,34 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir, ward } from '../cli/run.js';
 import { CONSOLE_POLICY, closeAll, consoleDaemon, evalIntent, intentFor } from './console-helpers.js';
 import { call } from './helpers.js';
+
+/** What `ward check --json` reports for this policy text (the CLI is the reference the console must match). */
+function wardCheck(text: string): { findings: unknown[]; gap_warnings: { code: string }[] } {
+  const dir = tempDir();
+  writeFileSync(join(dir, 'candidate.yaml'), text);
+  const r = ward(['check', '--policy', 'candidate.yaml', '--json'], { cwd: dir });
+  expect(r.code, r.stderr).toBe(0);
+  const out = JSON.parse(r.stdout);
+  return { findings: out.findings, gap_warnings: out.gap_warnings };
+}
+
+/** Valid, and warned about by `ward check`: default allow, fail_closed off, a list an unmapped argument escapes, a shadowed rule. */
+const WARNED = CONSOLE_POLICY + `  - name: srv-only
+    priority: 30
+    effect: allow
+    match:
+      tool_names: [fs.read_file]
+    endpoint:
+      path_allowlist: ["/srv/**"]
+  - name: never-reached
+    priority: 40
+    effect: allow
+    match:
+      tool_names: [proc.exec]
+`;
 
 afterEach(closeAll);
 
@@ -24,6 +52,13 @@ describe('GET /v1/console/policy', () => {
     const hits = Object.fromEntries(r.json.rules.map((x: any) => [x.name, x.hits]));
     expect(hits).toEqual({ 'approve-writes': 2, 'two-for-deletes': 0, 'block-exec': 1, 'never-reached': 0 });
     expect(r.json.findings.map((f: any) => [f.kind, f.rule])).toContainEqual(['shadowed', 'never-reached']);
+  });
+
+  it('shows the same findings and gap warnings as ward check for the policy file in force', async () => {
+    const { d } = await consoleDaemon({}, WARNED);
+    const r = await call(d.url, '/v1/console/policy');
+    expect(r.status).toBe(200);
+    expect({ findings: r.json.findings, gap_warnings: r.json.gap_warnings }).toEqual(wardCheck(WARNED));
   });
 });
 
@@ -50,6 +85,24 @@ describe('POST /v1/console/policy/preview', () => {
     expect(exec.json.verdict).toBe('block');
     expect(d.context.policies.current.digest).toBe(before);
     expect((await call(d.url, '/v1/policy')).json.policy_digest).toBe(before);
+  });
+
+  it('reports the candidate\'s ward check findings and gap warnings, the same list as ward check --json', async () => {
+    const { d } = await consoleDaemon({ captureIntents: true });
+    await evalIntent(d.url, intentFor('fs.read_file', '/w/c'));
+    const expected = wardCheck(WARNED);
+    // The issue's case: three gap warnings the preview used to hide behind "no findings".
+    expect(expected.gap_warnings.map((g) => g.code)).toEqual(['default_allow', 'fail_closed_disabled', 'lists_escapable_by_unmapped_arguments']);
+    expect(expected.findings.length).toBeGreaterThan(0);
+    const r = await call(d.url, '/v1/console/policy/preview', { body: { policy_yaml: WARNED } });
+    expect(r.status).toBe(200);
+    expect({ findings: r.json.findings, gap_warnings: r.json.gap_warnings }).toEqual(expected);
+    // A clean candidate reports nothing, in both.
+    const clean = CONSOLE_POLICY.replace('default_verdict: allow', 'default_verdict: block').replace('rules:\n', 'fail_closed:\n  enabled: true\n  required_fields: [targets, arg_provenance]\nrules:\n');
+    const none = await call(d.url, '/v1/console/policy/preview', { body: { policy_yaml: clean } });
+    expect(none.status).toBe(200);
+    expect({ findings: none.json.findings, gap_warnings: none.json.gap_warnings }).toEqual(wardCheck(clean));
+    expect(none.json.gap_warnings).toEqual([]);
   });
 
   it('validates the candidate strictly and says when nothing was recorded', async () => {

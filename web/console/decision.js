@@ -2,7 +2,7 @@
 // that matched, what each reason code means, and the pack that holds it.
 import { api } from './api.js';
 import { $, errorText, h, replace, status, time, verdictBadge } from './dom.js';
-import { markNav, startSession } from './shell.js';
+import { liveFeed, markNav, startSession } from './shell.js';
 
 function fact(label, value) {
   return [h('dt', { text: label }), h('dd', {}, value ?? h('span', { class: 'muted', text: '—' }))];
@@ -78,6 +78,7 @@ function render(d) {
 async function main() {
   markNav();
   await startSession();
+  liveFeed({}, {}); // only for the status badge: the decision itself does not change
   const id = new URLSearchParams(location.search).get('id') ?? '';
   $('#d-id').textContent = id;
   if (!id) return status('No decision id in the address (…/decision?id=…).', 'error');

@@ -1,16 +1,23 @@
-// The policy in force, its rules with how often each matched, `ward check` findings, and a preview
+// The policy in force, its rules with how often each matched, `ward check` findings and gap warnings, and a preview
 // of what a candidate policy would change in recorded decisions, loosenings first.
 import { api } from './api.js';
 import { $, codes, errorText, h, replace, status, time, verdictBadge } from './dom.js';
-import { markNav, startSession } from './shell.js';
+import { liveFeed, markNav, startSession } from './shell.js';
 
 function fact(label, value) {
   return [h('dt', { text: label }), h('dd', {}, value ?? h('span', { class: 'muted', text: '—' }))];
 }
 
-function findingsList(findings) {
-  if (!findings || findings.length === 0) return [h('li', { class: 'muted', text: 'no findings' })];
-  return findings.map((f) => h('li', { class: 'warning', dataset: { kind: f.kind } }, h('code', { text: f.kind }), ' ', f.rule ? h('code', { text: f.rule }) : null, ` ${f.message}`, f.fix ? h('div', { class: 'muted small', text: `fix: ${f.fix}` }) : null));
+/** `ward check`'s report, as the CLI prints it: findings per rule, then policy-wide gap warnings. */
+function findingsList(r) {
+  const findings = r.findings ?? [];
+  const gaps = r.gap_warnings ?? [];
+  if (findings.length === 0 && gaps.length === 0) return [h('li', { class: 'muted', text: 'no findings' })];
+  const fix = (text) => (text ? h('div', { class: 'muted small', text: `fix: ${text}` }) : null);
+  return [
+    ...findings.map((f) => h('li', { class: 'warning', dataset: { kind: f.kind } }, h('code', { text: f.kind }), ' ', f.rule ? h('code', { text: f.rule }) : null, ` ${f.message}`, fix(f.fix))),
+    ...gaps.map((g) => h('li', { class: 'warning gap', dataset: { gap: g.code } }, h('span', { class: 'muted small', text: 'gap warning ' }), h('code', { text: g.code }), ` ${g.message}`, fix(g.fix))),
+  ];
 }
 
 function renderPolicy(p) {
@@ -35,7 +42,7 @@ function renderPolicy(p) {
       ),
     ),
   );
-  replace($('#findings'), findingsList(p.findings));
+  replace($('#findings'), findingsList(p));
 }
 
 const LABEL = {
@@ -83,7 +90,7 @@ function renderPreview(r) {
       ),
     );
   }
-  out.push(h('h3', { text: 'Findings for the candidate' }), h('ul', { class: 'findings' }, findingsList(r.findings)));
+  out.push(h('h3', { text: 'Findings for the candidate' }), h('ul', { class: 'findings', id: 'preview-findings' }, findingsList(r)));
   return out;
 }
 
@@ -112,11 +119,23 @@ async function main() {
       if (button) button.disabled = false;
     }
   });
-  try {
-    renderPolicy(await api.policy());
-  } catch (err) {
-    status(errorText(err), 'error');
-  }
+  const load = async () => {
+    try {
+      renderPolicy(await api.policy());
+    } catch (err) {
+      status(errorText(err), 'error');
+    }
+  };
+  await load();
+  // The live feed drives the status badge and keeps hit counts current (at most one reload a second).
+  let pending;
+  const soon = () => {
+    pending ??= setTimeout(() => {
+      pending = undefined;
+      load();
+    }, 1000);
+  };
+  liveFeed({}, { onOpen: soon, events: { decision: soon } });
 }
 
 main().catch((err) => status(errorText(err), 'error'));

@@ -7,7 +7,7 @@ import { formatRFC3339Nano, nowUTC } from '../../canon/index.js';
 import { EXIT, type ExitCode } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError, isWardError } from '../../errors.js';
 import { defaultKeyPaths, readPrivateKeyFile } from '../../keys/index.js';
-import { listsEscapableByUnmappedArguments, policyFindings, type PolicyFinding } from '../../policy/findings.js';
+import { policyCheck, type PolicyFinding } from '../../policy/findings.js';
 import { loadPolicyFile, parsePolicyYaml } from '../../policy/load.js';
 import type { LoadedPolicy } from '../../policy/types.js';
 import { WARD_VERSION } from '../../version.js';
@@ -206,45 +206,6 @@ export function createProjectStateDir(projectDir: string): boolean {
 // ---------------------------------------------------------------------------------------------
 // check
 
-export interface GapWarning {
-  code: string;
-  message: string;
-  fix: string;
-}
-
-/** Policy-wide gaps (not tied to one rule). */
-export function gapWarnings(policy: LoadedPolicy): GapWarning[] {
-  const p = policy.policy;
-  const out: GapWarning[] = [];
-  if (p.default_verdict === 'allow') {
-    out.push({
-      code: 'default_allow',
-      message: 'calls that no rule matches are allowed (default_verdict: allow)',
-      fix: 'set default_verdict: block (or require_approval) and allow what you need with rules',
-    });
-  }
-  if (!p.fail_closed.enabled) {
-    out.push({
-      code: 'fail_closed_disabled',
-      message: 'fail_closed is off: high-risk calls without targets or provenance are evaluated like any other',
-      fix: 'add fail_closed: { enabled: true, required_fields: [targets, arg_provenance] }',
-    });
-  }
-  const escapable = listsEscapableByUnmappedArguments(p);
-  if (escapable.length) {
-    const named = escapable.map((e) => `${e.rule} (${e.lists.join(', ')})`).join(', ');
-    out.push({
-      code: 'lists_escapable_by_unmapped_arguments',
-      message: `endpoint lists of ${named} see URLs and absolute paths in any argument, but relative paths and bare host names only in arguments named for them (path, file, dir, src, target, url, host, …): a tool that reads "secrets/key.pem" or "169.254.169.254" from an argument named otherwise escapes them`,
-      fix: 'name such arguments in the MCP proxy\'s --targets-map, allow only the tools you know (default_verdict: block, rules by tool_names), and confine what a gate cannot see with the agent\'s sandbox (ward sandbox --agent claude-code)',
-    });
-  }
-  if (p.rules.length === 0) {
-    out.push({ code: 'no_rules', message: `the policy has no rules: every call gets ${p.default_verdict}`, fix: 'add rules (docs/policies.md)' });
-  }
-  return out;
-}
-
 function check(ctx: CliContext, flags: { policy: string; json?: boolean }): void {
   const ward = wardInvocation(ctx);
   const path = resolve(ctx.cwd, flags.policy);
@@ -268,8 +229,7 @@ function check(ctx: CliContext, flags: { policy: string; json?: boolean }): void
     }
     throw err;
   }
-  const findings = policyFindings(policy.policy, readFileSync(path, 'utf8'));
-  const gaps = gapWarnings(policy);
+  const { findings, gap_warnings: gaps } = policyCheck(policy.policy, readFileSync(path, 'utf8'));
   const p = policy.policy;
   const summary = `check: rules=${p.rules.length} default_verdict=${p.default_verdict} findings=${findings.length} gap_warnings=${gaps.length}`;
   const next = [`${ward} gate eval --policy ${flags.policy} --intent <intent.json>`, `${ward} policy test --help`];

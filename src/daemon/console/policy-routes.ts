@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isWardError } from '../../errors.js';
 import { badRequest, HttpError } from '../../edge/http-error.js';
-import { policyFindings } from '../../policy/findings.js';
+import { policyCheck } from '../../policy/findings.js';
 import { parsePolicyYaml } from '../../policy/load.js';
 import { checkProfile } from '../../policy/profile.js';
 import type { LoadedPolicy } from '../../policy/types.js';
@@ -53,7 +53,7 @@ const view =
         reason_codes: r.reason_codes,
         hits: hits.get(r.name) ?? 0,
       })),
-      findings: policyFindings(current.policy, sourceText(ctx)),
+      ...policyCheck(current.policy, sourceText(ctx)),
     });
   };
 
@@ -120,7 +120,7 @@ const preview =
         ...(e.notes ? { notes: e.notes } : {}),
       })),
       not_replayable: report.summary.not_replayable,
-      findings: policyFindings(candidate.policy, text),
+      ...policyCheck(candidate.policy, text),
       ...(report.summary.records === 0 ? { hint: 'no recorded decisions to replay: start ward serve with --capture-intents to keep each decision\'s intent for replay' } : {}),
     });
   };
