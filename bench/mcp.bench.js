@@ -21,7 +21,7 @@
 
 import { spawn } from 'node:child_process';
 import { createServer, connect } from 'node:net';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -258,8 +258,103 @@ async function components(h) {
   }
 }
 
+const STARTUP_TITLE = 'mcp proxy · start-up (stdio)';
+const STARTUP_SERVER = path.join(repo, 'bench', 'startup-server.mjs');
+
+/**
+ * One launch: the process starts and is sent `initialize` at once (as a client does); resolves with
+ * launch → server process began (its performance.timeOrigin, written to a file) and launch →
+ * `initialize` answered, in ms. Then stdin is closed and the exit awaited.
+ */
+function launchOnce(args, cwd) {
+  const mark = path.join(cwd, `mark-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  const launched = performance.timeOrigin + performance.now();
+  const child = spawn(process.execPath, args, {
+    cwd,
+    env: { ...process.env, WARD_STATE_DIR: path.join(cwd, '.ward-state'), STARTUP_MARK: mark },
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'ward-bench', version: '1' } } }) + '\n');
+  const exited = new Promise((r) => child.once('exit', r));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`no initialize answer from ${args.join(' ')}`))), 30_000);
+    let out = '';
+    let answered = false;
+    child.stdout.on('data', (d) => {
+      out += d.toString();
+      if (answered || !out.includes('\n')) return;
+      answered = true;
+      const answeredMs = performance.timeOrigin + performance.now() - launched;
+      clearTimeout(timer);
+      child.stdin.end();
+      exited.then(() => {
+        const spawnedMs = Number(readFileSync(mark, 'utf8')) - launched;
+        rmSync(mark, { force: true });
+        resolve({ spawnedMs, answeredMs });
+      }, reject);
+    });
+  });
+}
+
+/**
+ * Start-up, same run (issue 32): launch → server spawned and launch → `initialize` answered, for the
+ * server alone, the bare relay (bench/relay.mjs) and `ward mcp proxy`, launches interleaved.
+ */
+async function startup(h) {
+  const cwd = mkdtempSync(path.join(tmpdir(), 'ward-bench-start-'));
+  writeFileSync(path.join(cwd, 'policy.yaml'), POLICY);
+  const server = [STARTUP_SERVER];
+  const paths = [
+    { label: 'server alone (no proxy)', args: server },
+    { label: 'bare relay (baseline)', args: [RELAY, '--', process.execPath, ...server] },
+    { label: 'ward mcp proxy', args: [WARD, 'mcp', 'proxy', '--policy', 'policy.yaml', '--', process.execPath, ...server] },
+    ...(OTHER ? [{ label: 'other build', args: [OTHER, 'mcp', 'proxy', '--policy', 'policy.yaml', '--', process.execPath, ...server] }] : []),
+  ];
+  const rounds = quick ? 5 : 15;
+  const got = new Map(paths.map((p) => [p.label, { spawned: [], answered: [] }]));
+  process.stderr.write(`running ${h.file} › ${STARTUP_TITLE}\n`);
+  try {
+    for (const p of paths) await launchOnce(p.args, cwd); // warm-up: .ward/ and its key exist afterwards
+    for (let r = 0; r < rounds; r++) {
+      for (const p of paths) {
+        const { spawnedMs, answeredMs } = await launchOnce(p.args, cwd);
+        got.get(p.label).spawned.push(spawnedMs);
+        got.get(p.label).answered.push(answeredMs);
+      }
+    }
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+  const median = (xs) => pct([...xs].sort((a, b) => a - b), 0.5);
+  const base = got.get('bare relay (baseline)');
+  const rows = paths.map((p) => {
+    const g = got.get(p.label);
+    return {
+      name: p.label,
+      launches: rounds,
+      spawnedP50Ms: median(g.spawned),
+      answeredP50Ms: median(g.answered),
+      spawnedVsRelay: median(g.spawned) / median(base.spawned),
+      answeredVsRelay: median(g.answered) / median(base.answered),
+    };
+  });
+  const f = (ms) => `${ms.toFixed(1)} ms`;
+  print(`\n${STARTUP_TITLE} · ${rounds} launches per path, interleaved, medians`);
+  for (const r of rows) {
+    print(`${r.name.padEnd(26)} spawned ${f(r.spawnedP50Ms).padStart(9)} (${r.spawnedVsRelay.toFixed(2)}× relay)   initialize answered ${f(r.answeredP50Ms).padStart(9)} (${r.answeredVsRelay.toFixed(2)}× relay)`);
+  }
+  print('"spawned": launch → the server process began; "answered": launch → the initialize reply on stdout (sent at launch).');
+  h.suites.push({
+    title: STARTUP_TITLE,
+    file: h.file,
+    baseline: 'bare relay (baseline)',
+    results: rows.map((r) => ({ ...r, medianNs: r.answeredP50Ms * 1e6, ratio: r.answeredVsRelay })),
+  });
+}
+
 export default async function (h) {
   if (!only) await components(h);
+  if (!only && h.matches(STARTUP_TITLE, ['start-up'])) await startup(h);
   if (!h.matches(TITLE, ['stdio', 'streamable-http'])) return;
   const cwd = mkdtempSync(path.join(tmpdir(), 'ward-bench-mcp-'));
   writeFileSync(path.join(cwd, 'policy.yaml'), POLICY);

@@ -176,12 +176,42 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
   if (!flags.upstreamUrl && command.length === 0) throw usage('no MCP server: give its command after -- or --upstream-url');
   const profile = flags.profile ?? 'standard';
   checkProfileKeyFlags(profile, flags, 'gate');
+  const maxMessageBytes = Number(flags.maxMessageBytes);
+  if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1024) throw usage('--max-message-bytes must be an integer >= 1024');
+  // Start-up order (docs/mcp-proxy.md): over stdio the server is spawned first, so its own start-up
+  // overlaps Ward's loading. It is sent nothing and the client is not read until the runtime is
+  // built; if loading fails, the server is stopped before the error is reported.
+  let early: import('../../mcp/proxy/peer.js').ChildServerPeer | undefined;
+  if (!flags.upstreamUrl && !flags.listen) {
+    const { ChildServerPeer } = await import('../../mcp/proxy/peer.js');
+    early = new ChildServerPeer({ command: command[0]!, args: command.slice(1), cwd: ctx.cwd, env: ctx.env, maxMessageBytes });
+    // A spawn error (ENOENT) is reported by runStdio, as before, once the rest has loaded.
+    early.spawn().catch(() => undefined);
+  }
+  try {
+    await loadAndRun(ctx, flags, command, usage, profile, maxMessageBytes, early);
+  } catch (err) {
+    await early?.close();
+    throw err;
+  }
+}
+
+/** Everything `ward mcp proxy` loads (policy, key, journal, runtime), then the transport. */
+async function loadAndRun(
+  ctx: CliContext,
+  flags: ProxyFlags,
+  command: string[],
+  usage: (message: string) => WardError,
+  profile: 'standard' | 'oss-prod',
+  maxMessageBytes: number,
+  early: import('../../mcp/proxy/peer.js').ChildServerPeer | undefined,
+): Promise<void> {
   const { ProxyRuntime, runStdio, runListen, isLoopback, ProxyLog, loadTargetsMap, DEFAULT_TARGET_MAPPING } = await import('../../mcp/proxy/index.js');
   const { checkArgSource, UNKNOWN_WORKSPACE } = await import('../../mcp/proxy/intent.js');
   const { JournalTraceSink } = await import('../../mcp/proxy/journal-sink.js');
 
   const state = stateDir(ctx, flags.stateDir);
-  const policyPath = pathFlag(ctx, flags.policy, '--policy');
+  const policyPath = pathFlag(ctx, flags.policy!, '--policy');
   const policy = loadPolicyFile(policyPath);
   checkProfile(policy.policy, profile);
   const envelope = flags.contextEnvelope ? await loadEnvelope(ctx, flags.contextEnvelope) : undefined;
@@ -195,8 +225,6 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
     ? loadVerifyKeys({ publicKeyPath: flags.approvalPublicKey, publicKeyEnv: flags.approvalPublicKeyEnv, jwksPath: flags.approvalJwks }, ctx.env, ctx.cwd)
     : [key.key];
   const callTimeoutMs = durationMs(flags.callTimeout, '--call-timeout');
-  const maxMessageBytes = Number(flags.maxMessageBytes);
-  if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1024) throw usage('--max-message-bytes must be an integer >= 1024');
 
   let listen: { host: string; port: number; path: string; authToken?: string; maxRequestBytes: number; idleTimeoutMs: number; maxSessions: number } | undefined;
   if (flags.listen) {
@@ -306,7 +334,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
   const onSignal = () => stopping.abort();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  const code = await runStdio(rt, process.stdin, process.stdout, stopping.signal);
+  const code = await runStdio(rt, process.stdin, process.stdout, stopping.signal, early);
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   await log.close();

@@ -232,9 +232,12 @@ const agent = new Agent({ connect: { noDelay: true }, keepAliveTimeout: 30_000 }
 const upstreamFetch = (input: string | URL, init?: Record<string, unknown>) => undiciFetch(input, { ...init, dispatcher: agent } as never);
 
 /** stdio toward the client: one session for the life of the process. Resolves with the exit code (0, 1, or 7 when the server command does not exist). */
-export async function runStdio(rt: ProxyRuntime, input: Readable, output: Writable, signal?: AbortSignal): Promise<ExitCode> {
+export async function runStdio(rt: ProxyRuntime, input: Readable, output: Writable, signal?: AbortSignal, spawned?: ChildServerPeer): Promise<ExitCode> {
   const log = rt.cfg.log;
-  const server = rt.upstreamPeer();
+  // `spawned`: the server `ward mcp proxy` spawned before loading the rest (docs/mcp-proxy.md,
+  // start-up order). The client is read only from session.start() on, so nothing it sent is
+  // forwarded or answered before the runtime (policy, key, journal) exists.
+  const server = spawned ?? rt.upstreamPeer();
   const client = new StreamPeer(input, output, rt.cfg.maxMessageBytes);
   const sessionId = `mcp_${randomBytes(12).toString('hex')}`;
   const { session, capture, witness } = rt.newSession(client, server, sessionId, false);

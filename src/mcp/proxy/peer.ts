@@ -165,6 +165,8 @@ export class ChildServerPeer implements Peer {
   exitSignal: NodeJS.Signals | null = null;
   private closing = false;
   private ended = false;
+  private spawning: Promise<void> | undefined;
+  private reading = false;
   private readonly reader: LineReader;
 
   constructor(private readonly opts: ChildServerOptions) {
@@ -175,8 +177,14 @@ export class ChildServerPeer implements Peer {
     );
   }
 
-  start(): Promise<void> {
-    return new Promise((resolve, reject) => {
+  /**
+   * Spawn the server process without reading from it yet (`ward mcp proxy` does this first, so the
+   * server's own start-up overlaps Ward's loading). What the server writes waits in the pipe, in
+   * order, until `start()` attaches the session's reader; nothing is sent to it before the session
+   * sends. Idempotent: the same promise, resolved on `spawn`, rejected on a spawn error (ENOENT).
+   */
+  spawn(): Promise<void> {
+    this.spawning ??= new Promise<void>((resolve, reject) => {
       const child = spawn(this.opts.command, [...this.opts.args], {
         cwd: this.opts.cwd,
         env: this.opts.env,
@@ -189,7 +197,6 @@ export class ChildServerPeer implements Peer {
         this.end(err);
       });
       child.once('spawn', () => resolve());
-      child.stdout!.on('data', (chunk: Buffer) => this.reader.push(chunk));
       child.stdin!.on('error', () => undefined); // EPIPE after a crash is reported by 'exit'
       child.once('exit', (code, signal) => {
         this.exitCode = code;
@@ -206,6 +213,21 @@ export class ChildServerPeer implements Peer {
       });
       // Nagle is irrelevant for pipes; sockets are handled where they are opened.
     });
+    return this.spawning;
+  }
+
+  /** Spawn (unless `spawn()` already did) and start reading the server's messages. */
+  async start(): Promise<void> {
+    const spawned = this.spawn();
+    this.read();
+    await spawned;
+  }
+
+  /** Attach the reader once: the stream flows from here on (and only then can it end and 'close'). */
+  private read(): void {
+    if (this.reading || !this.child) return;
+    this.reading = true;
+    this.child.stdout!.on('data', (chunk: Buffer) => this.reader.push(chunk));
   }
 
   get pid(): number | undefined {
@@ -225,6 +247,9 @@ export class ChildServerPeer implements Peer {
     if (!child || this.ended) return;
     this.closing = true;
     const closed = new Promise<void>((r) => child.once('close', () => r()));
+    // A server spawned early and never read from (Ward failed to load): drain its output so its
+    // exit is seen ('close' waits for stdout to end).
+    if (!this.reading) child.stdout?.resume();
     child.stdin?.end();
     const wait = (ms: number) => Promise.race([closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
     if (await wait(2000)) return;
