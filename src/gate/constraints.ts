@@ -4,7 +4,7 @@ import type { NormalizedIntent, PathView, Target } from '../intent/types.js';
 import { targetsDigest } from '../intent/digest.js';
 import { canonicalPaths, canonicalTarget, isAbsolutePath } from '../intent/canonical.js';
 import type { DataflowConfig, EndpointConfig, FreezeWindowConfig, PolicyRule, SandboxConfig, Verdict } from '../policy/types.js';
-import { goPathMatch, hasGlobMeta } from './glob.js';
+import { deepPathMatch, goPathMatch, hasGlobMeta } from './glob.js';
 import { inactiveFreezeDecision, type FreezeWindowDecision, type SandboxDecision } from './decisions.js';
 import { isLoadableTimezone, parseLocalWallTime } from './timezone.js';
 import { mostRestrictive } from './verdict.js';
@@ -140,8 +140,9 @@ function unanchoredPatterns(cfg: EndpointConfig, workspace: string): boolean {
  * reachable than the directory.
  */
 function pathDenied(pattern: string, path: string): boolean {
+  const deep = pattern.includes('**');
   for (let p = path; ; ) {
-    if (pathPatternMatches(pattern, p)) return true;
+    if (pathPatternMatches(pattern, p) || (deep && deepPathMatch(pattern, p))) return true;
     const slash = p.lastIndexOf('/');
     if (slash <= 0) return false;
     p = p.slice(0, slash);

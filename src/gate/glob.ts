@@ -10,6 +10,42 @@ export function goPathMatch(pattern: string, name: string): boolean {
 }
 
 const cache = new Map<string, RegExp | undefined>();
+const deepCache = new Map<string, RegExp | undefined>();
+
+/**
+ * A path denylist's reading of a pattern with `**` segments: a whole `**` segment anywhere matches
+ * zero or more segments (the pattern /home/STARSTAR/secrets, with STARSTAR for `**`, covers
+ * /home/secrets and /home/a/b/secrets), as people who write one mean it; every other segment is a
+ * Go `path.Match` glob. Go reads `**` as `*`, one segment: denylists take the wider reading and
+ * allowlists keep Go's, so either way a list errs on the side of refusing (docs/policies.md
+ * "Glob semantics").
+ */
+export function deepPathMatch(pattern: string, name: string): boolean {
+  let compiled = deepCache.get(pattern);
+  if (compiled === undefined && !deepCache.has(pattern)) {
+    compiled = compileDeep(pattern);
+    if (deepCache.size > 4096) deepCache.clear();
+    deepCache.set(pattern, compiled);
+  }
+  return compiled !== undefined && compiled.test(name);
+}
+
+function compileDeep(pattern: string): RegExp | undefined {
+  const segments = pattern.split('/');
+  let re = '^';
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i]!;
+    if (segment === '**') {
+      // Zero or more whole segments; at the start of a relative pattern, no leading slash.
+      re += i === 0 ? '(?:[^/]+(?:/|$))*' : '(?:/[^/]+)*';
+      continue;
+    }
+    const glob = compile(segment);
+    if (glob === undefined) return undefined;
+    re += (i === 0 ? '' : i === 1 && segments[0] === '**' ? '' : '/') + glob.source.slice(1, -1);
+  }
+  return safeRegExp(re + '$');
+}
 
 function compile(pattern: string): RegExp | undefined {
   if (cache.has(pattern)) return cache.get(pattern);

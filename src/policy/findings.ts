@@ -164,7 +164,8 @@ export function unmatchablePathPatterns(rule: PolicyRule): PatternProblem[] {
   ] as const;
   for (const [list, patterns] of lists) {
     for (const pattern of patterns) {
-      if (pattern.endsWith('/**') && /[*?[\\]/.test(pattern.slice(0, -3))) {
+      // A denylist reads `**` segments at any depth (gate/glob.ts deepPathMatch): only allowlists compare the prefix literally.
+      if (list === 'path_allowlist' && pattern.endsWith('/**') && /[*?[\\]/.test(pattern.slice(0, -3))) {
         out.push({
           list,
           pattern,
