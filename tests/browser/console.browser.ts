@@ -380,7 +380,8 @@ describe('parity with ward check, and the status badge on every page', () => {
     const cell = '#rules tr[data-rule="approve-writes"] td:last-child';
     const before = Number(await page.textContent(cell));
     await evaluate(writeIntent(9001));
-    await page.waitForFunction(`Number(document.querySelector(${JSON.stringify(cell)})?.textContent) > ${before}`, undefined, { timeout: 10_000 });
+    // A function, not a string: the page's CSP (script-src 'self') forbids evaluating strings.
+    await page.waitForFunction(({ sel, n }) => Number((globalThis as any).document.querySelector(sel)?.textContent) > n, { sel: cell, n: before }, { timeout: 10_000 });
     expect(Number(await page.textContent(cell))).toBe(before + 1);
     await page.close();
   });
