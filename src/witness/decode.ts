@@ -8,12 +8,34 @@ import { constants, gunzipSync, inflateSync } from 'node:zlib';
  */
 
 /** Bytes read as text: UTF-8 when they are valid UTF-8, otherwise Latin-1 (every byte one character, ASCII kept). */
-export function bytesAsText(bytes: Uint8Array): string {
+export function bytesAsText(bytes: Uint8Array): { text: string; utf8: boolean } {
   try {
-    return UTF8.decode(bytes);
+    return { text: UTF8.decode(bytes), utf8: true };
   } catch {
-    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+    return { text: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1'), utf8: false };
   }
+}
+
+/**
+ * What a base64 blob (`image.data`, `resource.blob`) says, whatever its MIME type claims: decoded,
+ * inflated when gzip or zlib, read as UTF-8 or else Latin-1; at most `maxBytes` of it (`truncated`
+ * when there was more). Undefined when the string is not base64.
+ */
+export function blobText(value: string, maxBytes: number): { text: string; utf8: boolean; truncated: boolean } | undefined {
+  let bytes: Buffer | undefined = decodeBase64Blob(value, maxBytes + 1);
+  if (bytes === undefined || bytes.length === 0) return undefined;
+  let truncated = false;
+  if (bytes.length > maxBytes) {
+    truncated = true;
+    bytes = bytes.subarray(0, maxBytes);
+  }
+  const compressed = compressedKind(bytes);
+  if (compressed) {
+    const inflated = inflateBounded(bytes, compressed, maxBytes);
+    if (inflated?.truncated) truncated = true;
+    if (inflated) bytes = inflated.bytes;
+  }
+  return { ...bytesAsText(bytes), truncated };
 }
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 

@@ -1,7 +1,7 @@
 import { createHmac, hash } from 'node:crypto';
 import { isCredentialKey, looksLikeSecretMaterial } from '../intent/secrets.js';
 import type { ResultAction, ResultsConfig } from '../policy/types.js';
-import { bytesAsText, compressedKind, decodeBase64Blob, inflateBounded } from './decode.js';
+import { blobText } from './decode.js';
 import { screenForm } from './normalize.js';
 import { jsonPathChild } from './walk.js';
 
@@ -166,7 +166,7 @@ export const MAX_BLOB_BYTES = 4 * 1024 * 1024;
 const MAX_DEPTH = 64;
 const MAX_STRINGS = 100_000;
 /** Keys whose string value is a base64 blob in MCP content (`image.data`, `audio.data`, `resource.blob`). */
-const BLOB_KEYS: ReadonlySet<string> = new Set(['data', 'blob']);
+export const BLOB_KEYS: ReadonlySet<string> = new Set(['data', 'blob']);
 
 /**
  * The detectors the policy turns on over every string of a result, as it is and as it reads
@@ -342,19 +342,10 @@ class Screen {
 
   /** A base64 blob decoded (and decompressed), read as text whatever its MIME type claims. */
   private blob(path: string, value: string): void {
-    let bytes: Buffer | undefined = decodeBase64Blob(value, MAX_BLOB_BYTES + 1);
-    if (bytes === undefined || bytes.length === 0) return;
-    if (bytes.length > MAX_BLOB_BYTES) {
-      this.truncated = true;
-      bytes = bytes.subarray(0, MAX_BLOB_BYTES);
-    }
-    const compressed = compressedKind(bytes);
-    if (compressed) {
-      const inflated = inflateBounded(bytes, compressed, MAX_BLOB_BYTES);
-      if (inflated?.truncated) this.truncated = true;
-      if (inflated) bytes = inflated.bytes;
-    }
-    const text = screenForm(bytesAsText(bytes));
+    const blob = blobText(value, MAX_BLOB_BYTES);
+    if (blob === undefined) return;
+    if (blob.truncated) this.truncated = true;
+    const text = screenForm(blob.text);
     this.decoded.set(path, text);
     this.whole(path, '', value.length, text, EMPTY, 'decoded');
   }

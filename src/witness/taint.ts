@@ -1,7 +1,7 @@
 import { hash, randomBytes } from 'node:crypto';
 import { foldForMatch, reversed } from './normalize.js';
-import { credentialSecrets } from './results.js';
-import { NOT_PLAIN, plainBase64Tokens } from './decode.js';
+import { BLOB_KEYS, credentialSecrets } from './results.js';
+import { blobText, NOT_PLAIN, plainBase64Tokens } from './decode.js';
 import { unwrap, type UnwrapBudget, type UnwrapEncoding } from './unwrap.js';
 
 export { base64Tokens, decodeBase64Utf8 } from './decode.js';
@@ -182,14 +182,28 @@ export class TaintMemory {
     const out: RememberOutcome = { remembered: 0, refreshed: 0, dropped: 0 };
     const walked = walkStringValues(result, undefined, true);
     if (walked.truncated) out.dropped++;
+    // A blob (`resource.blob`, `image.data`) is remembered by what it says too: the model may be
+    // given it decoded. Credentials from any blob; other values only from one that is text.
+    const values = [...walked.values];
+    const keys = [...walked.keys];
+    const texts = [...walked.values];
+    walked.values.forEach((value, i) => {
+      if (value.length < MIN_TOKEN_CHARS || !BLOB_KEYS.has(walked.keys[i] ?? '')) return;
+      const blob = blobText(value, MAX_BLOB_TEXT_BYTES);
+      if (blob === undefined) return;
+      if (blob.truncated) out.dropped++;
+      values.push(blob.text);
+      keys.push('');
+      if (blob.utf8) texts.push(blob.text);
+    });
     const seen = new Set<string>();
     const count = (added: boolean) => (added ? out.remembered++ : out.refreshed++);
     // Credentials first, into the protected budget and outside the per-result cap: a result full
     // of other values cannot push its key out.
     let guardedBudget = this.limits.maxProtectedPerResult;
-    walked.values.forEach((value, i) => {
+    values.forEach((value, i) => {
       if (value.length < MIN_TOKEN_CHARS) return;
-      for (const secret of credentialSecrets(value, walked.keys[i] ?? '')) {
+      for (const secret of credentialSecrets(value, keys[i] ?? '')) {
         for (const form of protectedForms(secret)) {
           if (seen.has(form)) continue;
           seen.add(form);
@@ -199,7 +213,7 @@ export class TaintMemory {
       }
     });
     let budget = this.limits.maxCandidatesPerResult;
-    for (const value of walked.values) {
+    for (const value of texts) {
       // No candidate is shorter than MIN_TOKEN_CHARS, and unescaping never lengthens a text.
       if (value.length < MIN_TOKEN_CHARS) continue;
       for (const variant of unescapeVariants(normalizeNewlines(value))) {
@@ -479,6 +493,9 @@ export class TaintMemory {
     return hash('sha256', this.saltText + value, 'base64').slice(0, 12);
   }
 }
+
+/** Bytes of one result blob decoded for remembering (a longer blob is remembered by its first part: `dropped`). */
+const MAX_BLOB_TEXT_BYTES = 1 << 20;
 
 /** The bounds of `match`'s walk (those `walkStrings` had for it). */
 const MATCH_MAX_DEPTH = 64;

@@ -170,6 +170,30 @@ describe('credentials survive volume', () => {
   });
 });
 
+describe('blobs are remembered by what they say', () => {
+  const KEY = ['ghp_', 'Zr8Yq3Lm5Np7Tx2Kd9Wb4Vc6Hj1Gf0Sa8Qe3Rt'].join('');
+  it('a .env read as a resource blob (even gzip, even claimed an image) taints a later argument carrying its values', () => {
+    for (const [mimeType, bytes] of [
+      ['text/plain', Buffer.from(`DB_PASSWORD=Tr0ub4dor-horse-42\nGITHUB_TOKEN=${KEY}\n`)],
+      ['image/png', gzipSync(`DB_PASSWORD=Tr0ub4dor-horse-42\nGITHUB_TOKEN=${KEY}\n`)],
+    ] as const) {
+      const mem = new TaintMemory();
+      mem.remember({ contents: [{ uri: 'file:///app/.env', mimeType, blob: bytes.toString('base64') }] }, src('read'));
+      expect(mem.match({ body: `token ${KEY}` }).map((h) => h.traceId), mimeType).toEqual(['read']);
+      expect(mem.match({ body: 'Tr0ub4dor-horse-42' }).map((h) => h.traceId), mimeType).toEqual(['read']);
+    }
+  });
+
+  it('a binary blob gives its credentials, not its noise', () => {
+    const mem = new TaintMemory();
+    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0xff, 0xfe, 0x00]), Buffer.from(` tEXt key=${KEY} `), Buffer.from(Array.from({ length: 256 }, (_, i) => (i * 37) & 0xff))]);
+    const out = mem.remember({ content: [{ type: 'image', mimeType: 'image/png', data: png.toString('base64') }] }, src('img'));
+    expect(mem.match({ body: KEY }).map((h) => h.traceId)).toEqual(['img']);
+    // The key's four forms and the blob's base64 text itself; nothing of the binary noise.
+    expect(out.remembered).toBeLessThanOrEqual(5);
+  });
+});
+
 describe('decompression is bounded (zip-bomb safe)', () => {
   it('a gzip bomb in an argument inflates to at most 1 MiB, and the key at its start is still found', () => {
     const KEY = ['ghp_', 'Zr8Yq3Lm5Np7Tx2Kd9Wb4Vc6Hj1Gf0Sa8Qe3Rt'].join('');
