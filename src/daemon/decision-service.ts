@@ -2,7 +2,8 @@ import { join, resolve } from 'node:path';
 import { DecisionTraceWriter, type DecisionServiceConfig } from '../mcp/service/evaluate.js';
 import { checkEmergencyStop } from '../mcp/service/job-state.js';
 import { createEvaluateHandler, EVALUATE_ROUTES } from '../mcp/service/http.js';
-import { claudeCodeHookRequest, failReply, httpHookBody, parseHookInput, replyForVerdict, type HookReply } from '../mcp/service/hook.js';
+import type { HookReply } from '../mcp/service/hook.js';
+import { HOOK_HOSTS, type HookHost, type HostHookInput } from '../mcp/service/hook-hosts/index.js';
 import { evaluateDecisionAsync } from '../mcp/service/evaluate.js';
 import { readBody } from '../edge/body.js';
 import { sendJson } from './http.js';
@@ -78,29 +79,33 @@ export function decisionServiceRoutes(
     await evaluate(ex.req, ex.res);
     ex.status = ex.res.statusCode;
   };
-  // Claude Code's HTTP hook (`type: "http"`): the event as the body, the command hook's JSON as the
-  // answer, after the trace is written. Every failure is a deny in the event's shape, with 200:
-  // Claude Code treats a non-2xx answer as a non-blocking error unless the hook says onFailure: block.
-  const claudeCodeHook: Handler = async (_ctx, ex) => {
-    let reply: HookReply;
-    let input: ReturnType<typeof parseHookInput> | undefined;
-    try {
-      input = parseHookInput((await readBody(ex.req, maxBodyBytes)).toString('utf8'));
-      if (!input.ok) reply = failReply(input.event, input.message);
-      else {
-        const result = await evaluateDecisionAsync(config, claudeCodeHookRequest(input.payload, {}), traceWriter);
-        ex.verdict = result.verdict;
-        reply = replyForVerdict(input.event, result);
+  // A host's hook (Claude Code's `type: "http"`, the others through `curl … || exit 2`): the event
+  // as the body, the command hook's JSON as the answer, after the trace is written. Every failure is
+  // a deny in the event's shape, with 200: Claude Code treats a non-2xx answer as a non-blocking
+  // error unless the hook says onFailure: block.
+  const hostHook =
+    (host: HookHost): Handler =>
+    async (_ctx, ex) => {
+      let reply: HookReply;
+      let input: HostHookInput | undefined;
+      try {
+        input = host.parseInput((await readBody(ex.req, maxBodyBytes)).toString('utf8'));
+        if (input.kind === 'pass') reply = host.pass(input.event);
+        else if (input.kind === 'fail') reply = host.fail(input.event, input.message);
+        else {
+          const result = await evaluateDecisionAsync(config, host.request(input.payload, {}), traceWriter);
+          ex.verdict = result.verdict;
+          reply = host.reply(input.event, result);
+        }
+      } catch (err) {
+        reply = host.fail(input?.event, (err as Error).message);
       }
-    } catch (err) {
-      reply = failReply(input?.event, (err as Error).message);
-    }
-    ex.status = sendJson(ex.res, 200, httpHookBody(reply));
-  };
+      ex.status = sendJson(ex.res, 200, host.httpBody(reply));
+    };
   return {
     routes: [
       ...EVALUATE_ROUTES.map((path) => ({ name: path.slice(1).replaceAll('/', '.'), segments: path.slice(1).split('/'), methods: { POST: handler } })),
-      { name: 'v1.hooks.claude-code', segments: ['v1', 'hooks', 'claude-code'], methods: { POST: claudeCodeHook } },
+      ...HOOK_HOSTS.map((host) => ({ name: `v1.hooks.${host.name}`, segments: ['v1', 'hooks', host.name], methods: { POST: hostHook(host) } })),
     ],
     close: () => traceWriter.close(),
   };

@@ -79,7 +79,7 @@ describe('--help', () => {
       const code = await runCli([...path, '--help'], ctx);
       // A hook command line is run by the agent host with stdin piped: `--help` there must block
       // (exit 2), never let the tool run; it still prints the help.
-      const expected = path.join(' ') === 'hook claude-code' ? 2 : 0;
+      const expected = path[0] === 'hook' && path.length === 2 ? 2 : 0;
       expect(code, `ward ${path.join(' ')} --help\n${ctx.err}`).toBe(expected);
       expect(ctx.out, path.join(' ')).toContain(`Usage: ward ${path.join(' ')}`);
     }

@@ -2,7 +2,8 @@ import { Command, Option } from 'commander';
 import { EXIT } from '../../contract/exit-codes.js';
 import { loadServiceConfig, sharedServiceFlags } from '../../mcp/service/config.js';
 import { evaluateDecision } from '../../mcp/service/evaluate.js';
-import { claudeCodeHookRequest, failReply, parseHookInput, replyForVerdict, type HookInput, type HookReply } from '../../mcp/service/hook.js';
+import { parseHookInput, type HookInput, type HookReply } from '../../mcp/service/hook.js';
+import { HOOK_HOSTS, hookHost, type HookHost } from '../../mcp/service/hook-hosts/index.js';
 import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 
 /** `ward hook claude-code` flags. */
@@ -37,7 +38,7 @@ const HOOK_OPTIONS: readonly HookOptionSpec[] = [
   { flag: '--policy', key: 'policy', value: 'file', help: 'policy YAML (required)' },
   { flag: '--context-envelope', key: 'contextEnvelope', value: 'file', help: 'verified context envelope bound to every call' },
   { flag: '--profile', key: 'profile', value: 'profile', help: 'evaluation profile', choices: ['standard', 'oss-prod'], default: 'standard' },
-  { flag: '--identity', key: 'identity', value: 'id', help: 'context.identity of the calls (default claude-code)' },
+  { flag: '--identity', key: 'identity', value: 'id', help: "context.identity of the calls (default the hook's name: claude-code, gemini-cli)" },
   { flag: '--risk-class', key: 'riskClass', value: 'class', help: 'context.risk_class of the calls (default high)' },
   {
     flag: '--arg-source',
@@ -114,9 +115,27 @@ export function parseHookArgs(args: readonly string[]): ParsedHookArgs {
   return { ok: true, flags };
 }
 
+const GEMINI_DESCRIPTION =
+  'Gemini CLI hook (BeforeTool): read the event on stdin, decide, trace, and answer {} (allow) or {"decision":"deny","reason":...}; ' +
+  'require_approval is a deny (BeforeTool cannot ask). Other events get {} with exit 0, never an exit that erases the prompt. ' +
+  'Every failure on BeforeTool is a deny.';
+
+const EXAMPLES: Readonly<Record<string, string>> = {
+  'claude-code': `Example (register it with an absolute path, and turn a failure to start into a block):
+  node /abs/path/to/ward/bin/ward.js hook claude-code --policy "$CLAUDE_PROJECT_DIR/.ward.yaml" \\
+    --state-dir "$CLAUDE_PROJECT_DIR/.ward" || exit 2
+See docs/integrations-claude-code.md.
+`,
+  'gemini-cli': `Example (.gemini/settings.json, hooks.BeforeTool[].hooks[].command; a failure to start blocks with exit 2):
+  node /abs/path/to/ward/bin/ward.js hook gemini-cli --policy /abs/project/.ward.yaml \\
+    --state-dir /abs/project/.ward || exit 2
+See docs/integrations-gemini-cli.md.
+`,
+};
+
 /** Help text, rendered by commander from the same option list. */
-function helpText(): string {
-  const c = new Command('ward hook claude-code').description(DESCRIPTION).helpOption('-h, --help', 'show this help');
+function helpText(host: HookHost = HOOK_HOSTS[0]!): string {
+  const c = new Command(`ward hook ${host.name}`).description(host.name === 'claude-code' ? DESCRIPTION : GEMINI_DESCRIPTION).helpOption('-h, --help', 'show this help');
   for (const o of HOOK_OPTIONS) {
     const opt = new Option(`${o.flag} <${o.value}>`, o.help);
     if (o.choices) opt.choices(o.choices);
@@ -125,11 +144,7 @@ function helpText(): string {
   }
   // helpInformation() leaves out addHelpText blocks: the example is appended here.
   return `${c.helpInformation()}
-Example (register it with an absolute path, and turn a failure to start into a block):
-  node /abs/path/to/ward/bin/ward.js hook claude-code --policy "$CLAUDE_PROJECT_DIR/.ward.yaml" \\
-    --state-dir "$CLAUDE_PROJECT_DIR/.ward" || exit 2
-See docs/integrations-claude-code.md.
-`;
+${EXAMPLES[host.name] ?? ''}`;
 }
 
 /** `ward hook claude-code`: a Claude Code hook (docs/integrations-claude-code.md). */
@@ -139,8 +154,8 @@ export function register(program: Command, ctx: CliContext): void {
   program.enablePositionalOptions();
   const hook = program
     .command('hook')
-    .description('agent hook integrations (Claude Code)')
-    .usage('claude-code --policy <file> [options]')
+    .description(`agent hook integrations (${HOOK_HOSTS.map((h) => h.label).join(', ')})`)
+    .usage(`${HOOK_HOSTS.map((h) => h.name).join('|')} --policy <file> [options]`)
     .enablePositionalOptions()
     // A misspelt hook (`ward hook claude_code …`) or an option before the hook's name would be a
     // commander error (exit 6: the tool runs). Answer it like any other bad hook command line.
@@ -155,30 +170,32 @@ export function register(program: Command, ctx: CliContext): void {
       const what = args[0]!.startsWith('-') ? `option ${JSON.stringify(args[0])} before the hook name` : `unknown hook ${JSON.stringify(args[0])}`;
       await runClaudeCodeHook(ctx, {}, `${what} (use: ward hook claude-code --policy <file> ...)`);
     });
-  hook
-    .command('claude-code')
-    .description(DESCRIPTION)
-    .usage('--policy <file> [options]   (ward hook claude-code --help lists them)')
-    // Commander must not parse (or reject) anything here: its errors exit 6, which Claude Code
-    // ignores. parseHookArgs reports every problem, and the hook turns it into a deny.
-    .helpOption(false)
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .argument('[args...]')
-    .action(async (args: string[]) => {
-      const parsed = parseHookArgs(args);
-      if ('help' in parsed) {
-        ctx.stdout(helpText());
-        // A person asking for help gets exit 0; a hook command line with --help must not let the
-        // tool run (plain text on exit 0 is "no objection" to Claude Code).
-        if (!process.stdin.isTTY) {
-          ctx.stderr('ward hook claude-code: --help in a hook command blocks the call; remove it from the hook command\n');
-          ctx.exitCode = 2;
+  for (const host of HOOK_HOSTS) {
+    hook
+      .command(host.name)
+      .description(host.name === 'claude-code' ? DESCRIPTION : GEMINI_DESCRIPTION)
+      .usage(`--policy <file> [options]   (ward hook ${host.name} --help lists them)`)
+      // Commander must not parse (or reject) anything here: its errors exit 6, which the host
+      // ignores. parseHookArgs reports every problem, and the hook turns it into a deny.
+      .helpOption(false)
+      .allowUnknownOption()
+      .allowExcessArguments()
+      .argument('[args...]')
+      .action(async (args: string[]) => {
+        const parsed = parseHookArgs(args);
+        if ('help' in parsed) {
+          ctx.stdout(helpText(host));
+          // A person asking for help gets exit 0; a hook command line with --help must not let the
+          // tool run (plain text on exit 0 is "no objection" to the host).
+          if (!process.stdin.isTTY) {
+            ctx.stderr(`ward hook ${host.name}: --help in a hook command blocks the call; remove it from the hook command\n`);
+            ctx.exitCode = 2;
+          }
+          return;
         }
-        return;
-      }
-      await runClaudeCodeHook(ctx, parsed.flags, parsed.ok ? undefined : parsed.error);
-    });
+        await runHostHook(ctx, host, parsed.flags, parsed.ok ? undefined : parsed.error);
+      });
+  }
 }
 
 /** Write a reply: JSON on stdout (exit 0) or the reason on stderr (exit 2). */
@@ -200,28 +217,45 @@ export async function readHookInput(ctx: CliContext): Promise<HookInput> {
 }
 
 /**
- * `ward hook claude-code --policy P`: read Claude Code's hook JSON on stdin, decide through the
- * `claude_code` adapter, write a signed trace, and answer in the shape of the event. Every failure
- * is a deny (see `failReply`): Claude Code runs the tool on any exit other than 0 and 2, so the hook
- * never lets a failure become another exit code. `argError` is a command-line problem found before
- * the call was read: the input is still read, so the deny has the event's shape.
+ * `ward hook <host> --policy P`: read the host's hook event on stdin, decide it through the host's
+ * decoder (mcp/service/hook-hosts), write a signed trace, and answer in the host's shape. Every
+ * failure is a deny (the host's `fail`): hosts run the tool on any exit other than 0 and 2, so the
+ * hook never lets a failure become another exit code. `argError` is a command-line problem found
+ * before the call was read: the input is still read, so the deny has the event's shape.
  */
-export async function runClaudeCodeHook(ctx: CliContext, flags: ClaudeCodeHookFlags, argError?: string): Promise<void> {
+export async function runHostHook(ctx: CliContext, host: HookHost, flags: ClaudeCodeHookFlags, argError?: string): Promise<void> {
   let reply: HookReply;
   try {
-    reply = await decideHook(ctx, flags, argError);
+    reply = await decideHook(ctx, host, flags, argError);
   } catch (err) {
-    reply = failReply(undefined, `internal error: ${(err as Error)?.message ?? String(err)}`);
+    reply = host.fail(undefined, `internal error: ${(err as Error)?.message ?? String(err)}`);
   }
   emitHookReply(ctx, reply);
 }
 
-async function decideHook(ctx: CliContext, flags: ClaudeCodeHookFlags, argError: string | undefined): Promise<HookReply> {
-  const input = await readHookInput(ctx);
-  if (argError !== undefined) return failReply(input.event, `${argError}; fix the hook command in your Claude Code settings`);
-  if (!input.ok) return failReply(input.event, input.message);
+/** `ward hook claude-code` (kept for callers of the earlier API). */
+export async function runClaudeCodeHook(ctx: CliContext, flags: ClaudeCodeHookFlags, argError?: string): Promise<void> {
+  await runHostHook(ctx, hookHost('claude-code')!, flags, argError);
+}
+
+async function readHostInput(ctx: CliContext, host: HookHost) {
+  let text: string;
+  try {
+    text = await ctx.readStdin();
+  } catch (err) {
+    return { kind: 'fail' as const, event: undefined, message: `read stdin: ${(err as Error).message}` };
+  }
+  return host.parseInput(text);
+}
+
+async function decideHook(ctx: CliContext, host: HookHost, flags: ClaudeCodeHookFlags, argError: string | undefined): Promise<HookReply> {
+  const input = await readHostInput(ctx, host);
+  const fix = `fix the hook command in your ${host.label} settings`;
+  if (input.kind === 'pass') return host.pass(input.event, argError === undefined ? undefined : `${argError}; ${fix}`);
+  if (argError !== undefined) return host.fail(input.event, `${argError}; ${fix}`);
+  if (input.kind === 'fail') return host.fail(input.event, input.message);
   const { payload, event } = input;
-  if (!flags.policy || flags.policy.trim() === '') return failReply(event, '--policy is required');
+  if (!flags.policy || flags.policy.trim() === '') return host.fail(event, '--policy is required');
   try {
     const cfg = loadServiceConfig({
       ...sharedServiceFlags(flags),
@@ -231,9 +265,9 @@ async function decideHook(ctx: CliContext, flags: ClaudeCodeHookFlags, argError:
       env: ctx.env,
       serve: false,
     });
-    const result = await evaluateDecision(cfg, claudeCodeHookRequest(payload, { identity: flags.identity, riskClass: flags.riskClass, argSource: flags.argSource, defaultWorkspace: ctx.cwd }));
-    return replyForVerdict(event, result);
+    const result = await evaluateDecision(cfg, host.request(payload, { identity: flags.identity, riskClass: flags.riskClass, argSource: flags.argSource, defaultWorkspace: ctx.cwd }));
+    return host.reply(event, result);
   } catch (err) {
-    return failReply(event, (err as Error).message);
+    return host.fail(event, (err as Error).message);
   }
 }

@@ -206,23 +206,26 @@ export interface HookCallContext {
  * the session's `cwd` from the event; without one (and no default), relative paths are not evaluable.
  */
 export function claudeCodeHookRequest(payload: JsonObject, context: HookCallContext): DecisionRequest {
+  return { payload, adapter: 'claude_code', enrichCall: (call) => enrichHookCall(call, payload, context, 'claude-code') };
+}
+
+/**
+ * What every host's hook adds to a decoded call, so that hosts decide alike: identity (default the
+ * host's name), the workspace from the event's `cwd`, the MCP proxy's targets and the default
+ * provenance of the model's arguments.
+ */
+export function enrichHookCall(call: ToolCall, payload: JsonObject, context: HookCallContext, defaultIdentity: string): void {
   const hookCwd = typeof payload['cwd'] === 'string' ? payload['cwd'].trim() : '';
-  return {
-    payload,
-    adapter: 'claude_code',
-    enrichCall: (call) => {
-      call.context.identity = (context.identity ?? '').trim() || 'claude-code';
-      call.context.workspace = hookCwd || context.defaultWorkspace || '';
-      if (context.riskClass) call.context.risk_class = context.riskClass;
-      alignMcpToolTargets(call);
-      // Claude Code does not say who wrote an argument: the model did, possibly steered by earlier
-      // tool output. Every argument gets the provenance the MCP proxy gives it by default, so a
-      // policy's fail-closed `arg_provenance` check is met and both hosts decide alike.
-      if (call.argProvenance.length === 0) {
-        call.argProvenance = Object.keys(call.args).map((key) => ({ arg_path: `$.${key}`, source: context.argSource || DEFAULT_ARG_SOURCE }));
-      }
-    },
-  };
+  call.context.identity = (context.identity ?? '').trim() || defaultIdentity;
+  call.context.workspace = hookCwd || context.defaultWorkspace || '';
+  if (context.riskClass) call.context.risk_class = context.riskClass;
+  alignMcpToolTargets(call);
+  // The host does not say who wrote an argument: the model did, possibly steered by earlier tool
+  // output. Every argument gets the provenance the MCP proxy gives it by default, so a policy's
+  // fail-closed `arg_provenance` check is met and all hosts decide alike.
+  if (call.argProvenance.length === 0) {
+    call.argProvenance = Object.keys(call.args).map((key) => ({ arg_path: `$.${key}`, source: context.argSource || DEFAULT_ARG_SOURCE }));
+  }
 }
 
 /**

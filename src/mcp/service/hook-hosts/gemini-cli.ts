@@ -1,0 +1,164 @@
+import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../../../canon/index.js';
+import { claudeCodeToolName } from '../adapters.js';
+import type { DecisionResult } from '../evaluate.js';
+import { enrichHookCall, type HookReply } from '../hook.js';
+import { FieldReader } from '../tool-call.js';
+import type { HookHost, HostHookInput } from './host.js';
+
+// Gemini CLI's `BeforeTool` command hook (docs/integrations-gemini-cli.md), from its hooks reference
+// (google-gemini/gemini-cli docs/hooks/reference.md): the event on stdin with `session_id`, `cwd`,
+// `hook_event_name`, `tool_name`, `tool_input`; the answer on stdout as JSON with exit 0 —
+// `decision: "deny"` and a `reason` the agent reads as the tool's error — or exit 2 with the reason
+// on stderr; any other exit is a warning and the tool runs. BeforeTool has no "ask".
+
+const EVENT = 'BeforeTool';
+
+/** Gemini CLI's built-in tools → Ward's tool names (the names Claude Code's equivalents get). */
+const TOOL_NAMES: Readonly<Record<string, string>> = {
+  read_file: 'tool.read',
+  read_many_files: 'tool.read',
+  list_directory: 'tool.read',
+  glob: 'tool.read',
+  search_file_content: 'tool.read',
+  grep_search: 'tool.read',
+  web_fetch: 'tool.read',
+  google_web_search: 'tool.read',
+  write_file: 'tool.write',
+  replace: 'tool.write',
+  run_shell_command: 'tool.exec',
+};
+
+/**
+ * Argument keys that declare targets, as Claude Code's adapter declares them: file tools name their
+ * file or directory `file_path`, `absolute_path`, `path` or `dir_path` (the name differs between
+ * Gemini CLI releases), the shell its `command`. Anything else (a `web_fetch` prompt's URLs, a
+ * shell's `directory`) the gate's discovery finds in the arguments.
+ */
+const TARGET_KEYS: readonly { key: string; kind: string; operation: string }[] = [
+  { key: 'file_path', kind: 'path', operation: '' },
+  { key: 'absolute_path', kind: 'path', operation: '' },
+  { key: 'path', kind: 'path', operation: '' },
+  { key: 'dir_path', kind: 'path', operation: '' },
+  { key: 'url', kind: 'url', operation: '' },
+  { key: 'command', kind: 'other', operation: 'execute' },
+];
+
+/** A Gemini CLI tool name as a Ward tool name; MCP tools (`mcp__server__tool`) as Claude Code's are. */
+export function geminiToolName(name: string): string {
+  return TOOL_NAMES[name.trim()] ?? claudeCodeToolName(name);
+}
+
+/** The BeforeTool event as Ward's own tool call (the `mcp` adapter's payload). */
+export function geminiToolCall(event: JsonObject): JsonObject {
+  const f = new FieldReader('gemini_cli');
+  const rawName = f.string(event, 'tool_name').trim();
+  if (rawName === '') throw f.fail('tool_name is required');
+  const args = f.argsValue(event, 'tool_input');
+  const targets: JsonObject[] = [];
+  for (const { key, kind, operation } of TARGET_KEYS) {
+    const value = args[key];
+    if (typeof value === 'string' && value.trim() !== '') targets.push({ kind, value, operation });
+  }
+  return {
+    name: geminiToolName(rawName),
+    args,
+    targets,
+    context: { session_id: f.string(event, 'session_id') },
+  };
+}
+
+function parseInput(text: string): HostHookInput {
+  if (text.trim() === '') return { kind: 'fail', event: undefined, message: 'empty hook input on stdin' };
+  let payload: JsonValue;
+  try {
+    payload = parseJsonText(text);
+  } catch (err) {
+    return { kind: 'fail', event: lenientEvent(text), message: `malformed hook input: ${(err as Error).message}` };
+  }
+  if (!isJsonObject(payload)) return { kind: 'fail', event: undefined, message: 'malformed hook input: expected a JSON object' };
+  const raw = payload['hook_event_name'];
+  // Gemini CLI always names the event; a bare tool event (a test, a script) is taken as BeforeTool.
+  if (raw === undefined || raw === null || raw === '') return { kind: 'decide', payload, event: EVENT };
+  if (typeof raw !== 'string') return { kind: 'fail', event: undefined, message: 'malformed hook input: hook_event_name must be a string' };
+  return raw === EVENT ? { kind: 'decide', payload, event: EVENT } : { kind: 'pass', event: raw };
+}
+
+/** The event a lenient reader finds in input the strict reader refused (a repeated key, say). */
+function lenientEvent(text: string): string | undefined {
+  try {
+    const v: unknown = JSON.parse(text);
+    const e = v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>)['hook_event_name'] : undefined;
+    return typeof e === 'string' ? e : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function describe(result: DecisionResult): string {
+  const reasons = result.reasonCodes.length > 0 ? result.reasonCodes.join(', ') : 'none';
+  return `(${reasons}); trace ${String(result.output['trace_id'])}`;
+}
+
+/**
+ * | verdict | reply (exit 0) |
+ * |---|---|
+ * | allow | `{}`: no objection; Gemini CLI's own confirmation still applies |
+ * | block | `decision: deny` + reason |
+ * | dry_run | `decision: deny` + reason |
+ * | require_approval | `decision: deny` + reason: BeforeTool cannot ask, so the call stops and the agent is told to ask the user |
+ */
+function reply(event: string, result: DecisionResult): HookReply {
+  if (event !== EVENT) return pass(event);
+  const why = describe(result);
+  switch (result.verdict) {
+    case 'allow':
+      return { exitCode: 0, stdout: {} };
+    case 'require_approval':
+      return deny(
+        `Ward: approval required by policy ${why}, intent ${result.intentDigest}. Gemini CLI hooks cannot ask: the call was not run; ask the user to approve it outside this session`,
+      );
+    case 'dry_run':
+      return deny(`Ward: dry run — the policy evaluates this call as dry_run, so it is not executed ${why}`);
+    default:
+      return deny(`Ward: blocked by policy ${why}. Do not retry this call unchanged`);
+  }
+}
+
+const deny = (reason: string): HookReply => ({ exitCode: 0, stdout: { decision: 'deny', reason } });
+
+/**
+ * Events Ward does not decide get `{}` with exit 0: exit 2 on BeforeAgent would erase the user's
+ * prompt, and a deny there would discard it.
+ */
+function pass(_event: string, message?: string): HookReply {
+  return message === undefined ? { exitCode: 0, stdout: {} } : { exitCode: 0, stdout: { systemMessage: `Ward hook misconfigured: ${message}` }, stderr: `ward hook gemini-cli: ${message}\n` };
+}
+
+/** A deny for BeforeTool (and for an event that could not be read: exit 2); other events pass. */
+function fail(event: string | undefined, message: string): HookReply {
+  const reason = `Ward: denied because the hook could not evaluate this call (fail closed): ${message}`;
+  if (event === undefined) return { exitCode: 2, stderr: `${reason}\n` };
+  if (event !== EVENT) return pass(event, message);
+  return { exitCode: 0, stdout: { decision: 'deny', reason, systemMessage: `Ward hook failed closed: ${message}` }, stderr: `ward hook gemini-cli: ${message}\n` };
+}
+
+export const geminiCliHost: HookHost = {
+  name: 'gemini-cli',
+  label: 'Gemini CLI',
+  events: [EVENT],
+  parseInput,
+  request: (payload, context) => ({
+    payload: geminiToolCall(payload),
+    adapter: 'mcp',
+    enrichCall: (call) => {
+      enrichHookCall(call, payload, context, 'gemini-cli');
+      call.context.auth_context = { hook_event_name: EVENT, adapter: 'gemini_cli' };
+    },
+  }),
+  reply,
+  pass,
+  fail,
+  // The endpoint is reached through `curl … || exit 2` (Gemini CLI has no HTTP hooks): its body is
+  // what the command hook prints; an exit-2 answer becomes a deny.
+  httpBody: (r) => r.stdout ?? { decision: 'deny', reason: r.stderr?.trim() || 'Ward: the hook request could not be decided' },
+};

@@ -1,0 +1,14 @@
+import { claudeCodeHost } from './claude-code.js';
+import { geminiCliHost } from './gemini-cli.js';
+import type { HookHost } from './host.js';
+
+export type { HookHost, HostHookInput } from './host.js';
+
+// The coding agents Ward answers as a hook, by name: `ward hook <name>` and `POST /v1/hooks/<name>`
+// on the daemon both read this registry, so one host is one file here plus its fixtures.
+
+export const HOOK_HOSTS: readonly HookHost[] = [claudeCodeHost, geminiCliHost];
+
+export function hookHost(name: string): HookHost | undefined {
+  return HOOK_HOSTS.find((h) => h.name === name);
+}

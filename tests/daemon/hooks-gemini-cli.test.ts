@@ -1,0 +1,145 @@
+// Gemini CLI's BeforeTool hook: the recorded events of fixtures/gemini-cli (written from Gemini CLI's
+// hooks reference) replayed through `ward hook gemini-cli` and `POST /v1/hooks/gemini-cli`, asserting
+// the exact reply and exit code; the same calls decided through Claude Code's hook under one policy
+// get the same verdict.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO, tempDir, ward } from '../cli/run.js';
+import { startDaemon, workdir, type DaemonChild } from './helpers.js';
+
+const FIXTURES = join(REPO, 'fixtures', 'gemini-cli');
+const POLICY = join(REPO, 'fixtures', 'claude-code', 'policy.yaml');
+const TOKEN = 'gemini-hook-endpoint-test-token-0123456789';
+const TRACE = '[0-9a-f]{24}';
+const INTENT = '[0-9a-f]{64}';
+const recorded = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
+
+const BLOCK_SECRET = new RegExp(`^Ward: blocked by policy \\(matched_rule_block_secrets\\); trace ${TRACE}\\. Do not retry this call unchanged$`);
+const BLOCK_EXEC = new RegExp(
+  `^Ward: blocked by policy \\(destructive_apply_requires_approval, matched_rule_block_exec\\); trace ${TRACE}\\. Do not retry this call unchanged$`,
+);
+const APPROVAL = new RegExp(
+  `^Ward: approval required by policy \\(matched_rule_approve_writes\\); trace ${TRACE}, intent ${INTENT}\\. Gemini CLI hooks cannot ask: the call was not run; ask the user to approve it outside this session$`,
+);
+const deny = (reason: RegExp) => ({ decision: 'deny', reason: expect.stringMatching(reason) });
+
+/** Each recorded event, the exact reply Gemini CLI reads, and whether a trace is written. */
+const CASES: [string, unknown, boolean][] = [
+  ['before-read-file.json', {}, true],
+  ['before-read-secret.json', deny(BLOCK_SECRET), true],
+  ['before-shell-rm.json', deny(BLOCK_EXEC), true],
+  ['before-write-file.json', deny(APPROVAL), true],
+  ['before-replace.json', deny(APPROVAL), true],
+  ['before-agent.json', {}, false],
+  ['after-tool.json', {}, false],
+];
+
+function traces(state: string): string[] {
+  try {
+    return readdirSync(join(state, 'traces')).filter((f) => f.startsWith('trace_'));
+  } catch {
+    return [];
+  }
+}
+
+function command(input: string, args?: string[]) {
+  const cwd = tempDir('ward-gemini-hook-');
+  const state = join(cwd, '.ward');
+  const r = ward(['hook', 'gemini-cli', ...(args ?? ['--policy', POLICY, '--state-dir', state])], { cwd, input });
+  return { ...r, state, json: r.stdout.trim() === '' ? undefined : (JSON.parse(r.stdout) as unknown) };
+}
+
+describe('ward hook gemini-cli: recorded events', () => {
+  it.each(CASES)('%s', (name, reply, traced) => {
+    const r = command(recorded(name));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toEqual(reply);
+    expect(traces(r.state).length).toBe(traced ? 1 : 0);
+  });
+
+  it('fails closed: unreadable input exits 2 with the reason on stderr; a bad command line denies a BeforeTool call', () => {
+    const bad = command('{"hook_event_name": "BeforeTool", "tool_name": ');
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toBe('');
+    expect(bad.stderr).toMatch(/^Ward: denied because the hook could not evaluate this call \(fail closed\): malformed hook input/);
+    const typo = command(recorded('before-read-file.json'), ['--polcy', POLICY]);
+    expect(typo.code).toBe(0);
+    expect(typo.json).toEqual({
+      decision: 'deny',
+      reason: expect.stringMatching(/^Ward: denied because the hook could not evaluate this call \(fail closed\): unknown option "--polcy"/),
+      systemMessage: expect.stringMatching(/^Ward hook failed closed: unknown option/),
+    });
+    const noTool = command(JSON.stringify({ hook_event_name: 'BeforeTool', cwd: '/workspace', tool_input: {} }));
+    expect(noTool.code).toBe(0);
+    expect(noTool.json).toMatchObject({ decision: 'deny', reason: expect.stringMatching(/tool_name is required/) });
+  });
+
+  it('a bad command line on an event Ward does not decide keeps the prompt: {} with a message, exit 0', () => {
+    const r = command(recorded('before-agent.json'), ['--polcy', POLICY]);
+    expect(r.code).toBe(0);
+    expect(r.json).toEqual({ systemMessage: expect.stringMatching(/^Ward hook misconfigured: unknown option "--polcy"/) });
+  });
+});
+
+describe('one policy, two hosts: Gemini CLI and Claude Code decide the same call alike', () => {
+  const PAIRS: [string, string, string][] = [
+    ['before-read-file.json', 'pre-read.json', 'allow'],
+    ['before-read-secret.json', 'pre-read-secret.json', 'deny'],
+    ['before-shell-rm.json', 'pre-bash-rm.json', 'deny'],
+    ['before-write-file.json', 'pre-write.json', 'ask'],
+  ];
+  it.each(PAIRS)('%s ~ claude-code/%s', (gemini, claude, decision) => {
+    const g = command(recorded(gemini));
+    const cwd = tempDir('ward-cc-hook-');
+    const c = ward(['hook', 'claude-code', '--policy', POLICY, '--state-dir', join(cwd, '.ward')], {
+      cwd,
+      input: readFileSync(join(REPO, 'fixtures', 'claude-code', claude), 'utf8'),
+    });
+    const cc = (JSON.parse(c.stdout) as { hookSpecificOutput: { permissionDecision: string; permissionDecisionReason: string } }).hookSpecificOutput;
+    expect(cc.permissionDecision).toBe(decision);
+    const geminiDecision = (g.json as { decision?: string }).decision ?? 'allow';
+    // Gemini CLI cannot ask: an approval is a deny there, with the same reason codes.
+    expect(geminiDecision).toBe(decision === 'ask' ? 'deny' : decision);
+    const codes = (s: string) => /\(([^)]*)\)/.exec(s)?.[1];
+    if (decision !== 'allow') expect(codes((g.json as { reason: string }).reason)).toBe(codes(cc.permissionDecisionReason));
+  });
+});
+
+describe('POST /v1/hooks/gemini-cli', () => {
+  let d: DaemonChild;
+  let w: ReturnType<typeof workdir>;
+  beforeAll(async () => {
+    w = workdir();
+    d = await startDaemon(['--policy', POLICY, '--auth-token-env', 'WARD_GEMINI_HOOK_TOKEN'], { cwd: w.dir, env: { WARD_GEMINI_HOOK_TOKEN: TOKEN } });
+  });
+  afterAll(async () => {
+    await d?.stop();
+  });
+
+  async function post(body: string, token: string | null = TOKEN) {
+    const r = await request(`${d.url}/v1/hooks/gemini-cli`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body,
+    });
+    return { status: r.statusCode, body: (await r.body.json()) as unknown };
+  }
+
+  it.each(CASES)('%s: the command hook\'s reply, after the trace is written', async (name, reply, traced) => {
+    const before = traces(w.state).length;
+    const http = await post(recorded(name));
+    expect(http.status).toBe(200);
+    expect(http.body).toEqual(reply);
+    expect(traces(w.state).length).toBe(before + (traced ? 1 : 0));
+  });
+
+  it('fails closed: malformed input is a deny with 200; a missing token is refused like every route', async () => {
+    const bad = await post('{"hook_event_name": "BeforeTool", "tool_name": ');
+    expect(bad.status).toBe(200);
+    expect(bad.body).toEqual({ decision: 'deny', reason: expect.stringMatching(/^Ward: denied because the hook could not evaluate this call \(fail closed\): malformed hook input/) });
+    const anonymous = await post(recorded('before-read-file.json'), null);
+    expect(anonymous.status).toBe(401);
+  });
+});
