@@ -87,7 +87,7 @@ describe('docs/integrations-claude-code.md', () => {
     const text = page();
     const cmd = /"command": "(.*)",/.exec(text)![1]!.replace(/\\"/g, '"');
     expect(cmd).toMatch(/^node \/\S+\/bin\/ward\.js hook claude-code /);
-    expect(cmd).toContain('--policy "$CLAUDE_PROJECT_DIR/.ward/policy.yaml"');
+    expect(cmd).toContain('--policy "$CLAUDE_PROJECT_DIR/.ward.yaml"');
     expect(cmd.endsWith(' || exit 2')).toBe(true);
     expect(text).not.toMatch(/"command": "npx/);
     // `|| exit 2` really does turn a command that cannot start into a blocking exit 2.
