@@ -188,9 +188,26 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, command: string[]): 
     // A spawn error (ENOENT) is reported by runStdio, as before, once the rest has loaded.
     early.spawn().catch(() => undefined);
   }
+  // A client that gives up while Ward loads (SIGINT/SIGTERM) must not leave the server behind:
+  // it was sent nothing, so it is stopped at once, and the signal then ends the proxy as before.
+  const spawned = early;
+  const onLoadSignal = (signal: NodeJS.Signals) => {
+    releaseLoadSignals();
+    spawned?.child?.kill('SIGTERM');
+    process.kill(process.pid, signal);
+  };
+  const releaseLoadSignals = () => {
+    process.off('SIGINT', onLoadSignal);
+    process.off('SIGTERM', onLoadSignal);
+  };
+  if (spawned) {
+    process.once('SIGINT', onLoadSignal);
+    process.once('SIGTERM', onLoadSignal);
+  }
   try {
-    await loadAndRun(ctx, flags, command, usage, profile, maxMessageBytes, early);
+    await loadAndRun(ctx, flags, command, usage, profile, maxMessageBytes, early, releaseLoadSignals);
   } catch (err) {
+    releaseLoadSignals();
     await early?.close();
     throw err;
   }
@@ -205,6 +222,7 @@ async function loadAndRun(
   profile: 'standard' | 'oss-prod',
   maxMessageBytes: number,
   early: import('../../mcp/proxy/peer.js').ChildServerPeer | undefined,
+  loaded: () => void,
 ): Promise<void> {
   const { ProxyRuntime, runStdio, runListen, isLoopback, ProxyLog, loadTargetsMap, DEFAULT_TARGET_MAPPING } = await import('../../mcp/proxy/index.js');
   const { checkArgSource, UNKNOWN_WORKSPACE } = await import('../../mcp/proxy/intent.js');
@@ -332,6 +350,7 @@ async function loadAndRun(
   // SIGINT/SIGTERM end the session in order: the server is stopped, traces are flushed, the run spooled.
   const stopping = new AbortController();
   const onSignal = () => stopping.abort();
+  loaded();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   const code = await runStdio(rt, process.stdin, process.stdout, stopping.signal, early);

@@ -16,12 +16,13 @@ const RECORDER = join(REPO, 'tests', 'mcp', 'proxy', 'recording-server.mjs');
 
 type Msg = Record<string, unknown>;
 
+/** Is the process still running? A zombie (exited, not yet reaped by whoever inherited it) is not. */
 function alive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
   }
 }
 
@@ -44,6 +45,28 @@ describe('ward mcp proxy start-up (stdio server spawned first)', () => {
     expect(existsSync(pidFile)).toBe(true);
     const pid = Number(readFileSync(pidFile, 'utf8').trim());
     expect(Number.isSafeInteger(pid) && pid > 1).toBe(true);
+    expect(alive(pid)).toBe(false);
+  }, 30_000);
+
+  it('a SIGTERM once the server is spawned (while Ward may still be loading) leaves no server behind', async () => {
+    const cwd = tempDir('ward-mcp-start-');
+    writePolicy(cwd);
+    const pidFile = join(cwd, 'server.pid');
+    const p = new RawProxy(['--policy', 'policy.yaml'], ['/bin/sh', '-c', `echo $$ > '${pidFile}'; exec sleep 120`], cwd);
+    try {
+      const until = Date.now() + 20_000;
+      while (!existsSync(pidFile) || readFileSync(pidFile, 'utf8').trim() === '') {
+        if (Date.now() > until) throw new Error(`server never spawned; stderr ${p.stderr}`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      p.child.kill('SIGTERM');
+      await p.exited;
+    } finally {
+      p.child.kill('SIGKILL');
+    }
+    const pid = Number(readFileSync(pidFile, 'utf8').trim());
+    const gone = Date.now() + 10_000;
+    while (alive(pid) && Date.now() < gone) await new Promise((r) => setTimeout(r, 50));
     expect(alive(pid)).toBe(false);
   }, 30_000);
 
