@@ -157,7 +157,13 @@ describe('ward serve replicas on PostgreSQL', () => {
     } finally {
       await cluster.server.start();
     }
-    const again = await call(a.url, '/v1/evaluate', { body });
+    // Once the database was seen down, decisions are refused at once until the replica's probe
+    // (every 500 ms) sees it back (docs/cluster.md): the replica recovers by itself, within seconds.
+    let again = await call(a.url, '/v1/evaluate', { body });
+    for (const until = Date.now() + 20_000; again.status === 503 && Date.now() < until; ) {
+      await new Promise((r) => setTimeout(r, 100));
+      again = await call(a.url, '/v1/evaluate', { body });
+    }
     expect(again.status, again.text).toBe(200);
   });
   it("a replica's retired keys (its state directory's key ring) are registered, so traces they signed verify on every replica", async () => {
