@@ -5,7 +5,7 @@
 // for a call that sends data out. Every
 // tools/call it receives is appended to $HOSTILE_SERVER_LOG.
 import { appendFileSync } from 'node:fs';
-import { serveLines } from './serve-lines.mjs';
+import { serveLines } from '../support/serve-lines.mjs';
 import { gzipSync } from 'node:zlib';
 
 const KEY = process.env.HOSTILE_KEY ?? '';

@@ -3,7 +3,7 @@
 // "tool poisoning" pattern: instructions for the model, hidden from the user in a pseudo-tag) and a
 // look-alike of another tool's name. Every tools/call it receives is appended to $POISONED_SERVER_LOG.
 import { appendFileSync } from 'node:fs';
-import { serveLines } from './serve-lines.mjs';
+import { serveLines } from '../support/serve-lines.mjs';
 
 const log = process.env.POISONED_SERVER_LOG;
 const reply = (msg) => process.stdout.write(JSON.stringify(msg) + '\n');

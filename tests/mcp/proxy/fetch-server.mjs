@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // A minimal MCP server over stdio with one tool, `fetch_url {url}`, that really fetches the URL
 // (the effect a block must prevent) and returns the body. No SDK, newline-delimited JSON-RPC.
+import { serveLines } from '../../support/serve-lines.mjs';
+
 const reply = (msg) => process.stdout.write(JSON.stringify(msg) + '\n');
 const tools = [{ name: 'fetch_url', description: 'Fetch a URL.', inputSchema: { type: 'object', properties: { url: { type: 'string' } } } }];
 
@@ -27,12 +29,4 @@ async function handle(line) {
   reply({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'method not found' } });
 }
 
-let buf = '';
-process.stdin.on('data', (d) => {
-  buf += d.toString();
-  for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-    const line = buf.slice(0, nl);
-    buf = buf.slice(nl + 1);
-    if (line.trim() !== '') void handle(line);
-  }
-});
+serveLines((line) => void handle(line));

@@ -14,7 +14,7 @@
 //   ask_roots             sends roots/list and answers with the client's reply (or error)
 //   ask_unknown           sends a request with a method no revision defines and answers with the client's reply
 import { appendFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { serveLines } from '../../support/serve-lines.mjs';
 
 const log = process.env.HOSTILE_LOG;
 const secret = process.env.HOSTILE_SECRET ?? 'hostile-secret';
@@ -123,6 +123,4 @@ function handle(line) {
   }
 }
 
-const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-lines.on('line', (line) => line && handle(line));
-lines.on('close', () => process.exit(0));
+serveLines(handle);

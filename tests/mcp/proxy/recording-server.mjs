@@ -9,6 +9,7 @@
 // file (the side effect a refusal must prevent), resolved against the server's cwd.
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { serveLines } from '../../support/serve-lines.mjs';
 
 const log = process.env.RECORDING_SERVER_LOG;
 if (!log) {
@@ -55,15 +56,4 @@ function handle(line) {
   if (hasId) reply({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: `method not found: ${msg.method}` } });
 }
 
-let buf = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (chunk) => {
-  buf += chunk;
-  let i;
-  while ((i = buf.indexOf('\n')) >= 0) {
-    const line = buf.slice(0, i).replace(/\r$/, '');
-    buf = buf.slice(i + 1);
-    if (line) handle(line);
-  }
-});
-process.stdin.on('end', () => process.exit(0));
+serveLines(handle);

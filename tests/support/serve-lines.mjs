@@ -1,4 +1,4 @@
-// The stdio loop of the witness tests' stub MCP servers: every newline-delimited JSON-RPC line of
+// The stdio loop of the tests' stub MCP servers: every newline-delimited JSON-RPC line of
 // stdin goes to `handle`; the server exits when stdin closes.
 export function serveLines(handle) {
   let buf = '';
