@@ -157,12 +157,14 @@ function run(limits: Partial<TaintLimits>, pool: string[], ops: Op[]): void {
 }
 
 /**
- * Values whose lines keep enough information once normalized (case folded, spaces removed): the
- * witness no longer remembers a line like `a b c d e f g h i`, which normalizes to 9 characters.
+ * Values whose candidates keep enough information once normalized (case folded, spaces removed):
+ * the witness no longer remembers a line like `a b c d e f g h i`, which normalizes to 9
+ * characters, nor the value of a `NAME=value` line that spaces bring to 12 characters
+ * (`X=aa<TAB>aaaacLjaU` normalizes to 11). Both the lines and those values are checked.
  */
 const robust = (v: string) =>
-  [v, ...v.split(/\r\n|\r|\n/)].every((l) => {
-    const t = l.trim();
+  [v, ...v.split(/\r\n|\r|\n/)].flatMap((l) => [l, ...l.split(/[=:]/).slice(1)]).every((part) => {
+    const t = part.trim();
     return t.length < 12 || (foldForMatch(t).length >= 12 && new Set(foldForMatch(t)).size >= 6);
   });
 
