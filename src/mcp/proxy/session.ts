@@ -1064,7 +1064,13 @@ export class ProxySession {
    */
   private screenNotification(msg: JsonRpcMessage, raw: Buffer | undefined): void {
     const results = this.o.gate.runtime.policy.policy.results;
-    if (!results.enabled || msg.params === undefined) return this.toClient(msg, raw, this.relatedFor(msg));
+    const seq = ++this.notificationSeq;
+    const correlation = `${this.o.sessionId}:server:notification-${seq}`;
+    const pass = () => {
+      this.toClient(msg, raw, this.relatedFor(msg));
+      this.witnessNotification(msg, correlation);
+    };
+    if (!results.enabled || msg.params === undefined) return pass();
     let screened: Screened;
     try {
       screened = screenResult(msg.params, results, this.digestKey, formatRFC3339Nano(nowUTC()));
@@ -1072,9 +1078,8 @@ export class ProxySession {
       this.o.log.error('server notification could not be screened; dropped', { method: msg.method, error: (err as Error).message });
       return;
     }
-    if (screened.action === 'pass') return this.toClient(msg, raw, this.relatedFor(msg));
+    if (screened.action === 'pass') return pass();
     const call = this.methodCall(msg.method!, {}, SERVER_NOTIFICATION);
-    const correlation = `${this.o.sessionId}:server:notification-${++this.notificationSeq}`;
     const decision = this.decideMethod(call, correlation);
     let trace: ResultTrace | undefined;
     try {
@@ -1090,9 +1095,20 @@ export class ProxySession {
         if (!deliver) return;
         const out = { ...msg, params: screened.delivered as JsonObject };
         this.toClient(out, undefined, this.relatedFor(out));
+        this.witnessNotification(out, decision.traceId);
       },
       (err: Error) => this.o.log.error('decision trace could not be written; server notification dropped', { method: msg.method, error: err.message }),
     );
+  }
+
+  /**
+   * What a server notification showed the model (a log line, a progress message, an updated
+   * resource's URI) is remembered like a tool result, so a value a server logs cannot be posted
+   * unseen. A clean notification has no trace of its own: its source is named by the correlation id
+   * its trace would have (`<session>:server:notification-<n>`); a redacted one by its decision's trace.
+   */
+  private witnessNotification(msg: JsonRpcMessage, source: string): void {
+    if (this.o.witness && msg.params !== undefined) this.o.witness.observe(source, SERVER_NOTIFICATION.tool, msg.params);
   }
 
   /** The block reply for a tool whose definition changed says how an operator accepts it. */

