@@ -157,6 +157,8 @@ export class GateService {
     const result = pending.finish(await this.sink.write(pending.trace, pending.capture));
     const verdict = String(result.output['verdict']);
     this.metrics.decisions.inc({ verdict });
+    const reasons = result.output['reason_codes'];
+    if (Array.isArray(reasons)) for (const reason of reasons) if (typeof reason === 'string') this.metrics.decisionReasons.inc({ verdict, reason });
     if (hooks) {
       const ref = result.output['approval_ref'];
       if (!body.approvalTokens && verdict === 'allow' && this.options.approvalTokenReuse !== 'ttl' && typeof ref === 'string' && ref) hooks.consumed(ref.split(','));

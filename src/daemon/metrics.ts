@@ -1,6 +1,9 @@
+import type { HistogramSeries, MetricSnapshot, ValueSeries } from '../telemetry/metric-snapshot.js';
+
 /**
  * A small Prometheus registry (text exposition format 0.0.4): counters, gauges and histograms with
- * fixed label sets. No dependency; the daemon exposes it at `GET /metrics`.
+ * fixed label sets. No dependency; the daemon exposes it at `GET /metrics`, and with `--otel` the
+ * same series go out over OTLP (`snapshot()`, docs/observability.md).
  */
 
 type Labels = Readonly<Record<string, string>>;
@@ -21,10 +24,12 @@ function braces(key: string, extra = ''): string {
 
 interface Metric {
   render(): string;
+  snapshot(): MetricSnapshot;
 }
 
 export class Counter implements Metric {
   private readonly values = new Map<string, number>();
+  private readonly labelsOf = new Map<string, Labels>();
   constructor(
     readonly name: string,
     readonly help: string,
@@ -32,7 +37,9 @@ export class Counter implements Metric {
 
   inc(labels: Labels = {}, by = 1): void {
     const key = labelKey(labels);
-    this.values.set(key, (this.values.get(key) ?? 0) + by);
+    const was = this.values.get(key);
+    if (was === undefined) this.labelsOf.set(key, { ...labels });
+    this.values.set(key, (was ?? 0) + by);
   }
 
   get(labels: Labels = {}): number {
@@ -45,10 +52,15 @@ export class Counter implements Metric {
     for (const [key, value] of this.values) lines.push(`${this.name}${braces(key)} ${value}`);
     return lines.join('\n');
   }
+
+  snapshot(): MetricSnapshot {
+    const series: ValueSeries[] = [...this.values].map(([key, value]) => ({ labels: this.labelsOf.get(key) ?? {}, value }));
+    return { name: this.name, description: this.help, kind: 'counter', series: series.length === 0 ? [{ labels: {}, value: 0 }] : series };
+  }
 }
 
 export class Gauge implements Metric {
-  private readonly values = new Map<string, () => number>();
+  private readonly values = new Map<string, { labels: Labels; read: () => number }>();
   constructor(
     readonly name: string,
     readonly help: string,
@@ -56,19 +68,23 @@ export class Gauge implements Metric {
 
   /** The value is read when /metrics is rendered. */
   track(read: () => number, labels: Labels = {}): void {
-    this.values.set(labelKey(labels), read);
+    this.values.set(labelKey(labels), { labels: { ...labels }, read });
   }
 
   render(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`];
-    for (const [key, read] of this.values) lines.push(`${this.name}${braces(key)} ${read()}`);
+    for (const [key, { read }] of this.values) lines.push(`${this.name}${braces(key)} ${read()}`);
     return lines.join('\n');
+  }
+
+  snapshot(): MetricSnapshot {
+    return { name: this.name, description: this.help, kind: 'gauge', series: [...this.values.values()].map(({ labels, read }) => ({ labels, value: read() })) };
   }
 }
 
 /** Cumulative-bucket histogram; observations in seconds. */
 export class Histogram implements Metric {
-  private readonly series = new Map<string, { counts: number[]; sum: number; count: number }>();
+  private readonly series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
   constructor(
     readonly name: string,
     readonly help: string,
@@ -79,7 +95,7 @@ export class Histogram implements Metric {
     const key = labelKey(labels);
     let s = this.series.get(key);
     if (!s) {
-      s = { counts: new Array<number>(this.buckets.length).fill(0), sum: 0, count: 0 };
+      s = { labels: { ...labels }, counts: new Array<number>(this.buckets.length).fill(0), sum: 0, count: 0 };
       this.series.set(key, s);
     }
     for (let i = 0; i < this.buckets.length; i++) {
@@ -98,7 +114,7 @@ export class Histogram implements Metric {
 
   render(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
-    const series = this.series.size === 0 ? new Map([['', { counts: this.buckets.map(() => 0), sum: 0, count: 0 }]]) : this.series;
+    const series = this.series.size === 0 ? new Map([['', { labels: {}, counts: this.buckets.map(() => 0), sum: 0, count: 0 }]]) : this.series;
     for (const [key, s] of series) {
       let cumulative = 0;
       this.buckets.forEach((le, i) => {
@@ -111,6 +127,15 @@ export class Histogram implements Metric {
     }
     return lines.join('\n');
   }
+
+  snapshot(): MetricSnapshot {
+    const series: HistogramSeries[] = [...this.series.values()].map((s) => {
+      // The bucket counts hold observations up to each bound; the rest went above the last bound.
+      const inBounds = s.counts.reduce((a, b) => a + b, 0);
+      return { labels: s.labels, counts: [...s.counts, s.count - inBounds], sum: s.sum, count: s.count };
+    });
+    return { name: this.name, description: this.help, kind: 'histogram', bounds: this.buckets, series };
+  }
 }
 
 const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
@@ -120,6 +145,7 @@ export class DaemonMetrics {
   readonly requests = new Counter('ward_http_requests_total', 'HTTP requests by route and status code');
   readonly rejected = new Counter('ward_http_rejected_total', 'requests refused before reaching a handler, by reason (auth, host, body_too_large, overload, draining, ...)');
   readonly decisions = new Counter('ward_decisions_total', 'gate decisions returned, by verdict');
+  readonly decisionReasons = new Counter('ward_decision_reasons_total', 'reason codes of the gate decisions returned, by verdict and reason (a decision with two codes counts under both)');
   readonly evalLatency = new Histogram('ward_eval_duration_seconds', 'time to decide (evaluate, post-process, sign), without the trace write', LATENCY_BUCKETS);
   readonly requestLatency = new Histogram('ward_http_request_duration_seconds', 'time from request to response for POST /v1/gate/eval', LATENCY_BUCKETS);
   readonly traceWriteLatency = new Histogram('ward_trace_write_duration_seconds', 'one group commit: the synchronized journal write of a group of traces (until it and every earlier group are durable)', LATENCY_BUCKETS);
@@ -145,12 +171,13 @@ export class DaemonMetrics {
   readonly storeRoundTrips = new Counter('ward_store_round_trips_total', 'statements sent to PostgreSQL by this replica (each one network round trip), all callers');
   readonly storeUp = new Gauge('ward_store_up', '1 when the last PostgreSQL commit or probe succeeded');
   // --otel / --decision-log (docs/observability.md): what a slow or dead collector or log file cost, since start.
-  readonly telemetryLost = new Gauge('ward_telemetry_lost', 'telemetry not delivered since start, by what: spans (export queue full), spans_failed (export failed), log_lines (decision log queue full or file failing)');
+  readonly telemetryLost = new Gauge('ward_telemetry_lost', 'telemetry not delivered since start, by what: spans (export queue full), spans_failed (export failed), log_lines (decision log queue full or file failing), metric_exports_failed (OTLP metric exports that failed)');
 
-  private readonly all: { render(): string }[] = [
+  private readonly all: Metric[] = [
     this.requests,
     this.rejected,
     this.decisions,
+    this.decisionReasons,
     this.evalLatency,
     this.requestLatency,
     this.traceWriteLatency,
@@ -181,5 +208,10 @@ export class DaemonMetrics {
 
   render(): string {
     return this.all.map((m) => m.render()).join('\n') + '\n';
+  }
+
+  /** Every series `/metrics` shows, for the OTLP metrics export (same names, same values). */
+  snapshot(): MetricSnapshot[] {
+    return this.all.map((m) => m.snapshot());
   }
 }

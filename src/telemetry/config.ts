@@ -10,9 +10,15 @@ export type OtlpProtocol = 'http/protobuf' | 'http/json';
  * `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER[_ARG]`), so Ward behaves as every other SDK user.
  */
 export interface TelemetryConfig {
-  /** Export spans over OTLP (`--otel`, `WARD_OTEL=1`). Off by default: no SDK is loaded. */
+  /** Export over OTLP (`--otel`, `WARD_OTEL=1`). Off by default: no SDK is loaded. */
   otlp: boolean;
+  /** The traces' protocol (`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`, else `OTEL_EXPORTER_OTLP_PROTOCOL`). */
   protocol: OtlpProtocol;
+  /** Which signals go out with `otlp` (each on unless its `OTEL_<SIGNAL>_EXPORTER` is `none`), and their protocols. */
+  signals: { traces: boolean; metrics: OtlpProtocol | undefined; logs: OtlpProtocol | undefined };
+  /** `OTEL_METRIC_EXPORT_INTERVAL` / `OTEL_METRIC_EXPORT_TIMEOUT` (ms). */
+  metricInterval: number;
+  metricTimeout: number;
   /** `--decision-log` / `WARD_DECISION_LOG`: a file decisions are appended to as JSON lines; `-` is stdout. */
   decisionLog?: string | undefined;
   /** Spans waiting for export at most (beyond: dropped and counted); also the decision log's line budget. */
@@ -43,11 +49,41 @@ export function telemetryConfig(flags: TelemetryFlags, env: NodeJS.ProcessEnv = 
   const decisionLog = flags.decisionLog ?? (env['WARD_DECISION_LOG'] || undefined);
   if (!otlp && decisionLog === undefined) return undefined;
   if (decisionLog === '') throw new WardError(ERROR_CODES.USAGE, '--decision-log needs a file name (or - for stdout)');
-  return { otlp, protocol: otlpProtocol(env), decisionLog, maxQueue: DEFAULT_MAX_QUEUE };
+  const signals = {
+    traces: exporterOn(env, 'TRACES'),
+    metrics: exporterOn(env, 'METRICS') ? otlpProtocol(env, 'METRICS') : undefined,
+    logs: exporterOn(env, 'LOGS') ? otlpProtocol(env, 'LOGS') : undefined,
+  };
+  return {
+    otlp,
+    protocol: otlpProtocol(env, 'TRACES'),
+    signals,
+    metricInterval: milliseconds(env, 'OTEL_METRIC_EXPORT_INTERVAL', 60_000),
+    metricTimeout: milliseconds(env, 'OTEL_METRIC_EXPORT_TIMEOUT', 30_000),
+    decisionLog,
+    maxQueue: DEFAULT_MAX_QUEUE,
+  };
 }
 
-function otlpProtocol(env: NodeJS.ProcessEnv): OtlpProtocol {
-  const value = (env['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'] || env['OTEL_EXPORTER_OTLP_PROTOCOL'] || 'http/protobuf').trim();
+/** `OTEL_TRACES_EXPORTER` / `OTEL_METRICS_EXPORTER` / `OTEL_LOGS_EXPORTER`: `otlp` (default) or `none`; Ward ships no other exporter. */
+function exporterOn(env: NodeJS.ProcessEnv, signal: 'TRACES' | 'METRICS' | 'LOGS'): boolean {
+  const name = `OTEL_${signal}_EXPORTER`;
+  const value = (env[name] ?? '').trim();
+  if (value === '' || value === 'otlp') return true;
+  if (value === 'none') return false;
+  throw new WardError(ERROR_CODES.USAGE, `${name} ${JSON.stringify(value)} is not supported`, { hint: 'use otlp (the default) or none' });
+}
+
+function milliseconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = (env[name] ?? '').trim();
+  if (raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new WardError(ERROR_CODES.USAGE, `${name} must be a positive number of milliseconds (got ${JSON.stringify(raw)})`);
+  return n;
+}
+
+function otlpProtocol(env: NodeJS.ProcessEnv, signal: 'TRACES' | 'METRICS' | 'LOGS'): OtlpProtocol {
+  const value = (env[`OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`] || env['OTEL_EXPORTER_OTLP_PROTOCOL'] || 'http/protobuf').trim();
   if (value === 'http/protobuf' || value === 'http/json') return value;
   throw new WardError(ERROR_CODES.USAGE, `OTEL_EXPORTER_OTLP_PROTOCOL ${JSON.stringify(value)} is not supported`, {
     hint: 'Ward exports OTLP over HTTP: use http/protobuf (the default) or http/json; for gRPC, put an OpenTelemetry Collector in between',

@@ -1,9 +1,13 @@
 import type { Context, Span, SpanKind, Tracer } from '@opentelemetry/api';
-import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { Resource } from '@opentelemetry/resources';
+import type { BasicTracerProvider, ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { ExportResult } from '@opentelemetry/core';
 import type { TelemetryConfig } from './config.js';
 import { DecisionLog } from './decision-log.js';
 import { decisionAttributes, decisionLogLine, spanName, type DecisionRecord, type SpanIds } from './decision-record.js';
+import type { MetricSnapshot } from './metric-snapshot.js';
+import type { OtelModules } from './otel-modules.js';
+import { startMetricsExport, type MetricsExport, type MetricsSource } from './otlp-metrics.js';
 
 /** The W3C trace context of a request (HTTP headers, MCP `params._meta`). */
 export interface TraceCarrier {
@@ -17,6 +21,8 @@ export interface TelemetryStats {
   /** Spans the exporter failed to deliver. */
   failedSpans: number;
   droppedLogLines: number;
+  /** Metric exports that failed (each carries every series, so the next one makes up for it). */
+  failedMetricExports: number;
 }
 
 /** The decision hook hosts call (one call where a decision concludes). */
@@ -27,17 +33,21 @@ export interface DecisionTelemetry {
    * forwarded request's `_meta`), or undefined when no span was recorded. Never throws, never waits.
    */
   decision(record: DecisionRecord, parent: TraceCarrier | undefined, startedAt?: number): TraceCarrier | undefined;
+  /** Export these metrics over OTLP at each interval (the daemon's registry: the same series as `/metrics`); nothing when metrics export is off. */
+  exportMetrics(read: () => readonly MetricSnapshot[]): void;
   stats(): TelemetryStats;
   /** Flush what is queued (bounded) and stop. */
   shutdown(): Promise<void>;
 }
 
 interface Otel {
-  tracer: Tracer;
+  /** Undefined when traces are not exported (`OTEL_TRACES_EXPORTER=none`). */
+  tracer: Tracer | undefined;
   root: Context;
   kinds: typeof SpanKind;
   extract(carrier: TraceCarrier): Context;
   inject(span: Span): TraceCarrier;
+  metrics: MetricsExport | undefined;
   shutdown(): Promise<void>;
 }
 
@@ -47,7 +57,8 @@ interface Otel {
  */
 export async function startTelemetry(config: TelemetryConfig, host: DecisionRecord['host']): Promise<DecisionTelemetry> {
   const counters = { dropped: 0, failed: 0, queued: 0 };
-  const otel = config.otlp ? await startOtel(config, host, counters) : undefined;
+  const metricsSource: MetricsSource = {};
+  const otel = config.otlp ? await startOtel(config, host, counters, metricsSource) : undefined;
   const log = config.decisionLog !== undefined ? DecisionLog.open(config.decisionLog, config.maxQueue * 1024) : undefined;
   return {
     decision(record, parent, startedAt) {
@@ -55,7 +66,7 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
         let ids: SpanIds | undefined;
         let carrier: TraceCarrier | undefined;
         const attributes = decisionAttributes(record);
-        if (otel) {
+        if (otel?.tracer) {
           const ctx = parent?.traceparent ? otel.extract(parent) : otel.root;
           const kind = record.host === 'mcp-proxy' ? otel.kinds.CLIENT : otel.kinds.SERVER;
           const span = otel.tracer.startSpan(spanName(record), { kind, attributes, ...(startedAt !== undefined ? { startTime: startedAt } : {}) }, ctx);
@@ -72,29 +83,67 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
         return undefined; // telemetry never decides anything
       }
     },
-    stats: () => ({ droppedSpans: counters.dropped, failedSpans: counters.failed, droppedLogLines: log?.droppedLines ?? 0 }),
+    exportMetrics(read) {
+      metricsSource.read = read;
+    },
+    stats: () => ({ droppedSpans: counters.dropped, failedSpans: counters.failed, droppedLogLines: log?.droppedLines ?? 0, failedMetricExports: otel?.metrics?.failed() ?? 0 }),
     async shutdown() {
       await Promise.all([otel?.shutdown(), log?.close()]);
     },
   };
 }
 
-async function startOtel(config: TelemetryConfig, host: string, counters: { dropped: number; failed: number; queued: number }): Promise<Otel> {
-  const [api, core, resources, sdk, exporterModule] = await Promise.all([
+async function loadOtel(): Promise<OtelModules> {
+  const [api, core, resources, traceSdk, metricsSdk, logsSdk, exporterBase, exporterHttp, transformer] = await Promise.all([
     import('@opentelemetry/api'),
     import('@opentelemetry/core'),
     import('@opentelemetry/resources'),
     import('@opentelemetry/sdk-trace-base'),
-    config.protocol === 'http/json' ? import('@opentelemetry/exporter-trace-otlp-http') : import('@opentelemetry/exporter-trace-otlp-proto'),
+    import('@opentelemetry/sdk-metrics'),
+    import('@opentelemetry/sdk-logs'),
+    import('@opentelemetry/otlp-exporter-base'),
+    import('@opentelemetry/otlp-exporter-base/node-http'),
+    import('@opentelemetry/otlp-transformer'),
   ]);
-  // The exporter reads OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT, headers and timeout from the environment.
-  const exporter = countingExporter(new exporterModule.OTLPTraceExporter(), counters);
-  const processor = new sdk.BatchSpanProcessor(exporter, { maxQueueSize: config.maxQueue, maxExportBatchSize: Math.min(512, config.maxQueue) });
+  return { api, core, resources, traceSdk, metricsSdk, logsSdk, exporterBase, exporterHttp, transformer };
+}
+
+async function startOtel(config: TelemetryConfig, host: string, counters: { dropped: number; failed: number; queued: number }, metricsSource: MetricsSource): Promise<Otel> {
+  const m = await loadOtel();
+  const { api, core, resources } = m;
   // Ward's defaults first; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win.
   const resource = resources
     .resourceFromAttributes({ 'service.name': 'ward', 'ward.host': host })
     .merge(resources.detectResources({ detectors: [resources.envDetector] }));
-  const provider = new sdk.BasicTracerProvider({
+  const metrics = config.signals.metrics
+    ? startMetricsExport(m, resource, metricsSource, { protocol: config.signals.metrics, interval: config.metricInterval, timeout: config.metricTimeout })
+    : undefined;
+  const provider = config.signals.traces ? await tracerProvider(m, config, resource, counters) : undefined;
+  const propagator = new core.W3CTraceContextPropagator();
+  return {
+    tracer: provider?.getTracer('ward'),
+    kinds: api.SpanKind,
+    root: api.ROOT_CONTEXT,
+    extract: (carrier) => propagator.extract(api.ROOT_CONTEXT, carrier, api.defaultTextMapGetter),
+    inject(span) {
+      const out: Record<string, string> = {};
+      propagator.inject(api.trace.setSpan(api.ROOT_CONTEXT, span), out, api.defaultTextMapSetter);
+      return { traceparent: out['traceparent'], ...(out['tracestate'] ? { tracestate: out['tracestate'] } : {}) };
+    },
+    metrics,
+    // A dead collector must not hold the process at exit (the exporter retries with backoff):
+    // what is not flushed within the bound is dropped.
+    shutdown: () => bounded(Promise.all([provider?.shutdown(), metrics?.shutdown()]), SHUTDOWN_FLUSH_MS),
+  };
+}
+
+async function tracerProvider(m: OtelModules, config: TelemetryConfig, resource: Resource, counters: { dropped: number; failed: number; queued: number }): Promise<BasicTracerProvider> {
+  const exporterModule = await (config.protocol === 'http/json' ? import('@opentelemetry/exporter-trace-otlp-http') : import('@opentelemetry/exporter-trace-otlp-proto'));
+  const sdk = m.traceSdk;
+  // The exporter reads OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT, headers and timeout from the environment.
+  const exporter = countingExporter(new exporterModule.OTLPTraceExporter(), counters);
+  const processor = new sdk.BatchSpanProcessor(exporter, { maxQueueSize: config.maxQueue, maxExportBatchSize: Math.min(512, config.maxQueue) });
+  return new sdk.BasicTracerProvider({
     resource,
     spanProcessors: [
       {
@@ -115,21 +164,6 @@ async function startOtel(config: TelemetryConfig, host: string, counters: { drop
       },
     ],
   });
-  const propagator = new core.W3CTraceContextPropagator();
-  return {
-    tracer: provider.getTracer('ward'),
-    kinds: api.SpanKind,
-    root: api.ROOT_CONTEXT,
-    extract: (carrier) => propagator.extract(api.ROOT_CONTEXT, carrier, api.defaultTextMapGetter),
-    inject(span) {
-      const out: Record<string, string> = {};
-      propagator.inject(api.trace.setSpan(api.ROOT_CONTEXT, span), out, api.defaultTextMapSetter);
-      return { traceparent: out['traceparent'], ...(out['tracestate'] ? { tracestate: out['tracestate'] } : {}) };
-    },
-    // A dead collector must not hold the process at exit (the exporter retries with backoff):
-    // what is not flushed within the bound is dropped.
-    shutdown: () => bounded(provider.shutdown(), SHUTDOWN_FLUSH_MS),
-  };
 }
 
 /** Longest a host waits at exit for queued spans to reach the collector. */

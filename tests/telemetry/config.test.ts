@@ -16,7 +16,16 @@ describe('telemetryConfig', () => {
     expect(telemetryConfig({}, { WARD_DECISION_LOG: 'd.jsonl' })).toMatchObject({ otlp: false, decisionLog: 'd.jsonl' });
   });
 
+  it("exports traces, metrics and logs unless a signal's standard OTEL_<SIGNAL>_EXPORTER is none; each signal may pick its protocol", () => {
+    expect(telemetryConfig({ otel: true }, {})).toMatchObject({ signals: { traces: true, metrics: 'http/protobuf', logs: 'http/protobuf' }, metricInterval: 60_000, metricTimeout: 30_000 });
+    const some = telemetryConfig({ otel: true }, { OTEL_TRACES_EXPORTER: 'none', OTEL_LOGS_EXPORTER: 'otlp', OTEL_METRICS_EXPORTER: 'none', OTEL_EXPORTER_OTLP_LOGS_PROTOCOL: 'http/json', OTEL_METRIC_EXPORT_INTERVAL: '5000' });
+    expect(some).toMatchObject({ signals: { traces: false, metrics: undefined, logs: 'http/json' }, metricInterval: 5000 });
+  });
+
   it('refuses what it cannot honour instead of exporting nothing', () => {
+    expect(() => telemetryConfig({ otel: true }, { OTEL_METRICS_EXPORTER: 'prometheus' })).toThrow(/OTEL_METRICS_EXPORTER/);
+    expect(() => telemetryConfig({ otel: true }, { OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'grpc' })).toThrow(/not supported/);
+    expect(() => telemetryConfig({ otel: true }, { OTEL_METRIC_EXPORT_INTERVAL: '0' })).toThrow(/OTEL_METRIC_EXPORT_INTERVAL/);
     expect(() => telemetryConfig({ otel: true }, { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/not supported/);
     expect(() => telemetryConfig({}, { WARD_OTEL: 'maybe' })).toThrow(/WARD_OTEL/);
     expect(() => telemetryConfig({ decisionLog: '' }, { WARD_OTEL: '1' })).toThrow(/decision-log/);

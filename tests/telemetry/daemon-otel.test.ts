@@ -33,6 +33,7 @@ beforeAll(async () => {
       OTEL_SERVICE_NAME: 'ward-under-test',
       OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test',
       OTEL_BSP_SCHEDULE_DELAY: '50',
+      OTEL_METRIC_EXPORT_INTERVAL: '200',
     },
   });
 }, 30_000);
@@ -119,6 +120,66 @@ describe('ward serve --otel', () => {
     await import('node:fs').then((fs) => fs.writeFileSync(file, JSON.stringify(got.json.trace)));
     const verified = ward(['trace', 'verify', file, '--daemon', daemon.url, '--json'], { cwd: w.dir });
     expect(verified.code).toBe(0);
+  });
+});
+
+describe('ward serve --otel metrics', () => {
+  /** The Prometheus exposition's series: name → kind, and `name{labels}` → value. */
+  function prometheus(text: string) {
+    const kinds = new Map<string, string>();
+    const values = new Map<string, number>();
+    for (const line of text.split('\n')) {
+      const type = /^# TYPE (\S+) (\S+)$/.exec(line);
+      if (type) kinds.set(type[1]!, type[2]!);
+      else if (line && !line.startsWith('#')) values.set(line.slice(0, line.lastIndexOf(' ')), Number(line.slice(line.lastIndexOf(' ') + 1)));
+    }
+    return { kinds, values };
+  }
+
+  it('exports the /metrics series over OTLP with the same names, units, kinds and values', async () => {
+    // The earlier tests decided a block, allows and a batch; nothing decides from here on.
+    const prom = prometheus((await call(daemon.url, '/metrics')).text);
+    const blocks = prom.values.get('ward_decisions_total{verdict="block"}')!;
+    expect(blocks).toBeGreaterThanOrEqual(2);
+    const from = receiver.points.length;
+    const exported = () => receiver.points.slice(from);
+    const latest = (name: string, labels: Record<string, string> = {}) =>
+      exported()
+        .filter((p) => p.name === name && Object.entries(labels).every(([k, v]) => p.attributes[k] === v))
+        .at(-1);
+    await receiver.waitFor(() => latest('ward_decisions_total', { verdict: 'block' })?.value === blocks, 'an export with the decisions /metrics shows');
+
+    const kindOf = { counter: 'sum', gauge: 'gauge', histogram: 'histogram' } as Record<string, string>;
+    for (const [name, kind] of prom.kinds) {
+      const point = latest(name);
+      expect(point, name).toBeDefined();
+      expect(point!.kind, name).toBe(kindOf[kind]);
+      expect(point!.unit, name).toBe(name.endsWith('_seconds') ? 's' : '1');
+      if (kind !== 'gauge') expect(point!.temporality, name).toBe('AGGREGATION_TEMPORALITY_CUMULATIVE');
+      if (kind === 'counter') expect(point!.monotonic, name).toBe(true);
+    }
+    expect(exported().every((p) => p.resource['service.name'] === 'ward-under-test')).toBe(true);
+
+    // Decisions by verdict and reason, as /metrics counts them.
+    const reasons = exported().filter((p) => p.name === 'ward_decision_reasons_total' && p.attributes['verdict'] === 'block');
+    expect(reasons.length).toBeGreaterThan(0);
+    for (const p of reasons) expect(p.value).toBe(prom.values.get(`ward_decision_reasons_total{reason="${String(p.attributes['reason'])}",verdict="block"}`));
+
+    // The decision latency histogram: same bounds, same count and per-bucket counts (Prometheus's are cumulative).
+    const h = latest('ward_eval_duration_seconds')!;
+    expect(h.count).toBe(prom.values.get('ward_eval_duration_seconds_count'));
+    const les = [...prom.values.keys()].filter((k) => k.startsWith('ward_eval_duration_seconds_bucket{') && !k.includes('+Inf')).map((k) => Number(/le="([^"]+)"/.exec(k)![1]));
+    expect(h.bounds).toEqual(les);
+    let cumulative = 0;
+    h.bounds!.forEach((le, i) => {
+      cumulative += h.bucketCounts![i]!;
+      expect(cumulative).toBe(prom.values.get(`ward_eval_duration_seconds_bucket{le="${le}"}`));
+    });
+    expect(cumulative + h.bucketCounts![h.bounds!.length]!).toBe(h.count);
+    // Queue depth and refusals are there too (a gauge, a counter by cause).
+    expect(latest('ward_trace_queue_depth')?.kind).toBe('gauge');
+    expect(latest('ward_http_rejected_total')?.kind).toBe('sum');
+    expect(Buffer.concat(receiver.bodies).includes(SECRET)).toBe(false);
   });
 });
 
