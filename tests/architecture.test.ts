@@ -58,7 +58,7 @@ describe('import graph', () => {
 
   it('core modules never import a host, the decision pipeline or the store', () => {
     const core = new Set(['canon', 'intent', 'policy', 'context', 'gate', 'keys', 'trace', 'tokens', 'contract', 'witness']);
-    const hosts = new Set(['cli', 'daemon', 'mcp', 'sdk', 'store', 'decision', 'edge', 'pg', 'cluster', 'telemetry']);
+    const hosts = new Set(['cli', 'daemon', 'mcp', 'sdk', 'store', 'decision', 'edge', 'pg', 'cluster', 'telemetry', 'agent-hooks']);
     const offending = edges.filter((e) => core.has(folderOf(e.from)) && hosts.has(folderOf(e.to)));
     expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
   });
@@ -73,6 +73,21 @@ describe('import graph', () => {
     const allowed = new Set(['edge', 'canon', 'contract', 'errors']);
     const offending = edges.filter((e) => folderOf(e.from) === 'edge' && !allowed.has(folderOf(e.to)));
     expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  it('coding agents\' hook protocols (src/agent-hooks) depend on nothing but canon, errors, intent and policy types', () => {
+    // The hook command, the daemon's /v1/hooks/<host>, the decision service's claude_code adapter and
+    // the MCP proxy's tool naming all use this folder; it uses none of them.
+    const allowed = new Set(['agent-hooks', 'canon', 'errors', 'intent']);
+    const offending = edges.filter((e) => folderOf(e.from) === 'agent-hooks' && !allowed.has(folderOf(e.to)) && !(e.typeOnly && e.to === 'policy/types.ts'));
+    expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  it('hosts reach hook protocols through src/agent-hooks: the daemon and the hook command import no hook code from src/mcp', () => {
+    const users = edges.filter((e) => ['daemon', 'cli'].includes(folderOf(e.from)) && /agent-hooks\//.test(e.to));
+    expect(users.map((e) => e.from)).toEqual(expect.arrayContaining(['daemon/decision-service.ts', 'cli/commands/hook.ts']));
+    const viaMcp = edges.filter((e) => ['daemon/decision-service.ts', 'cli/commands/hook.ts'].includes(e.from) && /^mcp\/service\/(hook|adapters|tool-call)/.test(e.to));
+    expect(viaMcp.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
   });
 
   it('the telemetry edge (src/telemetry) depends on nothing of Ward but errors', () => {

@@ -6,7 +6,7 @@ import { parseRFC3339, ZERO_TIME, type GoTime } from './gotime.js';
  * a typed struct field, since Ward's answers are compared field by field with the reference's.
  * Intents (`intent/fields.ts`), approval and delegation tokens and approved-script entries
  * (`tokens/decode.ts`), context envelopes and Ward's other strict documents (`context/fields.ts`)
- * and MCP tool-call payloads (`FieldReader`, `mcp/service/tool-call.ts`) all read through it; they
+ * and MCP tool-call payloads (`FieldReader`, `agent-hooks/tool-call.ts`) all read through it; they
  * differ only in how an error is worded and coded (the `FaultReporter` each one passes).
  *
  * The rule:

@@ -3,7 +3,7 @@ import { ZERO_TIME, parseRFC3339, type JsonObject, type JsonValue } from '../../
 import * as intentFields from '../../src/intent/fields.js';
 import * as strictFields from '../../src/context/fields.js';
 import { tokenFields } from '../../src/tokens/decode.js';
-import { FieldReader } from '../../src/mcp/service/tool-call.js';
+import { FieldReader } from '../../src/agent-hooks/tool-call.js';
 import { decodeToolCall } from '../../src/mcp/service/adapters.js';
 import { normalizeIntent } from '../../src/intent/index.js';
 import { parseContextEnvelope } from '../../src/context/envelope.js';

@@ -9,7 +9,7 @@ import { withDiscoveredTargets, argTargets, DISCOVERY_LIMITS } from '../../src/i
 import { normalizeIntent } from '../../src/intent/normalize.js';
 import { DEFAULT_TARGET_MAPPING, intentForCall } from '../../src/mcp/proxy/intent.js';
 import { decodeToolCall } from '../../src/mcp/service/adapters.js';
-import { alignMcpToolTargets } from '../../src/mcp/service/hook.js';
+import { alignMcpToolTargets } from '../../src/agent-hooks/hook-call.js';
 import { toIntentRequest } from '../../src/mcp/service/intent.js';
 import { seeded } from '../support/seeded.js';
 

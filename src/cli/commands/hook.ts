@@ -2,8 +2,8 @@ import { Command, Option } from 'commander';
 import { EXIT } from '../../contract/exit-codes.js';
 import { loadServiceConfig, sharedServiceFlags } from '../../mcp/service/config.js';
 import { evaluateDecision } from '../../mcp/service/evaluate.js';
-import { parseHookInput, type HookInput, type HookReply } from '../../mcp/service/hook.js';
-import { HOOK_HOSTS, hookHost, type HookHost } from '../../mcp/service/hook-hosts/index.js';
+import { parseHookInput, type HookInput } from '../../agent-hooks/claude-code.js';
+import { HOOK_HOSTS, hookHost, type HookHost, type HookReply } from '../../agent-hooks/index.js';
 import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 
 /** `ward hook claude-code` flags. */
@@ -218,7 +218,7 @@ export async function readHookInput(ctx: CliContext): Promise<HookInput> {
 
 /**
  * `ward hook <host> --policy P`: read the host's hook event on stdin, decide it through the host's
- * decoder (mcp/service/hook-hosts), write a signed trace, and answer in the host's shape. Every
+ * decoder (src/agent-hooks), write a signed trace, and answer in the host's shape. Every
  * failure is a deny (the host's `fail`): hosts run the tool on any exit other than 0 and 2, so the
  * hook never lets a failure become another exit code. `argError` is a command-line problem found
  * before the call was read: the input is still read, so the deny has the event's shape.

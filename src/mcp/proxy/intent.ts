@@ -4,7 +4,7 @@ import { isJsonObject, type JsonObject } from '../../canon/index.js';
 import { PROVENANCE_SOURCES, TARGET_KINDS, ENDPOINT_CLASSES } from '../../contract/vocabulary.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import type { ContextEnvelope } from '../../context/index.js';
-import { claudeCodeToolName } from '../service/adapters.js';
+import { claudeCodeToolName } from '../../agent-hooks/claude-code.js';
 import {
   argTargets,
   bareToolName,

@@ -1,5 +1,6 @@
 import { isJsonObject, type JsonObject, type JsonValue } from '../../canon/index.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
+import { decodeClaudeCodeCall } from '../../agent-hooks/claude-code.js';
 import { decodeContextOsCall } from './contextos.js';
 import {
   FieldReader,
@@ -12,7 +13,7 @@ import {
   type ScriptStepCall,
   type ServerInfo,
   type ToolCall,
-} from './tool-call.js';
+} from '../../agent-hooks/tool-call.js';
 
 /** The payload adapters (`mcp-decision-service.md` §6.1), plus Ward's `contextos`. */
 export const ADAPTERS = ['mcp', 'openai', 'anthropic', 'claude_code', 'langchain', 'contextos'] as const;
@@ -208,66 +209,4 @@ function decodeLangChainCall(raw: JsonObject): ToolCall {
   const name = f.string(raw, 'tool').trim();
   if (name === '') throw f.fail('tool is required');
   return emptyCall(name, f.argsValue(raw, 'tool_input'));
-}
-
-// --- claude_code ------------------------------------------------------------------------------------
-
-const CLAUDE_TOOL_NAMES: Readonly<Record<string, string>> = {
-  Read: 'tool.read',
-  Grep: 'tool.read',
-  Glob: 'tool.read',
-  WebFetch: 'tool.read',
-  WebSearch: 'tool.read',
-  Write: 'tool.write',
-  Edit: 'tool.write',
-  NotebookEdit: 'tool.write',
-  Bash: 'tool.exec',
-  Task: 'tool.delegate',
-};
-
-/** Claude Code tool names → Ward tool names (§6.1). */
-export function claudeCodeToolName(name: string): string {
-  const trimmed = name.trim();
-  const mapped = CLAUDE_TOOL_NAMES[trimmed];
-  if (mapped) return mapped;
-  if (trimmed.includes('.')) return trimmed.toLowerCase();
-  return `tool.${snakeLower(trimmed)}`;
-}
-
-/** `MultiEdit` → `multi_edit`, `mcp__github__create_issue` stays, other separators become `_`. */
-function snakeLower(name: string): string {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
-    .replace(/[^A-Za-z0-9_]+/g, '_')
-    .toLowerCase();
-}
-
-/** Argument keys that name targets (§6.1), in the order they are inferred. */
-const CLAUDE_TARGET_KEYS: readonly { keys: readonly string[]; kind: string; operation: string }[] = [
-  { keys: ['path', 'file_path', 'filepath', 'file'], kind: 'path', operation: '' },
-  { keys: ['url', 'uri'], kind: 'url', operation: '' },
-  { keys: ['command', 'cmd', 'script'], kind: 'other', operation: 'execute' },
-  { keys: ['task', 'prompt', 'description'], kind: 'other', operation: 'delegate' },
-];
-
-function decodeClaudeCodeCall(raw: JsonObject): ToolCall {
-  const f = new FieldReader('claude_code');
-  const rawName = (f.string(raw, 'tool_name') || f.string(raw, 'name')).trim();
-  if (rawName === '') throw f.fail('tool_name is required');
-  const input = raw['tool_input'] !== undefined && raw['tool_input'] !== null ? f.argsValue(raw, 'tool_input') : f.argsValue(raw, 'input');
-  const call = emptyCall(claudeCodeToolName(rawName), input);
-  for (const { keys, kind, operation } of CLAUDE_TARGET_KEYS) {
-    for (const key of keys) {
-      const value = input[key];
-      if (typeof value !== 'string' || value.trim() === '') continue;
-      const target = emptyTarget(kind, value);
-      target.operation = operation;
-      call.targets.push(target);
-    }
-  }
-  call.context.session_id = f.string(raw, 'session_id');
-  const hookEvent = f.string(raw, 'hook_event_name');
-  call.context.auth_context = { hook_event_name: hookEvent, adapter: 'claude_code' };
-  return call;
 }

@@ -28,7 +28,7 @@ import { appendDecisionLog, appendOtelLog, type DecisionExport } from './exports
 import { FALLBACK_CONTEXT_WARNING, toIntentRequest, validateAuthEvidence, type Profile } from './intent.js';
 import { checkEmergencyStop, recordBlockedDispatch } from './job-state.js';
 import { appendJsonLine } from './jsonl.js';
-import type { ToolCall } from './tool-call.js';
+import type { ToolCall } from '../../agent-hooks/tool-call.js';
 import { applyMcpTrust, evaluateMcpTrust, mcpTrustDecisionJson } from './trust.js';
 import { InFlight } from '../../decision/in-flight.js';
 

@@ -1,8 +1,8 @@
 // The reference-compatible MCP decision service (`mcp-decision-service.md`), protocol only:
-// payload adapters, the decision pipeline, the HTTP service (`/v1/evaluate*`), MCP server trust
-// and the Claude Code hook protocol. The commands that run them (`mcp proxy --call`, `mcp serve`,
-// `mcp verify`, `hook claude-code`) are in src/cli/commands.
-export { ADAPTERS, normalizeAdapter, decodeToolCall, claudeCodeToolName, type AdapterName } from './adapters.js';
+// payload adapters, the decision pipeline, the HTTP service (`/v1/evaluate*`) and MCP server trust.
+// The commands that run them (`mcp proxy --call`, `mcp serve`, `mcp verify`) are in src/cli/commands;
+// coding agents' hook protocols (and the `claude_code` adapter's decoding) are in src/agent-hooks.
+export { ADAPTERS, normalizeAdapter, decodeToolCall, type AdapterName } from './adapters.js';
 export { toIntentRequest, FALLBACK_CONTEXT_WARNING, type Profile } from './intent.js';
 export {
   evaluateDecision,
@@ -27,18 +27,5 @@ export {
 } from './http.js';
 export { verifyMcpServer, type McpServerVerdict } from './verify.js';
 export { evaluateMcpTrust, parseTrustSnapshot, applyMcpTrust, mcpTrustDecisionJson, type McpTrustDecision } from './trust.js';
-export {
-  hookOutput,
-  hookOutputFor,
-  replyForVerdict,
-  failReply,
-  parseHookInput,
-  alignMcpToolTargets,
-  HOOK_EVENTS,
-  type HookInput,
-  type HookOutput,
-  type HookEvent,
-  type HookReply,
-} from './hook.js';
 export { contextOsResultEnvelope, CONTEXTOS_CALL_VERSION, CONTEXTOS_RESULT_VERSION } from './contextos.js';
-export type { ToolCall, CallContext, CallTarget, ServerInfo } from './tool-call.js';
+export type { ToolCall, CallContext, CallTarget, ServerInfo } from '../../agent-hooks/tool-call.js';

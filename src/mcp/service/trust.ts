@@ -4,7 +4,7 @@ import { ZERO_TIME, addSeconds, compareTime, decodeObject, decodeObjectArray, de
 import type { McpTrustConfig, Verdict } from '../../policy/types.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import { isGoEmpty } from '../../edge/json-output.js';
-import type { ServerInfo } from './tool-call.js';
+import type { ServerInfo } from '../../agent-hooks/tool-call.js';
 
 /**
  * MCP server trust (`mcp-decision-service.md` §6.7): a local trust snapshot

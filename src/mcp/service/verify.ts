@@ -3,7 +3,7 @@ import { EXIT, type ExitCode } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import type { LoadedPolicy } from '../../policy/types.js';
 import { evaluateMcpTrust, mcpTrustDecisionJson, MCP_TRUST_POLICY_VIOLATION } from './trust.js';
-import type { ServerInfo } from './tool-call.js';
+import type { ServerInfo } from '../../agent-hooks/tool-call.js';
 
 const RISK_PRIORITY = ['critical', 'high', 'medium', 'low'];
 

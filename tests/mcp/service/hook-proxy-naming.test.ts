@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir, ward } from '../../cli/run.js';
 import { DEFAULT_TARGET_MAPPING, intentForCall, intentToolName } from '../../../src/mcp/proxy/intent.js';
-import { claudeCodeToolName } from '../../../src/mcp/service/adapters.js';
+import { claudeCodeToolName } from '../../../src/agent-hooks/claude-code.js';
 import { connect, node, TINY } from '../proxy/helpers.js';
 
 /**

@@ -1,9 +1,8 @@
-import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../../../canon/index.js';
-import { claudeCodeToolName } from '../adapters.js';
-import type { DecisionResult } from '../evaluate.js';
-import { enrichHookCall, type HookReply } from '../hook.js';
-import { FieldReader } from '../tool-call.js';
-import type { HookHost, HostHookInput } from './host.js';
+import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/index.js';
+import { claudeCodeToolName } from './claude-code.js';
+import { enrichHookCall } from './hook-call.js';
+import type { HookDecision, HookHost, HookReply, HostHookInput } from './host.js';
+import { FieldReader } from './tool-call.js';
 
 // Gemini CLI's `BeforeTool` command hook (docs/integrations-gemini-cli.md), from its hooks reference
 // (google-gemini/gemini-cli docs/hooks/reference.md): the event on stdin with `session_id`, `cwd`,
@@ -94,7 +93,7 @@ function lenientEvent(text: string): string | undefined {
   }
 }
 
-function describe(result: DecisionResult): string {
+function describe(result: HookDecision): string {
   const reasons = result.reasonCodes.length > 0 ? result.reasonCodes.join(', ') : 'none';
   return `(${reasons}); trace ${String(result.output['trace_id'])}`;
 }
@@ -107,7 +106,7 @@ function describe(result: DecisionResult): string {
  * | dry_run | `decision: deny` + reason |
  * | require_approval | `decision: deny` + reason: BeforeTool cannot ask, so the call stops and the agent is told to ask the user |
  */
-function reply(event: string, result: DecisionResult): HookReply {
+function reply(event: string, result: HookDecision): HookReply {
   if (event !== EVENT) return pass(event);
   const why = describe(result);
   switch (result.verdict) {

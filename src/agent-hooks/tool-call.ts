@@ -1,5 +1,5 @@
-import { decodeBool, decodeObject, decodeObjectArray, decodeString, decodeStringArray, isJsonObject, parseJsonText, plainFaultMessage, type FaultReporter, type JsonObject, type JsonValue } from '../../canon/index.js';
-import { ERROR_CODES, WardError } from '../../errors.js';
+import { decodeBool, decodeObject, decodeObjectArray, decodeString, decodeStringArray, isJsonObject, parseJsonText, plainFaultMessage, type FaultReporter, type JsonObject, type JsonValue } from '../canon/index.js';
+import { ERROR_CODES, WardError } from '../errors.js';
 
 /**
  * The reference's internal `ToolCall` (`mcp-decision-service.md` §6.1): what every payload adapter

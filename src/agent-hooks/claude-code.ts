@@ -1,10 +1,11 @@
-import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../../canon/index.js';
-import type { DecisionRequest, DecisionResult } from './evaluate.js';
-import type { CallTarget, ToolCall } from './tool-call.js';
-import { bareToolName, operationFromToolName } from '../../intent/discover.js';
+import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/index.js';
+import { enrichHookCall } from './hook-call.js';
+import type { HookCallContext, HookDecision, HookDecisionRequest, HookHost, HookReply } from './host.js';
+import { FieldReader, emptyCall, emptyTarget, type ToolCall } from './tool-call.js';
 
-// The Claude Code hook protocol: its events, the reply for each verdict and for a failure, and how
-// its input is read. `ward hook claude-code` (cli/commands/hook.ts) runs it.
+// Claude Code (docs/integrations-claude-code.md): its tool names, how its event becomes a tool call
+// (the decision service's `claude_code` adapter), its events, the reply for each verdict and for a
+// failure, and how its input is read. `ward hook claude-code` and `POST /v1/hooks/claude-code` run it.
 
 /** The Claude Code events the hook answers, each with its own reply shape. */
 export const HOOK_EVENTS = ['PreToolUse', 'PermissionRequest', 'PostToolUse'] as const;
@@ -21,28 +22,17 @@ export interface HookOutput {
   };
 }
 
-/**
- * What the hook process does: print `stdout` (one JSON line) and exit 0, or print nothing on stdout,
- * `stderr` as the reason, and exit 2. Claude Code acts on the JSON only on exit 0, blocks on exit 2
- * (stderr goes to Claude), and treats every other exit as a non-blocking error — the tool runs.
- */
-export interface HookReply {
-  exitCode: 0 | 2;
-  stdout?: JsonObject;
-  stderr?: string;
-}
-
 /** The PreToolUse reply Claude Code reads from stdout. */
 export function hookOutput(permissionDecision: PermissionDecision, permissionDecisionReason: string): HookOutput {
   return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision, permissionDecisionReason } };
 }
 
 /** Verdict → PreToolUse permission: allow → allow, block → deny, require_approval → ask, dry_run → deny. */
-export function hookOutputFor(result: DecisionResult): HookOutput {
+export function hookOutputFor(result: HookDecision): HookOutput {
   return replyForVerdict('PreToolUse', result).stdout as unknown as HookOutput;
 }
 
-function describe(result: DecisionResult): { reasons: string; trace: string } {
+function describe(result: HookDecision): { reasons: string; trace: string } {
   return {
     reasons: result.reasonCodes.length > 0 ? result.reasonCodes.join(', ') : 'none',
     trace: `trace ${String(result.output['trace_id'])}`,
@@ -58,7 +48,7 @@ function describe(result: DecisionResult): { reasons: string; trace: string } {
  * | require_approval | `ask` | no decision: Claude Code shows you its dialog; `systemMessage` says why | no decision; `additionalContext` says approval was required |
  * | block, dry_run | `deny` + reason | `decision.behavior: deny` + `message` | `decision: block` + `reason` |
  */
-export function replyForVerdict(event: HookEvent, result: DecisionResult): HookReply {
+export function replyForVerdict(event: HookEvent, result: HookDecision): HookReply {
   const { reasons, trace } = describe(result);
   const blocked =
     result.verdict === 'dry_run'
@@ -167,65 +157,12 @@ function lenientEvent(text: string): HookEvent | undefined {
 }
 
 /**
- * One mapping for the hook and the MCP proxy (docs/integrations-claude-code.md "One policy for the
- * hook and the proxy"): an MCP tool's path targets get the operation its tool name makes obvious
- * (`write_file` → write), as the proxy gives them, and command targets are `proc.exec` whatever
- * the tool is called. The reference's `claude_code` adapter leaves both unset; the decision service
- * keeps that, the hook adds them.
- */
-export function alignMcpToolTargets(call: ToolCall): void {
-  // The operation the gate's discovery gives the same values (intent/discover.ts), so a declared
-  // target and a discovered one agree, as the proxy's targets do.
-  const operation = /^tool\.mcp__.+?__./.test(call.name) ? operationFromToolName(bareToolName(call.name)) : '';
-  // The reference's adapter reads `prompt`/`description` as a delegation target for every tool;
-  // only Task delegates. WebFetch's `prompt` says what to look for in the page: free text, not a
-  // target of unknown class that a fail-closed policy would refuse.
-  if (call.name !== 'tool.delegate') call.targets = call.targets.filter((t) => !(t.kind === 'other' && t.operation === 'delegate'));
-  for (const t of call.targets as (CallTarget & { endpoint_class?: string })[]) {
-    if (t.kind === 'path' && t.operation === '' && operation !== '') t.operation = operation;
-    if (t.kind === 'other' && t.operation === 'execute') t.endpoint_class = 'proc.exec';
-  }
-}
-
-/** The provenance of a hook call's arguments when nothing says otherwise: the MCP proxy's default. */
-export const DEFAULT_ARG_SOURCE = 'tool_output';
-
-/** How the host running the hook describes the agent, beside what the event itself says. */
-export interface HookCallContext {
-  identity?: string | undefined;
-  riskClass?: string | undefined;
-  /** Provenance of the model's arguments (`--arg-source`); default `tool_output`, as the MCP proxy's. */
-  argSource?: string | undefined;
-  /** The workspace when the event has no `cwd` (the CLI hook's own directory; none on the daemon). */
-  defaultWorkspace?: string | undefined;
-}
-
-/**
  * The decision request for one Claude Code event: the same for `ward hook claude-code` and for
  * `POST /v1/hooks/claude-code` on the daemon, so both decide a call the same way. The workspace is
  * the session's `cwd` from the event; without one (and no default), relative paths are not evaluable.
  */
-export function claudeCodeHookRequest(payload: JsonObject, context: HookCallContext): DecisionRequest {
+export function claudeCodeHookRequest(payload: JsonObject, context: HookCallContext): HookDecisionRequest {
   return { payload, adapter: 'claude_code', enrichCall: (call) => enrichHookCall(call, payload, context, 'claude-code') };
-}
-
-/**
- * What every host's hook adds to a decoded call, so that hosts decide alike: identity (default the
- * host's name), the workspace from the event's `cwd`, the MCP proxy's targets and the default
- * provenance of the model's arguments.
- */
-export function enrichHookCall(call: ToolCall, payload: JsonObject, context: HookCallContext, defaultIdentity: string): void {
-  const hookCwd = typeof payload['cwd'] === 'string' ? payload['cwd'].trim() : '';
-  call.context.identity = (context.identity ?? '').trim() || defaultIdentity;
-  call.context.workspace = hookCwd || context.defaultWorkspace || '';
-  if (context.riskClass) call.context.risk_class = context.riskClass;
-  alignMcpToolTargets(call);
-  // The host does not say who wrote an argument: the model did, possibly steered by earlier tool
-  // output. Every argument gets the provenance the MCP proxy gives it by default, so a policy's
-  // fail-closed `arg_provenance` check is met and all hosts decide alike.
-  if (call.argProvenance.length === 0) {
-    call.argProvenance = Object.keys(call.args).map((key) => ({ arg_path: `$.${key}`, source: context.argSource || DEFAULT_ARG_SOURCE }));
-  }
 }
 
 /**
@@ -237,3 +174,82 @@ export function httpHookBody(reply: HookReply): JsonObject {
   return reply.stdout ?? { decision: 'block', reason: reply.stderr?.trim() || 'Ward: the hook request could not be decided' };
 }
 
+// --- the tool call ------------------------------------------------------------------------------------
+
+const CLAUDE_TOOL_NAMES: Readonly<Record<string, string>> = {
+  Read: 'tool.read',
+  Grep: 'tool.read',
+  Glob: 'tool.read',
+  WebFetch: 'tool.read',
+  WebSearch: 'tool.read',
+  Write: 'tool.write',
+  Edit: 'tool.write',
+  NotebookEdit: 'tool.write',
+  Bash: 'tool.exec',
+  Task: 'tool.delegate',
+};
+
+/** Claude Code tool names → Ward tool names (§6.1). */
+export function claudeCodeToolName(name: string): string {
+  const trimmed = name.trim();
+  const mapped = CLAUDE_TOOL_NAMES[trimmed];
+  if (mapped) return mapped;
+  if (trimmed.includes('.')) return trimmed.toLowerCase();
+  return `tool.${snakeLower(trimmed)}`;
+}
+
+/** `MultiEdit` → `multi_edit`, `mcp__github__create_issue` stays, other separators become `_`. */
+function snakeLower(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
+    .replace(/[^A-Za-z0-9_]+/g, '_')
+    .toLowerCase();
+}
+
+/** Argument keys that name targets (§6.1), in the order they are inferred. */
+const CLAUDE_TARGET_KEYS: readonly { keys: readonly string[]; kind: string; operation: string }[] = [
+  { keys: ['path', 'file_path', 'filepath', 'file'], kind: 'path', operation: '' },
+  { keys: ['url', 'uri'], kind: 'url', operation: '' },
+  { keys: ['command', 'cmd', 'script'], kind: 'other', operation: 'execute' },
+  { keys: ['task', 'prompt', 'description'], kind: 'other', operation: 'delegate' },
+];
+
+/** The decision service's `claude_code` adapter (§6.1): a Claude Code hook event as a tool call. */
+export function decodeClaudeCodeCall(raw: JsonObject): ToolCall {
+  const f = new FieldReader('claude_code');
+  const rawName = (f.string(raw, 'tool_name') || f.string(raw, 'name')).trim();
+  if (rawName === '') throw f.fail('tool_name is required');
+  const input = raw['tool_input'] !== undefined && raw['tool_input'] !== null ? f.argsValue(raw, 'tool_input') : f.argsValue(raw, 'input');
+  const call = emptyCall(claudeCodeToolName(rawName), input);
+  for (const { keys, kind, operation } of CLAUDE_TARGET_KEYS) {
+    for (const key of keys) {
+      const value = input[key];
+      if (typeof value !== 'string' || value.trim() === '') continue;
+      const target = emptyTarget(kind, value);
+      target.operation = operation;
+      call.targets.push(target);
+    }
+  }
+  call.context.session_id = f.string(raw, 'session_id');
+  const hookEvent = f.string(raw, 'hook_event_name');
+  call.context.auth_context = { hook_event_name: hookEvent, adapter: 'claude_code' };
+  return call;
+}
+
+/** Claude Code's hook protocol, as the registry (index.ts) lists it. */
+export const claudeCodeHost: HookHost = {
+  name: 'claude-code',
+  label: 'Claude Code',
+  events: HOOK_EVENTS,
+  parseInput(text) {
+    const input = parseHookInput(text);
+    return input.ok ? { kind: 'decide', payload: input.payload, event: input.event } : { kind: 'fail', event: input.event, message: input.message };
+  },
+  request: claudeCodeHookRequest,
+  reply: (event, result) => replyForVerdict(event as HookEvent, result),
+  // Claude Code's hook answers every event it is registered for; there is no event it passes.
+  pass: (event, message) => failReply(event as HookEvent, message ?? `unsupported hook event ${JSON.stringify(event)}`),
+  fail: (event, message) => failReply(event as HookEvent | undefined, message),
+  httpBody: httpHookBody,
+};

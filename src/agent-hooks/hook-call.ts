@@ -1,0 +1,50 @@
+import type { JsonObject } from '../canon/index.js';
+import { bareToolName, operationFromToolName } from '../intent/discover.js';
+import type { HookCallContext } from './host.js';
+import type { CallTarget, ToolCall } from './tool-call.js';
+
+// What every host's hook adds to the call its event decodes to, so that all hosts — and the MCP
+// proxy, which gives the same targets and provenance — decide a call alike.
+
+/**
+ * One mapping for the hook and the MCP proxy (docs/integrations-claude-code.md "One policy for the
+ * hook and the proxy"): an MCP tool's path targets get the operation its tool name makes obvious
+ * (`write_file` → write), as the proxy gives them, and command targets are `proc.exec` whatever
+ * the tool is called. The reference's `claude_code` adapter leaves both unset; the decision service
+ * keeps that, the hook adds them.
+ */
+export function alignMcpToolTargets(call: ToolCall): void {
+  // The operation the gate's discovery gives the same values (intent/discover.ts), so a declared
+  // target and a discovered one agree, as the proxy's targets do.
+  const operation = /^tool\.mcp__.+?__./.test(call.name) ? operationFromToolName(bareToolName(call.name)) : '';
+  // The reference's adapter reads `prompt`/`description` as a delegation target for every tool;
+  // only Task delegates. WebFetch's `prompt` says what to look for in the page: free text, not a
+  // target of unknown class that a fail-closed policy would refuse.
+  if (call.name !== 'tool.delegate') call.targets = call.targets.filter((t) => !(t.kind === 'other' && t.operation === 'delegate'));
+  for (const t of call.targets as (CallTarget & { endpoint_class?: string })[]) {
+    if (t.kind === 'path' && t.operation === '' && operation !== '') t.operation = operation;
+    if (t.kind === 'other' && t.operation === 'execute') t.endpoint_class = 'proc.exec';
+  }
+}
+
+/** The provenance of a hook call's arguments when nothing says otherwise: the MCP proxy's default. */
+export const DEFAULT_ARG_SOURCE = 'tool_output';
+
+/**
+ * What every host's hook adds to a decoded call, so that hosts decide alike: identity (default the
+ * host's name), the workspace from the event's `cwd`, the MCP proxy's targets and the default
+ * provenance of the model's arguments.
+ */
+export function enrichHookCall(call: ToolCall, payload: JsonObject, context: HookCallContext, defaultIdentity: string): void {
+  const hookCwd = typeof payload['cwd'] === 'string' ? payload['cwd'].trim() : '';
+  call.context.identity = (context.identity ?? '').trim() || defaultIdentity;
+  call.context.workspace = hookCwd || context.defaultWorkspace || '';
+  if (context.riskClass) call.context.risk_class = context.riskClass;
+  alignMcpToolTargets(call);
+  // The host does not say who wrote an argument: the model did, possibly steered by earlier tool
+  // output. Every argument gets the provenance the MCP proxy gives it by default, so a policy's
+  // fail-closed `arg_provenance` check is met and all hosts decide alike.
+  if (call.argProvenance.length === 0) {
+    call.argProvenance = Object.keys(call.args).map((key) => ({ arg_path: `$.${key}`, source: context.argSource || DEFAULT_ARG_SOURCE }));
+  }
+}
