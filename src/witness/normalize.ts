@@ -131,3 +131,50 @@ export function foldChanges(text: string): boolean {
 export function reversed(text: string): string {
   return Array.from(text).reverse().join('');
 }
+
+/**
+ * Can `foldForMatch(text)` be at least `n` characters long? Folding never lengthens ASCII, but a
+ * compatibility decomposition can lengthen other text (`⑩` is `10`, `ﬃ` is `ffi`, `é` is `e` and a
+ * combining accent): the length that counts is the folded one, on both sides (remember and match).
+ */
+export function mayFoldToLength(text: string, n: number): boolean {
+  return text.length >= n || NON_ASCII.test(text);
+}
+
+/**
+ * `(start, end) => foldForMatch(text.slice(start, end))`, with the text folded once: folding is
+ * compositional, so a slice's fold is a slice of the text's fold (ASCII: each character folds to
+ * itself lower-cased or to nothing, and a prefix count maps offsets). Text with other characters
+ * folds each slice on its own (rare in results; the slices start and end at code point boundaries).
+ */
+export function foldedSlices(text: string): (start: number, end: number) => string {
+  if (!foldChanges(text)) return (start, end) => text.slice(start, end);
+  if (NON_ASCII.test(text)) return (start, end) => foldForMatch(text.slice(start, end));
+  const n = text.length;
+  let dropped = false;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c <= 0x20 || c === 0x7f) {
+      dropped = true;
+      break;
+    }
+  }
+  const lower = text.toLowerCase();
+  if (!dropped) return (start, end) => lower.slice(start, end);
+  // kept[i]: characters of text[0, i) the fold keeps.
+  const kept = new Uint32Array(n + 1);
+  const parts: string[] = [];
+  let run = 0;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    const drop = c <= 0x20 || c === 0x7f;
+    kept[i + 1] = (kept[i] as number) + (drop ? 0 : 1);
+    if (drop) {
+      if (i > run) parts.push(lower.slice(run, i));
+      run = i + 1;
+    }
+  }
+  if (n > run) parts.push(lower.slice(run, n));
+  const folded = parts.join('');
+  return (start, end) => folded.slice(kept[start] as number, kept[end] as number);
+}

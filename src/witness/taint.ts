@@ -1,5 +1,5 @@
 import { hash, randomBytes } from 'node:crypto';
-import { foldForMatch, reversed } from './normalize.js';
+import { foldedSlices, foldForMatch, mayFoldToLength, reversed } from './normalize.js';
 import { BLOB_KEYS, credentialSecrets } from './results.js';
 import { blobText, NOT_PLAIN, plainBase64Tokens } from './decode.js';
 import { unwrap, type UnwrapBudget, type UnwrapEncoding } from './unwrap.js';
@@ -217,9 +217,12 @@ export class TaintMemory {
       // No candidate is shorter than MIN_TOKEN_CHARS, and unescaping never lengthens a text.
       if (value.length < MIN_TOKEN_CHARS) continue;
       for (const variant of unescapeVariants(normalizeNewlines(value))) {
-        for (const raw of candidates(variant, this.limits.maxValueChars)) {
-          const candidate = foldForMatch(raw);
-          if (seen.has(candidate) || candidate.length < MIN_TOKEN_CHARS || !informative(candidate)) continue;
+        const ranges = candidateRanges(variant, this.limits.maxValueChars);
+        if (ranges.length === 0) continue;
+        const folded = foldedSlices(variant);
+        for (let k = 0; k < ranges.length; k += 2) {
+          const candidate = folded(ranges[k] as number, ranges[k + 1] as number);
+          if (candidate.length < MIN_TOKEN_CHARS || seen.has(candidate) || !informative(candidate)) continue;
           seen.add(candidate);
           if (budget-- <= 0) {
             out.dropped++;
@@ -247,7 +250,7 @@ export class TaintMemory {
       if (left <= 0) return;
       if (typeof node === 'string') {
         left--;
-        if (node.length >= MIN_TOKEN_CHARS) this.matchString(node, parent, at, false, hits, budget);
+        if (mayFoldToLength(node, MIN_TOKEN_CHARS)) this.matchString(node, parent, at, false, hits, budget);
         return;
       }
       if (typeof node === 'number') {
@@ -271,7 +274,7 @@ export class TaintMemory {
         if (key.length > 0) {
           if (left <= 0) return;
           left--;
-          if (key.length >= MIN_TOKEN_CHARS) this.matchString(key, path, key, true, hits, budget);
+          if (mayFoldToLength(key, MIN_TOKEN_CHARS)) this.matchString(key, path, key, true, hits, budget);
         }
         visit(object[key], path, key, depth + 1);
       }
@@ -349,10 +352,14 @@ export class TaintMemory {
     const key = this.digest(value);
     const known = this.entries.get(key) ?? this.guarded.get(key);
     if (known) {
-      known.sources = [source, ...known.sources.filter((s) => s.traceId !== source.traceId || s.toolName !== source.toolName)].slice(
-        0,
-        this.limits.maxSourcesPerValue,
-      );
+      // The source first, once (in place: a refresh is the common case of a repeated result).
+      const list = known.sources;
+      const i = list.findIndex((s) => s.traceId === source.traceId && s.toolName === source.toolName);
+      if (i !== 0) {
+        if (i > 0) list.splice(i, 1);
+        list.unshift(source);
+        if (list.length > this.limits.maxSourcesPerValue) list.length = this.limits.maxSourcesPerValue;
+      }
       if (guarded && !known.guarded) {
         // An ordinary value seen again as a credential moves into the protected budget.
         this.entries.delete(key);
@@ -591,7 +598,8 @@ function percentDecode(text: string): string {
   return text.replace(PERCENT_RUN, (run) => Buffer.from(run.replace(/%/g, ''), 'hex').toString('utf8'));
 }
 
-const TOKEN_SPLIT = /[\s"'`<>()[\]{},;|]+/;
+/** A token: a run of characters between whitespace, quotes, brackets, commas, semicolons and bars. */
+const TOKEN = /[^\s"'`<>()[\]{},;|]+/g;
 const URL_LIKE = /^[a-z][a-z0-9+.-]*:\/\/\S+$/i;
 const ABS_PATH = /^(?:~?\/|[A-Za-z]:[\\/])[^\s]*[\\/][^\s]*$/;
 const TRAILING_PUNCTUATION = /[.,:;!?]+$/;
@@ -599,26 +607,83 @@ const TRAILING_PUNCTUATION = /[.,:;!?]+$/;
  * `NAME=value`, `export NAME="value"`, `name: value` (.env files, shell profiles, YAML and
  * properties files): the value alone is what an exfiltrating call carries, without its name.
  */
-const ASSIGNMENT = /^(?:export\s+)?[A-Za-z_][\w.-]*\s*[=:]\s*(\S.*)$/;
+const ASSIGNMENT = /^(?:export\s+)?[A-Za-z_][\w.-]*\s*[=:]\s*(\S.*)$/d;
 const QUOTED = /^(["'])(.*)\1$/;
+/** What `String.prototype.trim` removes (JavaScript's `\s`). */
+const TRIMMED = /\s/;
 
 /** The candidate values of one result string (see the module comment). */
 export function candidates(text: string, maxValueChars: number = DEFAULT_TAINT_LIMITS.maxValueChars): string[] {
+  const ranges = candidateRanges(text, maxValueChars);
   const out: string[] = [];
-  const whole = text.trim();
-  if (whole.length >= MIN_TEXT_CHARS && whole.length <= maxValueChars && informative(whole)) out.push(whole);
-  for (const line of whole.includes('\n') ? whole.split('\n') : [whole]) {
-    const t = line.trim();
-    if (t !== whole && t.length >= MIN_TEXT_CHARS && t.length <= maxValueChars && informative(t)) out.push(t);
-    const assigned = ASSIGNMENT.exec(t)?.[1]?.replace(QUOTED, '$2');
-    if (assigned && assigned !== t && assigned.length >= MIN_TOKEN_CHARS && assigned.length <= maxValueChars && informative(assigned)) out.push(assigned);
+  for (let k = 0; k < ranges.length; k += 2) out.push(text.slice(ranges[k], ranges[k + 1]));
+  return out;
+}
+
+/**
+ * Where the candidates of one result string are in it, as [start, end) pairs, flat: `remember`
+ * folds the whole text once and takes each candidate's folded form as a slice of that, instead of
+ * folding every candidate (lines and tokens overlap the whole text: that folded it three times).
+ * A whole string of 12 to 15 characters that is token-like counts as a token (a short secret
+ * alone in a result, or padded with whitespace, is remembered like the same secret in a sentence).
+ */
+export function candidateRanges(text: string, maxValueChars: number = DEFAULT_TAINT_LIMITS.maxValueChars): number[] {
+  const out: number[] = [];
+  const [ws, we] = trimRange(text, 0, text.length);
+  if (we - ws < MIN_TOKEN_CHARS) return out;
+  const whole = ws === 0 && we === text.length ? text : text.slice(ws, we);
+  const wholeTaken = whole.length >= MIN_TEXT_CHARS && whole.length <= maxValueChars && informative(whole);
+  if (wholeTaken) out.push(ws, we);
+  let lineStart = ws;
+  const multiLine = whole.includes('\n');
+  while (lineStart <= we) {
+    let lineEnd = multiLine ? text.indexOf('\n', lineStart) : -1;
+    if (lineEnd < 0 || lineEnd > we) lineEnd = we;
+    const [ts, te] = trimRange(text, lineStart, lineEnd);
+    if (te - ts >= MIN_TOKEN_CHARS) {
+      const isWhole = ts === ws && te === we;
+      const t = isWhole ? whole : text.slice(ts, te);
+      if (!isWhole && t.length >= MIN_TEXT_CHARS && t.length <= maxValueChars && informative(t)) out.push(ts, te);
+      const m = ASSIGNMENT.exec(t);
+      const at = m?.indices?.[1];
+      if (m && at) {
+        let [as, ae] = at;
+        const q = QUOTED.exec(m[1] as string);
+        if (q) {
+          as++;
+          ae--;
+        }
+        if (ae - as !== t.length && ae - as >= MIN_TOKEN_CHARS && ae - as <= maxValueChars && informative(t.slice(as, ae))) out.push(ts + as, ts + ae);
+      }
+    }
+    lineStart = lineEnd + 1;
   }
-  for (const raw of whole.split(TOKEN_SPLIT)) {
-    const token = URL_LIKE.test(raw) ? raw.replace(TRAILING_PUNCTUATION, '') : raw;
-    if (token.length < MIN_TOKEN_CHARS || token.length > maxValueChars || token === whole) continue;
-    if (URL_LIKE.test(token) || ABS_PATH.test(token) || tokenLike(token)) out.push(token);
+  TOKEN.lastIndex = ws;
+  for (let m = TOKEN.exec(text); m !== null && m.index < we; m = TOKEN.exec(text)) {
+    const raw = m[0];
+    const rs = m.index;
+    let re = Math.min(rs + raw.length, we);
+    if (re - rs < MIN_TOKEN_CHARS) continue;
+    let token = re - rs === raw.length ? raw : raw.slice(0, re - rs);
+    const url = URL_LIKE.test(token);
+    if (url) {
+      const cut = TRAILING_PUNCTUATION.exec(token);
+      if (cut) {
+        re -= cut[0].length;
+        token = token.slice(0, token.length - cut[0].length);
+      }
+    }
+    if (token.length < MIN_TOKEN_CHARS || token.length > maxValueChars || (wholeTaken && rs === ws && re === we)) continue;
+    if ((url && URL_LIKE.test(token)) || ABS_PATH.test(token) || tokenLike(token)) out.push(rs, re);
   }
   return out;
+}
+
+/** `text.slice(start, end).trim()` as a range of `text`. */
+function trimRange(text: string, start: number, end: number): [number, number] {
+  while (start < end && TRIMMED.test(text[start] as string)) start++;
+  while (end > start && TRIMMED.test(text[end - 1] as string)) end--;
+  return [start, end];
 }
 
 function informative(value: string): boolean {

