@@ -14,6 +14,8 @@ export interface CliContext {
   /** Reads all of standard input (for `-` arguments). */
   readStdin: () => Promise<string>;
   isTTY: boolean;
+  /** Whether stderr is a terminal (progress is shown there by default; src/cli/progress.ts). */
+  stderrIsTTY?: boolean;
   /** Set by a command to choose the process exit code. */
   exitCode: ExitCode;
   /** The state directory the command resolved (set by `stateDir`), named in errors about state. */

@@ -53,6 +53,7 @@ export async function main(commands?: readonly CommandModule[]): Promise<void> {
     stderr: (text) => void process.stderr.write(text),
     readStdin,
     isTTY: Boolean(process.stdout.isTTY),
+    stderrIsTTY: Boolean(process.stderr.isTTY),
     exitCode: EXIT.OK,
   };
 

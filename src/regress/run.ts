@@ -26,6 +26,8 @@ export interface RunRegressOptions {
   /** Candidates from the command line: by fixture name, or `*` for every fixture. */
   candidates?: ReadonlyMap<string, CandidateArtifact>;
   producerVersion: string;
+  /** Called as fixtures are loaded and graded: `done` of `total` (a suite of large runpacks takes a while). */
+  onProgress?: (stage: 'loaded' | 'graded', done: number, total: number) => void;
 }
 
 /**
@@ -34,10 +36,18 @@ export interface RunRegressOptions {
  */
 export function runRegress(config: RegressConfig, options: RunRegressOptions): RegressResult {
   if (config.fixtures.length === 0) throw configError('no fixtures configured', 'add one with: ward regress init --from <runpack|run_id|pack>');
-  const fixtures = config.fixtures.map((entry) => loadFixture(entry, options));
+  const total = config.fixtures.length;
+  const fixtures = config.fixtures.map((entry, i) => {
+    const fixture = loadFixture(entry, options);
+    options.onProgress?.('loaded', i + 1, total);
+    return fixture;
+  });
   const withContext = contextGraderEnabled(fixtures, options.flags);
   const graders: GraderResult[] = [];
-  for (const fixture of fixtures) graders.push(...gradeFixture(fixture, options.flags, withContext));
+  for (const [i, fixture] of fixtures.entries()) {
+    graders.push(...gradeFixture(fixture, options.flags, withContext));
+    options.onProgress?.('graded', i + 1, total);
+  }
   graders.sort((a, b) => compareUtf8(a.name, b.name));
   const first = fixtures[0]!.runpack!;
   return {

@@ -61,8 +61,11 @@ export interface ExportReport {
   skipped: { kind: EntryKind; id: string; reason: string }[];
 }
 
+/** How far an export or import is: `done` of `total` entries. */
+export type ArchiveProgress = (done: number, total: number) => void;
+
 /** Write every entry matching `filter` to `out` (atomically, 0600). */
-export async function exportStore(store: EvidenceStore, filter: ListFilter, out: string): Promise<ExportReport> {
+export async function exportStore(store: EvidenceStore, filter: ListFilter, out: string, onProgress?: ArchiveProgress): Promise<ExportReport> {
   const entries = await store.list({ ...filter, limit: undefined });
   const skipped: ExportReport['skipped'] = [];
   const byPath = new Map<string, StoreEntry>();
@@ -77,6 +80,8 @@ export async function exportStore(store: EvidenceStore, filter: ListFilter, out:
   const order = [...byPath.keys()].sort(compareUtf8);
   const ahead = new Map<string, Promise<Buffer>>();
   let next = 0;
+  let done = 0;
+  onProgress?.(0, order.length);
   const written = await writeDeterministicZipFile(out, order, async (path) => {
     if (!ahead.has(path)) {
       for (const p of order.slice(next, next + EXPORT_READ_AHEAD)) ahead.set(p, store.read(byPath.get(p)!));
@@ -84,6 +89,7 @@ export async function exportStore(store: EvidenceStore, filter: ListFilter, out:
     }
     const data = await ahead.get(path)!;
     ahead.delete(path);
+    onProgress?.(++done, order.length);
     return { data };
   });
   skipped.sort((a, b) => compareUtf8(`${a.kind}/${a.id}`, `${b.kind}/${b.id}`));
@@ -105,10 +111,12 @@ export interface ImportReport {
  * Import is idempotent: entries already stored count as duplicates, so re-running after a failure
  * is safe.
  */
-export async function importStore(store: EvidenceStore, path: string): Promise<ImportReport> {
+export async function importStore(store: EvidenceStore, path: string, onProgress?: ArchiveProgress): Promise<ImportReport> {
   const zip = openZipFile(path, { limits: STORE_ARCHIVE_LIMITS });
   try {
     const plan = zip.entries.map((entry) => ({ entry, ...parseExportPath(entry.name) }));
+    let done = 0;
+    onProgress?.(0, plan.length);
     const result: ImportReport = { stored: 0, duplicates: 0, conflicts: [] };
     let batch: StoreInput[] = [];
     let names: string[] = [];
@@ -124,6 +132,8 @@ export async function importStore(store: EvidenceStore, path: string): Promise<I
       result.stored += put.stored.length;
       result.duplicates += put.duplicates;
       result.conflicts.push(...put.conflicts);
+      done += batch.length;
+      onProgress?.(done, plan.length);
       batch = [];
       names = [];
       bytes = 0;

@@ -14,6 +14,7 @@ import { WARD_VERSION } from '../../version.js';
 import { describeStateDir, STATE_DIR_NAME, type StateDirResolution } from '../../state/state-dir.js';
 import { stateDirResolution, wardInvocation, type CliContext } from '../context.js';
 import { goJsonLine } from '../output.js';
+import { PROGRESS_HELP, progressOf, type ProgressFlags } from '../progress.js';
 import type { PgConnectionConfig, StoreLocation } from '../../pg/config.js';
 import { storeLocationOf, type StoreLocationFlags } from '../store-access.js';
 import { createFileExclusive, writeFileAtomic } from '../../state/atomic-file.js';
@@ -69,9 +70,12 @@ export function register(program: Command, ctx: CliContext): void {
     .description('check Node, the state directory, key permissions, the store and the build; print a fix for each problem')
     .option('--state-dir <dir>', 'Ward state directory to check (default: $WARD_STATE_DIR, the nearest .ward/ upwards, .ward/ beside --policy, ~/.local/state/ward)')
     .option('--json', 'one line of JSON on stdout (gait.doctor.result)')
+    .option('--progress', PROGRESS_HELP)
     .option('--store <url>', 'check this PostgreSQL store (reachable, schema version) instead of the local one (also WARD_STORE_URL; no password here)')
     .option('--store-password-file <file>', 'file holding the PostgreSQL password (also WARD_STORE_PASSWORD_FILE, PGPASSWORD, ~/.pgpass)')
-    .action(async (flags: { stateDir?: string; json?: boolean } & StoreLocationFlags) => {
+    .action(async (flags: { stateDir?: string } & ProgressFlags & StoreLocationFlags) => {
+      const progress = progressOf(ctx, flags, 'doctor');
+      progress.stage('checking Node and the state directory');
       // A store location that does not parse is a finding of the store check, not a crash.
       let storeLocation: StoreLocation | { error: string; hint?: string | undefined };
       try {
@@ -87,7 +91,12 @@ export function register(program: Command, ctx: CliContext): void {
         if (!isWardError(err)) throw err;
         state = { error: err.message, hint: err.hint };
       }
-      const result = await runDoctor({ cwd: ctx.cwd, state, invocation: wardInvocation(ctx), storeLocation });
+      let result: DoctorResult;
+      try {
+        result = await runDoctor({ cwd: ctx.cwd, state, invocation: wardInvocation(ctx), storeLocation, onStage: (text) => progress.stage(text) });
+      } finally {
+        progress.end();
+      }
       ctx.exitCode = doctorExitCode(result);
       ctx.stdout(flags.json ? goJsonLine(result) + '\n' : renderDoctor(result));
     });
@@ -315,6 +324,8 @@ export interface DoctorOptions {
   packageRoot?: string;
   /** The store to check: the local one (default), a PostgreSQL store, or why `--store` / WARD_STORE_URL is unusable. */
   storeLocation?: StoreLocation | { error: string; hint?: string | undefined };
+  /** Told before a check that can take long begins (the CLI's progress on stderr). */
+  onStage?: (text: string) => void;
 }
 
 export async function runDoctor(opts: DoctorOptions): Promise<DoctorResult> {
@@ -328,6 +339,8 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorResult> {
   if (resolved) {
     const dir = resolved.dir;
     const location = opts.storeLocation;
+    // Opening the store (or reaching a PostgreSQL server) is the check that can take long.
+    opts.onStage?.('checking the store');
     const store: DoctorCheck =
       location && 'error' in location
         ? { name: 'store', scope: 'universal', status: 'fail', message: location.error, ...(location.hint ? { fix_command: location.hint } : {}) }

@@ -25,6 +25,7 @@ import { daemonUrl, isLocalArtifact, packDiffOverDaemon, packInspectOverDaemon }
 import { correlationId, goJsonLine } from '../output.js';
 import { addSigningKeyOptions, addVerifyKeyOptions, signingKeyFromFlags, verifyKeysFromFlags, type SigningKeyFlags, type VerifyKeyFlags } from './keys.js';
 import { displayPath } from './run.js';
+import { PROGRESS_HELP, progressOf } from '../progress.js';
 
 interface BuildFlags extends SigningKeyFlags, StoreLocationFlags {
   type: 'run' | 'authorization';
@@ -32,12 +33,14 @@ interface BuildFlags extends SigningKeyFlags, StoreLocationFlags {
   evidence?: string[];
   out?: string;
   json?: boolean;
+  progress?: boolean;
 }
 
 export interface VerifyFlags extends VerifyKeyFlags {
   profile: 'standard' | 'strict';
   requireSignature?: boolean;
   json?: boolean;
+  progress?: boolean;
 }
 
 interface ReadFlags extends StoreLocationFlags {
@@ -61,33 +64,45 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--evidence <files...>', 'authorization: audit files (default: *_<trace_id>.json next to the trace)')
     .option('--out <file>', 'output path (default pack_<pack_id>.zip next to the runpack, or in the state directory)')
     .option('--json', 'one line of JSON on stdout')
+    .option('--progress', PROGRESS_HELP)
     .option('--store <url>', 'read the runpack from, and store the pack in, a PostgreSQL store (also WARD_STORE_URL; no password here)')
     .option('--store-password-file <file>', 'file holding the PostgreSQL password (also WARD_STORE_PASSWORD_FILE, PGPASSWORD, ~/.pgpass)')
     .action(async (flags: BuildFlags) => {
-      const state = stateDir(ctx, flags.stateDir);
-      const openStore = storeOpener(ctx, flags, state);
-      const key = signingKeyFromFlags(ctx, flags);
+      const progress = progressOf(ctx, flags, 'pack build');
+      progress.stage(`reading ${flags.from}`);
       let built: BuiltPack;
-      let defaultDir: string;
-      if (flags.type === 'run') {
-        const source = await locateArtifact(flags.from, { cwd: ctx.cwd, stateDir: state, kinds: ['runpack'], fileName: (id) => `runpack_${id}.zip`, ...(openStore ? { openStore } : {}) });
-        built = buildRunPack(source.bytes, { producerVersion: WARD_VERSION, signingKey: key.key });
-        defaultDir = source.path.startsWith('store:') ? state : dirname(source.path);
-      } else {
-        const tracePath = resolve(ctx.cwd, flags.from);
-        const trace = { name: basename(tracePath), bytes: readInput(tracePath) };
-        const evidence = (flags.evidence ?? defaultEvidence(tracePath)).map((p) => {
-          const path = resolve(ctx.cwd, p);
-          return { name: basename(path), bytes: readInput(path) };
-        });
-        built = buildAuthorizationPack(trace, evidence, { producerVersion: WARD_VERSION, signingKey: key.key });
-        defaultDir = state;
+      let out: string;
+      let key: ReturnType<typeof signingKeyFromFlags>;
+      try {
+        const state = stateDir(ctx, flags.stateDir);
+        const openStore = storeOpener(ctx, flags, state);
+        key = signingKeyFromFlags(ctx, flags);
+        let defaultDir: string;
+        if (flags.type === 'run') {
+          const source = await locateArtifact(flags.from, { cwd: ctx.cwd, stateDir: state, kinds: ['runpack'], fileName: (id) => `runpack_${id}.zip`, ...(openStore ? { openStore } : {}) });
+          progress.stage(`building from ${source.bytes.length.toLocaleString('en-US')} bytes`);
+          built = buildRunPack(source.bytes, { producerVersion: WARD_VERSION, signingKey: key.key });
+          defaultDir = source.path.startsWith('store:') ? state : dirname(source.path);
+        } else {
+          const tracePath = resolve(ctx.cwd, flags.from);
+          const trace = { name: basename(tracePath), bytes: readInput(tracePath) };
+          const evidence = (flags.evidence ?? defaultEvidence(tracePath)).map((p) => {
+            const path = resolve(ctx.cwd, p);
+            return { name: basename(path), bytes: readInput(path) };
+          });
+          progress.stage(`building from ${1 + evidence.length} files`);
+          built = buildAuthorizationPack(trace, evidence, { producerVersion: WARD_VERSION, signingKey: key.key });
+          defaultDir = state;
+        }
+        out = flags.out ? resolve(ctx.cwd, flags.out) : join(defaultDir, `pack_${built.manifest.pack_id}.zip`);
+        progress.stage(`writing ${built.bytes.length.toLocaleString('en-US')} bytes`);
+        writeFileAtomic(out, built.bytes);
+        // The local store takes it from the spool when it is next opened; a PostgreSQL store at once.
+        if (openStore) await putAndClose(await openStore(), { kind: 'pack', bytes: built.bytes });
+        else spoolBytes(state, 'pack', built.bytes);
+      } finally {
+        progress.end();
       }
-      const out = flags.out ? resolve(ctx.cwd, flags.out) : join(defaultDir, `pack_${built.manifest.pack_id}.zip`);
-      writeFileAtomic(out, built.bytes);
-      // The local store takes it from the spool when it is next opened; a PostgreSQL store at once.
-      if (openStore) await putAndClose(await openStore(), { kind: 'pack', bytes: built.bytes });
-      else spoolBytes(state, 'pack', built.bytes);
       const { manifest } = built;
       const output = {
         ok: true,
@@ -107,18 +122,28 @@ export function register(program: Command, ctx: CliContext): void {
     .addOption(new Option('--profile <profile>', 'strict requires a verified signature and a key source').choices(['standard', 'strict']).default('standard'))
     .option('--require-signature', 'a verified manifest signature (and signed proof records) is required')
     .option('--json', 'one line of JSON on stdout')
+    .option('--progress', PROGRESS_HELP)
     .option('--store <url>', STORE_HELP)
     .option('--store-password-file <file>', STORE_PASSWORD_HELP)
     .action(async (ref: string, flags: VerifyFlags & StoreLocationFlags) => {
       const require = requireSignature(flags);
-      const source = await locateArtifact(ref, storeLookup(ctx, flags, PACK_KINDS));
-      const keys = verifyKeys(ctx, flags, signatureKeyIds(source.bytes));
-      const path = shownPath(ctx, ref, source.path);
+      const progress = progressOf(ctx, flags, 'pack verify');
+      let source: Awaited<ReturnType<typeof locateArtifact>>;
+      let path: string;
       let result;
       try {
-        result = verifyPack(source.bytes, { keys, requireSignature: require });
-      } catch (err) {
-        throw failedVerification(err, path, source.bytes);
+        progress.stage(`reading ${ref}`);
+        source = await locateArtifact(ref, storeLookup(ctx, flags, PACK_KINDS));
+        const keys = verifyKeys(ctx, flags, signatureKeyIds(source.bytes));
+        path = shownPath(ctx, ref, source.path);
+        progress.stage(`verifying ${source.bytes.length.toLocaleString('en-US')} bytes`);
+        try {
+          result = verifyPack(source.bytes, { keys, requireSignature: require });
+        } catch (err) {
+          throw failedVerification(err, path, source.bytes);
+        }
+      } finally {
+        progress.end();
       }
       const ok = packVerified(result, require);
       // Ward addition: a pack whose proof chain an older Ward built verifies, and says how to get a copy the reference reads.

@@ -39,6 +39,7 @@ import { WARD_VERSION } from '../../version.js';
 import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 import { correlationId, goJsonLine } from '../output.js';
 import { displayPath } from './run.js';
+import { PROGRESS_HELP, progressOf } from '../progress.js';
 
 interface SourceFlags extends StoreLocationFlags {
   from: string;
@@ -59,6 +60,7 @@ interface RunFlags extends StoreLocationFlags {
   allowContextRuntimeDrift?: boolean;
   stateDir?: string;
   json?: boolean;
+  progress?: boolean;
 }
 
 /** `ward regress init|add|run|bootstrap` (packs-regress.md §5) and `ward regress replay`. */
@@ -129,6 +131,7 @@ function runOptions(cmd: Command): Command {
   if (!has('--config')) cmd.option('--config <file>', 'regress config (default ward.yaml, or gait.yaml when only that exists)');
   if (!has('--state-dir')) cmd.option('--state-dir <dir>', STATE_DIR_HELP);
   if (!has('--json')) cmd.option('--json', 'one line of JSON on stdout');
+  cmd.option('--progress', PROGRESS_HELP);
   if (!has('--store')) cmd.option('--store <url>', STORE_HELP).option('--store-password-file <file>', STORE_PASSWORD_HELP);
   return cmd
     .option('--output <file>', `result JSON (default ${DEFAULT_RESULT_FILE})`)
@@ -243,16 +246,24 @@ interface RunOutcome {
 async function runFromConfig(ctx: CliContext, flags: RunFlags): Promise<RunOutcome> {
   const configPath = resolveConfigPath(ctx.cwd, flags.config);
   const configShown = shown(ctx.cwd, configPath);
-  const config = readRegressConfig(configPath, configShown);
-  const candidates = await locateCandidates(ctx, flags, config.fixtures.map((f) => f.name));
-  // Ward's layout: fixtures/ lives beside the config, so relative runpack paths resolve there
-  // (for a config in the working directory this is the reference's layout exactly).
-  const result = runRegress(config, {
-    cwd: dirname(configPath),
-    flags: { contextConformance: flags.contextConformance === true, allowContextRuntimeDrift: flags.allowContextRuntimeDrift === true },
-    candidates,
-    producerVersion: WARD_VERSION,
-  });
+  const progress = progressOf(ctx, flags, 'regress run');
+  let result: RegressResult;
+  try {
+    progress.stage(`reading ${configShown}`);
+    const config = readRegressConfig(configPath, configShown);
+    const candidates = await locateCandidates(ctx, flags, config.fixtures.map((f) => f.name));
+    // Ward's layout: fixtures/ lives beside the config, so relative runpack paths resolve there
+    // (for a config in the working directory this is the reference's layout exactly).
+    result = runRegress(config, {
+      cwd: dirname(configPath),
+      flags: { contextConformance: flags.contextConformance === true, allowContextRuntimeDrift: flags.allowContextRuntimeDrift === true },
+      candidates,
+      producerVersion: WARD_VERSION,
+      onProgress: (stage, done, total) => progress.count(done, total, `fixtures ${stage}`),
+    });
+  } finally {
+    progress.end();
+  }
   const output = flags.output ?? DEFAULT_RESULT_FILE;
   writeFileAtomic(resolve(ctx.cwd, output), renderRegressResult(result), 0o600);
   const outcome: RunOutcome = { result, output, configShown };

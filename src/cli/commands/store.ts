@@ -24,6 +24,7 @@ import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 import { addStoreLocationOptions, openStoreAt, storeLocationOf, type StoreLocationFlags } from '../store-access.js';
 import { daemonUrl, storeEntryOverDaemon, storeListOverDaemon } from '../daemon-client.js';
 import { print } from './pack.js';
+import { PROGRESS_HELP, progressOf, QUIET_PROGRESS, type Progress, type ProgressFlags } from '../progress.js';
 
 interface StoreFlags extends StoreLocationFlags {
   stateDir?: string;
@@ -125,26 +126,47 @@ export function register(program: Command, ctx: CliContext): void {
 
   withFilters(withCommon(store.command('export').description('write matching entries to a deterministic zip (traces/, captures/, runpacks/, packs/; ZIP64 past 65,534 entries)')))
     .requiredOption('--out <file>', 'export zip')
-    .action(async (flags: ListFlags & { out: string }) => {
-      await withStore(ctx, flags, async (s) => {
-        const out = resolve(ctx.cwd, flags.out);
-        const report = await exportStore(s, filterOf(flags), out);
-        const skipped = report.skipped.map((e) => `skipped ${e.kind} ${quoteId(e.id)}: ${e.reason}`);
-        print(
-          ctx,
-          flags.json,
-          { ok: report.skipped.length === 0, path: out, count: report.count, bytes: report.bytes, ...(report.skipped.length > 0 ? { skipped: report.skipped } : {}) },
-          [`exported ${report.count} entries to ${out}`, ...skipped].join('\n'),
-        );
-        // Evidence left out of an export is a failure the caller must see, even though the rest is written.
-        if (report.skipped.length > 0) ctx.exitCode = EXIT.VERIFY_FAILED;
-      });
+    .option('--progress', PROGRESS_HELP)
+    .action(async (flags: ListFlags & ProgressFlags & { out: string }) => {
+      const progress = progressOf(ctx, flags, 'store export');
+      await withStore(
+        ctx,
+        flags,
+        async (s) => {
+          const out = resolve(ctx.cwd, flags.out);
+          progress.stage('listing entries');
+          const report = await exportStore(s, filterOf(flags), out, (done, total) => progress.count(done, total, 'entries written'));
+          progress.end();
+          const skipped = report.skipped.map((e) => `skipped ${e.kind} ${quoteId(e.id)}: ${e.reason}`);
+          print(
+            ctx,
+            flags.json,
+            { ok: report.skipped.length === 0, path: out, count: report.count, bytes: report.bytes, ...(report.skipped.length > 0 ? { skipped: report.skipped } : {}) },
+            [`exported ${report.count} entries to ${out}`, ...skipped].join('\n'),
+          );
+          // Evidence left out of an export is a failure the caller must see, even though the rest is written.
+          if (report.skipped.length > 0) ctx.exitCode = EXIT.VERIFY_FAILED;
+        },
+        progress,
+      );
     });
 
   withCommon(store.command('import').description('import an export zip made by ward store export').argument('<file>', 'export zip'))
-    .action(async (file: string, flags: StoreFlags) => {
+    .option('--progress', PROGRESS_HELP)
+    .action(async (file: string, flags: StoreFlags & ProgressFlags) => {
       const path = resolve(ctx.cwd, file);
-      await withStore(ctx, flags, async (s) => reportPut(ctx, flags, await importStore(s, path), 'imported'));
+      const progress = progressOf(ctx, flags, 'store import');
+      await withStore(
+        ctx,
+        flags,
+        async (s) => {
+          progress.stage(`checking ${file}`);
+          const report = await importStore(s, path, (done, total) => progress.count(done, total, 'entries stored'));
+          progress.end();
+          reportPut(ctx, flags, report, 'imported');
+        },
+        progress,
+      );
     });
 
   addStoreLocationOptions(store.command('migrate').description('create or upgrade the schema of a PostgreSQL store (ward serve does it on start); --status only reports'))
@@ -218,14 +240,17 @@ function filterOf(flags: ListFlags): ListFilter {
  * Open the store (the local one failing fast if another process owns it; a PostgreSQL one
  * refusing a schema that is not current), drain the local spool into it, run, close.
  */
-async function withStore(ctx: CliContext, flags: StoreFlags, fn: (store: EvidenceStore) => Promise<void>): Promise<void> {
+async function withStore(ctx: CliContext, flags: StoreFlags, run: (store: EvidenceStore) => Promise<void>, shown: Progress = QUIET_PROGRESS): Promise<void> {
   const location = storeLocationOf(ctx, flags);
+  shown.stage('opening the store');
   const store = await openStoreAt(location, stateDir(ctx, flags.stateDir));
   try {
+    shown.stage('ingesting the spool');
     await store.ingest();
     ctx.exitCode = EXIT.OK;
-    await fn(store);
+    await run(store);
   } finally {
+    shown.end();
     await store.close();
   }
 }
