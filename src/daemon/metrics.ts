@@ -171,7 +171,7 @@ export class DaemonMetrics {
   readonly storeRoundTrips = new Counter('ward_store_round_trips_total', 'statements sent to PostgreSQL by this replica (each one network round trip), all callers');
   readonly storeUp = new Gauge('ward_store_up', '1 when the last PostgreSQL commit or probe succeeded');
   // --otel / --decision-log (docs/observability.md): what a slow or dead collector or log file cost, since start.
-  readonly telemetryLost = new Gauge('ward_telemetry_lost', 'telemetry not delivered since start, by what: spans (export queue full), spans_failed (export failed), log_lines (decision log queue full or file failing), metric_exports_failed (OTLP metric exports that failed)');
+  readonly telemetryLost = new Gauge('ward_telemetry_lost', 'telemetry not delivered since start, by what: spans (export queue full), spans_failed (export failed), log_lines (decision log queue full or file failing), log_records and log_records_failed (OTLP decision log records), metric_exports_failed (OTLP metric exports that failed)');
 
   private readonly all: Metric[] = [
     this.requests,

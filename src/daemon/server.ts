@@ -403,6 +403,8 @@ function trackGauges(ctx: DaemonContext): void {
     metrics.telemetryLost.track(() => telemetry.stats().droppedSpans, { what: 'spans' });
     metrics.telemetryLost.track(() => telemetry.stats().failedSpans, { what: 'spans_failed' });
     metrics.telemetryLost.track(() => telemetry.stats().droppedLogLines, { what: 'log_lines' });
+    metrics.telemetryLost.track(() => telemetry.stats().droppedLogRecords, { what: 'log_records' });
+    metrics.telemetryLost.track(() => telemetry.stats().failedLogRecords, { what: 'log_records_failed' });
     metrics.telemetryLost.track(() => telemetry.stats().failedMetricExports, { what: 'metric_exports_failed' });
     // With --otel, the same series as /metrics also go out over OTLP (docs/observability.md).
     telemetry.exportMetrics(() => metrics.snapshot());

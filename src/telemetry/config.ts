@@ -19,6 +19,8 @@ export interface TelemetryConfig {
   /** `OTEL_METRIC_EXPORT_INTERVAL` / `OTEL_METRIC_EXPORT_TIMEOUT` (ms). */
   metricInterval: number;
   metricTimeout: number;
+  /** `OTEL_BLRP_SCHEDULE_DELAY` (ms): how often decision log records are exported. */
+  logDelay: number;
   /** `--decision-log` / `WARD_DECISION_LOG`: a file decisions are appended to as JSON lines; `-` is stdout. */
   decisionLog?: string | undefined;
   /** Spans waiting for export at most (beyond: dropped and counted); also the decision log's line budget. */
@@ -60,6 +62,7 @@ export function telemetryConfig(flags: TelemetryFlags, env: NodeJS.ProcessEnv = 
     signals,
     metricInterval: milliseconds(env, 'OTEL_METRIC_EXPORT_INTERVAL', 60_000),
     metricTimeout: milliseconds(env, 'OTEL_METRIC_EXPORT_TIMEOUT', 30_000),
+    logDelay: milliseconds(env, 'OTEL_BLRP_SCHEDULE_DELAY', 1000),
     decisionLog,
     maxQueue: DEFAULT_MAX_QUEUE,
   };

@@ -1,11 +1,12 @@
 import type { Context, Span, SpanKind, Tracer } from '@opentelemetry/api';
 import type { Resource } from '@opentelemetry/resources';
-import type { BasicTracerProvider, ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
-import type { ExportResult } from '@opentelemetry/core';
+import type { BasicTracerProvider, ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { TelemetryConfig } from './config.js';
 import { DecisionLog } from './decision-log.js';
 import { decisionAttributes, decisionLogLine, spanName, type DecisionRecord, type SpanIds } from './decision-record.js';
+import { budgetedExporter, ExportBudget } from './export-budget.js';
 import type { MetricSnapshot } from './metric-snapshot.js';
+import { startLogsExport, type DecisionLogRecords } from './otlp-logs.js';
 import type { OtelModules } from './otel-modules.js';
 import { startMetricsExport, type MetricsExport, type MetricsSource } from './otlp-metrics.js';
 
@@ -21,6 +22,9 @@ export interface TelemetryStats {
   /** Spans the exporter failed to deliver. */
   failedSpans: number;
   droppedLogLines: number;
+  /** Decision log records dropped (export queue full) and failed to deliver. */
+  droppedLogRecords: number;
+  failedLogRecords: number;
   /** Metric exports that failed (each carries every series, so the next one makes up for it). */
   failedMetricExports: number;
 }
@@ -48,6 +52,8 @@ interface Otel {
   extract(carrier: TraceCarrier): Context;
   inject(span: Span): TraceCarrier;
   metrics: MetricsExport | undefined;
+  logs: DecisionLogRecords | undefined;
+  setSpan(ctx: Context, span: Span): Context;
   shutdown(): Promise<void>;
 }
 
@@ -56,9 +62,10 @@ interface Otel {
  * export is on: with it off, a host pays for no module and no span.
  */
 export async function startTelemetry(config: TelemetryConfig, host: DecisionRecord['host']): Promise<DecisionTelemetry> {
-  const counters = { dropped: 0, failed: 0, queued: 0 };
+  const spans = new ExportBudget(config.maxQueue);
+  const logRecords = new ExportBudget(config.maxQueue);
   const metricsSource: MetricsSource = {};
-  const otel = config.otlp ? await startOtel(config, host, counters, metricsSource) : undefined;
+  const otel = config.otlp ? await startOtel(config, host, { spans, logRecords }, metricsSource) : undefined;
   const log = config.decisionLog !== undefined ? DecisionLog.open(config.decisionLog, config.maxQueue * 1024) : undefined;
   return {
     decision(record, parent, startedAt) {
@@ -66,8 +73,9 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
         let ids: SpanIds | undefined;
         let carrier: TraceCarrier | undefined;
         const attributes = decisionAttributes(record);
+        // The caller's context, then Ward's span in it: the log record joins whichever exists.
+        let ctx = otel && parent?.traceparent ? otel.extract(parent) : otel?.root;
         if (otel?.tracer) {
-          const ctx = parent?.traceparent ? otel.extract(parent) : otel.root;
           const kind = record.host === 'mcp-proxy' ? otel.kinds.CLIENT : otel.kinds.SERVER;
           const span = otel.tracer.startSpan(spanName(record), { kind, attributes, ...(startedAt !== undefined ? { startTime: startedAt } : {}) }, ctx);
           span.end();
@@ -76,8 +84,11 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
           if (sc.traceFlags & 1) ids = { traceId: sc.traceId, spanId: sc.spanId };
           // Only the proxy passes the context on (to the MCP server); the daemon answers its caller.
           if (record.host === 'mcp-proxy') carrier = otel.inject(span);
+          ctx = otel.setSpan(otel.root, span);
         }
-        log?.write(decisionLogLine(attributes, new Date(), ids));
+        const now = new Date();
+        if (otel?.logs && ctx) otel.logs.emit(record, attributes, ctx, now);
+        log?.write(decisionLogLine(attributes, now, ids));
         return carrier;
       } catch {
         return undefined; // telemetry never decides anything
@@ -86,7 +97,14 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
     exportMetrics(read) {
       metricsSource.read = read;
     },
-    stats: () => ({ droppedSpans: counters.dropped, failedSpans: counters.failed, droppedLogLines: log?.droppedLines ?? 0, failedMetricExports: otel?.metrics?.failed() ?? 0 }),
+    stats: () => ({
+      droppedSpans: spans.dropped,
+      failedSpans: spans.failed,
+      droppedLogLines: log?.droppedLines ?? 0,
+      droppedLogRecords: logRecords.dropped,
+      failedLogRecords: logRecords.failed,
+      failedMetricExports: otel?.metrics?.failed() ?? 0,
+    }),
     async shutdown() {
       await Promise.all([otel?.shutdown(), log?.close()]);
     },
@@ -108,7 +126,7 @@ async function loadOtel(): Promise<OtelModules> {
   return { api, core, resources, traceSdk, metricsSdk, logsSdk, exporterBase, exporterHttp, transformer };
 }
 
-async function startOtel(config: TelemetryConfig, host: string, counters: { dropped: number; failed: number; queued: number }, metricsSource: MetricsSource): Promise<Otel> {
+async function startOtel(config: TelemetryConfig, host: string, budgets: { spans: ExportBudget; logRecords: ExportBudget }, metricsSource: MetricsSource): Promise<Otel> {
   const m = await loadOtel();
   const { api, core, resources } = m;
   // Ward's defaults first; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win.
@@ -118,7 +136,10 @@ async function startOtel(config: TelemetryConfig, host: string, counters: { drop
   const metrics = config.signals.metrics
     ? startMetricsExport(m, resource, metricsSource, { protocol: config.signals.metrics, interval: config.metricInterval, timeout: config.metricTimeout })
     : undefined;
-  const provider = config.signals.traces ? await tracerProvider(m, config, resource, counters) : undefined;
+  const logs = config.signals.logs
+    ? startLogsExport(m, resource, budgets.logRecords, { protocol: config.signals.logs, delay: config.logDelay, maxQueue: config.maxQueue })
+    : undefined;
+  const provider = config.signals.traces ? await tracerProvider(m, config, resource, budgets.spans) : undefined;
   const propagator = new core.W3CTraceContextPropagator();
   return {
     tracer: provider?.getTracer('ward'),
@@ -131,17 +152,19 @@ async function startOtel(config: TelemetryConfig, host: string, counters: { drop
       return { traceparent: out['traceparent'], ...(out['tracestate'] ? { tracestate: out['tracestate'] } : {}) };
     },
     metrics,
+    logs,
+    setSpan: (ctx, span) => api.trace.setSpan(ctx, span),
     // A dead collector must not hold the process at exit (the exporter retries with backoff):
     // what is not flushed within the bound is dropped.
-    shutdown: () => bounded(Promise.all([provider?.shutdown(), metrics?.shutdown()]), SHUTDOWN_FLUSH_MS),
+    shutdown: () => bounded(Promise.all([provider?.shutdown(), metrics?.shutdown(), logs?.shutdown()]), SHUTDOWN_FLUSH_MS),
   };
 }
 
-async function tracerProvider(m: OtelModules, config: TelemetryConfig, resource: Resource, counters: { dropped: number; failed: number; queued: number }): Promise<BasicTracerProvider> {
+async function tracerProvider(m: OtelModules, config: TelemetryConfig, resource: Resource, budget: ExportBudget): Promise<BasicTracerProvider> {
   const exporterModule = await (config.protocol === 'http/json' ? import('@opentelemetry/exporter-trace-otlp-http') : import('@opentelemetry/exporter-trace-otlp-proto'));
   const sdk = m.traceSdk;
   // The exporter reads OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT, headers and timeout from the environment.
-  const exporter = countingExporter(new exporterModule.OTLPTraceExporter(), counters);
+  const exporter = budgetedExporter<ReadableSpan>(new exporterModule.OTLPTraceExporter(), budget);
   const processor = new sdk.BatchSpanProcessor(exporter, { maxQueueSize: config.maxQueue, maxExportBatchSize: Math.min(512, config.maxQueue) });
   return new sdk.BasicTracerProvider({
     resource,
@@ -152,12 +175,7 @@ async function tracerProvider(m: OtelModules, config: TelemetryConfig, resource:
         onStart: (span, ctx) => processor.onStart(span, ctx),
         onEnd(span: ReadableSpan) {
           if (!(span.spanContext().traceFlags & 1)) return; // not sampled: never exported
-          if (counters.queued >= config.maxQueue) {
-            counters.dropped++;
-            return;
-          }
-          counters.queued++;
-          processor.onEnd(span);
+          if (budget.admit()) processor.onEnd(span);
         },
         forceFlush: () => processor.forceFlush(),
         shutdown: () => processor.shutdown(),
@@ -176,19 +194,4 @@ function bounded(work: Promise<unknown>, ms: number): Promise<void> {
     timer.unref();
   });
   return Promise.race([work.then(() => undefined, () => undefined), limit]).finally(() => clearTimeout(timer));
-}
-
-/** The exporter, counting what leaves the queue (exported or failed) so the queue bound is ours. */
-function countingExporter(inner: SpanExporter, counters: { failed: number; queued: number }): SpanExporter {
-  return {
-    export(spans: ReadableSpan[], done: (r: ExportResult) => void) {
-      inner.export(spans, (result) => {
-        counters.queued -= spans.length;
-        if (result.code !== 0) counters.failed += spans.length;
-        done(result);
-      });
-    },
-    shutdown: () => inner.shutdown(),
-    ...(inner.forceFlush ? { forceFlush: () => inner.forceFlush!() } : {}),
-  };
 }

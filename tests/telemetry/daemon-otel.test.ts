@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ward } from '../cli/run.js';
@@ -34,6 +34,7 @@ beforeAll(async () => {
       OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test',
       OTEL_BSP_SCHEDULE_DELAY: '50',
       OTEL_METRIC_EXPORT_INTERVAL: '200',
+      OTEL_BLRP_SCHEDULE_DELAY: '50',
     },
   });
 }, 30_000);
@@ -112,16 +113,41 @@ describe('ward serve --otel', () => {
     }
     expect(readFileSync(log, 'utf8').includes(SECRET)).toBe(false);
     // The line names a signed trace the daemon holds, which verifies.
-    const block = mine.find((l) => l['ward.verdict'] === 'block')!;
-    const eventId = String(block['ward.trace_path']).slice('store:trace/'.length);
-    const got = await call(daemon.url, `/v1/traces/${eventId}`);
-    expect(got.json.trace.trace_id).toBe(block['ward.trace_id']);
-    const file = join(w.dir, 'trace.json');
-    await import('node:fs').then((fs) => fs.writeFileSync(file, JSON.stringify(got.json.trace)));
-    const verified = ward(['trace', 'verify', file, '--daemon', daemon.url, '--json'], { cwd: w.dir });
-    expect(verified.code).toBe(0);
+    await expectSignedTrace(mine.find((l) => l['ward.verdict'] === 'block')!);
+  });
+
+  it('exports each decision as an OTLP log record: the span attributes, in the span, naming a signed trace that verifies', async () => {
+    await receiver.waitFor(() => receiver.logs.filter((l) => l.attributes['ward.operation'] === 'gate.eval.batch').length >= 2, 'the batch decisions as log records');
+    const records = receiver.logs.filter((l) => l.attributes['ward.operation'] === 'gate.eval.batch');
+    expect(records).toHaveLength(2);
+    for (const record of records) {
+      // (a signed trace's id is not unique across decisions: equal intents and outcomes share it)
+      const span = receiver.spans.find((s) => s.attributes['ward.operation'] === 'gate.eval.batch' && s.attributes['ward.trace_id'] === record.attributes['ward.trace_id'])!;
+      expect(span).toBeDefined();
+      expect(record.eventName).toBe('ward.decision');
+      expect(record.traceId).toBe(PARENT_TRACE);
+      expect(record.spanId).toBe(span.spanId);
+      expect(record.attributes).toEqual(span.attributes);
+      expect(record.resource['service.name']).toBe('ward-under-test');
+      expect(record.severityNumber).toBe(record.attributes['ward.verdict'] === 'block' ? 13 : 9);
+      expect(record.body).toBe(`${String(record.attributes['ward.verdict'])} ${String(record.attributes['gen_ai.tool.name'])}`);
+    }
+    await expectSignedTrace(records.find((l) => l.attributes['ward.verdict'] === 'block')!.attributes);
   });
 });
+
+/** A decision's telemetry fields name a signed trace the daemon holds; it verifies with `ward trace verify` and matches. */
+async function expectSignedTrace(fields: Record<string, unknown>): Promise<void> {
+  const eventId = String(fields['ward.trace_path']).slice('store:trace/'.length);
+  const got = await call(daemon.url, `/v1/traces/${eventId}`);
+  const trace = got.json.trace as Record<string, unknown>;
+  expect(trace['trace_id']).toBe(fields['ward.trace_id']);
+  expect([trace['verdict'], trace['policy_digest'], trace['intent_digest']]).toEqual([fields['ward.verdict'], fields['ward.policy_digest'], fields['ward.intent_digest']]);
+  const file = join(w.dir, `trace-${eventId}.json`);
+  writeFileSync(file, JSON.stringify(trace));
+  const verified = ward(['trace', 'verify', file, '--daemon', daemon.url, '--json'], { cwd: w.dir });
+  expect(verified.code).toBe(0);
+}
 
 describe('ward serve --otel metrics', () => {
   /** The Prometheus exposition's series: name → kind, and `name{labels}` → value. */
@@ -192,7 +218,7 @@ describe('ward serve --otel with the collector down', () => {
     const log2 = join(w2.dir, 'decisions.jsonl');
     const d = await startDaemon(['--policy', w2.policy, '--ingest-interval-ms', '0', '--otel', '--decision-log', log2], {
       cwd: w2.dir,
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: '10', OTEL_EXPORTER_OTLP_TIMEOUT: '2000' },
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: '10', OTEL_BLRP_SCHEDULE_DELAY: '10', OTEL_EXPORTER_OTLP_TIMEOUT: '2000' },
     });
     try {
       const replies = await Promise.all(Array.from({ length: 40 }, () => call(d.url, '/v1/gate/eval', { body: { intent: intent('delete-database') } })));
@@ -202,8 +228,9 @@ describe('ward serve --otel with the collector down', () => {
       expect(readFileSync(log2, 'utf8').trim().split('\n')).toHaveLength(40);
       // The loss is counted where operators look: GET /metrics.
       const lost = async (what: string) => Number(new RegExp(`^ward_telemetry_lost\\{what="${what}"\\} (\\d+)$`, 'm').exec((await call(d.url, '/metrics')).text)?.[1] ?? NaN);
-      for (let i = 0; i < 200 && (await lost('spans_failed')) < 40; i++) await new Promise((res) => setTimeout(res, 100));
+      for (let i = 0; i < 200 && ((await lost('spans_failed')) < 40 || (await lost('log_records_failed')) < 40); i++) await new Promise((res) => setTimeout(res, 100));
       expect(await lost('spans_failed')).toBe(40);
+      expect(await lost('log_records_failed')).toBe(40);
       expect(await lost('log_lines')).toBe(0);
     } finally {
       // Shutdown is bounded even with the export failing.

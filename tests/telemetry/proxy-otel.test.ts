@@ -29,6 +29,7 @@ beforeAll(async () => {
     RECORDING_SERVER_LOG: serverLog,
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
     OTEL_BSP_SCHEDULE_DELAY: '50',
+    OTEL_BLRP_SCHEDULE_DELAY: '50',
   });
   await proxy.initialize();
 }, 30_000);
@@ -101,6 +102,21 @@ describe('ward mcp proxy --otel', () => {
     const traced = traces.find((t) => t['trace_id'] === lines[1]!['ward.trace_id'])!;
     expect(traced['verdict']).toBe('block');
     expect(traced['intent_digest']).toBe(lines[1]!['ward.intent_digest']);
+  });
+
+  it('exports each call as an OTLP log record in its span, with the span attributes and no argument value', async () => {
+    await receiver.waitFor(() => receiver.logs.length >= 2, 'two log records');
+    expect(receiver.logs.map((l) => [l.attributes['jsonrpc.request.id'], l.attributes['ward.verdict'], l.eventName])).toEqual([
+      ['7', 'allow', 'ward.decision'],
+      ['8', 'block', 'ward.decision'],
+    ]);
+    for (const record of receiver.logs) {
+      const span = receiver.spans.find((s) => s.attributes['jsonrpc.request.id'] === record.attributes['jsonrpc.request.id'])!;
+      expect([record.traceId, record.spanId]).toEqual([span.traceId, span.spanId]);
+      expect(record.attributes).toEqual(span.attributes);
+    }
+    expect(receiver.logs[0]!.traceId).toBe(PARENT_TRACE);
+    expect(Buffer.concat(receiver.bodies).includes(SECRET)).toBe(false);
   });
 
   it('refuses --decision-log - on the stdio transport (stdout is the MCP channel)', () => {
