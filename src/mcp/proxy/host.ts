@@ -28,6 +28,7 @@ import { UNKNOWN_WORKSPACE, type MappingOptions } from './intent.js';
 import type { ProxyLog } from './log.js';
 import { ChildServerPeer, DeferredPeer, StreamPeer, type Peer } from './peer.js';
 import { oversizeId } from './framing.js';
+import { boundedFetch } from './upstream-bound.js';
 import type { DenyAs } from './replies.js';
 import { RunCapture } from './run-capture.js';
 import { perRequestSignals, SdkPeer } from './sdk-peer.js';
@@ -165,11 +166,18 @@ export class ProxyRuntime {
     if ('command' in up) {
       return new ChildServerPeer({ command: up.command, args: up.args, cwd: this.cfg.cwd, env: this.cfg.env, maxMessageBytes: this.cfg.maxMessageBytes });
     }
+    const max = this.cfg.maxMessageBytes;
+    let peer: SdkPeer | undefined;
+    // The same --max-message-bytes a stdio server's lines have; an answer over it is reported with its id.
+    const bounded = boundedFetch(perRequestSignals(upstreamFetch), max, (bytes, id, response) =>
+      peer?.onmalformed?.(`message of ${bytes} bytes or more exceeds the ${max}-byte limit (--max-message-bytes)`, id, { response }),
+    );
     const transport = new StreamableHTTPClientTransport(new URL(up.url), {
       requestInit: { headers: up.headers },
-      fetch: perRequestSignals(upstreamFetch) as never, // no per-request listeners on the transport's own signal
+      fetch: bounded as never, // no per-request listeners on the transport's own signal (perRequestSignals)
     });
-    return new SdkPeer(transport as never, (err) => this.cfg.log.warn('upstream transport error', { error: err.message }));
+    peer = new SdkPeer(transport as never, (err) => this.cfg.log.warn('upstream transport error', { error: err.message }));
+    return peer;
   }
 
   newSession(client: Peer, server: Peer, sessionId: string, routeRelated: boolean): { session: ProxySession; capture: RunCapture | undefined; witness: SessionWitness | undefined } {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir, ward, WARD } from '../../cli/run.js';
-import { connect, EVERYTHING, node, TINY, traceFiles, writePolicy } from './helpers.js';
+import { connect, EVERYTHING, node, RawProxy, TINY, traceFiles, writePolicy } from './helpers.js';
 
 const children: ChildProcess[] = [];
 afterEach(() => {
@@ -139,3 +139,33 @@ describe('ward mcp proxy --upstream-url (Streamable HTTP toward the server)', ()
     expect(existsSync(join(cwd, 'n.txt'))).toBe(false);
   });
 });
+
+describe('--upstream-url: the same --max-message-bytes as stdio', () => {
+  it('a result over the limit is dropped and its id answered with an error (--call-timeout 0); the session goes on', async () => {
+    const cwd = tempDir('ward-mcp-upstream-big-');
+    writePolicy(cwd);
+    const seen = join(cwd, 'seen.log');
+    const upstream = startAndWait([TINY, '--http', '0'], cwd, /\{"port":(\d+)\}/, 'stdout', { TINY_SERVER_LOG: seen });
+    const port = (await upstream.match)[1]!;
+    const proxy = new RawProxy(['--policy', 'policy.yaml', '--max-message-bytes', '100000', '--call-timeout', '0', '--upstream-url', `http://127.0.0.1:${port}/mcp`], [], cwd);
+    try {
+      await proxy.initialize();
+      proxy.call(1, 'big', { bytes: 300_000 });
+      const r1 = await proxy.response(1);
+      expect((r1['error'] as { code: number; message: string }).code).toBe(-32603);
+      expect((r1['error'] as { message: string }).message).toContain('--max-message-bytes');
+      expect(JSON.stringify(r1)).not.toContain('x'.repeat(1000));
+      proxy.call(2, 'big', { bytes: 50_000 });
+      const r2 = await proxy.response(2);
+      expect(JSON.stringify(r2['result'])).toContain('x'.repeat(50_000));
+      proxy.call(3, 'echo', { text: 'after' });
+      expect(JSON.stringify((await proxy.response(3))['result'])).toContain('echo: after');
+    } finally {
+      proxy.end();
+      await proxy.exited;
+    }
+    // The server did run both calls: the first result was dropped on its way back.
+    expect(readFileSync(seen, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { name: string }).name)).toEqual(['big', 'big', 'echo']);
+  });
+});
+

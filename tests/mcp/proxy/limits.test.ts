@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { REPO, tempDir, WARD } from '../../cli/run.js';
 import { countEntries, limitExceeded } from '../../../src/mcp/proxy/limits.js';
 import { oversizeId } from '../../../src/mcp/proxy/framing.js';
+import { boundedEvents, boundedFetch } from '../../../src/mcp/proxy/upstream-bound.js';
 import { RawProxy, startListening, stopListeners } from './helpers.js';
 
 const HOSTILE = join(REPO, 'tests', 'mcp', 'proxy', 'hostile-server.mjs');
@@ -74,6 +75,49 @@ describe('request limits', () => {
     expect(JSON.stringify((await proxy.response(3))['result'])).toContain('echo: after');
     proxy.end();
     await proxy.exited;
+  });
+
+  it('--upstream-url bound: SSE events over the limit are dropped and reported with their id, whatever the chunking and line endings', async () => {
+    const small = (id: number) => `event: message\ndata: {"jsonrpc":"2.0","id":${id},"result":{"ok":true}}`;
+    const big = (id: number, eol: string) => `event: message${eol}data: {"jsonrpc":"2.0","result":{"t":"${'x'.repeat(5000)}"},"id":${id}}`;
+    for (const eol of ['\n', '\r\n', '\r']) {
+      const text = [small(1), big(2, eol), small(3), `data: {"jsonrpc":"2.0","method":"notifications/message","params":{"d":"${'y'.repeat(5000)}"}}`, small(4)].join(eol + eol) + eol + eol;
+      for (const size of [1, 7, 64, 4096, text.length]) {
+        const reports: [number, string | number | null, boolean][] = [];
+        const bytes = Buffer.from(text);
+        const chunks = Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size));
+        const out = await new Response(new Blob(chunks).stream().pipeThrough(boundedEvents(1000, [9], (b, id, response) => reports.push([b, id, response])))).text();
+        const events = out.split('\n\n').filter(Boolean);
+        expect(events, `${JSON.stringify(eol)} ${size}`).toEqual([small(1), small(3), small(4)]);
+        expect(reports.map(([, id, response]) => [id, response])).toEqual([
+          [2, true],
+          [null, false],
+        ]);
+        expect(reports[0]![0]).toBeGreaterThan(5000);
+      }
+    }
+  });
+
+  it('--upstream-url bound: a JSON body over the limit is read no further, answered by the POST\'s request id; one under it is as sent', async () => {
+    const reports: [number, string | number | null, boolean][] = [];
+    const body = (n: number) => JSON.stringify({ jsonrpc: '2.0', result: { t: 'x'.repeat(n) }, id: 'req-7' });
+    // In 4 KiB chunks, as a socket delivers it.
+    const chunked = (text: string) => {
+      const b = Buffer.from(text);
+      return new Blob(Array.from({ length: Math.ceil(b.length / 4096) }, (_, i) => b.subarray(i * 4096, (i + 1) * 4096))).stream();
+    };
+    const fake = async (_input: string | URL, init?: Record<string, unknown>) =>
+      new Response(chunked(String(init?.['body']).includes('"big"') ? body(200_000) : body(10)), { headers: { 'content-type': 'application/json', 'mcp-session-id': 's1' } });
+    const f = boundedFetch(fake, 1000, (b, id, response) => reports.push([b, id, response]));
+    const post = (name: string) => f('http://x/mcp', { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 'req-7', method: 'tools/call', params: { name } }) }) as Promise<Response>;
+    const big = await post('big');
+    expect(await big.json()).toEqual([]);
+    expect(big.headers.get('mcp-session-id')).toBe('s1');
+    expect(reports).toEqual([[expect.any(Number), 'req-7', true]]);
+    expect(reports[0]![0]).toBeGreaterThan(1000);
+    expect(reports[0]![0]).toBeLessThan(200_000);
+    expect(await (await post('small')).text()).toBe(body(10));
+    expect(reports).toHaveLength(1);
   });
 
   it('oversizeId finds a top-level id at either end, and tells a notification from an answer', () => {
