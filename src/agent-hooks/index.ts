@@ -1,4 +1,6 @@
 import { claudeCodeHost } from './claude-code.js';
+import { codexHost } from './codex.js';
+import { copilotHost } from './copilot.js';
 import { geminiCliHost } from './gemini-cli.js';
 import type { HookHost } from './host.js';
 
@@ -8,7 +10,7 @@ export type { HookHost, HostHookInput, HookReply, HookCallContext, HookDecision,
 // on the daemon both read this registry, so one host is one file here plus its fixtures
 // (docs/architecture.md "Adding a coding agent").
 
-export const HOOK_HOSTS: readonly HookHost[] = [claudeCodeHost, geminiCliHost];
+export const HOOK_HOSTS: readonly HookHost[] = [claudeCodeHost, geminiCliHost, codexHost, copilotHost];
 
 export function hookHost(name: string): HookHost | undefined {
   return HOOK_HOSTS.find((h) => h.name === name);

@@ -1,0 +1,145 @@
+import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/index.js';
+import { enrichHookCall } from './hook-call.js';
+import type { HookCallContext, HookDecision, HookDecisionRequest, HookHost, HookReply, HostHookInput } from './host.js';
+import { FieldReader, type ToolCall } from './tool-call.js';
+
+// Codex's `PreToolUse` command hook (docs/integrations-coding-agents.md "Codex"), as its hook engine reads it
+// (openai/codex codex-rs/hooks: schema/generated/pre-tool-use.command.{input,output}.schema.json and
+// src/events/pre_tool_use.rs; developers.openai.com/codex/hooks):
+// - stdin: `session_id`, `turn_id`, `transcript_path`, `cwd`, `hook_event_name`, `model`,
+//   `permission_mode`, `tool_name`, `tool_input`, `tool_use_id`. Shell calls are `Bash` with
+//   `{command}`, file edits `apply_patch` with the patch in `command`, MCP tools `mcp__server__tool`
+//   with their arguments.
+// - stdout, exit 0: `hookSpecificOutput.permissionDecision: "deny"` with a non-empty reason blocks
+//   and the reason reaches the model; empty output or `{}` lets Codex's own approval flow run.
+//   `allow` (without `updatedInput`) and `ask` are "unsupported" and fail OPEN, and so does any key
+//   the output schema does not list: the replies here use only listed keys.
+// - exit 2 with a reason on stderr blocks; exit 2 without one, and any other exit, fails open.
+
+const EVENT = 'PreToolUse';
+const ADAPTER = 'codex';
+
+const PATCH_HEADERS = ['*** Add File: ', '*** Update File: ', '*** Delete File: ', '*** Move to: '] as const;
+
+/**
+ * The files an `apply_patch` body touches: its `*** Add/Update/Delete File:` and `*** Move to:`
+ * headers, read as Codex's parser reads them (codex-rs/apply-patch/src/parser.rs: lines split on
+ * `\n`, each trimmed before its header is matched), so padding hides no file. A line that only
+ * looks like a header (a context line) adds a file to check, never hides one.
+ */
+export function applyPatchFiles(patch: string): string[] {
+  const files = new Set<string>();
+  for (const raw of patch.split('\n')) {
+    const line = raw.trim();
+    const header = PATCH_HEADERS.find((h) => line.startsWith(h));
+    const path = header === undefined ? '' : line.slice(header.length).trim();
+    if (path !== '') files.add(path);
+  }
+  return [...files];
+}
+
+/**
+ * The decision request for one PreToolUse event. `Bash` and MCP tools have Claude Code's names and
+ * argument shapes, so they are decoded by Claude Code's adapter and decide as Claude Code's calls
+ * do; `apply_patch` is a write to every file its patch names (a patch that names none is refused:
+ * Ward cannot tell what it writes).
+ */
+function request(payload: JsonObject, context: HookCallContext): HookDecisionRequest {
+  const enrichCall = (call: ToolCall) => {
+    enrichHookCall(call, payload, context, ADAPTER);
+    call.context.auth_context = { hook_event_name: EVENT, adapter: ADAPTER };
+  };
+  const f = new FieldReader(ADAPTER);
+  const name = f.string(payload, 'tool_name').trim();
+  if (name === '') throw f.fail('tool_name is required');
+  if (name !== 'apply_patch') return { payload, adapter: 'claude_code', enrichCall };
+  const args = f.argsValue(payload, 'tool_input');
+  const patch = args['command'];
+  if (typeof patch !== 'string') throw f.fail('apply_patch tool_input.command (the patch) must be a string');
+  const files = applyPatchFiles(patch);
+  if (files.length === 0) throw f.fail('the apply_patch patch names no file (no "*** Add File:", "*** Update File:" or "*** Delete File:" line)');
+  const call: JsonObject = {
+    name: 'tool.write',
+    // Codex carries the patch under `command`, which the gate's target discovery would read as a
+    // shell command: the call's argument is named for what it is.
+    args: { patch },
+    targets: files.map((value) => ({ kind: 'path', value, operation: '' })),
+    context: { session_id: f.string(payload, 'session_id') },
+  };
+  return { payload: call, adapter: 'mcp', enrichCall };
+}
+
+function parseInput(text: string): HostHookInput {
+  if (text.trim() === '') return { kind: 'fail', event: undefined, message: 'empty hook input on stdin' };
+  let payload: JsonValue;
+  try {
+    payload = parseJsonText(text);
+  } catch (err) {
+    return { kind: 'fail', event: undefined, message: `malformed hook input: ${(err as Error).message}` };
+  }
+  if (!isJsonObject(payload)) return { kind: 'fail', event: undefined, message: 'malformed hook input: expected a JSON object' };
+  const event = payload['hook_event_name'];
+  // Codex names the event on every input; one without a name cannot be told from a tool call.
+  if (typeof event !== 'string' || event === '') return { kind: 'fail', event: undefined, message: 'malformed hook input: hook_event_name is required' };
+  return event === EVENT ? { kind: 'decide', payload, event } : { kind: 'pass', event };
+}
+
+const deny = (reason: string, systemMessage?: string): HookReply => ({
+  exitCode: 0,
+  stdout: {
+    hookSpecificOutput: { hookEventName: EVENT, permissionDecision: 'deny', permissionDecisionReason: reason },
+    ...(systemMessage === undefined ? {} : { systemMessage }),
+  },
+});
+
+/**
+ * | verdict | reply (exit 0) |
+ * |---|---|
+ * | allow | no output: no objection; Codex's own approval policy and sandbox still apply |
+ * | block, dry_run | `permissionDecision: deny` + reason |
+ * | require_approval | `deny` + reason: Codex's PreToolUse cannot ask (`ask` fails open), so the call stops and the model is told to ask the user |
+ */
+function reply(event: string, result: HookDecision): HookReply {
+  if (event !== EVENT) return pass(event);
+  const reasons = result.reasonCodes.length > 0 ? result.reasonCodes.join(', ') : 'none';
+  const trace = `trace ${String(result.output['trace_id'])}`;
+  switch (result.verdict) {
+    case 'allow':
+      return { exitCode: 0 };
+    case 'require_approval':
+      return deny(
+        `Ward: approval required by policy (${reasons}); ${trace}, intent ${result.intentDigest}. Codex hooks cannot ask: the call was not run; ask the user to approve it outside this session`,
+      );
+    case 'dry_run':
+      return deny(`Ward: dry run — the policy evaluates this call as dry_run, so it is not executed (${reasons}); ${trace}`);
+    default:
+      return deny(`Ward: blocked by policy (${reasons}); ${trace}. Do not retry this call unchanged`);
+  }
+}
+
+/** Events Ward does not decide get no output with exit 0: Codex carries on as without the hook. */
+function pass(_event: string, message?: string): HookReply {
+  return message === undefined ? { exitCode: 0 } : { exitCode: 0, stdout: { systemMessage: `Ward hook misconfigured: ${message}` }, stderr: `ward hook codex: ${message}\n` };
+}
+
+/** A deny for PreToolUse; exit 2 with the reason on stderr when no event could be read (Codex blocks on it). */
+function fail(event: string | undefined, message: string): HookReply {
+  const reason = `Ward: denied because the hook could not evaluate this call (fail closed): ${message}`;
+  if (event === undefined) return { exitCode: 2, stderr: `${reason}\n` };
+  if (event !== EVENT) return pass(event, message);
+  return { ...deny(reason, `Ward hook failed closed: ${message}`), stderr: `ward hook codex: ${message}\n` };
+}
+
+export const codexHost: HookHost = {
+  name: 'codex',
+  label: 'Codex',
+  events: [EVENT],
+  parseInput,
+  request,
+  reply,
+  pass,
+  fail,
+  // Codex has no HTTP hooks: the endpoint is reached through `curl … || exit 2`, and curl prints the
+  // body. No objection is `{}`; an exit-2 answer becomes the deny Codex reads from stdout.
+  httpBody: (r) => r.stdout ?? (r.exitCode === 2 ? deny(r.stderr?.trim() || 'Ward: the hook request could not be decided').stdout! : {}),
+};

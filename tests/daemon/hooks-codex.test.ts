@@ -1,0 +1,173 @@
+// Codex's PreToolUse hook: the recorded events of fixtures/codex (written from Codex's hook schemas
+// and hooks reference) replayed through `ward hook codex` and `POST /v1/hooks/codex`, asserting the
+// exact reply and exit code, and that every reply is valid under Codex's published output schema
+// (an unknown key there makes Codex fail open); the same calls decided through Claude Code's hook
+// under one policy get the same verdict.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv } from 'ajv';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyPatchFiles } from '../../src/agent-hooks/codex.js';
+import { REPO, tempDir, ward } from '../cli/run.js';
+import { startDaemon, workdir, type DaemonChild } from './helpers.js';
+
+const FIXTURES = join(REPO, 'fixtures', 'codex');
+const POLICY = join(REPO, 'fixtures', 'claude-code', 'policy.yaml');
+const TOKEN = 'codex-hook-endpoint-test-token-0123456789';
+const TRACE = '[0-9a-f]{24}';
+const INTENT = '[0-9a-f]{64}';
+const recorded = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
+const validOutput = new Ajv({ strict: false }).compile(JSON.parse(recorded('pre-tool-use.command.output.schema.json')) as object);
+
+const BLOCK_SECRET = new RegExp(`^Ward: blocked by policy \\(matched_rule_block_secrets\\); trace ${TRACE}\\. Do not retry this call unchanged$`);
+const BLOCK_EXEC = new RegExp(`^Ward: blocked by policy \\(destructive_apply_requires_approval, matched_rule_block_exec\\); trace ${TRACE}\\. Do not retry this call unchanged$`);
+const APPROVAL = new RegExp(
+  `^Ward: approval required by policy \\(matched_rule_approve_writes\\); trace ${TRACE}, intent ${INTENT}\\. Codex hooks cannot ask: the call was not run; ask the user to approve it outside this session$`,
+);
+const deny = (reason: RegExp) => ({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: expect.stringMatching(reason) } });
+
+/** Each recorded event, the exact reply Codex reads (undefined: no output), and whether a trace is written. */
+const CASES: [string, unknown, boolean][] = [
+  ['pre-mcp-read.json', undefined, true],
+  ['pre-bash-rm.json', deny(BLOCK_EXEC), true],
+  ['pre-mcp-write.json', deny(APPROVAL), true],
+  ['pre-apply-patch.json', deny(APPROVAL), true],
+  ['pre-apply-patch-secret.json', deny(BLOCK_SECRET), true],
+  ['permission-request.json', undefined, false],
+  ['user-prompt-submit.json', undefined, false],
+];
+
+function traces(state: string): string[] {
+  try {
+    return readdirSync(join(state, 'traces')).filter((f) => f.startsWith('trace_'));
+  } catch {
+    return [];
+  }
+}
+
+function command(input: string, args?: string[]) {
+  const cwd = tempDir('ward-codex-hook-');
+  const state = join(cwd, '.ward');
+  const r = ward(['hook', 'codex', ...(args ?? ['--policy', POLICY, '--state-dir', state])], { cwd, input });
+  return { ...r, state, json: r.stdout.trim() === '' ? undefined : (JSON.parse(r.stdout) as unknown) };
+}
+
+describe('ward hook codex: recorded events', () => {
+  it.each(CASES)('%s', (name, reply, traced) => {
+    const r = command(recorded(name));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toEqual(reply);
+    if (r.json !== undefined) expect(validOutput(r.json), JSON.stringify(validOutput.errors)).toBe(true);
+    expect(traces(r.state).length).toBe(traced ? 1 : 0);
+  });
+
+  it('fails closed: unreadable input exits 2 with the reason on stderr; a bad command line or an undecodable call is a deny', () => {
+    const bad = command('{"hook_event_name": "PreToolUse", "tool_name": ');
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toBe('');
+    expect(bad.stderr).toMatch(/^Ward: denied because the hook could not evaluate this call \(fail closed\): malformed hook input/);
+    const unnamed = command(JSON.stringify({ tool_name: 'Bash', tool_input: { command: 'ls' } }));
+    expect(unnamed.code).toBe(2);
+    expect(unnamed.stderr).toMatch(/hook_event_name is required/);
+    const typo = command(recorded('pre-mcp-read.json'), ['--polcy', POLICY]);
+    expect(typo.code).toBe(0);
+    expect(typo.json).toEqual({
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'deny',
+        permissionDecisionReason: expect.stringMatching(/^Ward: denied because the hook could not evaluate this call \(fail closed\): unknown option "--polcy"/),
+      },
+      systemMessage: expect.stringMatching(/^Ward hook failed closed: unknown option/),
+    });
+    expect(validOutput(typo.json)).toBe(true);
+    const event = JSON.parse(recorded('pre-apply-patch.json')) as { tool_input: { command: string } };
+    event.tool_input.command = '*** Begin Patch\n*** End Patch\n';
+    const empty = command(JSON.stringify(event));
+    expect(empty.code).toBe(0);
+    expect(empty.json).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny', permissionDecisionReason: expect.stringMatching(/patch names no file/) } });
+    expect(traces(empty.state)).toEqual([]);
+  });
+
+  it('a bad command line on an event Ward does not decide keeps the prompt: a message, exit 0', () => {
+    const r = command(recorded('user-prompt-submit.json'), ['--polcy', POLICY]);
+    expect(r.code).toBe(0);
+    expect(r.json).toEqual({ systemMessage: expect.stringMatching(/^Ward hook misconfigured: unknown option "--polcy"/) });
+  });
+
+  it('an apply_patch writes every file its headers name, moves included', () => {
+    const patch = '*** Begin Patch\n*** Update File: a.ts\n@@\n-x\n+y\n*** Move to: b.ts\n*** Delete File: c.ts\n*** Add File: d/e.ts\n+z\n*** Update File: a.ts\n*** End Patch';
+    expect(applyPatchFiles(patch)).toEqual(['a.ts', 'b.ts', 'c.ts', 'd/e.ts']);
+    expect(applyPatchFiles('+*** Add File: not-a-header.ts')).toEqual([]);
+    // Codex trims a line before reading a header: padding hides no file.
+    expect(applyPatchFiles(' *** Begin Patch\n  *** Update File: .env \r\n@@\n-a\n+b\n\t*** Delete File: x.ts\n *** End Patch ')).toEqual(['.env', 'x.ts']);
+  });
+});
+
+describe('one policy, two hosts: Codex and Claude Code decide the same call alike', () => {
+  const PAIRS: [string, string, string][] = [
+    ['pre-mcp-read.json', 'pre-mcp-read.json', 'allow'],
+    ['pre-bash-rm.json', 'pre-bash-rm.json', 'deny'],
+    ['pre-mcp-write.json', 'pre-mcp-write.json', 'ask'],
+    ['pre-apply-patch.json', 'pre-write.json', 'ask'],
+  ];
+  it.each(PAIRS)('%s ~ claude-code/%s', (codex, claude, decision) => {
+    const x = command(recorded(codex));
+    const cwd = tempDir('ward-cc-hook-');
+    const c = ward(['hook', 'claude-code', '--policy', POLICY, '--state-dir', join(cwd, '.ward')], {
+      cwd,
+      input: readFileSync(join(REPO, 'fixtures', 'claude-code', claude), 'utf8'),
+    });
+    const cc = (JSON.parse(c.stdout) as { hookSpecificOutput: { permissionDecision: string; permissionDecisionReason: string } }).hookSpecificOutput;
+    expect(cc.permissionDecision).toBe(decision);
+    const out = (x.json as { hookSpecificOutput?: { permissionDecision: string; permissionDecisionReason: string } } | undefined)?.hookSpecificOutput;
+    // Codex cannot ask: an approval is a deny there, with the same reason codes.
+    expect(out?.permissionDecision ?? 'allow').toBe(decision === 'ask' ? 'deny' : decision);
+    const codes = (s: string) => /\(([^)]*)\)/.exec(s)?.[1];
+    if (decision !== 'allow') expect(codes(out!.permissionDecisionReason)).toBe(codes(cc.permissionDecisionReason));
+  });
+});
+
+describe('POST /v1/hooks/codex', () => {
+  let d: DaemonChild;
+  let w: ReturnType<typeof workdir>;
+  beforeAll(async () => {
+    w = workdir();
+    d = await startDaemon(['--policy', POLICY, '--auth-token-env', 'WARD_CODEX_HOOK_TOKEN'], { cwd: w.dir, env: { WARD_CODEX_HOOK_TOKEN: TOKEN } });
+  });
+  afterAll(async () => {
+    await d?.stop();
+  });
+
+  async function post(body: string, token: string | null = TOKEN) {
+    const r = await request(`${d.url}/v1/hooks/codex`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body,
+    });
+    return { status: r.statusCode, body: (await r.body.json()) as unknown };
+  }
+
+  it.each(CASES)("%s: the command hook's reply ({} for none), after the trace is written", async (name, reply, traced) => {
+    const before = traces(w.state).length;
+    const http = await post(recorded(name));
+    expect(http.status).toBe(200);
+    expect(http.body).toEqual(reply ?? {});
+    expect(validOutput(http.body)).toBe(true);
+    expect(traces(w.state).length).toBe(before + (traced ? 1 : 0));
+  });
+
+  it('fails closed: malformed input is a deny with 200; a missing token is refused like every route', async () => {
+    const bad = await post('{"hook_event_name": "PreToolUse", "tool_name": ');
+    expect(bad.status).toBe(200);
+    expect(bad.body).toEqual({
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'deny',
+        permissionDecisionReason: expect.stringMatching(/^Ward: denied because the hook could not evaluate this call \(fail closed\): malformed hook input/),
+      },
+    });
+    const anonymous = await post(recorded('pre-mcp-read.json'), null);
+    expect(anonymous.status).toBe(401);
+  });
+});

@@ -1,0 +1,145 @@
+// GitHub Copilot's preToolUse hook: the recorded events of fixtures/copilot (copied from, or written
+// in the shapes of, GitHub's hooks references) replayed through `ward hook copilot` and
+// `POST /v1/hooks/copilot`, asserting the exact reply and exit code. Copilot never blocks on an exit
+// code, so every failure must be a deny on stdout with exit 0. The same calls decided through Claude
+// Code's hook under one policy get the same verdict.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO, tempDir, ward } from '../cli/run.js';
+import { startDaemon, workdir, type DaemonChild } from './helpers.js';
+
+const FIXTURES = join(REPO, 'fixtures', 'copilot');
+const POLICY = join(REPO, 'fixtures', 'claude-code', 'policy.yaml');
+const TOKEN = 'copilot-hook-endpoint-test-token-0123456789';
+const TRACE = '[0-9a-f]{24}';
+const INTENT = '[0-9a-f]{64}';
+const recorded = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
+
+const BLOCK_SECRET = new RegExp(`^Ward: blocked by policy \\(matched_rule_block_secrets\\); trace ${TRACE}\\. Do not retry this call unchanged$`);
+const BLOCK_EXEC = new RegExp(`^Ward: blocked by policy \\(destructive_apply_requires_approval, matched_rule_block_exec\\); trace ${TRACE}\\. Do not retry this call unchanged$`);
+const APPROVAL = new RegExp(
+  `^Ward: approval required by policy \\(matched_rule_approve_writes\\); trace ${TRACE}, intent ${INTENT}\\. Copilot's coding agent cannot ask: the call was not run; ask the user to approve it outside this session$`,
+);
+const FAILED = /^Ward: denied because the hook could not evaluate this call \(fail closed\): /;
+const deny = (reason: RegExp) => ({ permissionDecision: 'deny', permissionDecisionReason: expect.stringMatching(reason) });
+
+/** Each recorded event, the exact reply Copilot reads (undefined: no output), and whether a trace is written. */
+const CASES: [string, unknown, boolean][] = [
+  ['pre-tool-view.json', undefined, true],
+  ['pre-tool-view-secret.json', deny(BLOCK_SECRET), true],
+  ['pre-tool-bash-rm.json', deny(BLOCK_EXEC), true],
+  ['pre-tool-use-vscode.json', deny(BLOCK_EXEC), true],
+  ['pre-tool-edit.json', deny(APPROVAL), true],
+  ['post-tool-use.json', undefined, false],
+  ['user-prompt-submitted.json', undefined, false],
+  ['session-start.json', undefined, false],
+];
+
+function traces(state: string): string[] {
+  try {
+    return readdirSync(join(state, 'traces')).filter((f) => f.startsWith('trace_'));
+  } catch {
+    return [];
+  }
+}
+
+function command(input: string, args?: string[]) {
+  const cwd = tempDir('ward-copilot-hook-');
+  const state = join(cwd, '.ward');
+  const r = ward(['hook', 'copilot', ...(args ?? ['--policy', POLICY, '--state-dir', state])], { cwd, input });
+  return { ...r, state, json: r.stdout.trim() === '' ? undefined : (JSON.parse(r.stdout) as unknown) };
+}
+
+describe('ward hook copilot: recorded events', () => {
+  it.each(CASES)('%s', (name, reply, traced) => {
+    const r = command(recorded(name));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toEqual(reply);
+    expect(traces(r.state).length).toBe(traced ? 1 : 0);
+  });
+
+  it('fails closed with exit 0: unreadable input, an unknown shape, a bad command line and unparseable toolArgs are denies on stdout', () => {
+    for (const input of ['{"toolName": "bash", "toolArgs": ', '[]', '{"timestamp": 1, "cwd": "/w"}', '']) {
+      const r = command(input);
+      expect(r.code, input).toBe(0);
+      expect(r.json, input).toEqual(deny(FAILED));
+    }
+    const typo = command(recorded('pre-tool-view.json'), ['--polcy', POLICY]);
+    expect(typo.code).toBe(0);
+    expect(typo.json).toEqual(deny(/^Ward: denied because the hook could not evaluate this call \(fail closed\): unknown option "--polcy"/));
+    const args = command(JSON.stringify({ timestamp: 1, cwd: '/workspace', toolName: 'bash', toolArgs: 'rm -rf /' }));
+    expect(args.code).toBe(0);
+    expect(args.json).toEqual(deny(/toolArgs is not valid JSON/));
+    expect(traces(args.state)).toEqual([]);
+  });
+
+  it('a bad command line on an event Ward does not decide: no output, exit 0, the problem on stderr', () => {
+    const r = command(recorded('user-prompt-submitted.json'), ['--polcy', POLICY]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/misconfigured: unknown option "--polcy"/);
+  });
+});
+
+describe('one policy, two hosts: Copilot and Claude Code decide the same call alike', () => {
+  const PAIRS: [string, string, string][] = [
+    ['pre-tool-view.json', 'pre-read.json', 'allow'],
+    ['pre-tool-view-secret.json', 'pre-read-secret.json', 'deny'],
+    ['pre-tool-use-vscode.json', 'pre-bash-rm.json', 'deny'],
+    ['pre-tool-edit.json', 'pre-edit.json', 'ask'],
+  ];
+  it.each(PAIRS)('%s ~ claude-code/%s', (copilot, claude, decision) => {
+    const x = command(recorded(copilot));
+    const cwd = tempDir('ward-cc-hook-');
+    const c = ward(['hook', 'claude-code', '--policy', POLICY, '--state-dir', join(cwd, '.ward')], {
+      cwd,
+      input: readFileSync(join(REPO, 'fixtures', 'claude-code', claude), 'utf8'),
+    });
+    const cc = (JSON.parse(c.stdout) as { hookSpecificOutput: { permissionDecision: string; permissionDecisionReason: string } }).hookSpecificOutput;
+    expect(cc.permissionDecision).toBe(decision);
+    const out = x.json as { permissionDecision: string; permissionDecisionReason: string } | undefined;
+    // An approval is a deny for Copilot, with the same reason codes.
+    expect(out?.permissionDecision ?? 'allow').toBe(decision === 'ask' ? 'deny' : decision);
+    const codes = (s: string) => /\(([^)]*)\)/.exec(s)?.[1];
+    if (decision !== 'allow') expect(codes(out!.permissionDecisionReason)).toBe(codes(cc.permissionDecisionReason));
+  });
+});
+
+describe('POST /v1/hooks/copilot', () => {
+  let d: DaemonChild;
+  let w: ReturnType<typeof workdir>;
+  beforeAll(async () => {
+    w = workdir();
+    d = await startDaemon(['--policy', POLICY, '--auth-token-env', 'WARD_COPILOT_HOOK_TOKEN'], { cwd: w.dir, env: { WARD_COPILOT_HOOK_TOKEN: TOKEN } });
+  });
+  afterAll(async () => {
+    await d?.stop();
+  });
+
+  async function post(body: string, token: string | null = TOKEN) {
+    const r = await request(`${d.url}/v1/hooks/copilot`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body,
+    });
+    return { status: r.statusCode, body: (await r.body.json()) as unknown };
+  }
+
+  it.each(CASES)("%s: the command hook's reply ({} for none), after the trace is written", async (name, reply, traced) => {
+    const before = traces(w.state).length;
+    const http = await post(recorded(name));
+    expect(http.status).toBe(200);
+    expect(http.body).toEqual(reply ?? {});
+    expect(traces(w.state).length).toBe(before + (traced ? 1 : 0));
+  });
+
+  it('fails closed: malformed input is a deny with 200; a missing token is refused like every route', async () => {
+    const bad = await post('{"toolName": "bash", "toolArgs": ');
+    expect(bad.status).toBe(200);
+    expect(bad.body).toEqual(deny(/^Ward: denied because the hook could not evaluate this call \(fail closed\): malformed hook input/));
+    const anonymous = await post(recorded('pre-tool-view.json'), null);
+    expect(anonymous.status).toBe(401);
+  });
+});
