@@ -69,6 +69,10 @@ describe('ward hook copilot: recorded events', () => {
     const typo = command(recorded('pre-tool-view.json'), ['--polcy', POLICY]);
     expect(typo.code).toBe(0);
     expect(typo.json).toEqual(deny(/^Ward: denied because the hook could not evaluate this call \(fail closed\): unknown option "--polcy"/));
+    // Help text on exit 2 would be no objection to Copilot: as a hook, --help is a deny.
+    const help = command(recorded('pre-tool-bash-rm.json'), ['--policy', POLICY, '--help']);
+    expect(help.code).toBe(0);
+    expect(help.json).toEqual(deny(/--help in a hook command blocks the call/));
     const args = command(JSON.stringify({ timestamp: 1, cwd: '/workspace', toolName: 'bash', toolArgs: 'rm -rf /' }));
     expect(args.code).toBe(0);
     expect(args.json).toEqual(deny(/toolArgs is not valid JSON/));

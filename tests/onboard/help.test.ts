@@ -5,6 +5,7 @@ import { COMMANDS } from '../../src/cli/commands/index.js';
 import { HELP_NOTES, OPTION_GROUPS } from '../../src/cli/help-notes.js';
 import type { CliContext } from '../../src/cli/context.js';
 import { runCli } from '../../src/cli/program.js';
+import { hookHost } from '../../src/mcp/service/hook-hosts/index.js';
 import { tempDir, WARD, ward } from '../cli/run.js';
 
 function fakeContext(cwd: string): CliContext & { out: string; err: string } {
@@ -67,6 +68,9 @@ describe('typos', () => {
   });
 });
 
+/** A hook whose host never blocks on an exit code: its failures are a deny on stdout with exit 0. */
+const denyingHost = (path: string[]) => path[0] === 'hook' && path.length === 2 && hookHost(path[1]!)?.fail(undefined, 'help').exitCode === 0;
+
 describe('--help', () => {
   it('every registered command answers --help with exit 0 and its own usage line', async () => {
     const paths = await commandPaths();
@@ -78,10 +82,13 @@ describe('--help', () => {
       const ctx = fakeContext(cwd);
       const code = await runCli([...path, '--help'], ctx);
       // A hook command line is run by the agent host with stdin piped: `--help` there must block
-      // (exit 2), never let the tool run; it still prints the help.
-      const expected = path[0] === 'hook' && path.length === 2 ? 2 : 0;
+      // (exit 2), never let the tool run; it still prints the help. A host that never blocks on an
+      // exit code (Copilot) gets its deny on stdout, and the help on stderr.
+      const denyOnStdout = denyingHost(path);
+      const expected = path[0] === 'hook' && path.length === 2 && !denyOnStdout ? 2 : 0;
       expect(code, `ward ${path.join(' ')} --help\n${ctx.err}`).toBe(expected);
-      expect(ctx.out, path.join(' ')).toContain(`Usage: ward ${path.join(' ')}`);
+      expect(denyOnStdout ? ctx.err : ctx.out, path.join(' ')).toContain(`Usage: ward ${path.join(' ')}`);
+      if (denyOnStdout) expect(ctx.out, path.join(' ')).toMatch(/"deny"/);
     }
   });
 
@@ -114,7 +121,7 @@ describe('help that teaches (issue 15)', () => {
     for (const path of leaves) {
       const ctx = fakeContext(cwd);
       await runCli([...path, '--help'], ctx);
-      expect(ctx.out, `ward ${path.join(' ')} --help`).toMatch(/\nExamples?( \(.*\))?:\n/);
+      expect(denyingHost(path) ? ctx.err : ctx.out, `ward ${path.join(' ')} --help`).toMatch(/\nExamples?( \(.*\))?:\n/);
     }
   });
 

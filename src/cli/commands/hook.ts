@@ -120,6 +120,23 @@ const GEMINI_DESCRIPTION =
   'require_approval is a deny (BeforeTool cannot ask). Other events get {} with exit 0, never an exit that erases the prompt. ' +
   'Every failure on BeforeTool is a deny.';
 
+const CODEX_DESCRIPTION =
+  'Codex hook (PreToolUse): read the event on stdin, decide, trace, and answer with no output (allow) or a ' +
+  'hookSpecificOutput permissionDecision "deny" with the reason; require_approval is a deny (Codex fails open on "ask"). ' +
+  'Other events get no output with exit 0. Every failure on PreToolUse is a deny.';
+
+const COPILOT_DESCRIPTION =
+  'GitHub Copilot hook (preToolUse, CLI and coding agent): read the event on stdin, decide, trace, and answer with no output ' +
+  '(allow) or {"permissionDecision":"deny","permissionDecisionReason":...}; require_approval is a deny (the coding agent ' +
+  'ignores "ask"). Copilot never blocks on an exit code, so every failure is a deny on stdout with exit 0.';
+
+const DESCRIPTIONS: Readonly<Record<string, string>> = {
+  'claude-code': DESCRIPTION,
+  'gemini-cli': GEMINI_DESCRIPTION,
+  codex: CODEX_DESCRIPTION,
+  copilot: COPILOT_DESCRIPTION,
+};
+
 const EXAMPLES: Readonly<Record<string, string>> = {
   'claude-code': `Example (register it with an absolute path, and turn a failure to start into a block):
   node /abs/path/to/ward/bin/ward.js hook claude-code --policy "$CLAUDE_PROJECT_DIR/.ward.yaml" \\
@@ -131,11 +148,21 @@ See docs/integrations-claude-code.md.
     --state-dir /abs/project/.ward || exit 2
 See docs/integrations-gemini-cli.md.
 `,
+  codex: `Example (.codex/hooks.json, hooks.PreToolUse[].hooks[].command; a failure to start blocks with exit 2 and a reason):
+  node /abs/path/to/ward/bin/ward.js hook codex --policy /abs/project/.ward.yaml \\
+    --state-dir /abs/project/.ward || { echo 'Ward hook failed to start (fail closed)' >&2; exit 2; }
+See docs/integrations-coding-agents.md.
+`,
+  copilot: `Example (.github/hooks/ward.json, hooks.preToolUse[].bash, "cwd": "."; a failure to start prints a deny):
+  node /abs/path/to/ward/bin/ward.js hook copilot --policy .ward.yaml --state-dir .ward || \\
+    echo '{"permissionDecision":"deny","permissionDecisionReason":"Ward hook failed to start (fail closed)"}'
+See docs/integrations-coding-agents.md.
+`,
 };
 
 /** Help text, rendered by commander from the same option list. */
 function helpText(host: HookHost = HOOK_HOSTS[0]!): string {
-  const c = new Command(`ward hook ${host.name}`).description(host.name === 'claude-code' ? DESCRIPTION : GEMINI_DESCRIPTION).helpOption('-h, --help', 'show this help');
+  const c = new Command(`ward hook ${host.name}`).description(DESCRIPTIONS[host.name] ?? host.label).helpOption('-h, --help', 'show this help');
   for (const o of HOOK_OPTIONS) {
     const opt = new Option(`${o.flag} <${o.value}>`, o.help);
     if (o.choices) opt.choices(o.choices);
@@ -173,7 +200,7 @@ export function register(program: Command, ctx: CliContext): void {
   for (const host of HOOK_HOSTS) {
     hook
       .command(host.name)
-      .description(host.name === 'claude-code' ? DESCRIPTION : GEMINI_DESCRIPTION)
+      .description(DESCRIPTIONS[host.name] ?? host.label)
       .usage(`--policy <file> [options]   (ward hook ${host.name} --help lists them)`)
       // Commander must not parse (or reject) anything here: its errors exit 6, which the host
       // ignores. parseHookArgs reports every problem, and the hook turns it into a deny.
@@ -184,11 +211,19 @@ export function register(program: Command, ctx: CliContext): void {
       .action(async (args: string[]) => {
         const parsed = parseHookArgs(args);
         if ('help' in parsed) {
+          // A host that never blocks on an exit code (Copilot) would read help text as no
+          // objection: as a hook, it gets its deny on stdout, and the help goes to stderr.
+          const misuse = `--help in a hook command blocks the call; remove it from the hook command`;
+          const denied = host.fail(undefined, misuse);
+          if (!process.stdin.isTTY && denied.exitCode === 0) {
+            ctx.stderr(helpText(host));
+            return emitHookReply(ctx, denied);
+          }
           ctx.stdout(helpText(host));
           // A person asking for help gets exit 0; a hook command line with --help must not let the
           // tool run (plain text on exit 0 is "no objection" to the host).
           if (!process.stdin.isTTY) {
-            ctx.stderr(`ward hook ${host.name}: --help in a hook command blocks the call; remove it from the hook command\n`);
+            ctx.stderr(`ward hook ${host.name}: ${misuse}\n`);
             ctx.exitCode = 2;
           }
           return;
