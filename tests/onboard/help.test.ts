@@ -5,7 +5,7 @@ import { COMMANDS } from '../../src/cli/commands/index.js';
 import { HELP_NOTES, OPTION_GROUPS } from '../../src/cli/help-notes.js';
 import type { CliContext } from '../../src/cli/context.js';
 import { runCli } from '../../src/cli/program.js';
-import { hookHost } from '../../src/mcp/service/hook-hosts/index.js';
+import { hookHost } from '../../src/agent-hooks/index.js';
 import { tempDir, WARD, ward } from '../cli/run.js';
 
 function fakeContext(cwd: string): CliContext & { out: string; err: string } {
