@@ -1,9 +1,9 @@
-import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/index.js';
-import { enrichHookCall } from './hook-call.js';
+import type { JsonObject } from '../canon/index.js';
+import { enrichHookCall, failedReason, readHookEvent, stopReason } from './hook-call.js';
 import type { HookCallContext, HookDecision, HookDecisionRequest, HookHost, HookReply, HostHookInput } from './host.js';
 import { FieldReader, type ToolCall } from './tool-call.js';
 
-// Codex's `PreToolUse` command hook (docs/integrations-coding-agents.md "Codex"), as its hook engine reads it
+// Codex's `PreToolUse` command hook (docs/integrations-codex.md), as its hook engine reads it
 // (openai/codex codex-rs/hooks: schema/generated/pre-tool-use.command.{input,output}.schema.json and
 // src/events/pre_tool_use.rs; developers.openai.com/codex/hooks):
 // - stdin: `session_id`, `turn_id`, `transcript_path`, `cwd`, `hook_event_name`, `model`,
@@ -70,18 +70,12 @@ function request(payload: JsonObject, context: HookCallContext): HookDecisionReq
 }
 
 function parseInput(text: string): HostHookInput {
-  if (text.trim() === '') return { kind: 'fail', event: undefined, message: 'empty hook input on stdin' };
-  let payload: JsonValue;
-  try {
-    payload = parseJsonText(text);
-  } catch (err) {
-    return { kind: 'fail', event: undefined, message: `malformed hook input: ${(err as Error).message}` };
-  }
-  if (!isJsonObject(payload)) return { kind: 'fail', event: undefined, message: 'malformed hook input: expected a JSON object' };
-  const event = payload['hook_event_name'];
+  const read = readHookEvent(text);
+  if (!read.ok) return { kind: 'fail', event: undefined, message: read.message };
+  const event = read.payload['hook_event_name'];
   // Codex names the event on every input; one without a name cannot be told from a tool call.
   if (typeof event !== 'string' || event === '') return { kind: 'fail', event: undefined, message: 'malformed hook input: hook_event_name is required' };
-  return event === EVENT ? { kind: 'decide', payload, event } : { kind: 'pass', event };
+  return event === EVENT ? { kind: 'decide', payload: read.payload, event } : { kind: 'pass', event };
 }
 
 const deny = (reason: string, systemMessage?: string): HookReply => ({
@@ -101,20 +95,8 @@ const deny = (reason: string, systemMessage?: string): HookReply => ({
  */
 function reply(event: string, result: HookDecision): HookReply {
   if (event !== EVENT) return pass(event);
-  const reasons = result.reasonCodes.length > 0 ? result.reasonCodes.join(', ') : 'none';
-  const trace = `trace ${String(result.output['trace_id'])}`;
-  switch (result.verdict) {
-    case 'allow':
-      return { exitCode: 0 };
-    case 'require_approval':
-      return deny(
-        `Ward: approval required by policy (${reasons}); ${trace}, intent ${result.intentDigest}. Codex hooks cannot ask: the call was not run; ask the user to approve it outside this session`,
-      );
-    case 'dry_run':
-      return deny(`Ward: dry run — the policy evaluates this call as dry_run, so it is not executed (${reasons}); ${trace}`);
-    default:
-      return deny(`Ward: blocked by policy (${reasons}); ${trace}. Do not retry this call unchanged`);
-  }
+  const reason = stopReason(result, 'Codex hooks cannot ask');
+  return reason === undefined ? { exitCode: 0 } : deny(reason);
 }
 
 /** Events Ward does not decide get no output with exit 0: Codex carries on as without the hook. */
@@ -124,7 +106,7 @@ function pass(_event: string, message?: string): HookReply {
 
 /** A deny for PreToolUse; exit 2 with the reason on stderr when no event could be read (Codex blocks on it). */
 function fail(event: string | undefined, message: string): HookReply {
-  const reason = `Ward: denied because the hook could not evaluate this call (fail closed): ${message}`;
+  const reason = failedReason(message);
   if (event === undefined) return { exitCode: 2, stderr: `${reason}\n` };
   if (event !== EVENT) return pass(event, message);
   return { ...deny(reason, `Ward hook failed closed: ${message}`), stderr: `ward hook codex: ${message}\n` };

@@ -1,10 +1,10 @@
-import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/index.js';
+import type { JsonObject } from '../canon/index.js';
 import { claudeCodeToolName } from './claude-code.js';
-import { enrichHookCall } from './hook-call.js';
+import { declaredTargets, enrichHookCall, failedReason, readHookEvent, stopReason, type TargetKey } from './hook-call.js';
 import type { HookCallContext, HookDecision, HookDecisionRequest, HookHost, HookReply, HostHookInput } from './host.js';
 import { FieldReader, type ToolCall } from './tool-call.js';
 
-// GitHub Copilot's `preToolUse` command hook (docs/integrations-coding-agents.md "GitHub Copilot"), as the Copilot CLI and
+// GitHub Copilot's `preToolUse` command hook (docs/integrations-copilot.md), as the Copilot CLI and
 // the Copilot coding agent read it from `.github/hooks/*.json` (github/docs: content/copilot/
 // reference/copilot-cli-reference/cli-hooks-reference.md and reference/hooks-configuration.md):
 // - stdin, camelCase (event `preToolUse`): `sessionId`, `timestamp`, `cwd`, `toolName`, `toolArgs`
@@ -33,7 +33,7 @@ const TOOL_NAMES: Readonly<Record<string, string>> = {
 };
 
 /** Argument keys that declare targets: a file tool's `path`, `web_fetch`'s `url`, a shell's `command`. */
-const TARGET_KEYS: readonly { key: string; kind: string; operation: string }[] = [
+const TARGET_KEYS: readonly TargetKey[] = [
   { key: 'path', kind: 'path', operation: '' },
   { key: 'url', kind: 'url', operation: '' },
   { key: 'command', kind: 'other', operation: 'execute' },
@@ -58,15 +58,10 @@ export function copilotToolCall(event: JsonObject): JsonObject {
   const rawName = f.string(event, camel ? 'toolName' : 'tool_name').trim();
   if (rawName === '') throw f.fail(`${camel ? 'toolName' : 'tool_name'} is required`);
   const args = f.argsValue(event, camel ? 'toolArgs' : 'tool_input');
-  const targets: JsonObject[] = [];
-  for (const { key, kind, operation } of TARGET_KEYS) {
-    const value = args[key];
-    if (typeof value === 'string' && value.trim() !== '') targets.push({ kind, value, operation });
-  }
   return {
     name: TOOL_NAMES[rawName] ?? claudeCodeToolName(rawName),
     args,
-    targets,
+    targets: declaredTargets(args, TARGET_KEYS),
     context: { session_id: f.string(event, camel ? 'sessionId' : 'session_id') },
   };
 }
@@ -89,14 +84,9 @@ function request(payload: JsonObject, context: HookCallContext): HookDecisionReq
  * none of these is refused: it could be a tool call Ward cannot read.
  */
 function parseInput(text: string): HostHookInput {
-  if (text.trim() === '') return { kind: 'fail', event: undefined, message: 'empty hook input on stdin' };
-  let payload: JsonValue;
-  try {
-    payload = parseJsonText(text);
-  } catch (err) {
-    return { kind: 'fail', event: undefined, message: `malformed hook input: ${(err as Error).message}` };
-  }
-  if (!isJsonObject(payload)) return { kind: 'fail', event: undefined, message: 'malformed hook input: expected a JSON object' };
+  const read = readHookEvent(text);
+  if (!read.ok) return { kind: 'fail', event: undefined, message: read.message };
+  const payload = read.payload;
   const named = payload['hook_event_name'];
   if (named !== undefined) {
     if (typeof named !== 'string' || named === '') return { kind: 'fail', event: undefined, message: 'malformed hook input: hook_event_name must be a string' };
@@ -123,20 +113,8 @@ const deny = (permissionDecisionReason: string): HookReply => ({ exitCode: 0, st
  */
 function reply(event: string, result: HookDecision): HookReply {
   if (!(EVENTS as readonly string[]).includes(event)) return pass(event);
-  const reasons = result.reasonCodes.length > 0 ? result.reasonCodes.join(', ') : 'none';
-  const trace = `trace ${String(result.output['trace_id'])}`;
-  switch (result.verdict) {
-    case 'allow':
-      return { exitCode: 0 };
-    case 'require_approval':
-      return deny(
-        `Ward: approval required by policy (${reasons}); ${trace}, intent ${result.intentDigest}. Copilot's coding agent cannot ask: the call was not run; ask the user to approve it outside this session`,
-      );
-    case 'dry_run':
-      return deny(`Ward: dry run — the policy evaluates this call as dry_run, so it is not executed (${reasons}); ${trace}`);
-    default:
-      return deny(`Ward: blocked by policy (${reasons}); ${trace}. Do not retry this call unchanged`);
-  }
+  const reason = stopReason(result, "Copilot's coding agent cannot ask");
+  return reason === undefined ? { exitCode: 0 } : deny(reason);
 }
 
 /** Events Ward does not decide get no output (Copilot ignores their output anyway); a broken hook command is said on stderr. */
@@ -151,7 +129,7 @@ function pass(_event: string, message?: string): HookReply {
  */
 function fail(event: string | undefined, message: string): HookReply {
   if (event !== undefined && !(EVENTS as readonly string[]).includes(event)) return pass(event, message);
-  return { ...deny(`Ward: denied because the hook could not evaluate this call (fail closed): ${message}`), stderr: `ward hook copilot: ${message}\n` };
+  return { ...deny(failedReason(message)), stderr: `ward hook copilot: ${message}\n` };
 }
 
 export const copilotHost: HookHost = {

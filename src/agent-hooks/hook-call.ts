@@ -1,6 +1,6 @@
-import type { JsonObject } from '../canon/index.js';
+import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/index.js';
 import { bareToolName, operationFromToolName } from '../intent/discover.js';
-import type { HookCallContext } from './host.js';
+import type { HookCallContext, HookDecision } from './host.js';
 import type { CallTarget, ToolCall } from './tool-call.js';
 
 // What every host's hook adds to the call its event decodes to, so that all hosts — and the MCP
@@ -48,3 +48,54 @@ export function enrichHookCall(call: ToolCall, payload: JsonObject, context: Hoo
     call.argProvenance = Object.keys(call.args).map((key) => ({ arg_path: `$.${key}`, source: context.argSource || DEFAULT_ARG_SOURCE }));
   }
 }
+
+/** A hook's stdin as one JSON object, or why it is not one (the host then fails closed). */
+export function readHookEvent(text: string): { ok: true; payload: JsonObject } | { ok: false; message: string } {
+  if (text.trim() === '') return { ok: false, message: 'empty hook input on stdin' };
+  let payload: JsonValue;
+  try {
+    payload = parseJsonText(text);
+  } catch (err) {
+    return { ok: false, message: `malformed hook input: ${(err as Error).message}` };
+  }
+  return isJsonObject(payload) ? { ok: true, payload } : { ok: false, message: 'malformed hook input: expected a JSON object' };
+}
+
+/** An argument key that declares a target of the call, as the host's tools name it. */
+export interface TargetKey {
+  key: string;
+  kind: string;
+  operation: string;
+}
+
+/** The targets a call's arguments declare under `keys` (non-empty strings only). */
+export function declaredTargets(args: JsonObject, keys: readonly TargetKey[]): JsonObject[] {
+  const targets: JsonObject[] = [];
+  for (const { key, kind, operation } of keys) {
+    const value = args[key];
+    if (typeof value === 'string' && value.trim() !== '') targets.push({ kind, value, operation });
+  }
+  return targets;
+}
+
+/**
+ * Why Ward stops a call, in the words every host's reply uses; undefined for allow. A host whose
+ * hook cannot ask stops an approval too, and `cannotAsk` says so to the model.
+ */
+export function stopReason(result: HookDecision, cannotAsk: string): string | undefined {
+  const reasons = result.reasonCodes.length > 0 ? result.reasonCodes.join(', ') : 'none';
+  const trace = `trace ${String(result.output['trace_id'])}`;
+  switch (result.verdict) {
+    case 'allow':
+      return undefined;
+    case 'require_approval':
+      return `Ward: approval required by policy (${reasons}); ${trace}, intent ${result.intentDigest}. ${cannotAsk}: the call was not run; ask the user to approve it outside this session`;
+    case 'dry_run':
+      return `Ward: dry run — the policy evaluates this call as dry_run, so it is not executed (${reasons}); ${trace}`;
+    default:
+      return `Ward: blocked by policy (${reasons}); ${trace}. Do not retry this call unchanged`;
+  }
+}
+
+/** The reason a hook gives when it cannot evaluate a call. */
+export const failedReason = (message: string): string => `Ward: denied because the hook could not evaluate this call (fail closed): ${message}`;

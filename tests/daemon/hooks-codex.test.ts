@@ -3,18 +3,15 @@
 // exact reply and exit code, and that every reply is valid under Codex's published output schema
 // (an unknown key there makes Codex fail open); the same calls decided through Claude Code's hook
 // under one policy get the same verdict.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
-import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { applyPatchFiles } from '../../src/agent-hooks/codex.js';
-import { REPO, tempDir, ward } from '../cli/run.js';
-import { startDaemon, workdir, type DaemonChild } from './helpers.js';
+import { REPO } from '../cli/run.js';
+import { expectClaudeCodeAgrees, HOOK_POLICY as POLICY, replayThroughEndpoint, runHook, traces } from './hook-replay.js';
 
 const FIXTURES = join(REPO, 'fixtures', 'codex');
-const POLICY = join(REPO, 'fixtures', 'claude-code', 'policy.yaml');
-const TOKEN = 'codex-hook-endpoint-test-token-0123456789';
 const TRACE = '[0-9a-f]{24}';
 const INTENT = '[0-9a-f]{64}';
 const recorded = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
@@ -38,20 +35,7 @@ const CASES: [string, unknown, boolean][] = [
   ['user-prompt-submit.json', undefined, false],
 ];
 
-function traces(state: string): string[] {
-  try {
-    return readdirSync(join(state, 'traces')).filter((f) => f.startsWith('trace_'));
-  } catch {
-    return [];
-  }
-}
-
-function command(input: string, args?: string[]) {
-  const cwd = tempDir('ward-codex-hook-');
-  const state = join(cwd, '.ward');
-  const r = ward(['hook', 'codex', ...(args ?? ['--policy', POLICY, '--state-dir', state])], { cwd, input });
-  return { ...r, state, json: r.stdout.trim() === '' ? undefined : (JSON.parse(r.stdout) as unknown) };
-}
+const command = (input: string, args?: string[]) => runHook('codex', input, args);
 
 describe('ward hook codex: recorded events', () => {
   it.each(CASES)('%s', (name, reply, traced) => {
@@ -105,60 +89,22 @@ describe('ward hook codex: recorded events', () => {
 });
 
 describe('one policy, two hosts: Codex and Claude Code decide the same call alike', () => {
-  const PAIRS: [string, string, string][] = [
+  const PAIRS: [string, string, 'allow' | 'deny' | 'ask'][] = [
     ['pre-mcp-read.json', 'pre-mcp-read.json', 'allow'],
     ['pre-bash-rm.json', 'pre-bash-rm.json', 'deny'],
     ['pre-mcp-write.json', 'pre-mcp-write.json', 'ask'],
     ['pre-apply-patch.json', 'pre-write.json', 'ask'],
   ];
   it.each(PAIRS)('%s ~ claude-code/%s', (codex, claude, decision) => {
-    const x = command(recorded(codex));
-    const cwd = tempDir('ward-cc-hook-');
-    const c = ward(['hook', 'claude-code', '--policy', POLICY, '--state-dir', join(cwd, '.ward')], {
-      cwd,
-      input: readFileSync(join(REPO, 'fixtures', 'claude-code', claude), 'utf8'),
-    });
-    const cc = (JSON.parse(c.stdout) as { hookSpecificOutput: { permissionDecision: string; permissionDecisionReason: string } }).hookSpecificOutput;
-    expect(cc.permissionDecision).toBe(decision);
-    const out = (x.json as { hookSpecificOutput?: { permissionDecision: string; permissionDecisionReason: string } } | undefined)?.hookSpecificOutput;
-    // Codex cannot ask: an approval is a deny there, with the same reason codes.
-    expect(out?.permissionDecision ?? 'allow').toBe(decision === 'ask' ? 'deny' : decision);
-    const codes = (s: string) => /\(([^)]*)\)/.exec(s)?.[1];
-    if (decision !== 'allow') expect(codes(out!.permissionDecisionReason)).toBe(codes(cc.permissionDecisionReason));
+    expectClaudeCodeAgrees((command(recorded(codex)).json as { hookSpecificOutput?: { permissionDecision: string; permissionDecisionReason: string } } | undefined)?.hookSpecificOutput, claude, decision);
   });
 });
 
 describe('POST /v1/hooks/codex', () => {
-  let d: DaemonChild;
-  let w: ReturnType<typeof workdir>;
-  beforeAll(async () => {
-    w = workdir();
-    d = await startDaemon(['--policy', POLICY, '--auth-token-env', 'WARD_CODEX_HOOK_TOKEN'], { cwd: w.dir, env: { WARD_CODEX_HOOK_TOKEN: TOKEN } });
-  });
-  afterAll(async () => {
-    await d?.stop();
-  });
-
-  async function post(body: string, token: string | null = TOKEN) {
-    const r = await request(`${d.url}/v1/hooks/codex`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body,
-    });
-    return { status: r.statusCode, body: (await r.body.json()) as unknown };
-  }
-
-  it.each(CASES)("%s: the command hook's reply ({} for none), after the trace is written", async (name, reply, traced) => {
-    const before = traces(w.state).length;
-    const http = await post(recorded(name));
-    expect(http.status).toBe(200);
-    expect(http.body).toEqual(reply ?? {});
-    expect(validOutput(http.body)).toBe(true);
-    expect(traces(w.state).length).toBe(before + (traced ? 1 : 0));
-  });
+  const daemon = replayThroughEndpoint('codex', CASES, recorded, validOutput);
 
   it('fails closed: malformed input is a deny with 200; a missing token is refused like every route', async () => {
-    const bad = await post('{"hook_event_name": "PreToolUse", "tool_name": ');
+    const bad = await daemon.current!.post('{"hook_event_name": "PreToolUse", "tool_name": ');
     expect(bad.status).toBe(200);
     expect(bad.body).toEqual({
       hookSpecificOutput: {
@@ -167,7 +113,7 @@ describe('POST /v1/hooks/codex', () => {
         permissionDecisionReason: expect.stringMatching(/^Ward: denied because the hook could not evaluate this call \(fail closed\): malformed hook input/),
       },
     });
-    const anonymous = await post(recorded('pre-mcp-read.json'), null);
+    const anonymous = await daemon.current!.post(recorded('pre-mcp-read.json'), false);
     expect(anonymous.status).toBe(401);
   });
 });

@@ -3,16 +3,13 @@
 // `POST /v1/hooks/copilot`, asserting the exact reply and exit code. Copilot never blocks on an exit
 // code, so every failure must be a deny on stdout with exit 0. The same calls decided through Claude
 // Code's hook under one policy get the same verdict.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO, tempDir, ward } from '../cli/run.js';
-import { startDaemon, workdir, type DaemonChild } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { REPO } from '../cli/run.js';
+import { expectClaudeCodeAgrees, HOOK_POLICY as POLICY, replayThroughEndpoint, runHook, traces } from './hook-replay.js';
 
 const FIXTURES = join(REPO, 'fixtures', 'copilot');
-const POLICY = join(REPO, 'fixtures', 'claude-code', 'policy.yaml');
-const TOKEN = 'copilot-hook-endpoint-test-token-0123456789';
 const TRACE = '[0-9a-f]{24}';
 const INTENT = '[0-9a-f]{64}';
 const recorded = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
@@ -37,20 +34,7 @@ const CASES: [string, unknown, boolean][] = [
   ['session-start.json', undefined, false],
 ];
 
-function traces(state: string): string[] {
-  try {
-    return readdirSync(join(state, 'traces')).filter((f) => f.startsWith('trace_'));
-  } catch {
-    return [];
-  }
-}
-
-function command(input: string, args?: string[]) {
-  const cwd = tempDir('ward-copilot-hook-');
-  const state = join(cwd, '.ward');
-  const r = ward(['hook', 'copilot', ...(args ?? ['--policy', POLICY, '--state-dir', state])], { cwd, input });
-  return { ...r, state, json: r.stdout.trim() === '' ? undefined : (JSON.parse(r.stdout) as unknown) };
-}
+const command = (input: string, args?: string[]) => runHook('copilot', input, args);
 
 describe('ward hook copilot: recorded events', () => {
   it.each(CASES)('%s', (name, reply, traced) => {
@@ -88,62 +72,25 @@ describe('ward hook copilot: recorded events', () => {
 });
 
 describe('one policy, two hosts: Copilot and Claude Code decide the same call alike', () => {
-  const PAIRS: [string, string, string][] = [
+  const PAIRS: [string, string, 'allow' | 'deny' | 'ask'][] = [
     ['pre-tool-view.json', 'pre-read.json', 'allow'],
     ['pre-tool-view-secret.json', 'pre-read-secret.json', 'deny'],
     ['pre-tool-use-vscode.json', 'pre-bash-rm.json', 'deny'],
     ['pre-tool-edit.json', 'pre-edit.json', 'ask'],
   ];
   it.each(PAIRS)('%s ~ claude-code/%s', (copilot, claude, decision) => {
-    const x = command(recorded(copilot));
-    const cwd = tempDir('ward-cc-hook-');
-    const c = ward(['hook', 'claude-code', '--policy', POLICY, '--state-dir', join(cwd, '.ward')], {
-      cwd,
-      input: readFileSync(join(REPO, 'fixtures', 'claude-code', claude), 'utf8'),
-    });
-    const cc = (JSON.parse(c.stdout) as { hookSpecificOutput: { permissionDecision: string; permissionDecisionReason: string } }).hookSpecificOutput;
-    expect(cc.permissionDecision).toBe(decision);
-    const out = x.json as { permissionDecision: string; permissionDecisionReason: string } | undefined;
-    // An approval is a deny for Copilot, with the same reason codes.
-    expect(out?.permissionDecision ?? 'allow').toBe(decision === 'ask' ? 'deny' : decision);
-    const codes = (s: string) => /\(([^)]*)\)/.exec(s)?.[1];
-    if (decision !== 'allow') expect(codes(out!.permissionDecisionReason)).toBe(codes(cc.permissionDecisionReason));
+    expectClaudeCodeAgrees(command(recorded(copilot)).json as { permissionDecision: string; permissionDecisionReason: string } | undefined, claude, decision);
   });
 });
 
 describe('POST /v1/hooks/copilot', () => {
-  let d: DaemonChild;
-  let w: ReturnType<typeof workdir>;
-  beforeAll(async () => {
-    w = workdir();
-    d = await startDaemon(['--policy', POLICY, '--auth-token-env', 'WARD_COPILOT_HOOK_TOKEN'], { cwd: w.dir, env: { WARD_COPILOT_HOOK_TOKEN: TOKEN } });
-  });
-  afterAll(async () => {
-    await d?.stop();
-  });
-
-  async function post(body: string, token: string | null = TOKEN) {
-    const r = await request(`${d.url}/v1/hooks/copilot`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body,
-    });
-    return { status: r.statusCode, body: (await r.body.json()) as unknown };
-  }
-
-  it.each(CASES)("%s: the command hook's reply ({} for none), after the trace is written", async (name, reply, traced) => {
-    const before = traces(w.state).length;
-    const http = await post(recorded(name));
-    expect(http.status).toBe(200);
-    expect(http.body).toEqual(reply ?? {});
-    expect(traces(w.state).length).toBe(before + (traced ? 1 : 0));
-  });
+  const daemon = replayThroughEndpoint('copilot', CASES, recorded);
 
   it('fails closed: malformed input is a deny with 200; a missing token is refused like every route', async () => {
-    const bad = await post('{"toolName": "bash", "toolArgs": ');
+    const bad = await daemon.current!.post('{"toolName": "bash", "toolArgs": ');
     expect(bad.status).toBe(200);
     expect(bad.body).toEqual(deny(/^Ward: denied because the hook could not evaluate this call \(fail closed\): malformed hook input/));
-    const anonymous = await post(recorded('pre-tool-view.json'), null);
+    const anonymous = await daemon.current!.post(recorded('pre-tool-view.json'), false);
     expect(anonymous.status).toBe(401);
   });
 });

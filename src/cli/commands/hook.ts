@@ -151,12 +151,12 @@ See docs/integrations-gemini-cli.md.
   codex: `Example (.codex/hooks.json, hooks.PreToolUse[].hooks[].command; a failure to start blocks with exit 2 and a reason):
   node /abs/path/to/ward/bin/ward.js hook codex --policy /abs/project/.ward.yaml \\
     --state-dir /abs/project/.ward || { echo 'Ward hook failed to start (fail closed)' >&2; exit 2; }
-See docs/integrations-coding-agents.md.
+See docs/integrations-codex.md.
 `,
   copilot: `Example (.github/hooks/ward.json, hooks.preToolUse[].bash, "cwd": "."; a failure to start prints a deny):
   node /abs/path/to/ward/bin/ward.js hook copilot --policy .ward.yaml --state-dir .ward || \\
     echo '{"permissionDecision":"deny","permissionDecisionReason":"Ward hook failed to start (fail closed)"}'
-See docs/integrations-coding-agents.md.
+See docs/integrations-copilot.md.
 `,
 };
 
