@@ -137,7 +137,16 @@ export interface CallInput {
    * the intent's tool name as is (no `--tool-prefix`), its targets from the method's params instead
    * of from argument names, and a risk class of its own when set (`--unknown-method-risk-class`).
    */
-  method?: { intentName: string; operation: string; targets: readonly { kind: string; value: string }[]; riskClass?: string | undefined } | undefined;
+  method?:
+    | {
+        intentName: string;
+        operation: string;
+        targets: readonly { kind: string; value: string }[];
+        riskClass?: string | undefined;
+        /** Arguments inside the params (`prompts/get`'s `arguments`): discovered like a tool call's. */
+        discoverArgs?: JsonObject | undefined;
+      }
+    | undefined;
   /** The targets' host names resolved before the decision (Gatekeeper.resolveHosts); kept for a re-decision after approval. */
   resolvedHosts?: ResolvedHosts | undefined;
 }
@@ -180,7 +189,14 @@ export function intentForCall(call: CallInput, opts: MappingOptions, withHints: 
   // intent, so these are the targets the hook, the CLI and the daemon check for this call too. A
   // method's targets come from its params (the gate's discovery still runs over them).
   // `discover = false` is for a refusal only: arguments past discovery's bounds must still be traced.
-  const found = discover && !method ? argTargets(toolName, call.arguments, { mapping: opts.targets, mappingToolName: call.name }) : [];
+  const found = !discover
+    ? []
+    : !method
+      ? argTargets(toolName, call.arguments, { mapping: opts.targets, mappingToolName: call.name })
+      : method.discoverArgs
+        ? // A method is no tool: `--targets-map`'s per-tool rules do not apply, its argument-name rules do.
+          argTargets(toolName, method.discoverArgs, { mapping: { args: opts.targets.args, tools: new Map() } })
+        : [];
   const targets = found.map((t) => target(t, t.value, t.operation, hints));
   for (const t of method?.targets ?? []) targets.push(target({ kind: t.kind }, t.value, operation, undefined));
   if (hints?.destructiveHint && targets.length === 0) {

@@ -23,6 +23,13 @@ export interface MethodIntent {
   /** The targets' operation. */
   operation: string;
   targets: (params: JsonObject) => MethodTarget[];
+  /**
+   * The member of params that holds arguments the way a tool call's do (`prompts/get`'s
+   * `arguments`): their targets are found by the same discovery as a tool call's arguments
+   * (`argTargets`, with `--targets-map`'s argument-name rules), so a prompt argument naming a path
+   * or URL is a target of the intent itself.
+   */
+  discoverIn?: string;
 }
 
 export type MethodRoute =
@@ -85,7 +92,7 @@ const TASKS: Record<string, MethodIntent> = {
 const CLIENT_INTENTS: Record<string, MethodIntent> = {
   'resources/read': { tool: 'mcp.resource.read', operation: 'read', targets: (p) => uriTargets(p['uri']) },
   'resources/subscribe': { tool: 'mcp.resource.subscribe', operation: 'read', targets: (p) => uriTargets(p['uri']) },
-  'prompts/get': { tool: 'mcp.prompt.get', operation: 'read', targets: (p) => stringTarget(p['name']) },
+  'prompts/get': { tool: 'mcp.prompt.get', operation: 'read', targets: (p) => stringTarget(p['name']), discoverIn: 'arguments' },
   'completion/complete': { tool: 'mcp.completion.complete', operation: 'read', targets: completionTargets },
   ...TASKS,
 };

@@ -413,7 +413,8 @@ export class ProxySession {
     const { _meta: meta, ...args } = params;
     const targets = intent === UNKNOWN_METHOD || intent === SERVER_NOTIFICATION ? [{ kind: 'other', value: method }] : intent.targets(params);
     const call = this.callInput(method, args, meta);
-    call.method = { intentName: intent.tool, operation: intent.operation, targets, riskClass };
+    const inner = intent.discoverIn === undefined ? undefined : params[intent.discoverIn];
+    call.method = { intentName: intent.tool, operation: intent.operation, targets, riskClass, discoverArgs: isJsonObject(inner) ? inner : undefined };
     if (this.o.witness) call.witnessed = this.o.witness.argumentSources(args);
     return call;
   }

@@ -277,6 +277,41 @@ describe('MCP methods other than tools/call are decided, traced, screened and wi
     expect((post['relationship'] as Record<string, unknown>)['related_record_ids']).toEqual([expect.stringMatching(/:server:notification-\d+$/)]);
   });
 
+  it('prompts/get arguments that name paths or URLs are targets, found as a tool call\'s are', async () => {
+    const cwd = tempDir('ward-methods-prompt-args-');
+    writeFileSync(
+      join(cwd, 'policy.yaml'),
+      `${POLICY}  - name: no-evil-host\n    priority: 10\n    effect: block\n    match: { target_kinds: [url], target_values: ['https://evil.example/payload'] }\n  - name: no-app-secrets\n    priority: 10\n    effect: block\n    match: { target_kinds: [path], target_values: [/srv/app/secrets/key.pem] }\n`,
+    );
+    const state = join(cwd, '.ward');
+    const log = join(cwd, 'server.log');
+    writeFileSync(log, '');
+    // `doc` takes a path: a rule of the operator's --targets-map, which the gate alone would not know.
+    writeFileSync(join(cwd, 'targets.json'), JSON.stringify({ args: { doc: { kind: 'path' } } }));
+    const proxy = new RawProxy(['--policy', 'policy.yaml', '--state-dir', state, '--workspace', '/srv/app', '--targets-map', 'targets.json'], [process.execPath, HOSTILE], cwd, {
+      HOSTILE_LOG: log,
+      HOSTILE_SECRET: secretValue(),
+    });
+    await proxy.initialize();
+    const get = (id: number, args: Record<string, unknown>) => proxy.send({ jsonrpc: '2.0', id, method: 'prompts/get', params: { name: 'review', arguments: args } });
+    get(1, { file: '/etc/shadow' });
+    get(2, { source: 'https://evil.example/payload' });
+    get(3, { path: 'secrets/key.pem' }); // relative, under --workspace: a path because its name says so
+    get(5, { doc: 'secrets/key.pem' }); // a path because the targets map says so
+    get(4, { topic: 'the quarterly report', path: 'docs/readme.md', doc: 'notes.md' });
+    const [r1, r2, r3, r5, r4] = [await proxy.response(1), await proxy.response(2), await proxy.response(3), await proxy.response(5), await proxy.response(4)];
+    for (const r of [r1, r2, r3, r5]) expect(errorOf(r)?.code, JSON.stringify(r)).toBe(-32060);
+    expect(errorOf(r4)).toBeUndefined();
+    await finish(proxy);
+    // What the server received: only the harmless prompt.
+    const prompts = readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).filter((m) => m['method'] === 'prompts/get');
+    expect(prompts.map((m) => m['id'])).toEqual([4]);
+    const ts = traces(state).filter((t) => t['tool_name'] === 'mcp.prompt.get');
+    expect(ts.map((t) => t['verdict']).sort()).toEqual(['allow', 'block', 'block', 'block', 'block']);
+    const blocked = ts.find((t) => JSON.stringify(t).includes('secrets/key.pem'))!;
+    expect(blocked['verdict']).toBe('block');
+  });
+
   it('server-everything: its resources and prompts are relayed after an allow trace', async () => {
     const cwd = tempDir('ward-methods-everything-');
     writeFileSync(join(cwd, 'policy.yaml'), POLICY);
