@@ -1,5 +1,6 @@
 // Property: one policy decides a random tool call identically through every host that can make it —
-// `ward hook claude-code`, `ward hook gemini-cli`, the daemon's `POST /v1/hooks/<host>` for each
+// `ward hook claude-code`, `ward hook gemini-cli`, `ward hook codex`, `ward hook copilot`, the
+// daemon's `POST /v1/hooks/<host>` for each
 // host, the MCP proxy (`ward mcp proxy --tool-prefix tool.mcp__tiny__` in front of a real server) and
 // `ward gate eval` on the intent the proxy builds (its defaults: risk class high, tool_output arguments). "Identically" is read from the effect: the signed
 // trace each path wrote (verdict and reason codes), and each reply says that verdict in its host's
@@ -141,10 +142,40 @@ function geminiRuns(reply: unknown): boolean {
   return (reply as { decision?: string }).decision !== 'deny';
 }
 
+/** Codex's and Copilot's PreToolUse replies: no output (or `{}`) lets the call run, a deny stops it (approval included). */
+function runsUnlessDenied(reply: unknown): boolean {
+  const r = (reply ?? {}) as { permissionDecision?: string; hookSpecificOutput?: { permissionDecision?: string } };
+  return (r.hookSpecificOutput?.permissionDecision ?? r.permissionDecision) !== 'deny';
+}
+
 const event = (fields: JsonObject): JsonObject => ({ session_id: 'prop', transcript_path: '/tmp/t.jsonl', cwd: ws, ...fields });
 
-/** One call decided through both command hooks and both hook endpoints; the four traces and replies. */
-async function throughHooks(claude: JsonObject, gemini: JsonObject): Promise<Decided[]> {
+/** A tool call as another host sends it (`tool_name`, `tool_input`): Codex's PreToolUse, Copilot's camelCase preToolUse. */
+interface OtherHost {
+  host: 'codex' | 'copilot';
+  call: { tool_name: string; tool_input: JsonObject };
+}
+
+function otherEvent({ host, call }: OtherHost): string {
+  if (host === 'codex') return JSON.stringify(event({ hook_event_name: 'PreToolUse', turn_id: 'turn_prop', model: 'gpt-5-codex', permission_mode: 'default', tool_use_id: 'call_prop', ...call }));
+  return JSON.stringify({ sessionId: 'prop', timestamp: 1764318600000, cwd: ws, toolName: call.tool_name, toolArgs: JSON.stringify(call.tool_input) });
+}
+
+/** The same call through another host's command hook and its endpoint; both traces, each reply saying its trace's verdict. */
+async function throughOtherHost(other: OtherHost): Promise<Decided[]> {
+  const body = otherEvent(other);
+  const state = join(ws, other.host);
+  const command = await traced(state, () => cli(['hook', other.host, '--policy', policy, '--state-dir', state], body));
+  const http = await traced(daemonState, () => post(other.host, body));
+  expect(command.out.code, command.out.stderr).toBe(0);
+  const reply = command.out.stdout.trim() === '' ? undefined : (JSON.parse(command.out.stdout) as unknown);
+  expect(runsUnlessDenied(reply)).toBe(command.trace.verdict === 'allow');
+  expect(runsUnlessDenied(http.out)).toBe(http.trace.verdict === 'allow');
+  return [command.trace, http.trace];
+}
+
+/** One call decided through both command hooks and both hook endpoints (and `others`' hooks); their traces and replies. */
+async function throughHooks(claude: JsonObject, gemini: JsonObject, others: OtherHost[] = []): Promise<Decided[]> {
   const ccEvent = JSON.stringify(event({ hook_event_name: 'PreToolUse', tool_use_id: 'toolu_prop', ...claude }));
   const gemEvent = JSON.stringify(event({ hook_event_name: 'BeforeTool', timestamp: '2026-11-28T08:30:00.000Z', ...gemini }));
   const ccState = join(ws, 'cc');
@@ -161,7 +192,9 @@ async function throughHooks(claude: JsonObject, gemini: JsonObject): Promise<Dec
   expect(geminiRuns(gemReply)).toBe(gem.trace.verdict === 'allow');
   expect(claudeVerdict(ccHttp.out)).toBe(ccHttp.trace.verdict);
   expect(geminiRuns(gemHttp.out)).toBe(gemHttp.trace.verdict === 'allow');
-  return [cc.trace, gem.trace, ccHttp.trace, gemHttp.trace];
+  const more: Decided[] = [];
+  for (const other of others) more.push(...(await throughOtherHost(other)));
+  return [cc.trace, gem.trace, ccHttp.trace, gemHttp.trace, ...more];
 }
 
 beforeAll(async () => {
@@ -187,7 +220,7 @@ const COMMANDS = fc.constantFrom('rm -rf /', 'ls -la', 'git status');
 const TEXT = fc.constantFrom('hello', 'note', '');
 
 describe('one policy, every host (property over random tool calls)', () => {
-  it('an MCP tool call: both command hooks, both hook endpoints, the MCP proxy and gate eval write the same verdict and reason codes', async () => {
+  it('an MCP tool call: the command hooks, the hook endpoints (Claude Code, Gemini CLI, Codex), the MCP proxy and gate eval write the same verdict and reason codes', async () => {
     // Tools of the fixture server (echo, write_note, delete_note) and tools it does not have: the
     // policy decides before the server is asked. The server's writes and deletes never run: the
     // policy asks approval for writes and blocks deletes.
@@ -204,7 +237,8 @@ describe('one policy, every host (property over random tool calls)', () => {
       fc.asyncProperty(call, async ({ tool, args }) => {
         runs++;
         const mcpName = `mcp__tiny__${tool}`;
-        const hooks = await throughHooks({ tool_name: mcpName, tool_input: args }, { tool_name: mcpName, tool_input: args });
+        // Codex names MCP tools as Claude Code does (`mcp__server__tool`, the arguments as tool_input).
+        const hooks = await throughHooks({ tool_name: mcpName, tool_input: args }, { tool_name: mcpName, tool_input: args }, [{ host: 'codex', call: { tool_name: mcpName, tool_input: args } }]);
 
         const proxyState = join(ws, '.ward');
         // A tool the server does not have is refused by the server (a protocol error), after Ward allowed it.
@@ -243,26 +277,46 @@ describe('one policy, every host (property over random tool calls)', () => {
     expect([...seen].sort()).toEqual(['allow', 'block', 'require_approval']);
   }, 120_000);
 
-  it("a built-in tool: Claude Code's and Gemini CLI's names for it decide alike through the command hooks and the endpoints", async () => {
+  it("a built-in tool: Claude Code's, Gemini CLI's, Codex's and Copilot's names for it decide alike through the command hooks and the endpoints", async () => {
     // Claude Code's tool and Gemini CLI's equivalent, with the arguments each documents.
+    // Codex edits files with apply_patch (every file its headers name) and has no read tool; Copilot
+    // has view, create, edit and bash.
+    const codex = (tool_name: string, tool_input: JsonObject): OtherHost => ({ host: 'codex', call: { tool_name, tool_input } });
+    const copilot = (tool_name: string, tool_input: JsonObject): OtherHost => ({ host: 'copilot', call: { tool_name, tool_input } });
+    const patch = (header: string, p: string, body: string) => ({ command: `*** Begin Patch\n*** ${header}: ${p}\n${body}\n*** End Patch\n` });
     const call = fc.oneof(
-      PATHS().map((p) => [{ tool_name: 'Read', tool_input: { file_path: p } }, { tool_name: 'read_file', tool_input: { file_path: p } }] as const),
-      fc.tuple(PATHS(), TEXT).map(([p, t]) => [{ tool_name: 'Write', tool_input: { file_path: p, content: t } }, { tool_name: 'write_file', tool_input: { file_path: p, content: t } }] as const),
+      PATHS().map((p) => [{ tool_name: 'Read', tool_input: { file_path: p } }, { tool_name: 'read_file', tool_input: { file_path: p } }, [copilot('view', { path: p })]] as const),
+      fc.tuple(PATHS(), TEXT).map(
+        ([p, t]) =>
+          [
+            { tool_name: 'Write', tool_input: { file_path: p, content: t } },
+            { tool_name: 'write_file', tool_input: { file_path: p, content: t } },
+            [codex('apply_patch', patch('Add File', p, `+${t}`)), copilot('create', { path: p, file_text: t })],
+          ] as const,
+      ),
       fc.tuple(PATHS(), TEXT).map(
         ([p, t]) =>
           [
             { tool_name: 'Edit', tool_input: { file_path: p, old_string: 'a', new_string: t } },
             { tool_name: 'replace', tool_input: { file_path: p, old_string: 'a', new_string: t } },
+            [codex('apply_patch', patch('Update File', p, `@@\n-a\n+${t}`)), copilot('edit', { path: p, old_str: 'a', new_str: t })],
           ] as const,
       ),
-      COMMANDS.map((c) => [{ tool_name: 'Bash', tool_input: { command: c } }, { tool_name: 'run_shell_command', tool_input: { command: c } }] as const),
+      COMMANDS.map(
+        (c) =>
+          [
+            { tool_name: 'Bash', tool_input: { command: c } },
+            { tool_name: 'run_shell_command', tool_input: { command: c } },
+            [codex('Bash', { command: c }), copilot('bash', { command: c })],
+          ] as const,
+      ),
     );
     let runs = 0;
     const seen = new Set<string>();
     await fc.assert(
-      fc.asyncProperty(call, async ([claude, gemini]) => {
+      fc.asyncProperty(call, async ([claude, gemini, others]) => {
         runs++;
-        const all = await throughHooks(claude, gemini);
+        const all = await throughHooks(claude, gemini, [...others]);
         expect(all, JSON.stringify(claude)).toEqual(Array(all.length).fill(all[0]));
         seen.add(all[0]!.verdict);
       }),
