@@ -101,7 +101,7 @@ ward doctor says which one is used.`,
     // `ward completion` lists the whole command tree, so it needs every module, like help.
     const wanted = first === 'completion' ? [] : all.filter((m) => first !== undefined && m.names.includes(first));
     for (const m of wanted.length ? wanted : all) {
-      (await m.load()).register(program, ctx);
+      await (await m.load()).register(program, ctx, args);
       for (const cmd of program.commands) if (m.names.includes(cmd.name())) cmd.helpGroup(m.group);
     }
   }

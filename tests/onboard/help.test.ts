@@ -28,7 +28,7 @@ function fakeContext(cwd: string): CliContext & { out: string; err: string } {
 async function commandPaths(): Promise<string[][]> {
   const program = new Command('ward');
   const ctx = fakeContext(tempDir());
-  for (const m of COMMANDS) (await m.load()).register(program, ctx);
+  for (const m of COMMANDS) await (await m.load()).register(program, ctx);
   const walk = (cmd: Command, prefix: string[]): string[][] =>
     cmd.commands.flatMap((c) => {
       const path = [...prefix, c.name()];
@@ -128,7 +128,7 @@ describe('help that teaches (issue 15)', () => {
   it('each example runs the command it documents, with options that command declares', async () => {
     const program = new Command('ward');
     const ctx = fakeContext(tempDir());
-    for (const m of COMMANDS) (await m.load()).register(program, ctx);
+    for (const m of COMMANDS) await (await m.load()).register(program, ctx);
     const find = (path: string[]) => path.reduce<Command | undefined>((cmd, name) => cmd?.commands.find((c) => c.name() === name), program);
     for (const [path, note] of Object.entries(HELP_NOTES)) {
       const cmd = find(path.split(' '));
@@ -148,7 +148,7 @@ describe('help that teaches (issue 15)', () => {
   it('gate eval and mcp proxy list every flag under a heading, and the tables name only real flags', async () => {
     const program = new Command('ward');
     const ctx = fakeContext(tempDir());
-    for (const m of COMMANDS) (await m.load()).register(program, ctx);
+    for (const m of COMMANDS) await (await m.load()).register(program, ctx);
     for (const [path, groups] of Object.entries(OPTION_GROUPS)) {
       const cmd = path.split(' ').reduce<Command | undefined>((c, name) => c?.commands.find((x) => x.name() === name), program)!;
       const declared = cmd.options.map((o) => o.long!);

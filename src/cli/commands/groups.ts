@@ -1,8 +1,11 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
 
-/** A command module adds its commands to the program. */
-export type RegisterCommand = (program: Command, ctx: CliContext) => void;
+/**
+ * A command module adds its commands to the program. `args` is the command line: a module may
+ * register only the subcommand it names (`ward mcp`), and may load it first (hence a promise).
+ */
+export type RegisterCommand = (program: Command, ctx: CliContext, args?: readonly string[]) => void | Promise<void>;
 
 export interface CommandModule {
   /** The top-level command names the module registers. */
