@@ -4,14 +4,16 @@ import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '..
 import { shellQuote } from '../decision/approval-command.js';
 
 // What `ward init --agent <host>` writes into a coding agent's own configuration, and how
-// `ward doctor` reads it back. One host today: Claude Code (.claude/settings.json).
+// `ward doctor` reads it back: one `AgentSetup` per host (AGENT_SETUPS), Claude Code
+// (.claude/settings.json) and Gemini CLI (.gemini/settings.json).
 
-export const AGENTS = ['claude-code'] as const;
+export const AGENTS = ['claude-code', 'gemini-cli'] as const;
 export type Agent = (typeof AGENTS)[number];
 export const HOOK_TRANSPORTS = ['command', 'http'] as const;
 export type HookTransport = (typeof HOOK_TRANSPORTS)[number];
 
 export const CLAUDE_SETTINGS = join('.claude', 'settings.json');
+export const GEMINI_SETTINGS = join('.gemini', 'settings.json');
 const HTTP_PATH = '/v1/hooks/claude-code';
 export const DEFAULT_DAEMON_URL = 'http://127.0.0.1:7433';
 const TOKEN_VARIABLE = 'WARD_DAEMON_TOKEN';
@@ -22,6 +24,8 @@ export interface HookSpec {
   command: { node: string; wardBin: string };
   /** The daemon (HTTP hook). */
   daemonUrl: string;
+  /** The project's directory, absolute (hosts without a documented project variable name it). */
+  projectDir: string;
 }
 
 /**
@@ -58,45 +62,169 @@ export function isWardHook(hook: JsonValue): boolean {
  * again with the same spec gives the same settings.
  */
 export function withClaudeCodeHook(settings: JsonObject, hook: JsonObject): JsonObject {
+  return withHookGroup(settings, 'PreToolUse', '*', hook, isWardHook);
+}
+
+/**
+ * `settings` with `hook` as the one Ward hook of `event`, in a group of its own matching `matcher`,
+ * appended after the user's groups (emptied of earlier Ward hooks, then dropped when empty).
+ */
+function withHookGroup(settings: JsonObject, event: string, matcher: string, hook: JsonObject, isWard: (hook: JsonValue) => boolean): JsonObject {
   const hooks = isJsonObject(settings['hooks']) ? settings['hooks'] : {};
-  const groups = Array.isArray(hooks['PreToolUse']) ? hooks['PreToolUse'] : [];
+  const groups = Array.isArray(hooks[event]) ? hooks[event] : [];
   const kept: JsonValue[] = [];
   for (const group of groups) {
     if (!isJsonObject(group) || !Array.isArray(group['hooks'])) {
       kept.push(group);
       continue;
     }
-    const others = group['hooks'].filter((h) => !isWardHook(h));
+    const others = group['hooks'].filter((h) => !isWard(h));
     if (others.length) kept.push({ ...group, hooks: others });
   }
-  return { ...settings, hooks: { ...hooks, PreToolUse: [...kept, { matcher: '*', hooks: [hook] }] } };
+  return { ...settings, hooks: { ...hooks, [event]: [...kept, { matcher, hooks: [hook] }] } };
+}
+
+/** The Ward hooks registered for `event`, each with its group's matcher. */
+function wardHooksOf(settings: JsonObject, event: string, isWard: (hook: JsonValue) => boolean): { hook: JsonObject; matcher: JsonValue | undefined }[] {
+  const groups = isJsonObject(settings['hooks']) && Array.isArray(settings['hooks'][event]) ? settings['hooks'][event] : [];
+  return groups.flatMap((g) =>
+    isJsonObject(g) && Array.isArray(g['hooks']) ? (g['hooks'].filter((h) => isWard(h) && isJsonObject(h)) as JsonObject[]).map((hook) => ({ hook, matcher: g['matcher'] })) : [],
+  );
+}
+
+/** A project's settings file (`relPath`, e.g. `.claude/settings.json`), parsed; undefined when there is none. Malformed JSON throws. */
+export function readSettings(projectDir: string, relPath: string): JsonObject | undefined {
+  const path = join(projectDir, relPath);
+  if (!existsSync(path)) return undefined;
+  const parsed = parseJsonText(readFileSync(path, 'utf8'));
+  if (!isJsonObject(parsed)) throw new Error(`${relPath} is not a JSON object`);
+  return parsed;
 }
 
 /** `.claude/settings.json` of a project, parsed; undefined when there is none. Malformed JSON throws. */
 export function readClaudeSettings(projectDir: string): JsonObject | undefined {
-  const path = join(projectDir, CLAUDE_SETTINGS);
-  if (!existsSync(path)) return undefined;
-  const parsed = parseJsonText(readFileSync(path, 'utf8'));
-  if (!isJsonObject(parsed)) throw new Error(`${CLAUDE_SETTINGS} is not a JSON object`);
-  return parsed;
+  return readSettings(projectDir, CLAUDE_SETTINGS);
 }
 
 /** What is wrong with the Ward hooks in the settings (empty when they would block as intended). */
 export function claudeCodeHookProblems(settings: JsonObject): string[] {
-  const hooks = isJsonObject(settings['hooks']) && Array.isArray(settings['hooks']['PreToolUse']) ? settings['hooks']['PreToolUse'] : [];
-  const ward = hooks.flatMap((g) => (isJsonObject(g) && Array.isArray(g['hooks']) ? g['hooks'].filter(isWardHook) : [])) as JsonObject[];
+  const ward = wardHooksOf(settings, 'PreToolUse', isWardHook);
   if (ward.length === 0) return ['no Ward PreToolUse hook is registered'];
   const problems: string[] = [];
-  for (const hook of ward) {
+  for (const { hook } of ward) {
     if (hook['type'] === 'http') {
       if (hook['onFailure'] !== 'block') problems.push('the HTTP hook lacks "onFailure": "block": Claude Code runs the tool when the daemon fails');
       continue;
     }
-    const command = String(hook['command']);
-    if (!/\|\|\s*exit 2\s*$/.test(command)) problems.push('the command hook does not end in `|| exit 2`: a failure before Ward runs would let the tool run');
-    if (/\bnpx\b/.test(command)) problems.push('the command hook runs `npx ward`, which can fetch another package called ward: name bin/ward.js by absolute path');
-    const bin = /(\S*bin\/ward\.js)'?/.exec(command)?.[1]?.replace(/^'/, '');
-    if (bin && !bin.includes('$') && !existsSync(bin)) problems.push(`the command hook's ${bin} does not exist`);
+    problems.push(...commandHookProblems(String(hook['command'])));
   }
   return problems;
 }
+
+/** What makes a Ward command hook fail open or run something else (any host: they all run a shell command). */
+function commandHookProblems(command: string): string[] {
+  const problems: string[] = [];
+  if (!/\|\|\s*exit 2\s*$/.test(command)) problems.push('the command hook does not end in `|| exit 2`: a failure before Ward runs would let the tool run');
+  if (/\bnpx\b/.test(command)) problems.push('the command hook runs `npx ward`, which can fetch another package called ward: name bin/ward.js by absolute path');
+  const bin = /(\S*bin\/ward\.js)'?/.exec(command)?.[1]?.replace(/^'/, '');
+  if (bin && !bin.includes('$') && !existsSync(bin)) problems.push(`the command hook's ${bin} does not exist`);
+  return problems;
+}
+
+// --- Gemini CLI ----------------------------------------------------------------------------------
+
+// Gemini CLI's hooks (google-gemini/gemini-cli docs/hooks/reference.md, docs/hooks/index.md):
+// `hooks.BeforeTool` in `.gemini/settings.json` holds groups `{matcher, hooks: [{type: "command",
+// command, name, timeout (ms), description}]}`; only command hooks exist; exit 2 blocks the tool,
+// any exit other than 0 and 2 is a warning and the tool runs. `hooksConfig.enabled: false` turns
+// every hook off and `hooksConfig.disabled` lists hook names that are off.
+
+const GEMINI_EVENT = 'BeforeTool';
+/** The name Ward's hook has in Gemini CLI (`/hooks disable ward`, `hooksConfig.disabled`). */
+const GEMINI_HOOK_NAME = 'ward';
+/** A regex every tool name matches (Gemini CLI's tool matchers are regular expressions). */
+const GEMINI_EVERY_TOOL = '.*';
+/** Matchers that match every tool: none, "" and "*" (the documented wildcards), and ".*". */
+const GEMINI_WILDCARDS: ReadonlySet<JsonValue | undefined> = new Set([undefined, '', '*', '.*']);
+
+/**
+ * Ward's BeforeTool hook: bin/ward.js and the project's policy and state by absolute path (Gemini
+ * CLI runs hooks with a sanitized environment; the hooks reference Ward follows names no project
+ * variable), ending in `|| exit 2` so a hook that cannot start blocks the tool.
+ */
+export function geminiCliHook(spec: HookSpec): JsonObject {
+  const command = `${spec.command.node} ${shellQuote(spec.command.wardBin)} hook gemini-cli --policy ${shellQuote(join(spec.projectDir, '.ward.yaml'))} --state-dir ${shellQuote(join(spec.projectDir, '.ward'))} || exit 2`;
+  return { name: GEMINI_HOOK_NAME, type: 'command', command, timeout: 10000, description: "Ward: decide every tool call under the project's policy" };
+}
+
+/** Whether a hook entry is Ward's Gemini CLI hook (the command, or `curl` to the daemon's endpoint). */
+export function isGeminiWardHook(hook: JsonValue): boolean {
+  if (!isJsonObject(hook)) return false;
+  const command = hook['command'];
+  return typeof command === 'string' && (/ hook gemini-cli( |$)/.test(command) || command.includes('/v1/hooks/gemini-cli'));
+}
+
+/** The settings with Ward's hook as the one BeforeTool hook of its own group, matching every tool. */
+export function withGeminiCliHook(settings: JsonObject, hook: JsonObject): JsonObject {
+  return withHookGroup(settings, GEMINI_EVENT, GEMINI_EVERY_TOOL, hook, isGeminiWardHook);
+}
+
+/** What is wrong with Ward's hook in Gemini CLI's settings (empty when it decides every tool call and fails closed). */
+export function geminiCliHookProblems(settings: JsonObject): string[] {
+  const problems: string[] = [];
+  const config = isJsonObject(settings['hooksConfig']) ? settings['hooksConfig'] : {};
+  if (config['enabled'] === false) problems.push('hooksConfig.enabled is false: Gemini CLI runs no hook');
+  const disabled = Array.isArray(config['disabled']) ? config['disabled'] : [];
+  const ward = wardHooksOf(settings, GEMINI_EVENT, isGeminiWardHook);
+  if (ward.length === 0) return [...problems, 'no Ward BeforeTool hook is registered'];
+  for (const { hook, matcher } of ward) {
+    if (!GEMINI_WILDCARDS.has(matcher)) problems.push(`Ward's BeforeTool hook matches only ${JSON.stringify(matcher)}: other tools run undecided`);
+    if (hook['type'] !== 'command') problems.push(`Ward's BeforeTool hook has type ${JSON.stringify(hook['type'])}: Gemini CLI runs only "command" hooks`);
+    if (typeof hook['name'] === 'string' && disabled.includes(hook['name'])) problems.push(`hooksConfig.disabled turns Ward's hook ${JSON.stringify(hook['name'])} off`);
+    problems.push(...commandHookProblems(String(hook['command'])));
+  }
+  return problems;
+}
+
+// --- the hosts -----------------------------------------------------------------------------------
+
+/** One coding agent's project configuration, as `ward init --agent` writes it and `ward doctor` checks it. */
+export interface AgentSetup {
+  readonly agent: Agent;
+  readonly label: string;
+  /** The settings file, relative to the project. */
+  readonly settingsPath: string;
+  /** The transports `--hook` may choose. */
+  readonly transports: readonly HookTransport[];
+  /** The `ward doctor` check's name. */
+  readonly doctorCheck: string;
+  /** The integration page. */
+  readonly doc: string;
+  withHook(settings: JsonObject, spec: HookSpec): JsonObject;
+  problems(settings: JsonObject): string[];
+}
+
+export const AGENT_SETUPS: Readonly<Record<Agent, AgentSetup>> = {
+  'claude-code': {
+    agent: 'claude-code',
+    label: 'Claude Code',
+    settingsPath: CLAUDE_SETTINGS,
+    transports: HOOK_TRANSPORTS,
+    doctorCheck: 'claude_code_hook',
+    doc: 'docs/integrations-claude-code.md',
+    withHook: (settings, spec) => withClaudeCodeHook(settings, claudeCodeHook(spec)),
+    problems: claudeCodeHookProblems,
+  },
+  'gemini-cli': {
+    agent: 'gemini-cli',
+    label: 'Gemini CLI',
+    settingsPath: GEMINI_SETTINGS,
+    // Gemini CLI has no HTTP hooks; a `curl` command to the daemon would need a token in an
+    // environment Gemini CLI sanitizes, which its hooks reference does not say it keeps.
+    transports: ['command'],
+    doctorCheck: 'gemini_cli_hook',
+    doc: 'docs/integrations-gemini-cli.md',
+    withHook: (settings, spec) => withGeminiCliHook(settings, geminiCliHook(spec)),
+    problems: geminiCliHookProblems,
+  },
+};

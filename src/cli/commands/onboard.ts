@@ -1,6 +1,6 @@
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Option, type Command } from 'commander';
 import { formatRFC3339Nano, nowUTC } from '../../canon/index.js';
@@ -20,7 +20,7 @@ import { storeLocationOf, type StoreLocationFlags } from '../store-access.js';
 import { createFileExclusive, writeFileAtomic } from '../../state/atomic-file.js';
 import type { JsonObject } from '../../canon/index.js';
 import { nodeCommand, WARD_BIN } from '../../decision/approval-command.js';
-import { AGENTS, CLAUDE_SETTINGS, claudeCodeHook, claudeCodeHookProblems, DEFAULT_DAEMON_URL, HOOK_TRANSPORTS, readClaudeSettings, withClaudeCodeHook, type Agent, type HookTransport } from '../agent-config.js';
+import { AGENT_SETUPS, AGENTS, DEFAULT_DAEMON_URL, HOOK_TRANSPORTS, readSettings, type Agent, type AgentSetup, type HookTransport } from '../agent-config.js';
 
 /** The package root (holds `policies/`, `dist/`, and in a checkout `src/`). */
 const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -116,23 +116,36 @@ interface InitFlags {
 }
 
 /**
- * `ward init --agent claude-code`: the project's policy (kept when there is one), `.ward/`, and
- * Ward's hook in `.claude/settings.json`, merged with the settings already there. Re-running it
- * with the same flags changes nothing; `--dry-run` prints the settings instead of writing.
+ * `ward init --agent <host>`: the project's policy (kept when there is one), `.ward/`, and Ward's
+ * hook in the host's project settings (`.claude/settings.json`, `.gemini/settings.json`), merged
+ * with the settings already there. Re-running it with the same flags changes nothing; `--dry-run`
+ * prints the settings instead of writing.
  */
 function initAgent(ctx: CliContext, flags: InitFlags & { agent: Agent }): void {
   const ward = wardInvocation(ctx);
+  const setup = AGENT_SETUPS[flags.agent];
+  if (!setup.transports.includes(flags.hook)) {
+    throw new WardError(ERROR_CODES.USAGE, `--hook ${flags.hook} is not available for ${setup.label}`, {
+      hint: `use --hook ${setup.transports.join(' or ')} (${setup.doc} says why)`,
+    });
+  }
   const policyPath = resolve(ctx.cwd, POLICY_FILE);
   const policyExisted = existsSync(policyPath);
-  const settingsPath = resolve(ctx.cwd, CLAUDE_SETTINGS);
+  const settingsPath = resolve(ctx.cwd, setup.settingsPath);
   let current: JsonObject | undefined;
   try {
-    current = readClaudeSettings(ctx.cwd);
+    current = readSettings(ctx.cwd, setup.settingsPath);
   } catch (err) {
-    throw new WardError(ERROR_CODES.USAGE, `${CLAUDE_SETTINGS}: ${(err as Error).message}`, { hint: `fix or move ${CLAUDE_SETTINGS}; Ward merges its hook into the settings there and never replaces a file it cannot read` });
+    throw new WardError(ERROR_CODES.USAGE, `${setup.settingsPath}: ${(err as Error).message}`, {
+      hint: `fix or move ${setup.settingsPath}; Ward merges its hook into the settings there and never replaces a file it cannot read`,
+    });
   }
-  const hook = claudeCodeHook({ transport: flags.hook, command: { node: nodeCommand(ctx.env), wardBin: WARD_BIN_REAL }, daemonUrl: flags.daemonUrl });
-  const settings = withClaudeCodeHook(current ?? {}, hook);
+  const settings = setup.withHook(current ?? {}, {
+    transport: flags.hook,
+    command: { node: nodeCommand(ctx.env), wardBin: WARD_BIN_REAL },
+    daemonUrl: flags.daemonUrl,
+    projectDir: resolve(ctx.cwd),
+  });
   const settingsText = `${JSON.stringify(settings, null, 2)}\n`;
   const settingsChanged = !current || readFileSync(settingsPath, 'utf8') !== settingsText;
   const policyAction = policyExisted && !flags.force ? 'kept' : flags.dryRun ? 'would write' : policyExisted ? 'replaced' : 'written';
@@ -141,22 +154,22 @@ function initAgent(ctx: CliContext, flags: InitFlags & { agent: Agent }): void {
     if (policyAction !== 'kept') writeFileAtomic(policyPath, readFileSync(join(PACKAGE_ROOT, 'policies', `${flags.template}.yaml`), 'utf8'), 0o644);
     createProjectStateDir(ctx.cwd);
     if (settingsChanged) {
-      mkdirSync(resolve(ctx.cwd, '.claude'), { recursive: true });
+      mkdirSync(dirname(settingsPath), { recursive: true });
       writeFileAtomic(settingsPath, settingsText, 0o644);
     }
   }
   const next = [`${ward} doctor`, `${ward} check`, ...(flags.hook === 'http' ? [`${ward} serve --policy ${POLICY_FILE} --auth-token-env WARD_DAEMON_TOKEN`] : [])];
   const files = [
     { path: POLICY_FILE, action: policyAction },
-    { path: CLAUDE_SETTINGS, action: settingsAction },
+    { path: setup.settingsPath, action: settingsAction },
   ];
   if (flags.json) {
     ctx.stdout(goJsonLine({ ok: true, agent: flags.agent, hook: flags.hook, dry_run: flags.dryRun === true, files, ...(flags.dryRun ? { settings } : {}), next_commands: next }) + '\n');
     return;
   }
   const lines = files.map((f) => `${f.action} ${f.path}`);
-  if (flags.dryRun) lines.push(`${CLAUDE_SETTINGS} would be:`, settingsText.trimEnd());
-  if (flags.hook === 'http') lines.push('the HTTP hook needs ward serve running and WARD_DAEMON_TOKEN exported where Claude Code runs (docs/integrations-claude-code.md)');
+  if (flags.dryRun) lines.push(`${setup.settingsPath} would be:`, settingsText.trimEnd());
+  if (flags.hook === 'http') lines.push(`the HTTP hook needs ward serve running and WARD_DAEMON_TOKEN exported where ${setup.label} runs (${setup.doc})`);
   ctx.stdout(`${lines.join('\n')}\nnext:\n${next.map((c) => `  ${c}\n`).join('')}`);
 }
 
@@ -357,7 +370,7 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorResult> {
       fix_command: `${ward} init   (creates .ward/ here), or pass --state-dir /absolute/path/.ward (or set WARD_STATE_DIR)`,
     });
   }
-  checks.push(tempDirCheck(), policyFileCheck(opts.cwd, ward), ...claudeCodeHookCheck(opts.cwd, ward));
+  checks.push(tempDirCheck(), policyFileCheck(opts.cwd, ward), ...agentHookChecks(opts.cwd, ward));
   if (checkout) checks.push(buildCheck(root));
   const failed = checks.filter((c) => c.status === 'fail').length;
   const warned = checks.filter((c) => c.status === 'warn').length;
@@ -569,19 +582,23 @@ function policyFileCheck(cwd: string, ward: string): DoctorCheck {
   }
 }
 
-/** Ward's hook in the project's Claude Code settings, when the project has such settings. */
-function claudeCodeHookCheck(cwd: string, ward: string): DoctorCheck[] {
-  const base = { name: 'claude_code_hook', scope: 'universal' as const };
+/** Ward's hook in each coding agent's project settings, for the agents the project has settings for. */
+function agentHookChecks(cwd: string, ward: string): DoctorCheck[] {
+  return Object.values(AGENT_SETUPS).flatMap((setup) => agentHookCheck(cwd, ward, setup));
+}
+
+function agentHookCheck(cwd: string, ward: string, setup: AgentSetup): DoctorCheck[] {
+  const base = { name: setup.doctorCheck, scope: 'universal' as const };
   let settings: JsonObject | undefined;
   try {
-    settings = readClaudeSettings(cwd);
+    settings = readSettings(cwd, setup.settingsPath);
   } catch (err) {
-    return [{ ...base, status: 'fail', message: `${CLAUDE_SETTINGS} cannot be read: ${(err as Error).message}`, non_fixable: true }];
+    return [{ ...base, status: 'fail', message: `${setup.settingsPath} cannot be read: ${(err as Error).message}`, non_fixable: true }];
   }
   if (!settings) return [];
-  const problems = claudeCodeHookProblems(settings);
-  if (problems.length === 0) return [{ ...base, status: 'pass', message: `${CLAUDE_SETTINGS} runs Ward's hook on every tool call and fails closed` }];
-  return [{ ...base, status: 'fail', message: `${CLAUDE_SETTINGS}: ${problems.join('; ')}`, fix_command: `${ward} init --agent claude-code` }];
+  const problems = setup.problems(settings);
+  if (problems.length === 0) return [{ ...base, status: 'pass', message: `${setup.settingsPath} runs Ward's hook on every tool call and fails closed` }];
+  return [{ ...base, status: 'fail', message: `${setup.settingsPath}: ${problems.join('; ')}`, fix_command: `${ward} init --agent ${setup.agent}` }];
 }
 
 /** In a checkout, the CLI runs from dist/: it must exist and be newer than every source file. */
