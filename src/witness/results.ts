@@ -83,7 +83,7 @@ interface Pattern {
  * does not produce, so false positives stay rare. Generic "long random string" heuristics are
  * deliberately absent.
  */
-export const CREDENTIAL_PATTERNS: readonly Pattern[] = [
+const CASE_EXACT_PATTERNS: readonly Pattern[] = [
   { kind: 'aws_access_key_id', re: /\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b/g, group: 0 },
   {
     // A 40-character secret counts only next to its name: alone it is any base64 string.
@@ -119,6 +119,30 @@ export const CREDENTIAL_PATTERNS: readonly Pattern[] = [
     accept: (m) => isCredentialKey(m[1] ?? '') && credentialValue(m[2] ?? ''),
   },
 ];
+
+const DIGIT = /[0-9]/;
+
+/**
+ * Case folding (issue 27: "matching is done after NFKC, case folding ..."). A key whose prefix is
+ * written in another case (`GHP_…`, `SK_LIVE_…`, `-----begin rsa private key-----`, a lower-cased
+ * AWS key id) keeps what makes it that key: its body is untouched, or (an AWS key id: upper case and
+ * digits only) restored by upper-casing. So every pattern is also matched without regard to case,
+ * after the exact patterns (an exact match wins the stretch). Words can take a key's shape once
+ * case is ignored (`aizawa_…` is `AIza` and 35 more), so such a match counts only when its secret
+ * holds a digit, which random key material almost always does and words rarely do; a PEM header
+ * counts as it is (nothing ordinary writes `-----begin … private key-----`). A key whose body was
+ * re-cased is not restorable and not that key any more: the witness, which folds case, still
+ * catches it if a result showed it (docs/witness.md).
+ */
+const CASE_FOLDED_PATTERNS: readonly Pattern[] = CASE_EXACT_PATTERNS.filter((p) => !p.re.flags.includes('i')).map((p) => ({
+  kind: p.kind,
+  re: new RegExp(p.re.source, `${p.re.flags}i`),
+  group: p.group,
+  accept: (m: RegExpMatchArray) => (p.accept === undefined || p.accept(m)) && (p.kind === 'pem_private_key' || DIGIT.test(m[p.group] ?? '')),
+}));
+
+/** What the `credentials` detector runs, in order: the exact patterns, then their case-folded twins. */
+export const CREDENTIAL_PATTERNS: readonly Pattern[] = [...CASE_EXACT_PATTERNS, ...CASE_FOLDED_PATTERNS];
 
 /**
  * A literal each of CREDENTIAL_PATTERNS needs (its prefix, or for assignments the credential

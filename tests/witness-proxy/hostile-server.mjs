@@ -24,6 +24,8 @@ const SHAPES = {
   cgj: () => ({ content: [{ type: 'text', text: KEY.split('').join('\u034F') }] }),
   variation_selectors: () => ({ content: [{ type: 'text', text: KEY.split('').map((c, i) => c + String.fromCodePoint(0xfe00 + (i % 16))).join('') }] }),
   full_width: () => ({ content: [{ type: 'text', text: `key: ${wide(KEY)}` }] }),
+  lower_case: () => ({ content: [{ type: 'text', text: `key: ${KEY.toLowerCase()}` }] }),
+  lower_full_width: () => ({ content: [{ type: 'text', text: `key: ${wide(KEY.toLowerCase())}` }] }),
   env: () => ({ content: [{ type: 'text', text: `# .env\nAPI_TOKEN=${KEY}\nREGION=eu-west-1\n` }] }),
   structured_split: () => ({ content: [], structuredContent: { parts: [KEY.slice(0, 7), KEY.slice(7)] } }),
 };

@@ -9,13 +9,14 @@ import { everyFileText, throughWard, wardOf } from './helpers.js';
 
 const HOSTILE = join(import.meta.dirname, 'hostile-server.mjs');
 const KEY = ['AKIA', 'Q3HOSTILE7SHAPE4'].join('');
-const SHAPES = ['object_key', 'image_data', 'audio_data', 'resource_blob_text', 'resource_blob_gzip', 'split_blocks', 'cgj', 'variation_selectors', 'full_width', 'structured_split'];
+const SHAPES = ['object_key', 'image_data', 'audio_data', 'resource_blob_text', 'resource_blob_gzip', 'split_blocks', 'cgj', 'variation_selectors', 'full_width', 'structured_split', 'lower_case', 'lower_full_width'];
 
-/** The key in any spelling the client could read back: normalized, joined, or inside a base64 run. */
+/** The key in any spelling the client could read back: normalized, in any case, joined, or inside a base64 run. */
 function carries(json: string): boolean {
   const plain = json.replace(/[\p{Default_Ignorable_Code_Point}\p{Cf}]/gu, '').normalize('NFKC');
-  if (plain.includes(KEY) || plain.replace(/\\n|[\s",[\]]/g, '').includes(KEY)) return true;
-  for (const m of plain.matchAll(/[A-Za-z0-9+/]{12,}={0,2}/g)) if (Buffer.from(m[0], 'base64').toString('latin1').includes(KEY)) return true;
+  const upper = plain.toUpperCase();
+  if (upper.includes(KEY) || upper.replace(/\\N|[\s",[\]]/g, '').includes(KEY)) return true;
+  for (const m of plain.matchAll(/[A-Za-z0-9+/]{12,}={0,2}/g)) if (Buffer.from(m[0], 'base64').toString('latin1').toUpperCase().includes(KEY)) return true;
   return false;
 }
 

@@ -99,6 +99,44 @@ describe('inspectResult', () => {
     expect(inspectResult(text(`a\u200Bb ${AWS_ID}`), cfg).action).toBe('block');
   });
 
+  it('finds a key whose prefix (or, for an AWS key id, the whole key) is written in another case', () => {
+    const recased: [string, string][] = [
+      ['aws_access_key_id', AWS_ID.toLowerCase()],
+      ['aws_access_key_id', `AkIa${AWS_ID.slice(4)}`],
+      ['pem_private_key', PEM.toLowerCase()],
+      ['github_token', `GHP_${'a1B2c3D4e5'.repeat(3)}abcdef`],
+      ['stripe_key', `SK_LIVE_${'4eC39HqLyjWDarjtT1zdp7dc'}`],
+      ['google_api_key', `aiza${'SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY'}`],
+      ['slack_token', `XOXB-${'1234567890'}-${'AbCdEfGhIjKl'}`],
+    ];
+    for (const [kind, secret] of recased) {
+      const got = inspectResult(text(`here: ${secret} done`), ALL);
+      expect(got.findings.map((f) => [f.kind, f.offset, f.view]), secret).toEqual([[kind, 6, undefined]]);
+      const out = JSON.stringify(applyResultAction(text(`here: ${secret} done`), got.findings, got.action));
+      expect(out).toContain(`here: [REDACTED:credentials:${kind}] done`);
+    }
+    // Full width and lower case at once: the normalized view, case-folded.
+    const wide = `key ${AWS_ID.toLowerCase().replace(/[!-~]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0))}`;
+    expect(inspectResult(text(wide), ALL).findings.map((f) => [f.kind, f.view])).toEqual([['aws_access_key_id', 'normalized']]);
+    // The exact spelling still wins its stretch: one finding, not two.
+    expect(inspectResult(text(`x ${AWS_ID} y`), ALL).findings).toHaveLength(1);
+  });
+
+  it('case folding does not turn words into keys: a folded match needs a digit in its secret', () => {
+    const words = [
+      'aizawa_takeshi_profile_photo_archive_x of the album',
+      'asianmarketsreports and akiakiakiakiakiakia',
+      'The ASIA PACIFIC REGION SALES TEAM report',
+      'see GHP_ (github prefix) and SK_LIVE_ docs and XOXB- docs',
+      '-----BEGIN PUBLIC KEY-----\nabc\n-----end public key-----',
+    ];
+    for (const t of words) expect(inspectResult(text(t), ALL).findings, t).toEqual([]);
+    fc.assert(
+      fc.property(fc.lorem({ maxCount: 40 }), fc.constantFrom('toUpperCase', 'toLowerCase') as fc.Arbitrary<'toUpperCase' | 'toLowerCase'>, (words, f) => inspectResult(text(words[f]()), ALL).findings.length === 0),
+      { numRuns: 200 },
+    );
+  });
+
   it('has no false positives on ordinary text, code and ids', () => {
     const ordinary = [
       'The quick brown fox jumps over the lazy dog. AKIA is an acronym.',
