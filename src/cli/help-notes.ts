@@ -174,7 +174,7 @@ export const OPTION_GROUPS: Readonly<Record<string, Readonly<Record<string, read
       '--store-password-file',
       '--hide-blocked-tools',
     ],
-    'Traces and logs:': ['--trace-sink', '--trace-sync', '--capture-intents', '--no-run-capture', '--log-file', '--verbose', '--otel', '--decision-log', '--key-mode', '--private-key', '--private-key-env'],
+    'Traces and logs:': ['--trace-sink', '--trace-sync', '--capture-intents', '--no-run-capture', '--log-file', '--verbose', '--otel', '--decision-log', '--otel-targets', '--key-mode', '--private-key', '--private-key-env'],
     'One-shot decision (--call, reference mcp proxy):': [
       '--call',
       '--adapter',

@@ -11,7 +11,7 @@ import type { CliContext } from './context.js';
  */
 export async function startHostTelemetry(
   ctx: CliContext,
-  flags: { otel?: boolean | undefined; decisionLog?: string | undefined },
+  flags: { otel?: boolean | undefined; otelTargets?: boolean | undefined; decisionLog?: string | undefined },
   host: 'serve' | 'mcp-proxy',
   stdoutFree = true,
 ): Promise<DecisionTelemetry | undefined> {

@@ -3,7 +3,9 @@ import { DecisionTraceWriter, type DecisionServiceConfig } from '../mcp/service/
 import { checkEmergencyStop } from '../mcp/service/job-state.js';
 import { createEvaluateHandler, EVALUATE_ROUTES } from '../mcp/service/http.js';
 import { HOOK_HOSTS, type HookHost, type HookReply, type HostHookInput } from '../agent-hooks/index.js';
-import { evaluateDecisionAsync } from '../mcp/service/evaluate.js';
+import { evaluateDecisionAsync, type DecisionResult } from '../mcp/service/evaluate.js';
+import { httpTraceCarrier, serviceDecisionRecord } from '../telemetry/gate-record.js';
+import type { IncomingMessage } from 'node:http';
 import { readBody } from '../edge/body.js';
 import { sendJson } from './http.js';
 import { withDeadline } from './pg-health.js';
@@ -73,7 +75,10 @@ export function decisionServiceRoutes(
   // past the bound the request fails with 503 instead of waiting on a frozen database.
   const bound = opts.postgres?.decisionTimeoutMs ?? 4500;
   const traceWriter = new DecisionTraceWriter(commit ? (trace) => withDeadline(commit(trace), bound, 'decision') : undefined);
-  const evaluate = createEvaluateHandler({ config, maxRequestBytes: maxBodyBytes, traceWriter });
+  // One span and decision-log line per decision here too (`--otel`, docs/observability.md).
+  const observe = (result: DecisionResult, req: IncomingMessage, operation: string, startedAt: number) =>
+    opts.telemetry?.decision(serviceDecisionRecord(result, operation, String(result.trace['event_id'] ?? ''), opts.telemetry.includeTargets), httpTraceCarrier(req.headers), startedAt);
+  const evaluate = createEvaluateHandler({ config, maxRequestBytes: maxBodyBytes, traceWriter, onDecision: (result, req, startedAt) => observe(result, req, 'evaluate', startedAt) });
   const handler: Handler = async (_ctx, ex) => {
     await evaluate(ex.req, ex.res);
     ex.status = ex.res.statusCode;
@@ -85,6 +90,7 @@ export function decisionServiceRoutes(
   const hostHook =
     (host: HookHost): Handler =>
     async (_ctx, ex) => {
+      const startedAt = Date.now();
       let reply: HookReply;
       let input: HostHookInput | undefined;
       try {
@@ -94,6 +100,7 @@ export function decisionServiceRoutes(
         else {
           const result = await evaluateDecisionAsync(config, host.request(input.payload, {}), traceWriter);
           ex.verdict = result.verdict;
+          observe(result, ex.req, `hook.${host.name}`, startedAt);
           reply = host.reply(input.event, result);
         }
       } catch (err) {

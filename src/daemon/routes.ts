@@ -86,7 +86,8 @@ function decideBounded(ctx: DaemonContext, body: EvalBody, correlationId: string
 
 /** One span and decision-log line per answered decision (docs/observability.md); nothing when telemetry is off. */
 function observe(ctx: DaemonContext, ex: Exchange, body: EvalBody, decision: DecisionReply, operation: string, correlationId: string, startedAt: number): void {
-  ctx.options.telemetry?.decision(gateDecisionRecord(decision.output, body.intent, operation, correlationId), httpTraceCarrier(ex.req.headers), startedAt);
+  const t = ctx.options.telemetry;
+  t?.decision(gateDecisionRecord(decision.output, body.intent, operation, correlationId, t.includeTargets), httpTraceCarrier(ex.req.headers), startedAt);
 }
 
 const gateEval: Handler = async (ctx, ex) => {

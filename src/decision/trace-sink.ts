@@ -17,6 +17,8 @@ import { InFlight } from './in-flight.js';
  */
 export interface TraceSink {
   write(trace: SignedTrace, capture?: JsonObject): Promise<string>;
+  /** Where `write` puts this trace, when a sink knows before it is durable (telemetry names it at decision time). */
+  locate?(trace: SignedTrace): string | undefined;
   /** Wait for writes in flight, then release resources. */
   close(): Promise<void>;
 }

@@ -23,12 +23,15 @@ export interface TelemetryConfig {
   logDelay: number;
   /** `--decision-log` / `WARD_DECISION_LOG`: a file decisions are appended to as JSON lines; `-` is stdout. */
   decisionLog?: string | undefined;
+  /** `--otel-targets` / `WARD_OTEL_TARGETS=1`: canonical targets in spans and logs (values: off by default). */
+  includeTargets: boolean;
   /** Spans waiting for export at most (beyond: dropped and counted); also the decision log's line budget. */
   maxQueue: number;
 }
 
 export interface TelemetryFlags {
   otel?: boolean | undefined;
+  otelTargets?: boolean | undefined;
   decisionLog?: string | undefined;
 }
 
@@ -43,11 +46,8 @@ const FALSE = new Set(['', '0', 'false', 'no', 'off']);
  * Returns undefined when neither export nor a decision log is asked for.
  */
 export function telemetryConfig(flags: TelemetryFlags, env: NodeJS.ProcessEnv = process.env): TelemetryConfig | undefined {
-  const switchValue = (env['WARD_OTEL'] ?? '').trim().toLowerCase();
-  if (!TRUE.has(switchValue) && !FALSE.has(switchValue)) {
-    throw new WardError(ERROR_CODES.USAGE, `WARD_OTEL must be 1 or 0 (got ${JSON.stringify(env['WARD_OTEL'])})`);
-  }
-  const otlp = flags.otel === true || TRUE.has(switchValue);
+  const otlp = flags.otel === true || envSwitch(env, 'WARD_OTEL');
+  const includeTargets = flags.otelTargets === true || envSwitch(env, 'WARD_OTEL_TARGETS');
   const decisionLog = flags.decisionLog ?? (env['WARD_DECISION_LOG'] || undefined);
   if (!otlp && decisionLog === undefined) return undefined;
   if (decisionLog === '') throw new WardError(ERROR_CODES.USAGE, '--decision-log needs a file name (or - for stdout)');
@@ -64,8 +64,15 @@ export function telemetryConfig(flags: TelemetryFlags, env: NodeJS.ProcessEnv = 
     metricTimeout: milliseconds(env, 'OTEL_METRIC_EXPORT_TIMEOUT', 30_000),
     logDelay: milliseconds(env, 'OTEL_BLRP_SCHEDULE_DELAY', 1000),
     decisionLog,
+    includeTargets,
     maxQueue: DEFAULT_MAX_QUEUE,
   };
+}
+
+function envSwitch(env: NodeJS.ProcessEnv, name: string): boolean {
+  const value = (env[name] ?? '').trim().toLowerCase();
+  if (!TRUE.has(value) && !FALSE.has(value)) throw new WardError(ERROR_CODES.USAGE, `${name} must be 1 or 0 (got ${JSON.stringify(env[name])})`);
+  return TRUE.has(value);
 }
 
 /** `OTEL_TRACES_EXPORTER` / `OTEL_METRICS_EXPORTER` / `OTEL_LOGS_EXPORTER`: `otlp` (default) or `none`; Ward ships no other exporter. */

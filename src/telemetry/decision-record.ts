@@ -6,7 +6,10 @@
 export interface DecisionRecord {
   /** Which host decided: `serve` or `mcp-proxy`. */
   host: 'serve' | 'mcp-proxy';
-  /** The endpoint or MCP method: `gate.eval`, `gate.eval.batch`, `tools/call`. */
+  /**
+   * The endpoint or MCP method decided: `gate.eval`, `gate.eval.batch`, `evaluate`, `hook`,
+   * `tools/call`, `resources/read`, ...; `result_firewall` for the proxy's decision on a result.
+   */
   operation: string;
   toolName: string;
   verdict: string;
@@ -22,22 +25,43 @@ export interface DecisionRecord {
   approval?: 'required' | 'granted' | undefined;
   /** The request's correlation id (the daemon's request id, or `<session>:<jsonrpc id>`). */
   correlationId: string;
-  /** MCP only. */
+  /** MCP only: the request's method (`tools/call`, `resources/read`, ...), its session and id. */
+  mcpMethod?: string | undefined;
   mcpSessionId?: string | undefined;
   jsonRpcId?: string | undefined;
+  /** The witness: how many arguments carry values of earlier tool results, and those results' trace ids. */
+  witness?: { arguments: number; sources: readonly string[] } | undefined;
+  /** The result firewall's action on a result (`pass`, `redact`, `block`) and the detectors that fired (names only). */
+  firewall?: { action: string; detectors: readonly string[] } | undefined;
+  /** Canonical targets (`kind:value`), only with the opt-in (`--otel-targets`): they can hold paths, hosts, record ids. */
+  targets?: readonly string[] | undefined;
+}
+
+/** A request the MCP proxy relays without a policy decision (`initialize`, `tools/list`, `ping`, ...): a span, no log line. */
+export interface RelayRecord {
+  method: string;
+  mcpSessionId: string;
+  jsonRpcId: string;
 }
 
 export type AttributeValue = string | number | boolean | string[];
 
-/** The span's name (GenAI / MCP conventions: `{mcp.method.name} {tool}` for MCP, `ward.decide {tool}` for the gate). */
+/**
+ * The span's name (GenAI / MCP conventions): `tools/call {tool}` and `{mcp.method.name}` for MCP
+ * requests (a resource URI or prompt argument is a value, never in a name), `ward.result_firewall
+ * {tool}` for a result's decision, `ward.decide {tool}` for the daemon's gate.
+ */
 export function spanName(r: DecisionRecord): string {
-  return r.host === 'mcp-proxy' ? `${r.operation} ${r.toolName}` : `ward.decide ${r.toolName}`;
+  if (r.host !== 'mcp-proxy') return `ward.decide ${r.toolName}`;
+  if (r.operation === 'result_firewall') return `ward.result_firewall ${r.toolName}`;
+  return r.operation === 'tools/call' ? `tools/call ${r.toolName}` : r.operation;
 }
 
 /** The span's attributes: the OpenTelemetry GenAI/MCP ones where they apply, Ward's under `ward.`. */
 export function decisionAttributes(r: DecisionRecord): Record<string, AttributeValue> {
   const a: Record<string, AttributeValue> = {
-    'gen_ai.operation.name': 'execute_tool',
+    // The GenAI operation is a tool's execution for every decision but an MCP method that is not one.
+    ...(r.mcpMethod === undefined || r.mcpMethod === 'tools/call' ? { 'gen_ai.operation.name': 'execute_tool' } : {}),
     'gen_ai.tool.name': r.toolName,
     'gen_ai.tool.call.id': r.correlationId,
     'ward.host': r.host,
@@ -51,12 +75,37 @@ export function decisionAttributes(r: DecisionRecord): Record<string, AttributeV
   };
   if (r.tracePath) a['ward.trace_path'] = r.tracePath;
   if (r.approval) a['ward.approval'] = r.approval;
-  if (r.host === 'mcp-proxy') {
-    a['mcp.method.name'] = r.operation;
-    if (r.mcpSessionId) a['mcp.session.id'] = r.mcpSessionId;
-    if (r.jsonRpcId !== undefined) a['jsonrpc.request.id'] = r.jsonRpcId;
+  if (r.mcpMethod !== undefined) a['mcp.method.name'] = r.mcpMethod;
+  if (r.mcpSessionId) a['mcp.session.id'] = r.mcpSessionId;
+  if (r.jsonRpcId !== undefined) a['jsonrpc.request.id'] = r.jsonRpcId;
+  if (r.witness) {
+    a['ward.witness.arguments'] = r.witness.arguments;
+    a['ward.witness.source_trace_ids'] = [...r.witness.sources];
   }
+  if (r.firewall) {
+    a['ward.firewall.action'] = r.firewall.action;
+    a['ward.firewall.detectors'] = [...r.firewall.detectors];
+  }
+  if (r.targets) a['ward.targets'] = [...r.targets];
   return a;
+}
+
+/** A relayed request's span attributes (MCP conventions; no decision, so no `ward.verdict`). */
+export function relayAttributes(r: RelayRecord): Record<string, AttributeValue> {
+  return { 'mcp.method.name': r.method, 'mcp.session.id': r.mcpSessionId, 'jsonrpc.request.id': r.jsonRpcId, 'ward.host': 'mcp-proxy', 'ward.operation': 'relay' };
+}
+
+/** An intent's targets as `kind:value` (operation appended when given), for the `--otel-targets` opt-in; anything malformed is skipped. */
+export function targetStrings(targets: unknown): string[] {
+  if (!Array.isArray(targets)) return [];
+  const out: string[] = [];
+  for (const t of targets) {
+    if (typeof t !== 'object' || t === null) continue;
+    const { kind, value, operation } = t as Record<string, unknown>;
+    if (typeof kind !== 'string' || typeof value !== 'string') continue;
+    out.push(typeof operation === 'string' && operation ? `${kind}:${value} (${operation})` : `${kind}:${value}`);
+  }
+  return out;
 }
 
 /** The approval state a verdict and its reason codes show. */

@@ -1,12 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { approvalState, type DecisionRecord } from './decision-record.js';
+import { approvalState, targetStrings, type DecisionRecord } from './decision-record.js';
 import type { TraceCarrier } from './telemetry.js';
 
 /**
  * The decision record of a `gate eval --json` object (the daemon's gate endpoints). The tool name
  * comes from the request's intent (a name, never an argument); everything else from the output.
  */
-export function gateDecisionRecord(output: Readonly<Record<string, unknown>>, intent: unknown, operation: string, correlationId: string): DecisionRecord {
+export function gateDecisionRecord(output: Readonly<Record<string, unknown>>, intent: unknown, operation: string, correlationId: string, withTargets = false): DecisionRecord {
   const str = (v: unknown) => (typeof v === 'string' ? v : '');
   const tool = typeof intent === 'object' && intent !== null && !Array.isArray(intent) ? str((intent as Record<string, unknown>)['tool_name']) : '';
   const reasonCodes = Array.isArray(output['reason_codes']) ? output['reason_codes'].filter((c): c is string => typeof c === 'string') : [];
@@ -24,6 +24,38 @@ export function gateDecisionRecord(output: Readonly<Record<string, unknown>>, in
     tracePath: str(output['trace_path']) || undefined,
     approval: approvalState(verdict, reasonCodes),
     correlationId,
+    ...(withTargets && typeof intent === 'object' && intent !== null ? { targets: targetStrings((intent as Record<string, unknown>)['targets']) } : {}),
+  };
+}
+
+/** What the decision service (`/v1/evaluate`, the hooks) knows of a decision (its `DecisionResult`, structurally). */
+export interface ServiceDecided {
+  verdict: string;
+  reasonCodes: readonly string[];
+  intentDigest: string;
+  policyDigest: string;
+  tracePath: string;
+  trace: Readonly<Record<string, unknown>>;
+  intent: { tool_name: string; targets?: unknown };
+}
+
+/** The decision record of one decision of the daemon's decision service: `evaluate` or `hook.<host>`. */
+export function serviceDecisionRecord(d: ServiceDecided, operation: string, correlationId: string, withTargets = false): DecisionRecord {
+  const str = (v: unknown) => (typeof v === 'string' ? v : '');
+  return {
+    host: 'serve',
+    operation,
+    toolName: d.intent.tool_name || 'unknown',
+    verdict: d.verdict,
+    reasonCodes: d.reasonCodes,
+    matchedRule: str(d.trace['matched_rule']),
+    policyDigest: d.policyDigest,
+    intentDigest: d.intentDigest,
+    traceId: str(d.trace['trace_id']),
+    tracePath: d.tracePath,
+    approval: approvalState(d.verdict, d.reasonCodes),
+    correlationId,
+    ...(withTargets ? { targets: targetStrings(d.intent.targets) } : {}),
   };
 }
 

@@ -10,13 +10,24 @@ export interface McpDecided {
   intentDigest: string;
   policyDigest: string;
   toolName: string;
+  tracePath?: string | undefined;
 }
 
-/** The decision record of one `tools/call` the MCP proxy decided. */
-export function mcpDecisionRecord(d: McpDecided, sessionId: string, id: string | number, correlationId: string): DecisionRecord {
+/** What the proxy knows of the call besides its decision (all optional). */
+export interface McpCallContext {
+  /** Arguments carrying witnessed values: argument name → the trace id of the result it came from. */
+  witnessed?: ReadonlyMap<string, string> | undefined;
+  /** Whether the witness runs at all (then a call without witnessed arguments says 0). */
+  witnessOn?: boolean | undefined;
+  targets?: readonly string[] | undefined;
+}
+
+/** The decision record of one request the MCP proxy decided (`tools/call`, `resources/read`, ...). */
+export function mcpDecisionRecord(d: McpDecided, sessionId: string, id: string | number, correlationId: string, method = 'tools/call', call: McpCallContext = {}): DecisionRecord {
   return {
     host: 'mcp-proxy',
-    operation: 'tools/call',
+    operation: method,
+    mcpMethod: method,
     toolName: d.toolName,
     verdict: d.verdict,
     reasonCodes: d.reasonCodes,
@@ -24,11 +35,19 @@ export function mcpDecisionRecord(d: McpDecided, sessionId: string, id: string |
     policyDigest: d.policyDigest,
     intentDigest: d.intentDigest,
     traceId: d.traceId,
+    tracePath: d.tracePath,
     approval: approvalState(d.verdict, d.reasonCodes),
     correlationId,
     mcpSessionId: sessionId,
     jsonRpcId: String(id),
+    ...(call.witnessOn ? { witness: { arguments: call.witnessed?.size ?? 0, sources: [...new Set(call.witnessed?.values() ?? [])] } } : {}),
+    ...(call.targets ? { targets: call.targets } : {}),
   };
+}
+
+/** The decision record of the result firewall's decision on one forwarded request's result. */
+export function mcpResultRecord(d: McpDecided, sessionId: string, id: string | number, correlationId: string, method: string, firewall: { action: string; detectors: readonly string[] }): DecisionRecord {
+  return { ...mcpDecisionRecord(d, sessionId, id, correlationId, method), operation: 'result_firewall', firewall };
 }
 
 /** The W3C trace context an MCP request carries in `params._meta` (traceparent, tracestate). */

@@ -3,7 +3,7 @@ import type { Resource } from '@opentelemetry/resources';
 import type { BasicTracerProvider, ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { TelemetryConfig } from './config.js';
 import { DecisionLog } from './decision-log.js';
-import { decisionAttributes, decisionLogLine, spanName, type DecisionRecord, type SpanIds } from './decision-record.js';
+import { decisionAttributes, decisionLogLine, relayAttributes, spanName, type DecisionRecord, type RelayRecord, type SpanIds } from './decision-record.js';
 import { budgetedExporter, ExportBudget } from './export-budget.js';
 import type { MetricSnapshot } from './metric-snapshot.js';
 import { startLogsExport, type DecisionLogRecords } from './otlp-logs.js';
@@ -37,6 +37,13 @@ export interface DecisionTelemetry {
    * forwarded request's `_meta`), or undefined when no span was recorded. Never throws, never waits.
    */
   decision(record: DecisionRecord, parent: TraceCarrier | undefined, startedAt?: number): TraceCarrier | undefined;
+  /**
+   * A span for a request the MCP proxy relays without a decision (`initialize`, `tools/list`, ...),
+   * child of `parent`; returns its context for the forwarded request's `_meta`. Never throws.
+   */
+  relay(record: RelayRecord, parent: TraceCarrier | undefined): TraceCarrier | undefined;
+  /** Whether canonical targets may go into spans and logs (`--otel-targets`); hosts build them only then. */
+  readonly includeTargets: boolean;
   /** Export these metrics over OTLP at each interval (the daemon's registry: the same series as `/metrics`); nothing when metrics export is off. */
   exportMetrics(read: () => readonly MetricSnapshot[]): void;
   stats(): TelemetryStats;
@@ -68,11 +75,13 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
   const otel = config.otlp ? await startOtel(config, host, { spans, logRecords }, metricsSource) : undefined;
   const log = config.decisionLog !== undefined ? DecisionLog.open(config.decisionLog, config.maxQueue * 1024) : undefined;
   return {
+    includeTargets: config.includeTargets,
     decision(record, parent, startedAt) {
       try {
         let ids: SpanIds | undefined;
         let carrier: TraceCarrier | undefined;
-        const attributes = decisionAttributes(record);
+        // Values stay out unless the operator opted in, whatever a host passed.
+        const attributes = decisionAttributes(config.includeTargets || !record.targets ? record : { ...record, targets: undefined });
         // The caller's context, then Ward's span in it: the log record joins whichever exists.
         let ctx = otel && parent?.traceparent ? otel.extract(parent) : otel?.root;
         if (otel?.tracer) {
@@ -92,6 +101,17 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
         return carrier;
       } catch {
         return undefined; // telemetry never decides anything
+      }
+    },
+    relay(record, parent) {
+      if (!otel?.tracer) return undefined;
+      try {
+        const ctx = parent?.traceparent ? otel.extract(parent) : otel.root;
+        const span = otel.tracer.startSpan(record.method, { kind: otel.kinds.CLIENT, attributes: relayAttributes(record) }, ctx);
+        span.end();
+        return otel.inject(span);
+      } catch {
+        return undefined;
       }
     },
     exportMetrics(read) {

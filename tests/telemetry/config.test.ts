@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { telemetryConfig } from '../../src/telemetry/config.js';
-import { decisionAttributes, decisionLogLine, type DecisionRecord } from '../../src/telemetry/decision-record.js';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { decisionAttributes, decisionLogLine, targetStrings, type DecisionRecord } from '../../src/telemetry/decision-record.js';
+import { startTelemetry } from '../../src/telemetry/telemetry.js';
 import { withTraceContext } from '../../src/telemetry/mcp-record.js';
 
 describe('telemetryConfig', () => {
@@ -36,6 +40,7 @@ describe('decision records', () => {
   const record: DecisionRecord = {
     host: 'mcp-proxy',
     operation: 'tools/call',
+    mcpMethod: 'tools/call',
     toolName: 'echo',
     verdict: 'require_approval',
     reasonCodes: ['approval_required'],
@@ -62,5 +67,42 @@ describe('decision records', () => {
     const out = withTraceContext(msg, { traceparent: '00-' + 'a'.repeat(32) + '-' + 'b'.repeat(16) + '-01' });
     expect(out.params._meta).toEqual({ progressToken: 3, traceparent: '00-' + 'a'.repeat(32) + '-' + 'b'.repeat(16) + '-01' });
     expect(msg.params._meta.traceparent).toBe('old');
+  });
+});
+
+describe('canonical targets (--otel-targets, WARD_OTEL_TARGETS)', () => {
+  const record: DecisionRecord = {
+    host: 'serve',
+    operation: 'gate.eval',
+    toolName: 'fs.read_file',
+    verdict: 'allow',
+    reasonCodes: [],
+    matchedRule: '',
+    policyDigest: 'p',
+    intentDigest: 'i',
+    traceId: 't',
+    correlationId: 'c',
+    targets: targetStrings([{ kind: 'path', value: '/home/me/secret-plans.txt', operation: 'read' }, { kind: 'host' }, 'junk']),
+  };
+
+  it('are off unless asked for; an invalid switch refuses to start', () => {
+    expect(telemetryConfig({ decisionLog: 'd' }, {})?.includeTargets).toBe(false);
+    expect(telemetryConfig({ decisionLog: 'd', otelTargets: true }, {})?.includeTargets).toBe(true);
+    expect(telemetryConfig({ decisionLog: 'd' }, { WARD_OTEL_TARGETS: '1' })?.includeTargets).toBe(true);
+    expect(() => telemetryConfig({ decisionLog: 'd' }, { WARD_OTEL_TARGETS: 'yes please' })).toThrow(/WARD_OTEL_TARGETS/);
+    expect(record.targets).toEqual(['path:/home/me/secret-plans.txt (read)']);
+  });
+
+  it('reach the decision log only when opted in, whatever the host passed', async () => {
+    for (const otelTargets of [false, true]) {
+      const file = join(mkdtempSync(join(tmpdir(), 'ward-otel-targets-')), 'd.jsonl');
+      const telemetry = await startTelemetry(telemetryConfig({ decisionLog: file, otelTargets }, {})!, 'serve');
+      expect(telemetry.includeTargets).toBe(otelTargets);
+      telemetry.decision(record, undefined);
+      await telemetry.shutdown();
+      const text = readFileSync(file, 'utf8');
+      expect((JSON.parse(text) as Record<string, unknown>)['ward.targets']).toEqual(otelTargets ? record.targets : undefined);
+      expect(text.includes('secret-plans')).toBe(otelTargets);
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ward } from '../cli/run.js';
+import { REPO, ward } from '../cli/run.js';
 import { call, intent, startDaemon, workdir, type DaemonChild } from '../daemon/helpers.js';
 import { startOtlpReceiver, type OtlpReceiver } from './otlp-receiver.js';
 
@@ -133,6 +133,31 @@ describe('ward serve --otel', () => {
       expect(record.body).toBe(`${String(record.attributes['ward.verdict'])} ${String(record.attributes['gen_ai.tool.name'])}`);
     }
     await expectSignedTrace(records.find((l) => l.attributes['ward.verdict'] === 'block')!.attributes);
+  });
+});
+
+describe('ward serve --otel: the decision service and the hook endpoints', () => {
+  it('export a span per /v1/evaluate and /v1/hooks/<host> decision, child of the traceparent, naming its trace file; no argument value', async () => {
+    const headers = { traceparent: `00-${PARENT_TRACE}-${PARENT_SPAN}-01` };
+    const evaluated = await call(daemon.url, '/v1/evaluate', { body: { call: JSON.parse(readFileSync(join(REPO, 'fixtures', 'mcp-compat', 'call-mcp-read.json'), 'utf8')) }, headers });
+    expect(evaluated.status).toBe(200);
+    const hooked = await call(daemon.url, '/v1/hooks/claude-code', { raw: readFileSync(join(REPO, 'fixtures', 'claude-code', 'pre-bash-rm.json'), 'utf8'), headers: { ...headers, 'content-type': 'application/json' } });
+    expect(hooked.status).toBe(200);
+    const of = (operation: string) => receiver.spans.find((s) => s.attributes['ward.operation'] === operation);
+    await receiver.waitFor(() => of('evaluate') !== undefined && of('hook.claude-code') !== undefined, 'the evaluate and hook spans');
+    const evaluate = of('evaluate')!;
+    expect(evaluate.name).toBe(`ward.decide ${String(evaluated.json.tool_name)}`);
+    expect(evaluate.attributes['ward.verdict']).toBe(evaluated.json.verdict);
+    const hook = of('hook.claude-code')!;
+    expect(hook.name).toBe('ward.decide tool.exec');
+    for (const span of [evaluate, hook]) {
+      expect([span.traceId, span.parentSpanId, span.kind]).toEqual([PARENT_TRACE, PARENT_SPAN, 'SPAN_KIND_SERVER']);
+      expect(existsSync(String(span.attributes['ward.trace_path']))).toBe(true);
+      const trace = JSON.parse(readFileSync(String(span.attributes['ward.trace_path']), 'utf8')) as Record<string, unknown>;
+      expect([trace['trace_id'], trace['verdict']]).toEqual([span.attributes['ward.trace_id'], span.attributes['ward.verdict']]);
+    }
+    expect(Buffer.concat(receiver.bodies).includes('rm -rf /workspace/build')).toBe(false);
+    expect('ward.targets' in hook.attributes).toBe(false); // no --otel-targets
   });
 });
 

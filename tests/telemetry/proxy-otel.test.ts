@@ -40,6 +40,13 @@ afterAll(async () => {
   await receiver?.close();
 });
 
+/** The span of the request with this JSON-RPC id, once exported (initialize and the other relayed requests have spans too). */
+async function spanOf(id: string) {
+  const find = () => receiver.spans.find((s) => s.attributes['jsonrpc.request.id'] === id && s.attributes['ward.operation'] !== 'relay');
+  await receiver.waitFor(() => find() !== undefined, `the span of request ${id}`);
+  return find()!;
+}
+
 const received = () => (existsSync(serverLog) ? readFileSync(serverLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { method?: string; id?: unknown; params?: any }) : []);
 
 describe('ward mcp proxy --otel', () => {
@@ -47,8 +54,7 @@ describe('ward mcp proxy --otel', () => {
     proxy.send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: { text: SECRET }, _meta: { traceparent: `00-${PARENT_TRACE}-${PARENT_SPAN}-01`, tracestate: 'vendor=1', progressToken: 'p1' } } });
     const res = await proxy.response(7);
     expect(JSON.stringify(res['result'])).toContain(SECRET); // the call really went through
-    const spans = await receiver.waitForSpans(1);
-    const span = spans.find((s) => s.attributes['jsonrpc.request.id'] === '7')!;
+    const span = await spanOf('7');
     expect(span.name).toBe('tools/call echo');
     expect(span.kind).toBe('SPAN_KIND_CLIENT');
     expect(span.traceId).toBe(PARENT_TRACE);
@@ -74,8 +80,7 @@ describe('ward mcp proxy --otel', () => {
     proxy.call(8, 'write_file', { path: 'x.txt', content: SECRET });
     const res = await proxy.response(8);
     expect(JSON.stringify(res)).toMatch(/block/i);
-    const spans = await receiver.waitForSpans(2);
-    const span = spans.find((s) => s.attributes['jsonrpc.request.id'] === '8')!;
+    const span = await spanOf('8');
     expect(span.attributes['ward.verdict']).toBe('block');
     expect(span.attributes['ward.matched_rule']).toBe('block-writes');
     expect(span.parentSpanId).toBe(''); // no traceparent in the request: a new trace
@@ -116,6 +121,34 @@ describe('ward mcp proxy --otel', () => {
       expect(record.attributes).toEqual(span.attributes);
     }
     expect(receiver.logs[0]!.traceId).toBe(PARENT_TRACE);
+    expect(Buffer.concat(receiver.bodies).includes(SECRET)).toBe(false);
+  });
+
+  it('gives every relayed request a span: a decided resources/read (with its trace file) and a plain ping, both passing their context on', async () => {
+    const tp = (span: string) => ({ traceparent: `00-${PARENT_TRACE}-${span}-01` });
+    proxy.send({ jsonrpc: '2.0', id: 20, method: 'resources/read', params: { uri: `file:///notes/${SECRET}.txt`, _meta: tp(PARENT_SPAN) } });
+    proxy.send({ jsonrpc: '2.0', id: 21, method: 'ping', params: { _meta: tp(PARENT_SPAN) } });
+    await Promise.all([proxy.response(20), proxy.response(21)]);
+    await receiver.waitFor(() => ['20', '21'].every((id) => receiver.spans.some((s) => s.attributes['jsonrpc.request.id'] === id)), 'the two spans');
+    const span = (id: string) => receiver.spans.find((s) => s.attributes['jsonrpc.request.id'] === id)!;
+    const read = span('20');
+    expect(read.name).toBe('resources/read');
+    expect(read.attributes).toMatchObject({ 'mcp.method.name': 'resources/read', 'ward.verdict': 'allow', 'ward.host': 'mcp-proxy' });
+    expect('gen_ai.operation.name' in read.attributes).toBe(false); // reading a resource is not executing a tool
+    const ping = span('21');
+    expect(ping.name).toBe('ping');
+    expect(ping.attributes).toMatchObject({ 'mcp.method.name': 'ping', 'ward.operation': 'relay' });
+    expect('ward.verdict' in ping.attributes).toBe(false);
+    for (const [id, s] of [[20, read], [21, ping]] as const) {
+      expect([s.traceId, s.parentSpanId, s.kind]).toEqual([PARENT_TRACE, PARENT_SPAN, 'SPAN_KIND_CLIENT']);
+      const forwarded = received().find((m) => m.id === id)!;
+      expect(forwarded.params._meta.traceparent).toBe(`00-${PARENT_TRACE}-${s.spanId}-01`);
+    }
+    // The decided request names its signed trace file, which exists once durable.
+    const path = String(read.attributes['ward.trace_path']);
+    expect(path.startsWith(join(cwd, '.ward', 'traces'))).toBe(true);
+    for (let i = 0; i < 50 && !existsSync(path); i++) await new Promise((r) => setTimeout(r, 100));
+    expect((JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>)['trace_id']).toBe(read.attributes['ward.trace_id']);
     expect(Buffer.concat(receiver.bodies).includes(SECRET)).toBe(false);
   });
 

@@ -12,6 +12,7 @@ import type { ChildServerPeer } from '../../mcp/proxy/peer.js';
 /** The one-shot mode's flags (`--call`, mcp-decision-service.md §6.4) and the proxy's own. */
 export interface ProxyFlags extends McpCallFlags {
   otel?: boolean;
+  otelTargets?: boolean;
   decisionLog?: string;
   policy?: string;
   contextEnvelope?: string;
@@ -111,8 +112,9 @@ export function registerProxy(mcp: Command, ctx: CliContext): void {
     .option('--hide-blocked-tools', 'drop tools from tools/list that the policy blocks whatever the arguments')
     .option('--capture-intents', 'keep each normalized intent beside its trace (for ward regress replay); may hold sensitive arguments')
     .option('--no-run-capture', 'do not capture sessions as runs in the store')
-    .option('--otel', 'export a span per decided tools/call over OTLP and pass its context to the server in _meta.traceparent (also WARD_OTEL=1; docs/observability.md)')
+    .option('--otel', 'export a span per relayed request and per decision over OTLP and pass its context to the server in _meta.traceparent (also WARD_OTEL=1; docs/observability.md)')
     .option('--decision-log <file>', 'append each decision as a JSON line to this file (also WARD_DECISION_LOG; docs/observability.md)')
+    .option('--otel-targets', 'put canonical targets (paths, hosts, record ids: values) in spans and logs as ward.targets; off by default (also WARD_OTEL_TARGETS=1; docs/observability.md "Targets")')
     .option('--no-witness', 'do not witness sessions: arguments that carry values of earlier tool results keep the --arg-source provenance (docs/witness.md)')
     .addOption(
       new Option('--trace-sink <kind>', 'journal: traces durably queued in a journal (group-committed fdatasync), then written as files; file: one fsynced file per trace')

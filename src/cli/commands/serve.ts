@@ -52,6 +52,7 @@ interface ServeFlags {
   replica?: string;
   json?: boolean;
   otel?: boolean;
+  otelTargets?: boolean;
   decisionLog?: string;
 }
 
@@ -102,6 +103,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--json', 'print the start-up line as JSON')
     .option('--otel', 'export a span per decision over OTLP (also WARD_OTEL=1; endpoint and the rest from the standard OTEL_* variables; docs/observability.md)')
     .option('--decision-log <file>', 'append each decision as a JSON line to this file, - for stdout (also WARD_DECISION_LOG; docs/observability.md)')
+    .option('--otel-targets', 'put canonical targets (paths, hosts, record ids: values) in spans and logs as ward.targets; off by default (also WARD_OTEL_TARGETS=1; docs/observability.md "Targets")')
     .action(async (flags: ServeFlags) => {
       await serve(ctx, flags);
     });

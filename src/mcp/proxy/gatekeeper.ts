@@ -39,6 +39,8 @@ export interface CallDecision {
   targets: string[];
   /** Resolves when the signed trace is durable (its location); rejects if it could not be written. */
   durable: Promise<string>;
+  /** Where the signed trace will be, when the sink knows it at decision time (telemetry's `ward.trace_path`). */
+  tracePath?: string | undefined;
   /** Approvals the winning rule asks for (max(min_approvals, 1)); set when the approval step ran. */
   requiredApprovals?: number | undefined;
   /** The reading that was decided (with argument values: kept in memory). */
@@ -75,6 +77,11 @@ export interface ResultOutcome {
 
 export interface ResultTrace {
   traceId: string;
+  verdict: string;
+  reasonCodes: string[];
+  intentDigest: string;
+  policyDigest: string;
+  tracePath?: string | undefined;
   durable: Promise<string>;
 }
 
@@ -240,7 +247,15 @@ export class Gatekeeper {
     });
     const durable = this.opts.sink.write(trace, undefined);
     durable.catch(() => undefined); // observed by the session
-    return { traceId: String(trace['trace_id']), durable };
+    return {
+      traceId: String(trace['trace_id']),
+      verdict: String(trace['verdict']),
+      reasonCodes: (trace['reason_codes'] as string[] | undefined) ?? [],
+      intentDigest: String(trace['intent_digest']),
+      policyDigest: String(trace['policy_digest']),
+      tracePath: this.opts.sink.locate?.(trace),
+      durable,
+    };
   }
 
   /**
@@ -273,6 +288,7 @@ export class Gatekeeper {
       approvalScope: scope ?? [`tool:${String(trace['tool_name'] ?? intent['tool_name'])}`],
       targets: describeTargets(intent['targets']),
       durable,
+      tracePath: this.opts.sink.locate?.(trace),
     };
   }
 

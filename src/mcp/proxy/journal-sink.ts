@@ -94,6 +94,10 @@ export class JournalTraceSink implements TraceSink {
     this.journal.prepare();
   }
 
+  locate(trace: SignedTrace): string {
+    return join(this.traceDir, traceFileName(String(trace['trace_id'] ?? ''), String(trace['event_id'] ?? '')));
+  }
+
   write(trace: SignedTrace, capture?: JsonObject): Promise<string> {
     if (this.closed) return Promise.reject(new WardError(ERROR_CODES.IO, 'trace sink is closed'));
     const traceId = String(trace['trace_id'] ?? '');
@@ -101,7 +105,7 @@ export class JournalTraceSink implements TraceSink {
     if (!/^[0-9a-f]{24}$/.test(traceId) || !/^[0-9a-f]{24}$/.test(eventId)) {
       return Promise.reject(new WardError(ERROR_CODES.INTERNAL, 'trace sink: record has no valid trace_id/event_id'));
     }
-    const name = `trace_${traceId}_${eventId}.json`;
+    const name = traceFileName(traceId, eventId);
     const files: [string, string][] = [[name, traceFileText(trace)]];
     if (capture) files.push([captureFileName(capture), captureFileText(capture)]);
     const entry: Entry = { files, synced: false };
@@ -287,6 +291,10 @@ async function syncExisting(path: string, text: string): Promise<boolean> {
  * is missing or differs, then delete the journal. Recovery stops at a segment's first torn or
  * corrupt frame (an append that was never acknowledged). Returns the number of files written.
  */
+function traceFileName(traceId: string, eventId: string): string {
+  return `trace_${traceId}_${eventId}.json`;
+}
+
 export function recoverJournals(traceDir: string, journalDir: string): number {
   let recovered = 0;
   let touched = false;

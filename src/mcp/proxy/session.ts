@@ -27,8 +27,8 @@ import { alwaysBlocked, ToolPins } from './tools.js';
 import { DEFAULT_REQUEST_LIMITS, limitExceeded, type RequestLimits } from './limits.js';
 import { isReservedToolName, knownNotification, requestRoute, ROOTS_ANSWER, SERVER_NOTIFICATION, UNKNOWN_METHOD, type MethodIntent, type Sender, type UnknownMethods } from './methods.js';
 import { toolSuspicion, type SessionWitness } from './witness.js';
-import type { DecisionTelemetry } from '../../telemetry/telemetry.js';
-import { mcpDecisionRecord, mcpTraceCarrier, withTraceContext } from '../../telemetry/mcp-record.js';
+import type { DecisionTelemetry, TraceCarrier } from '../../telemetry/telemetry.js';
+import { mcpDecisionRecord, mcpResultRecord, mcpTraceCarrier, withTraceContext } from '../../telemetry/mcp-record.js';
 
 export interface SessionOptions {
   client: Peer;
@@ -80,6 +80,8 @@ interface ForwardedCall {
   correlation: string;
   /** Sent under a 2026-07-28+ revision (Ward's own replies then carry `resultType`). */
   modern: boolean;
+  /** Ward's span for the request (`--otel`): the parent of the result firewall's span. */
+  traceContext?: TraceCarrier | undefined;
 }
 
 /** One of Ward's own `elicitation/create` requests to the client, waiting for the answer. */
@@ -232,6 +234,9 @@ export class ProxySession {
         if (isJsonObject(info) && typeof info['name'] === 'string') this.clientName = info['name'];
         this.clientElicits = declaresFormElicitation(msg.params?.['capabilities']);
       }
+      // A span for the relayed request too (`--otel`); the server's spans become its children.
+      const relayed = this.o.telemetry?.relay({ method: msg.method!, mcpSessionId: this.o.sessionId, jsonRpcId: String(id) }, mcpTraceCarrier(isJsonObject(msg.params?.['_meta']) ? msg.params['_meta'] : undefined));
+      if (relayed?.traceparent) return this.forward({ id, method: msg.method! }, withTraceContext(msg, relayed), undefined);
       this.forward({ id, method: msg.method! }, msg, m.raw);
       return;
     }
@@ -344,10 +349,10 @@ export class ProxySession {
     if (!decided) return this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this call; it was not forwarded');
     const { decision, note } = decided;
     // Ward's span, child of the client's `_meta.traceparent`; the server's spans become its children.
-    const traceContext = this.o.telemetry?.decision(mcpDecisionRecord(decision, this.o.sessionId, id, correlation), mcpTraceCarrier(call.meta), startedAt);
+    const traceContext = this.traced(decision, id, correlation, 'tools/call', call, startedAt);
     const intentId = this.o.capture?.call(decision.toolName, decision.argsDigest, decision.traceId, decision.verdict);
     if (decision.verdict === 'allow') {
-      if (traceContext?.traceparent) return this.forwardDecided(id, withTraceContext(msg, traceContext), undefined, decision, intentId, call, correlation);
+      if (traceContext?.traceparent) return this.forwardDecided(id, withTraceContext(msg, traceContext), undefined, decision, intentId, call, correlation, traceContext);
       return this.forwardDecided(id, msg, raw, decision, intentId, call, correlation);
     }
     this.o.log.info(`${decision.verdict}: ${name}`, { reasons: decision.reasonCodes.join(','), trace_id: decision.traceId });
@@ -398,13 +403,26 @@ export class ProxySession {
   }
 
   private answerMethod(msg: JsonRpcMessage, id: JsonRpcId, raw: Buffer | undefined, call: CallInput): void {
+    const startedAt = Date.now();
     const correlation = `${this.o.sessionId}:${String(id)}`;
     const decision = this.decideMethod(call, correlation);
     if (!decision) return this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this request; it was not forwarded');
+    const traceContext = this.traced(decision, id, correlation, msg.method!, call, startedAt);
     const intentId = this.o.capture?.call(decision.toolName, decision.argsDigest, decision.traceId, decision.verdict);
-    if (decision.verdict === 'allow') return this.forwardDecided(id, msg, raw, decision, intentId, call, correlation);
+    if (decision.verdict === 'allow') {
+      if (traceContext?.traceparent) return this.forwardDecided(id, withTraceContext(msg, traceContext), undefined, decision, intentId, call, correlation, traceContext);
+      return this.forwardDecided(id, msg, raw, decision, intentId, call, correlation);
+    }
     this.o.log.info(`${decision.verdict}: ${msg.method!}`, { intent: decision.toolName, reasons: decision.reasonCodes.join(','), trace_id: decision.traceId });
     this.replyOnceTraced(id, decision, intentId, verdictReply(id, decision, 'error', this.o.approvalDir, undefined, { modern: this.isModern(msg) }));
+  }
+
+  /** Ward's span and log record for a decided request (`--otel`, `--decision-log`); its context for the forwarded request. */
+  private traced(decision: CallDecision, id: JsonRpcId, correlation: string, method: string, call: CallInput, startedAt: number): TraceCarrier | undefined {
+    const t = this.o.telemetry;
+    if (!t) return undefined;
+    const context = { witnessed: call.witnessed, witnessOn: this.o.witness !== undefined, targets: t.includeTargets ? decision.targets : undefined };
+    return t.decision(mcpDecisionRecord(decision, this.o.sessionId, id, correlation, method, context), mcpTraceCarrier(call.meta), startedAt);
   }
 
   /** The intent input of a method request: its params (less `_meta`) are the arguments, its targets the method's. */
@@ -559,6 +577,7 @@ export class ProxySession {
     intentId: string | undefined,
     input: CallInput,
     correlation: string,
+    traceContext?: TraceCarrier,
   ): void {
     const key = idKey(id);
     const waiting = { cancelled: false };
@@ -573,7 +592,7 @@ export class ProxySession {
           if (intentId) this.o.capture?.result(intentId, 'cancelled', { message: 'cancelled before it was forwarded' });
           return;
         }
-        this.forward({ id, method: msg.method!, call: { method: msg.method!, decision, intentId, input, correlation, modern: this.isModern(msg) } }, msg, raw);
+        this.forward({ id, method: msg.method!, call: { method: msg.method!, decision, intentId, input, correlation, modern: this.isModern(msg), traceContext } }, msg, raw);
       },
       (err: Error) => {
         done();
@@ -885,7 +904,16 @@ export class ProxySession {
     } catch (err) {
       return withheld(err);
     }
-    const sign = () => this.o.gate.decideResult(call.input, call.decision.traceId, `${call.correlation}/result`, screened.outcome());
+    const sign = () => {
+      const trace = this.o.gate.decideResult(call.input, call.decision.traceId, `${call.correlation}/result`, screened.outcome());
+      // The result firewall's decision as a span under the request's (`--otel`), with its action and detectors.
+      // A passed result is the common case and says nothing new: only a redact or block gets its span.
+      if (this.o.telemetry && call.traceContext && screened.action !== 'pass') {
+        const decided = { ...trace, matchedRule: '', toolName: call.decision.toolName };
+        this.o.telemetry.decision(mcpResultRecord(decided, this.o.sessionId, id, `${call.correlation}/result`, call.method, { action: screened.action, detectors: screened.flagged }), call.traceContext);
+      }
+      return trace;
+    };
     const deliver = (out: JsonRpcMessage, outRaw?: Buffer) => {
       this.toClient(out, outRaw);
       const shown = out.result ?? out.error;

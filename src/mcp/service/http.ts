@@ -41,6 +41,8 @@ export interface EvaluateHandlerOptions {
   retention?: readonly RetentionRule[];
   /** Where traces are written (asynchronously, durably, before the answer); one per server by default. */
   traceWriter?: DecisionTraceWriter;
+  /** Told of each decision once its trace is written, before the answer (the daemon's telemetry span). */
+  onDecision?: (result: DecisionResult, req: IncomingMessage, startedAt: number) => void;
 }
 
 /** Returns true when it handled the request (an evaluate route), false for any other path. */
@@ -70,6 +72,7 @@ export function createEvaluateHandler(opts: EvaluateHandlerOptions): EvaluateHan
   const auth = opts.authToken ? new BearerAuth(opts.authToken) : undefined;
   const writer = opts.traceWriter ?? new DecisionTraceWriter();
   return async (req, res) => {
+    const startedAt = Date.now();
     const path = (req.url ?? '/').split('?')[0]!;
     const route = EVALUATE_ROUTES.find((r) => r === path || r + '/' === path);
     if (!route) return false;
@@ -88,6 +91,7 @@ export function createEvaluateHandler(opts: EvaluateHandlerOptions): EvaluateHan
       } catch (err) {
         throw decisionFailure(err);
       }
+      opts.onDecision?.(result, req, startedAt);
       const warnings = sideEffects(opts, request, result);
       const payload = responseJson(result, warnings);
       const status = strict ? (result.verdict === 'block' ? 403 : result.verdict === 'require_approval' || result.verdict === 'dry_run' ? 409 : 200) : 200;
