@@ -5,9 +5,10 @@ import { shellQuote } from '../decision/approval-command.js';
 
 // What `ward init --agent <host>` writes into a coding agent's own configuration, and how
 // `ward doctor` reads it back: one `AgentSetup` per host (AGENT_SETUPS), Claude Code
-// (.claude/settings.json) and Gemini CLI (.gemini/settings.json).
+// (.claude/settings.json), Gemini CLI (.gemini/settings.json), Codex (.codex/hooks.json) and GitHub
+// Copilot (.github/hooks/ward.json).
 
-export const AGENTS = ['claude-code', 'gemini-cli'] as const;
+export const AGENTS = ['claude-code', 'gemini-cli', 'codex', 'copilot'] as const;
 export type Agent = (typeof AGENTS)[number];
 export const HOOK_TRANSPORTS = ['command', 'http'] as const;
 export type HookTransport = (typeof HOOK_TRANSPORTS)[number];
@@ -121,10 +122,18 @@ export function claudeCodeHookProblems(settings: JsonObject): string[] {
   return problems;
 }
 
+/** How a host's command hook must end so that a failure before Ward runs blocks the tool. */
+interface FailClosedEnding {
+  pattern: RegExp;
+  problem: string;
+}
+
+const EXIT_2: FailClosedEnding = { pattern: /\|\|\s*exit 2\s*$/, problem: 'the command hook does not end in `|| exit 2`: a failure before Ward runs would let the tool run' };
+
 /** What makes a Ward command hook fail open or run something else (any host: they all run a shell command). */
-function commandHookProblems(command: string): string[] {
+function commandHookProblems(command: string, ending: FailClosedEnding = EXIT_2): string[] {
   const problems: string[] = [];
-  if (!/\|\|\s*exit 2\s*$/.test(command)) problems.push('the command hook does not end in `|| exit 2`: a failure before Ward runs would let the tool run');
+  if (!ending.pattern.test(command)) problems.push(ending.problem);
   if (/\bnpx\b/.test(command)) problems.push('the command hook runs `npx ward`, which can fetch another package called ward: name bin/ward.js by absolute path');
   const bin = /(\S*bin\/ward\.js)'?/.exec(command)?.[1]?.replace(/^'/, '');
   if (bin && !bin.includes('$') && !existsSync(bin)) problems.push(`the command hook's ${bin} does not exist`);
@@ -186,6 +195,104 @@ export function geminiCliHookProblems(settings: JsonObject): string[] {
   return problems;
 }
 
+// --- Codex ---------------------------------------------------------------------------------------
+
+// Codex's hooks (https://developers.openai.com/codex/hooks; openai/codex codex-rs/config/src/
+// hook_config.rs and codex-rs/hooks/src/engine/discovery.rs): `<project>/.codex/hooks.json` is
+// `{"hooks": {"PreToolUse": [{matcher, hooks: [{type: "command", command, timeout (s),
+// statusMessage, async}]}]}}`; matchers are regular expressions (none matches every tool). Exit 2
+// blocks only with a reason on stderr; any other failure runs the tool.
+
+export const CODEX_HOOKS = join('.codex', 'hooks.json');
+const CODEX_EVENT = 'PreToolUse';
+const CODEX_EVERY_TOOL = '.*';
+const CODEX_WILDCARDS: ReadonlySet<JsonValue | undefined> = new Set([undefined, null, '', '.*']);
+const CODEX_ENDING: FailClosedEnding = {
+  pattern: /\|\|\s*\{\s*echo\s[^}]*>&2;\s*exit 2;\s*\}\s*$/,
+  problem: "the command hook does not end in `|| { echo '…' >&2; exit 2; }`: Codex runs the tool when a hook fails, and blocks on exit 2 only with a reason on stderr",
+};
+
+/** Ward's PreToolUse hook for Codex: bin/ward.js and the project's policy and state by absolute path. */
+export function codexHook(spec: HookSpec): JsonObject {
+  const command = `${spec.command.node} ${shellQuote(spec.command.wardBin)} hook codex --policy ${shellQuote(join(spec.projectDir, '.ward.yaml'))} --state-dir ${shellQuote(join(spec.projectDir, '.ward'))} || { echo 'Ward hook failed to start (fail closed)' >&2; exit 2; }`;
+  return { type: 'command', command, timeout: 30, statusMessage: "Ward: checking the call against the project's policy" };
+}
+
+/** Whether a hook entry is Ward's Codex hook (the command, or `curl` to the daemon's endpoint). */
+export function isCodexWardHook(hook: JsonValue): boolean {
+  if (!isJsonObject(hook)) return false;
+  const command = hook['command'];
+  return typeof command === 'string' && (/ hook codex( |$)/.test(command) || command.includes('/v1/hooks/codex'));
+}
+
+/** What is wrong with Ward's hook in `.codex/hooks.json` (empty when it decides every tool call and fails closed). */
+export function codexHookProblems(settings: JsonObject): string[] {
+  const ward = wardHooksOf(settings, CODEX_EVENT, isCodexWardHook);
+  if (ward.length === 0) return ['no Ward PreToolUse hook is registered'];
+  const problems: string[] = [];
+  for (const { hook, matcher } of ward) {
+    if (!CODEX_WILDCARDS.has(matcher)) problems.push(`Ward's PreToolUse hook matches only ${JSON.stringify(matcher)}: other tools run undecided`);
+    if (hook['type'] !== 'command') problems.push(`Ward's PreToolUse hook has type ${JSON.stringify(hook['type'])}: Codex runs only "command" hooks`);
+    if (hook['async'] === true) problems.push("Ward's PreToolUse hook is async: it runs in the background and cannot block");
+    problems.push(...commandHookProblems(String(hook['command']), CODEX_ENDING));
+  }
+  return problems;
+}
+
+// --- GitHub Copilot ------------------------------------------------------------------------------
+
+// Copilot's hooks (github/docs content/copilot/reference/copilot-cli-reference/cli-hooks-reference.md,
+// reference/hooks-configuration.md): `.github/hooks/*.json` is `{"version": 1, "hooks": {"preToolUse":
+// [{type: "command", bash, powershell, cwd, env, timeoutSec}]}}`, read by the CLI and the coding
+// agent. "Hook failures (non-zero exit codes or timeouts) … never block": the command must print
+// a deny itself when Ward cannot start. Ward writes its own file, `.github/hooks/ward.json`.
+
+export const COPILOT_HOOKS = join('.github', 'hooks', 'ward.json');
+const COPILOT_EVENT = 'preToolUse';
+const COPILOT_START_DENY = `{"permissionDecision":"deny","permissionDecisionReason":"Ward hook failed to start (fail closed)"}`;
+const COPILOT_ENDING: FailClosedEnding = {
+  pattern: /\|\|\s*echo\s+'\{"permissionDecision":"deny"[^']*\}'\s*$/,
+  problem: `the command hook does not end in \`|| echo '{"permissionDecision":"deny",…}'\`: Copilot never blocks on an exit code, so a hook that cannot start lets the tool run`,
+};
+
+/**
+ * Ward's preToolUse hook for Copilot: bin/ward.js by absolute path, the policy and state relative
+ * to the repository root (`cwd: "."`), so the file means the same in every clone that has Ward at
+ * that path.
+ */
+export function copilotHook(spec: HookSpec): JsonObject {
+  const bash = `${spec.command.node} ${shellQuote(spec.command.wardBin)} hook copilot --policy .ward.yaml --state-dir .ward || echo '${COPILOT_START_DENY}'`;
+  return { type: 'command', bash, cwd: '.', timeoutSec: 30 };
+}
+
+/** Whether a hook entry is Ward's Copilot hook (the command, or `curl` to the daemon's endpoint). */
+export function isCopilotWardHook(hook: JsonValue): boolean {
+  if (!isJsonObject(hook)) return false;
+  const bash = hook['bash'];
+  return typeof bash === 'string' && (/ hook copilot( |$)/.test(bash) || bash.includes('/v1/hooks/copilot'));
+}
+
+/** The hooks file with Ward's hook as the last preToolUse hook; the user's other hooks are kept. */
+export function withCopilotHook(settings: JsonObject, hook: JsonObject): JsonObject {
+  const hooks = isJsonObject(settings['hooks']) ? settings['hooks'] : {};
+  const entries = Array.isArray(hooks[COPILOT_EVENT]) ? hooks[COPILOT_EVENT] : [];
+  return { ...settings, version: 1, hooks: { ...hooks, [COPILOT_EVENT]: [...entries.filter((h) => !isCopilotWardHook(h)), hook] } };
+}
+
+/** What is wrong with Ward's hook in `.github/hooks/ward.json` (empty when it decides every tool call and fails closed). */
+export function copilotHookProblems(settings: JsonObject): string[] {
+  const problems: string[] = [];
+  if (settings['version'] !== 1) problems.push(`"version" is ${JSON.stringify(settings['version'])}, not 1: Copilot reads hook files of version 1`);
+  const hooks = isJsonObject(settings['hooks']) && Array.isArray(settings['hooks'][COPILOT_EVENT]) ? settings['hooks'][COPILOT_EVENT] : [];
+  const ward = hooks.filter(isCopilotWardHook) as JsonObject[];
+  if (ward.length === 0) return [...problems, 'no Ward preToolUse hook is registered'];
+  for (const hook of ward) {
+    if (hook['type'] !== 'command') problems.push(`Ward's preToolUse hook has type ${JSON.stringify(hook['type'])}: it must be "command"`);
+    problems.push(...commandHookProblems(String(hook['bash']), COPILOT_ENDING));
+  }
+  return problems;
+}
+
 // --- the hosts -----------------------------------------------------------------------------------
 
 /** One coding agent's project configuration, as `ward init --agent` writes it and `ward doctor` checks it. */
@@ -226,5 +333,27 @@ export const AGENT_SETUPS: Readonly<Record<Agent, AgentSetup>> = {
     doc: 'docs/integrations-gemini-cli.md',
     withHook: (settings, spec) => withGeminiCliHook(settings, geminiCliHook(spec)),
     problems: geminiCliHookProblems,
+  },
+  codex: {
+    agent: 'codex',
+    label: 'Codex',
+    settingsPath: CODEX_HOOKS,
+    // Codex has no HTTP hooks (docs/integrations-codex.md shows the `curl` command by hand).
+    transports: ['command'],
+    doctorCheck: 'codex_hook',
+    doc: 'docs/integrations-codex.md',
+    withHook: (settings, spec) => withHookGroup(settings, CODEX_EVENT, CODEX_EVERY_TOOL, codexHook(spec), isCodexWardHook),
+    problems: codexHookProblems,
+  },
+  copilot: {
+    agent: 'copilot',
+    label: 'GitHub Copilot',
+    settingsPath: COPILOT_HOOKS,
+    // Copilot has no HTTP hooks (docs/integrations-copilot.md shows the `curl` command by hand).
+    transports: ['command'],
+    doctorCheck: 'copilot_hook',
+    doc: 'docs/integrations-copilot.md',
+    withHook: (settings, spec) => withCopilotHook(settings, copilotHook(spec)),
+    problems: copilotHookProblems,
   },
 };

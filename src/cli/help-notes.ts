@@ -28,7 +28,7 @@ const SERVE_CHOICE = `Which server?
   ward mcp proxy  sits between an MCP client and an MCP server and enforces every tools/call`;
 
 export const HELP_NOTES: Readonly<Record<string, HelpNote>> = {
-  init: { examples: ['ward init', 'ward init --template baseline-mediumrisk --force', 'ward init --agent claude-code --hook http', 'ward init --agent gemini-cli --dry-run'] },
+  init: { examples: ['ward init', 'ward init --template baseline-mediumrisk --force', 'ward init --agent claude-code --hook http', 'ward init --agent gemini-cli --dry-run', 'ward init --agent codex', 'ward init --agent copilot --dry-run'] },
   check: { examples: ['ward check', 'ward check --policy policies/baseline-highrisk.yaml --json'] },
   doctor: { examples: ['ward doctor', 'ward doctor --json'] },
   demo: { examples: ['ward demo', 'ward demo --json'] },
