@@ -117,3 +117,22 @@ export class WardError extends Error {
 export function isWardError(value: unknown): value is WardError {
   return value instanceof WardError;
 }
+
+/** An error as it crosses to or from a worker thread (structured clone keeps no class). */
+export interface SerializedError {
+  message: string;
+  code?: ErrorCode;
+  exitCode?: ExitCode;
+  hint?: string;
+}
+
+export function serializeError(err: unknown): SerializedError {
+  if (isWardError(err)) return { message: err.message, code: err.code, exitCode: err.exitCode, ...(err.hint ? { hint: err.hint } : {}) };
+  return { message: err instanceof Error ? err.message : String(err) };
+}
+
+/** The error `serializeError` described: a `WardError` with its code when it had one. */
+export function reviveError(e: SerializedError): Error {
+  if (!e.code) return new Error(e.message);
+  return new WardError(e.code, e.message, { ...(e.exitCode !== undefined ? { exitCode: e.exitCode } : {}), ...(e.hint ? { hint: e.hint } : {}) });
+}

@@ -157,6 +157,7 @@ export const OPTION_GROUPS: Readonly<Record<string, Readonly<Record<string, read
       '--max-message-bytes',
       '--max-call-bytes',
       '--max-call-keys',
+      '--no-decision-thread',
       '--unknown-methods',
       '--unknown-method-risk-class',
     ],

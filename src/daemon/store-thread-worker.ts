@@ -1,17 +1,12 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { isWardError } from '../errors.js';
+import { serializeError as serialize } from '../errors.js';
 import { openLevelStore } from '../store/level.js';
 import type { EvidenceStore, StoreInput } from '../store/types.js';
-import type { SerializedError, WorkerMessage } from './store-thread.js';
+import type { WorkerMessage } from './store-thread.js';
 
 /** The worker side of `openStoreThread`: owns the LevelDB store and answers forwarded calls. */
 const port = parentPort!;
 const send = (msg: WorkerMessage) => port.postMessage(msg);
-
-function serialize(err: unknown): SerializedError {
-  if (isWardError(err)) return { message: err.message, code: err.code, exitCode: err.exitCode, ...(err.hint ? { hint: err.hint } : {}) };
-  return { message: err instanceof Error ? err.message : String(err) };
-}
 
 let store: EvidenceStore;
 try {

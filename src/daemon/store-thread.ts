@@ -1,6 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { ERROR_CODES, WardError, type ErrorCode } from '../errors.js';
-import type { ExitCode } from '../contract/exit-codes.js';
+import { ERROR_CODES, reviveError as revive, WardError, type SerializedError } from '../errors.js';
 import type { EntryKind, EvidenceStore, GcReport, IngestReport, ListFilter, PutResult, RetentionPolicy, StoreEntry, StoreInput } from '../store/types.js';
 
 /**
@@ -70,23 +69,13 @@ export async function openStoreThread(stateDir: string): Promise<EvidenceStore> 
   };
 }
 
+export type { SerializedError } from '../errors.js';
+
 export type WorkerMessage =
   | { type: 'ready' }
   | { type: 'error'; error: SerializedError }
   | { type: 'reply'; id: number; ok: true; value: unknown }
   | { type: 'reply'; id: number; ok: false; error: SerializedError };
-
-export interface SerializedError {
-  message: string;
-  code?: ErrorCode;
-  exitCode?: ExitCode;
-  hint?: string;
-}
-
-function revive(e: SerializedError): Error {
-  if (!e.code) return new Error(e.message);
-  return new WardError(e.code, e.message, { ...(e.exitCode !== undefined ? { exitCode: e.exitCode } : {}), ...(e.hint ? { hint: e.hint } : {}) });
-}
 
 function toBuffer(u8: Uint8Array): Buffer {
   return Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength);

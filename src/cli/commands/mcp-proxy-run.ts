@@ -133,6 +133,7 @@ export async function loadAndRun(
     witness: flags.witness,
     unknownMethods: { mode: flags.unknownMethods, riskClass: flags.unknownMethodRiskClass },
     limits: { maxBytes: positiveInt(flags.maxCallBytes, '--max-call-bytes', usage), maxKeys: positiveInt(flags.maxCallKeys, '--max-call-keys', usage) },
+    offLoop: Boolean(listen) && flags.decisionThread,
     upstream: flags.upstreamUrl ? { url: flags.upstreamUrl, headers: upstreamHeaders } : { command: command[0]!, args: command.slice(1) },
     log,
     telemetry,

@@ -47,6 +47,7 @@ export interface ProxyFlags extends McpCallFlags {
   unknownMethodRiskClass: string;
   maxCallBytes: string;
   maxCallKeys: string;
+  decisionThread: boolean;
   captureIntents?: boolean;
   runCapture: boolean;
   witness: boolean;
@@ -109,6 +110,7 @@ export function registerProxy(mcp: Command, ctx: CliContext): void {
     .option('--unknown-method-risk-class <class>', 'with --unknown-methods decide: the risk class of their intents (a fail_closed class blocks them unless a rule allows)', 'critical')
     .option('--max-call-bytes <n>', 'largest client request accepted, in bytes (over it: JSON-RPC error -32064, not forwarded)', String(DEFAULT_REQUEST_LIMITS.maxBytes))
     .option('--max-call-keys <n>', 'most object members and array elements in one request\'s params (over it: -32064, not forwarded)', String(DEFAULT_REQUEST_LIMITS.maxKeys))
+    .option('--no-decision-thread', 'with --listen: decide large calls on the event loop too (by default they are decided on a worker thread, so other sessions do not wait)')
     .option('--hide-blocked-tools', 'drop tools from tools/list that the policy blocks whatever the arguments')
     .option('--capture-intents', 'keep each normalized intent beside its trace (for ward regress replay); may hold sensitive arguments')
     .option('--no-run-capture', 'do not capture sessions as runs in the store')

@@ -1,25 +1,23 @@
 import { nowUTC, type JsonObject } from '../../canon/index.js';
-import { contextEnvelopeJson, type ContextEnvelope } from '../../context/index.js';
+import type { ContextEnvelope } from '../../context/index.js';
 import type { KillSwitchState } from '../../gate/kill-switch.js';
 import type { VerifyKey } from '../../keys/index.js';
-import type { NormalizedPolicy } from '../../policy/types.js';
 import type { NormalizedIntent } from '../../intent/types.js';
-import type { GateRequest, GateRuntime } from '../../decision/gate-run.js';
-import { decideGate } from '../../decision/gate-run.js';
+import type { GateRuntime } from '../../decision/gate-run.js';
 import { blockBeforePolicy } from '../../decision/pipeline.js';
 import { resolveIntentHosts } from '../../decision/host-resolution.js';
 import { policyNeedsResolution } from '../../gate/host-list.js';
 import type { ResolvedHosts } from '../../intent/address.js';
 import { signResultDecision } from '../../decision/result-decision.js';
 import type { Verdict } from '../../policy/types.js';
-import { steps, type ApprovalTokens, type DecisionState } from '../../decision/steps.js';
-import { approvalStep } from '../../decision/token-steps.js';
-import { approvalTokensInDir } from '../../decision/approval-dir.js';
-import type { TokenContext } from '../../decision/types.js';
 import type { TraceSink } from '../../decision/trace-sink.js';
-import { approvalCallOf, requiredApprovalScope, type ParsedToken } from '../../tokens/index.js';
+import { requiredApprovalScope } from '../../tokens/index.js';
 import type { SignedTrace } from '../../trace/index.js';
+import { callReadings, decideSignedCall, type DecideOptions, type SignedCallDecision } from './call-decision.js';
+import type { DecisionThread } from './decision-thread.js';
 import { intentForCall, type CallInput, type MappingOptions } from './intent.js';
+
+export type { DecideOptions } from './call-decision.js';
 
 /** What the session needs to know about one decided `tools/call`. */
 export interface CallDecision {
@@ -54,16 +52,6 @@ export interface CallDecision {
   approvalSessionBound?: boolean | undefined;
 }
 
-/** Per-decision inputs besides the call. */
-export interface DecideOptions {
-  /**
-   * A person denied this exact call in a daemon's approvals inbox (`--approval inbox`): a call
-   * still needing approval is blocked with `approval_denied`, as the daemon's own gate does; an
-   * approval token does not override the denial.
-   */
-  denied?: boolean | undefined;
-}
-
 /** What the result firewall decided about one result, for its trace. */
 export interface ResultOutcome {
   verdict: Verdict;
@@ -96,6 +84,11 @@ export interface GatekeeperOptions {
   approvalKeys: readonly VerifyKey[];
   /** Current kill-switch state, read per call (reloaded by the host when the file changes). */
   killSwitch?: () => { state: KillSwitchState } | { unavailable: true } | undefined;
+  /**
+   * Where large calls are decided off the event loop (`--listen`: one session's large call must
+   * not stall the others; docs/mcp-proxy.md "Limits"). Undefined: every call is decided inline.
+   */
+  thread?: DecisionThread | undefined;
 }
 
 /**
@@ -122,63 +115,35 @@ export class Gatekeeper {
    * host then answers with `refuse`.
    */
   decide(call: CallInput, correlationId: string, opts: DecideOptions = {}): CallDecision {
-    const ks = this.opts.killSwitch?.();
-    const [intent, ...claimedReadings] = this.readings(call);
-    let scope: string[] | undefined;
-    let required: number | undefined;
-    let approvalIntent: NormalizedIntent | undefined;
-    let approvalSessionBound = false;
-    const rt = this.opts.runtime;
-    const approvals: ApprovalTokens = (t) => {
-      scope = requiredApprovalScope(t.intent);
-      approvalIntent = t.intent;
-      approvalSessionBound = t.approvalSessionBound === true;
-      return approvalStep({ tokens: () => this.tokensFor(t), verifyKeys: this.opts.approvalKeys })(t);
-    };
-    const approval = steps.approval(rt, approvals);
-    const decideApproval = opts.denied ? steps.deniedApproval(approval, () => true) : approval;
-    const req: GateRequest = {
-      intent,
-      claimedReadings,
-      evaluationTime: nowUTC(),
-      correlationId,
-      steps: [
-        steps.rateLimit(rt.rateLimitStatePath),
-        steps.destructiveBudget(rt.rateLimitStatePath),
-        steps.delegation(rt, undefined),
-        {
-          name: approval.name,
-          apply: (st: DecisionState) => {
-            if (st.outcome.verdict === 'require_approval') required = Math.max(required ?? 1, st.outcome.minApprovals, 1);
-            return decideApproval.apply(st);
-          },
-        },
-        steps.broker,
-      ],
-    };
-    const witnessedCodes = [...(call.witnessed?.size ? ['arg_provenance_witnessed'] : []), ...(call.witnessedContext ? ['context_evidence_witnessed'] : [])];
-    if (witnessedCodes.length) req.steps = [...req.steps!, steps.witnessed(witnessedCodes)];
-    if (call.witnessedContext) {
-      // Ward's own records come before any envelope the operator pinned: what it saw, not what it was told.
-      req.contextEnvelope = call.witnessedContext;
-      req.contextSourceLabel = 'witnessed';
-      if (rt.captureIntents) req.contextEnvelopeJson = contextEnvelopeJson(call.witnessedContext);
-    } else if (this.opts.envelope) {
-      req.contextEnvelope = this.opts.envelope.envelope;
-      if (rt.captureIntents) req.contextEnvelopeJson = this.opts.envelope.json;
-    }
-    if (ks) req.killSwitch = ks;
-    if (call.resolvedHosts) req.resolvedHosts = call.resolvedHosts;
-    const related = witnessedRecords(call);
-    if (related) req.relationshipExtras = { related_record_ids: related };
-    const pending = decideGate(rt, req);
+    return this.decisionOfSigned(decideSignedCall(this.opts, call, correlationId, opts, this.opts.killSwitch?.()));
+  }
+
+  /** Can `decideOffLoop` run here (a decision thread was configured)? */
+  get offLoop(): boolean {
+    return this.opts.thread !== undefined;
+  }
+
+  /**
+   * `decide` on the decision thread: the same function over the same runtime, policy and kill
+   * switch as of now, so the verdict, digests and trace are those `decide` would produce; only the
+   * sink write happens here, on the event loop, as for an inline decision. Rejects like `decide`
+   * throws (a `WardError` from the decision itself), or with a `DecisionThreadError` when the
+   * thread could not answer (it died, or missed its deadline): nothing was decided then.
+   */
+  async decideOffLoop(call: CallInput, correlationId: string, opts: DecideOptions = {}): Promise<CallDecision> {
+    if (!this.opts.thread) return this.decide(call, correlationId, opts);
+    const signed = await this.opts.thread.decide(this.opts.runtime.policy, { call, correlationId, opts, killSwitch: this.opts.killSwitch?.() });
+    return this.decisionOfSigned(signed);
+  }
+
+  private decisionOfSigned(signed: SignedCallDecision): CallDecision {
     // Assigned, not spread into a new literal: on Node 20 a literal that starts with a spread and
     // adds members costs about a microsecond per added member.
-    const decision = this.decisionOf(pending.trace, pending.capture, pending.decidedIntent as JsonObject, scope);
-    decision.requiredApprovals = required;
-    decision.intent = pending.decidedIntent as JsonObject;
-    decision.approvalIntent = approvalIntent;
-    decision.approvalSessionBound = approvalSessionBound;
+    const decision = this.decisionOf(signed.trace, signed.capture, signed.decidedIntent, signed.scope);
+    decision.requiredApprovals = signed.requiredApprovals;
+    decision.intent = signed.decidedIntent;
+    decision.approvalIntent = signed.approvalIntent;
+    decision.approvalSessionBound = signed.approvalSessionBound;
     return decision;
   }
 
@@ -192,7 +157,7 @@ export class Gatekeeper {
     if (!policyNeedsResolution(policy)) return undefined;
     let readings: JsonObject[];
     try {
-      readings = this.readings(call);
+      readings = callReadings(this.opts, call);
     } catch {
       return undefined;
     }
@@ -258,20 +223,6 @@ export class Gatekeeper {
     };
   }
 
-  /**
-   * The readings of a call the policy must see. Annotations are untrusted server claims: the call
-   * is evaluated with and without them and the stricter verdict wins, so a claim can tighten a
-   * decision but never loosen it. Hints that no rule can see (only annotation selectors read them;
-   * destructiveHint also marks targets destructive) cannot change the verdict: one reading will do.
-   */
-  private readings(call: CallInput): JsonObject[] {
-    if (call.hints && !call.hints.destructiveHint && !readsAnnotations(this.opts.runtime.policy.policy)) {
-      return [intentForCall(call, this.opts.mapping, true)];
-    }
-    const plain = intentForCall(call, this.opts.mapping, false);
-    return call.hints ? [plain, intentForCall(call, this.opts.mapping, true)] : [plain];
-  }
-
   private decisionOf(trace: SignedTrace, capture: JsonObject | undefined, intent: JsonObject, scope: string[] | undefined): CallDecision {
     const durable = this.opts.sink.write(trace, capture);
     durable.catch(() => undefined); // observed by the session; never an unhandled rejection
@@ -291,22 +242,6 @@ export class Gatekeeper {
       tracePath: this.opts.sink.locate?.(trace),
     };
   }
-
-  /**
-   * Approval tokens from `--approval-dir` for this call: its intent digest, or (a token bound to
-   * the call, docs/approvals.md "Call or session") its call digest, so the same call from a new
-   * session finds the approval. After `ward approve ... --out <dir>/...` the next identical call is
-   * allowed (and traced with approval_granted).
-   */
-  private tokensFor(t: TokenContext): ParsedToken[] {
-    return approvalTokensInDir(this.opts.approvalDir, t.intentDigest, approvalCallOf(t.intent).callDigest);
-  }
-}
-
-/** The traces of the calls whose results the witness found in this call's arguments (sorted, unique). */
-function witnessedRecords(call: CallInput): string[] | undefined {
-  if (!call.witnessed || call.witnessed.size === 0) return undefined;
-  return [...new Set(call.witnessed.values())].sort();
 }
 
 function describeTargets(targets: unknown): string[] {
@@ -316,16 +251,4 @@ function describeTargets(targets: unknown): string[] {
     const op = typeof o['operation'] === 'string' && o['operation'] ? ` (${o['operation']})` : '';
     return `${String(o['kind'] ?? 'other')} ${String(o['value'] ?? '')}${op}`;
   });
-}
-
-const annotationReaders = new WeakMap<NormalizedPolicy, boolean>();
-
-/** Does any rule select on tool annotations? (Cached per loaded policy.) */
-function readsAnnotations(policy: NormalizedPolicy): boolean {
-  let v = annotationReaders.get(policy);
-  if (v === undefined) {
-    v = policy.rules.some((r) => r.match.tool_annotations !== undefined);
-    annotationReaders.set(policy, v);
-  }
-  return v;
 }

@@ -23,6 +23,7 @@ import type { GateRuntime } from '../../decision/gate-run.js';
 import type { TraceSink } from '../../decision/trace-sink.js';
 import type { ApprovalMode } from './elicit.js';
 import { Gatekeeper } from './gatekeeper.js';
+import { DecisionThread } from './decision-thread.js';
 import { PinStore, pinsDir } from './pins.js';
 import { UNKNOWN_WORKSPACE, type MappingOptions } from './intent.js';
 import type { ProxyLog } from './log.js';
@@ -99,6 +100,11 @@ export interface ProxyConfig {
   unknownMethods?: { mode: UnknownMethods; riskClass: string } | undefined;
   /** `--max-call-bytes` / `--max-call-keys` (default `DEFAULT_REQUEST_LIMITS`). */
   limits?: RequestLimits | undefined;
+  /**
+   * Decide large calls (limits.ts `OFF_LOOP_THRESHOLD`) on a worker thread, so one session's
+   * large call does not stall the others (`--listen`; docs/mcp-proxy.md "Limits").
+   */
+  offLoop?: boolean | undefined;
   /** `--otel` / `--decision-log` (docs/observability.md); undefined: off. */
   telemetry?: DecisionTelemetry | undefined;
   upstream: Upstream;
@@ -112,6 +118,7 @@ export class ProxyRuntime {
   private killSwitch: { state: KillSwitchState } | { unavailable: true } | undefined;
   /** `--pin-tools`: pins persist per server in `<state>/mcp-pins`. */
   readonly pinStore: PinStore;
+  private readonly thread: DecisionThread | undefined;
 
   constructor(readonly cfg: ProxyConfig) {
     // The intent's workspace is absolute (the core resolves relative path targets against it), or unknown.
@@ -120,15 +127,9 @@ export class ProxyRuntime {
     }
     if (cfg.killSwitchPath) this.killSwitch = this.readKillSwitch();
     this.pinStore = cfg.pinStore ?? new PinStore(pinsDir(cfg.stateDir));
-    this.gate = new Gatekeeper({
-      runtime: cfg.runtime,
-      sink: cfg.sink,
-      mapping: cfg.mapping,
-      envelope: cfg.envelope,
-      approvalDir: cfg.approvalDir,
-      approvalKeys: cfg.approvalKeys,
-      killSwitch: () => this.killSwitch,
-    });
+    const decisions = { runtime: cfg.runtime, mapping: cfg.mapping, envelope: cfg.envelope, approvalDir: cfg.approvalDir, approvalKeys: cfg.approvalKeys };
+    this.thread = cfg.offLoop ? new DecisionThread(decisions) : undefined;
+    this.gate = new Gatekeeper({ ...decisions, sink: cfg.sink, killSwitch: () => this.killSwitch, thread: this.thread });
     this.stops.push(watchFile(cfg.policyPath, () => this.reloadPolicy()));
     if (cfg.killSwitchPath) this.stops.push(watchFile(cfg.killSwitchPath, () => (this.killSwitch = this.readKillSwitch())));
   }
@@ -225,6 +226,7 @@ export class ProxyRuntime {
 
   async close(): Promise<void> {
     for (const stop of this.stops) stop();
+    await this.thread?.close();
     await this.pinStore.close();
     await this.cfg.sink.close();
   }

@@ -24,7 +24,8 @@ import { serverKey, type PinStore } from './pins.js';
 import { isModernProtocolVersion, requestClientName, requestProtocolVersion, resultServerInfo, shapeResult } from './protocol.js';
 import { blockedText, screenResult, type Screened } from './result-firewall.js';
 import { alwaysBlocked, ToolPins } from './tools.js';
-import { DEFAULT_REQUEST_LIMITS, limitExceeded, type RequestLimits } from './limits.js';
+import { checkRequest, DEFAULT_REQUEST_LIMITS, type RequestLimits } from './limits.js';
+import { DecisionThreadError } from './decision-thread.js';
 import { isReservedToolName, knownNotification, requestRoute, ROOTS_ANSWER, SERVER_NOTIFICATION, UNKNOWN_METHOD, type MethodIntent, type Sender, type UnknownMethods } from './methods.js';
 import { toolSuspicion, type SessionWitness } from './witness.js';
 import type { DecisionTelemetry, TraceCarrier } from '../../telemetry/telemetry.js';
@@ -85,6 +86,9 @@ interface ForwardedCall {
 }
 
 /** One of Ward's own `elicitation/create` requests to the client, waiting for the answer. */
+/** A call's decision, and Ward's note for the client when it was blocked before policy or refused. */
+type Decided = { decision: CallDecision; note?: { text: string; ward: Record<string, unknown> } };
+
 interface Elicitation {
   callId: JsonRpcId;
   timer: NodeJS.Timeout;
@@ -138,6 +142,8 @@ export class ProxySession {
   private serverGone: Error | undefined;
   /** When a message last went through the session (either way), for idle expiry. */
   private lastActivity = Date.now();
+  /** Client messages that came while a call of this session was decided off the event loop (`decideCallOffLoop`). */
+  private held: Inbound[] | undefined;
 
   constructor(private readonly o: SessionOptions) {
     this.done = new Promise((r) => (this.resolveDone = r));
@@ -164,7 +170,7 @@ export class ProxySession {
    * call is not idle; `--call-timeout` bounds one the server never answers.
    */
   idleSince(): number | undefined {
-    if (this.ended || this.pending.size > 0 || this.deciding.size > 0 || this.elicitations.size > 0 || this.inboxWaits.size > 0) return undefined;
+    if (this.ended || this.held || this.pending.size > 0 || this.deciding.size > 0 || this.elicitations.size > 0 || this.inboxWaits.size > 0) return undefined;
     return this.lastActivity;
   }
 
@@ -198,19 +204,31 @@ export class ProxySession {
 
   private fromClient(m: Inbound): void {
     this.lastActivity = Date.now();
+    // A call of this session is being decided off the event loop: what the client sent after it
+    // waits, so the session handles its messages in the order they came (as inline decisions do).
+    if (this.held) {
+      this.held.push(m);
+      return;
+    }
+    this.handleClient(m);
+  }
+
+  private handleClient(m: Inbound): void {
     const msg = m.msg;
+    let offLoop = false;
     if (m.kind === 'request') {
       // One answer per id: a request reusing the id of one still in flight (a tools/call id 7, then
       // a ping id 7) would let the call's result be taken for the ping's, unscreened.
       const key = idKey(msg.id as JsonRpcId);
       if (this.inflight.has(key)) return this.refuseReusedId(msg.id as JsonRpcId, msg.method!);
       // Over a bound, nothing of it is read as an intent: deciding it would stall every session.
-      const over = limitExceeded(msg.params, m.raw?.length, this.o.limits ?? DEFAULT_REQUEST_LIMITS);
+      const { over, offLoop: large } = checkRequest(msg.params, m.raw?.length, this.o.limits ?? DEFAULT_REQUEST_LIMITS);
       if (over) {
         this.o.log.warn('request over a limit refused; not forwarded', { method: JSON.stringify(msg.method), id: msg.id, why: over });
         return this.replyError(msg.id as JsonRpcId, RPC.LIMIT_EXCEEDED, over);
       }
       this.inflight.add(key);
+      offLoop = large;
     }
     if (m.kind === 'request' && isModernProtocolVersion(requestProtocolVersion(msg.params))) {
       // 2026-07-28+: no initialize; every request names its client in `_meta`. (A 2025-revision
@@ -222,7 +240,7 @@ export class ProxySession {
       // Every tool call in any spelling is decided or refused; nothing reaches the server undecided.
       if (m.kind === 'notification') return this.refuseNotification(msg);
       if (msg.method !== 'tools/call') return this.refuseMisspelled(msg, msg.id as JsonRpcId);
-      return this.handleCall(msg, msg.id as JsonRpcId, m.raw);
+      return this.handleCall(msg, msg.id as JsonRpcId, m.raw, offLoop);
     }
     if (m.kind === 'request') {
       const id = msg.id as JsonRpcId;
@@ -305,7 +323,7 @@ export class ProxySession {
     });
   }
 
-  private handleCall(msg: JsonRpcMessage, id: JsonRpcId, raw: Buffer | undefined): void {
+  private handleCall(msg: JsonRpcMessage, id: JsonRpcId, raw: Buffer | undefined, offLoop = false): void {
     const params = msg.params ?? {};
     const name = params['name'];
     const args = params['arguments'] ?? {};
@@ -321,7 +339,7 @@ export class ProxySession {
     const correlation = `${this.o.sessionId}:${String(id)}`;
     const alias = this.listedAlias(name);
     if (alias !== undefined) return this.answerCall(msg, id, raw, call, correlation, alias);
-    this.withResolvedHosts(call, id, () => this.answerCall(msg, id, raw, call, correlation, alias));
+    this.withResolvedHosts(call, id, () => this.answerCall(msg, id, raw, call, correlation, alias, offLoop));
   }
 
   /**
@@ -340,12 +358,33 @@ export class ProxySession {
     );
   }
 
-  /** Decide a call (its hosts resolved when the policy needs them) and forward it or answer the client. */
-  private answerCall(msg: JsonRpcMessage, id: JsonRpcId, raw: Buffer | undefined, call: CallInput, correlation: string, alias: string | undefined): void {
+  /**
+   * Decide a call (its hosts resolved when the policy needs them) and forward it or answer the
+   * client. `offLoop`: a large call (limits.ts `OFF_LOOP_THRESHOLD`), decided on the decision
+   * thread when the host has one.
+   */
+  private answerCall(msg: JsonRpcMessage, id: JsonRpcId, raw: Buffer | undefined, call: CallInput, correlation: string, alias: string | undefined, offLoop = false): void {
     const startedAt = Date.now();
-    const name = call.name;
-    const reserved = isReservedToolName(intentToolName(this.o.gate.mapping.toolPrefix, name));
+    const reserved = isReservedToolName(intentToolName(this.o.gate.mapping.toolPrefix, call.name));
+    if (offLoop && !reserved && alias === undefined && this.o.gate.offLoop) {
+      return this.decideCallOffLoop(call, correlation, id, (decided) => this.answerDecided(msg, id, raw, call, correlation, alias, reserved, startedAt, decided));
+    }
     const decided = reserved ? this.refuseReserved(call, correlation) : alias === undefined ? this.decideCall(call, correlation) : this.refuseAlias(call, correlation, alias);
+    this.answerDecided(msg, id, raw, call, correlation, alias, reserved, startedAt, decided);
+  }
+
+  private answerDecided(
+    msg: JsonRpcMessage,
+    id: JsonRpcId,
+    raw: Buffer | undefined,
+    call: CallInput,
+    correlation: string,
+    alias: string | undefined,
+    reserved: boolean,
+    startedAt: number,
+    decided: { decision: CallDecision; note?: { text: string; ward: Record<string, unknown> } } | undefined,
+  ): void {
+    const name = call.name;
     if (!decided) return this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this call; it was not forwarded');
     const { decision, note } = decided;
     // Ward's span, child of the client's `_meta.traceparent`; the server's spans become its children.
@@ -516,22 +555,77 @@ export class ProxySession {
    * traced refusal (`fail_closed_intent_invalid`). Undefined only when not even the refusal could
    * be signed; the caller must then answer with an error and forward nothing.
    */
-  private decideCall(call: CallInput, correlation: string, opts: DecideOptions = {}): { decision: CallDecision; note?: { text: string; ward: Record<string, unknown> } } | undefined {
+  private decideCall(call: CallInput, correlation: string, opts: DecideOptions = {}): Decided | undefined {
     try {
-      const changed = this.o.pinTools && this.pins.isChanged(call.name);
-      if (!changed && this.pinWarned.size) this.pinWarned.delete(call.name); // accepted: a later change warns again
-      if (changed) return { decision: this.o.gate.blockChangedTool(call, correlation) };
-      const held = this.heldFor(call.name);
-      if (held) return { decision: this.o.gate.blockChangedTool(call, correlation, held), note: this.heldToolNote(call.name) };
-      return { decision: this.o.gate.decide(call, correlation, opts) };
+      return this.blockedBeforePolicy(call, correlation) ?? { decision: this.o.gate.decide(call, correlation, opts) };
     } catch (err) {
-      const message = (err as Error).message;
-      const why = message.length > 240 ? `${message.slice(0, 240)}…` : message;
-      this.o.log.warn('tools/call not evaluable; refused, not forwarded', { tool: call.name, error: why });
-      const decision = this.refusal(call, correlation);
-      if (!decision) return undefined;
-      return { decision, note: { text: `Ward could not evaluate this call: ${why}`, ward: { refused: 'not_evaluable', detail: why } } };
+      return this.notEvaluable(call, correlation, err);
     }
+  }
+
+  /**
+   * `decideCall` with the policy decision made on the decision thread (`Gatekeeper.decideOffLoop`).
+   * Until `then` has run, the session holds the client's later messages (`fromClient`), so they
+   * are handled after this call, as they would be inline. A thread that could not answer decided
+   * nothing: the client gets an error and nothing is forwarded.
+   */
+  private decideCallOffLoop(call: CallInput, correlation: string, id: JsonRpcId, then: (decided: Decided | undefined) => void): void {
+    let blocked: Decided | undefined;
+    try {
+      blocked = this.blockedBeforePolicy(call, correlation);
+    } catch (err) {
+      return then(this.notEvaluable(call, correlation, err));
+    }
+    if (blocked) return then(blocked);
+    this.held = [];
+    const after = (run: () => void) => {
+      if (this.ended) {
+        this.held = undefined;
+        return;
+      }
+      try {
+        run();
+      } finally {
+        this.releaseHeld();
+      }
+    };
+    this.o.gate.decideOffLoop(call, correlation).then(
+      (decision) => after(() => then({ decision })),
+      (err: Error) =>
+        after(() => {
+          if (!(err instanceof DecisionThreadError)) return then(this.notEvaluable(call, correlation, err));
+          this.o.log.error('tools/call not decided; refused, not forwarded', { tool: call.name, error: err.message });
+          this.replyError(id, RPC.INTERNAL_ERROR, `Ward could not decide this call (${err.message}); it was not forwarded`);
+        }),
+    );
+  }
+
+  /** Handle the client messages held while a call was decided off the loop, in order, until one is decided off the loop again. */
+  private releaseHeld(): void {
+    const queue = this.held ?? [];
+    this.held = undefined;
+    while (queue.length && !this.held) this.handleClient(queue.shift()!);
+    if (queue.length) this.held!.push(...queue);
+  }
+
+  /** A call to a tool whose pinned definition changed, or that is held for its definition: blocked before policy. */
+  private blockedBeforePolicy(call: CallInput, correlation: string): Decided | undefined {
+    const changed = this.o.pinTools && this.pins.isChanged(call.name);
+    if (!changed && this.pinWarned.size) this.pinWarned.delete(call.name); // accepted: a later change warns again
+    if (changed) return { decision: this.o.gate.blockChangedTool(call, correlation) };
+    const held = this.heldFor(call.name);
+    if (held) return { decision: this.o.gate.blockChangedTool(call, correlation, held), note: this.heldToolNote(call.name) };
+    return undefined;
+  }
+
+  /** A call that cannot be evaluated or signed: the traced refusal, or undefined when not even that could be signed. */
+  private notEvaluable(call: CallInput, correlation: string, err: unknown): Decided | undefined {
+    const message = (err as Error).message;
+    const why = message.length > 240 ? `${message.slice(0, 240)}…` : message;
+    this.o.log.warn('tools/call not evaluable; refused, not forwarded', { tool: call.name, error: why });
+    const decision = this.refusal(call, correlation);
+    if (!decision) return undefined;
+    return { decision, note: { text: `Ward could not evaluate this call: ${why}`, ward: { refused: 'not_evaluable', detail: why } } };
   }
 
   /**

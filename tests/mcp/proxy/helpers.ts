@@ -4,6 +4,11 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { REPO, WARD } from '../../cli/run.js';
+import type { Gatekeeper } from '../../../src/mcp/proxy/gatekeeper.js';
+import type { JsonRpcMessage } from '../../../src/mcp/proxy/jsonrpc.js';
+import { ProxyLog } from '../../../src/mcp/proxy/log.js';
+import type { Inbound, Peer } from '../../../src/mcp/proxy/peer.js';
+import { ProxySession } from '../../../src/mcp/proxy/session.js';
 
 export const TINY = join(REPO, 'fixtures', 'mcp', 'tiny-server.mjs');
 export const EVERYTHING = join(REPO, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
@@ -161,4 +166,43 @@ export function startListening(cwd: string, args: string[], env: Record<string, 
 
 export function stopListeners(): void {
   for (const c of listeners.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
+}
+
+/** An in-process peer that records what the session sends it; `next` waits for a message. */
+export class RecordingPeer implements Peer {
+  onmessage?: (m: Inbound) => void;
+  onmalformed?: (reason: string, id: string | number | null) => void;
+  onclose?: (error?: Error) => void;
+  readonly sent: JsonRpcMessage[] = [];
+  private waiters: { test: (m: JsonRpcMessage) => boolean; resolve: (m: JsonRpcMessage) => void }[] = [];
+  constructor(private readonly onSend?: (msg: JsonRpcMessage) => void) {}
+  async send(msg: JsonRpcMessage): Promise<void> {
+    this.sent.push(msg);
+    this.onSend?.(msg);
+    this.waiters = this.waiters.filter((w) => !(w.test(msg) && (w.resolve(msg), true)));
+  }
+  next(test: (m: JsonRpcMessage) => boolean): Promise<JsonRpcMessage> {
+    const seen = this.sent.find(test);
+    return seen ? Promise.resolve(seen) : new Promise((resolve) => this.waiters.push({ test, resolve }));
+  }
+  async start(): Promise<void> {}
+  async close(): Promise<void> {}
+}
+
+/** A ProxySession between two in-process peers, with the defaults the in-process tests share (no pins, blocks as results, no timeout). */
+export function inProcessSession(o: { client: Peer; server: Peer; gate: Gatekeeper; sessionId: string; approvalDir: string }): ProxySession {
+  return new ProxySession({
+    client: o.client,
+    server: o.server,
+    gate: o.gate,
+    log: new ProxyLog(() => undefined, undefined, false),
+    sessionId: o.sessionId,
+    runId: `mcp_${o.sessionId}`,
+    denyAs: 'result',
+    approvalDir: o.approvalDir,
+    callTimeoutMs: 0,
+    pinTools: false,
+    hideBlockedTools: false,
+    routeRelated: false,
+  });
 }

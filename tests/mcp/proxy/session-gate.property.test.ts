@@ -11,24 +11,8 @@ import { parsePolicyYaml } from '../../../src/policy/index.js';
 import { Gatekeeper } from '../../../src/mcp/proxy/gatekeeper.js';
 import { DEFAULT_TARGET_MAPPING } from '../../../src/mcp/proxy/intent.js';
 import { isToolCallMethod, messageKind, type JsonRpcMessage } from '../../../src/mcp/proxy/jsonrpc.js';
-import { ProxyLog } from '../../../src/mcp/proxy/log.js';
-import type { Inbound, Peer } from '../../../src/mcp/proxy/peer.js';
-import { ProxySession } from '../../../src/mcp/proxy/session.js';
 import { tempDir } from '../../cli/run.js';
-
-class RecordingPeer implements Peer {
-  onmessage?: (m: Inbound) => void;
-  onmalformed?: (reason: string, id: string | number | null) => void;
-  onclose?: (error?: Error) => void;
-  readonly sent: JsonRpcMessage[] = [];
-  constructor(private readonly onSend?: (msg: JsonRpcMessage) => void) {}
-  async send(msg: JsonRpcMessage): Promise<void> {
-    this.sent.push(msg);
-    this.onSend?.(msg);
-  }
-  async start(): Promise<void> {}
-  async close(): Promise<void> {}
-}
+import { inProcessSession, RecordingPeer } from './helpers.js';
 
 const key = generateSigningKey();
 const POLICY = parsePolicyYaml(`default_verdict: allow
@@ -128,20 +112,7 @@ describe('ProxySession: nothing reaches the server undecided (property)', () => 
           if (t['verdict'] !== 'allow') violations.push(`trace for ${String(m.id)} is ${String(t['verdict'])}`);
         });
         const client = new RecordingPeer();
-        const session = new ProxySession({
-          client,
-          server,
-          gate,
-          log: new ProxyLog(() => undefined, undefined, false),
-          sessionId: 's',
-          runId: 'mcp_s',
-          denyAs: 'result',
-          approvalDir: join(dir, 'approvals'),
-          callTimeoutMs: 0,
-          pinTools: false,
-          hideBlockedTools: false,
-          routeRelated: false,
-        });
+        const session = inProcessSession({ client, server, gate, sessionId: 's', approvalDir: join(dir, 'approvals') });
         await session.start();
         msgs.forEach((g, i) => {
           const msg: JsonRpcMessage = { jsonrpc: '2.0', method: g.method, params: { name: g.tool, arguments: g.args } };
