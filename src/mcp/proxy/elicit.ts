@@ -38,13 +38,16 @@ export function declaresFormElicitation(capabilities: unknown): boolean {
 }
 
 /** The `elicitation/create` params asking a person to approve exactly this call. */
-export function elicitParams(d: CallDecision, tool: string): JsonObject {
+export function elicitParams(d: CallDecision, tool: string, method = false): JsonObject {
   const targets = d.targets.length ? d.targets.map((t) => `  - ${t}`).join('\n') : '  (none inferred from the arguments)';
   const reasons = d.reasonCodes.length ? d.reasonCodes.join(', ') : 'policy rule';
+  // A method other than tools/call (`resources/read`...) is named with the intent Ward made of it.
+  const what = method ? `the request "${tool}" (${d.toolName})` : `the tool call "${tool}"`;
   const message =
-    `Ward: the policy requires a person's approval before the tool call "${tool}" runs.\n` +
+    `Ward: the policy requires a person's approval before ${what} runs.\n` +
     `Targets:\n${targets}\n` +
     `Reasons: ${reasons}${d.matchedRule ? ` (rule ${d.matchedRule})` : ''}\n` +
+    (/^[0-9a-f]{64}$/.test(d.argsDigest) ? `Argument digest: ${d.argsDigest}\n` : '') +
     `Intent digest: ${d.intentDigest}\n` +
     `Approve only if you, not the agent, want this exact call to run. The approval is recorded as a signed ` +
     `token for this one call (valid 5 minutes).`;

@@ -395,19 +395,8 @@ export class ProxySession {
       return this.forwardDecided(id, msg, raw, decision, intentId, call, correlation);
     }
     this.o.log.info(`${decision.verdict}: ${name}`, { reasons: decision.reasonCodes.join(','), trace_id: decision.traceId });
-    if (decision.verdict === 'require_approval' && this.o.approvalMode === 'elicit') {
-      decision.durable.then(
-        () => this.approveInline(msg, raw, id, call, correlation, decision, intentId),
-        (err: Error) => this.traceFailed(id, err, intentId),
-      );
-      return;
-    }
-    if (decision.verdict === 'require_approval' && this.o.approvalMode === 'inbox' && this.o.inbox && alias === undefined && !reserved) {
-      decision.durable.then(
-        () => this.approveViaInbox(msg, raw, id, call, correlation, decision, intentId),
-        (err: Error) => this.traceFailed(id, err, intentId),
-      );
-      return;
+    if (this.approvesInteractively(decision) && (this.o.approvalMode === 'elicit' || (alias === undefined && !reserved))) {
+      return this.approveInteractively(msg, raw, id, call, correlation, decision, intentId);
     }
     const reply = verdictReply(id, decision, this.o.denyAs, this.o.approvalDir, note ?? this.changedToolNote(decision, name), { modern: this.isModern(msg) });
     this.replyOnceTraced(id, decision, intentId, reply);
@@ -434,7 +423,8 @@ export class ProxySession {
    * decided like a tool call under its intent name (docs/mcp-proxy.md "Every method that reads or
    * acts"), forwarded only when allowed and traced, its result screened and witnessed like a tool
    * result. Anything but allow is a JSON-RPC error (`-32060`, the `ward` object in `error.data`):
-   * these methods have no result shape that says "blocked". Approval is by token only.
+   * these methods have no result shape that says "blocked". `--approval elicit` and `inbox` ask a
+   * person as for a tool call (the question names the method, its targets and argument digest).
    */
   private handleMethod(msg: JsonRpcMessage, id: JsonRpcId, raw: Buffer | undefined, intent: MethodIntent, riskClass?: string): void {
     const call = this.methodCall(msg.method!, msg.params, intent, riskClass);
@@ -453,6 +443,7 @@ export class ProxySession {
       return this.forwardDecided(id, msg, raw, decision, intentId, call, correlation);
     }
     this.o.log.info(`${decision.verdict}: ${msg.method!}`, { intent: decision.toolName, reasons: decision.reasonCodes.join(','), trace_id: decision.traceId });
+    if (this.approvesInteractively(decision)) return this.approveInteractively(msg, raw, id, call, correlation, decision, intentId);
     this.replyOnceTraced(id, decision, intentId, verdictReply(id, decision, 'error', this.o.approvalDir, undefined, { modern: this.isModern(msg) }));
   }
 
@@ -477,9 +468,9 @@ export class ProxySession {
   }
 
   /** `Gatekeeper.decide`, or the traced refusal when the request cannot be evaluated; undefined when not even that could be signed. */
-  private decideMethod(call: CallInput, correlation: string): CallDecision | undefined {
+  private decideMethod(call: CallInput, correlation: string, opts: DecideOptions = {}): CallDecision | undefined {
     try {
-      return this.o.gate.decide(call, correlation);
+      return this.o.gate.decide(call, correlation, opts);
     } catch (err) {
       this.o.log.warn('request not evaluable; refused, not forwarded', { method: call.name, error: (err as Error).message.slice(0, 240) });
       return this.refusal(call, correlation);
@@ -748,6 +739,33 @@ export class ProxySession {
     );
   }
 
+  /** Does `--approval elicit` or `--approval inbox` ask a person about this decision (a tool call's or another method's)? */
+  private approvesInteractively(decision: CallDecision): boolean {
+    return decision.verdict === 'require_approval' && (this.o.approvalMode === 'elicit' || (this.o.approvalMode === 'inbox' && this.o.inbox !== undefined));
+  }
+
+  /** Once the first decision's trace is written: ask inline or through the inbox. */
+  private approveInteractively(msg: JsonRpcMessage, raw: Buffer | undefined, id: JsonRpcId, call: CallInput, correlation: string, first: CallDecision, firstIntent: string | undefined): void {
+    first.durable.then(
+      () => (this.o.approvalMode === 'elicit' ? this.approveInline : this.approveViaInbox).call(this, msg, raw, id, call, correlation, first, firstIntent),
+      (err: Error) => this.traceFailed(id, err, firstIntent),
+    );
+  }
+
+  /**
+   * The decision after a person answered: a tool call's through the tool-call path (pins, held
+   * tools), another method's (`resources/read`, `prompts/get`, ...) as that method.
+   */
+  private redecide(call: CallInput, correlation: string, opts: DecideOptions = {}): CallDecision | undefined {
+    const again = { ...call, createdAt: formatRFC3339Nano(nowUTC()) };
+    return call.method ? this.decideMethod(again, correlation, opts) : this.decideCall(again, correlation, opts)?.decision;
+  }
+
+  /** How a refusal of this call is shaped: a method other than tools/call has no result that says "blocked". */
+  private denyAsFor(call: CallInput): DenyAs {
+    return call.method ? 'error' : this.o.denyAs;
+  }
+
   /**
    * `--approval elicit`: ask the user inline. Only an accept with approve=true does anything, and
    * only through the token path: a signed approval lands in the approval directory and the call is
@@ -763,13 +781,13 @@ export class ProxySession {
     firstIntent: string | undefined,
   ): void {
     const refuse = (o: ElicitOutcome, d = first, intentId = firstIntent) => {
-      const reply = verdictReply(id, d, this.o.denyAs, this.o.approvalDir, { text: outcomeNote(o), ward: { elicitation: o.kind } }, { modern: this.isModern(msg) });
+      const reply = verdictReply(id, d, this.denyAsFor(call), this.o.approvalDir, { text: outcomeNote(o), ward: { elicitation: o.kind } }, { modern: this.isModern(msg) });
       if (intentId) this.o.capture?.result(intentId, d.verdict, reply.result ?? reply.error);
       this.toClient(reply);
     };
     if (!this.clientElicits) return refuse({ kind: 'unsupported' });
     if (this.serverGone) return this.replyError(id, RPC.UPSTREAM_UNAVAILABLE, `MCP server is not available: ${this.serverGone.message}`);
-    void this.elicit(id, elicitParams(first, call.name)).then((o) => {
+    void this.elicit(id, elicitParams(first, call.name, call.method !== undefined)).then((o) => {
       if (this.ended) return;
       this.o.log.info(`approval request for ${call.name}: ${o.kind}`, { trace_id: first.traceId, intent_digest: first.intentDigest });
       if (o.kind === 'cancelled' && o.detail === 'call cancelled') return; // the client cancelled the call itself
@@ -789,9 +807,9 @@ export class ProxySession {
       }
       let second: CallDecision;
       try {
-        const decided = this.decideCall({ ...call, createdAt: formatRFC3339Nano(nowUTC()) }, correlation);
+        const decided = this.redecide(call, correlation);
         if (!decided) return this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this call; it was not forwarded');
-        second = decided.decision;
+        second = decided;
       } finally {
         retireElicitedApproval(token.path, this.o.approvalDir);
       }
@@ -824,7 +842,7 @@ export class ProxySession {
     const inbox = this.o.inbox!;
     const refuse = (o: InboxOutcome, d = first, intentId = firstIntent) => {
       const ward: Record<string, unknown> = { approval_inbox: o.kind, ...('id' in o && o.id ? { approval_id: o.id } : {}) };
-      const reply = verdictReply(id, d, this.o.denyAs, this.o.approvalDir, { text: inboxNote(o, inbox.url), ward }, { modern: this.isModern(msg) });
+      const reply = verdictReply(id, d, this.denyAsFor(call), this.o.approvalDir, { text: inboxNote(o, inbox.url), ward }, { modern: this.isModern(msg) });
       if (intentId) this.o.capture?.result(intentId, d.verdict, reply.result ?? reply.error);
       this.toClient(reply);
     };
@@ -850,9 +868,8 @@ export class ProxySession {
           return refuse({ kind: 'unreachable', detail: `the approval could not be stored: ${(err as Error).message}`, id: o.id });
         }
       }
-      const decided = this.decideCall({ ...call, createdAt: formatRFC3339Nano(nowUTC()) }, correlation, decideOpts);
-      if (!decided) return this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this call; it was not forwarded');
-      const second = decided.decision;
+      const second = this.redecide(call, correlation, decideOpts);
+      if (!second) return this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this call; it was not forwarded');
       this.concludeAfterApproval(
         { id, msg, raw, call, correlation, firstIntent },
         second,

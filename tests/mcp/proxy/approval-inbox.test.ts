@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir, ward } from '../../cli/run.js';
 import { closeAll, consoleDaemon, pendingFor, signTemplate } from '../../daemon/console-helpers.js';
 import { call } from '../../daemon/helpers.js';
-import { connect, node, TINY, traceFiles, writePolicy, type Connected } from './helpers.js';
+import { connect, EVERYTHING, node, TINY, traceFiles, writePolicy, type Connected } from './helpers.js';
 
 /*
  * `ward mcp proxy --approval inbox`: a call that needs approval is reported to a real `ward serve`
@@ -111,6 +111,32 @@ describe('ward mcp proxy --approval inbox', () => {
     expect(ts[1]!['reason_codes']).toContain('approval_granted');
     expect(ts[3]!['reason_codes']).toContain('approval_denied');
   });
+
+  it('resources/read that needs approval is held in the inbox, shown as the method with its URI, and read once approved', async () => {
+    const methodPolicy = 'default_verdict: allow\nrules:\n  - name: reads-need-approval\n    priority: 20\n    effect: require_approval\n    match:\n      tool_names: [mcp.resource.read]\n';
+    const c = await consoleDaemon({}, methodPolicy);
+    const cwd = tempDir('ward-mcp-inbox-method-');
+    writePolicy(cwd, methodPolicy);
+    const p = await connect(node(EVERYTHING, 'stdio'), { cwd, ward: ['--policy', 'policy.yaml', '--approval', 'inbox', '--approval-inbox', c.d.url, '--approval-jwks', c.approversFile] });
+    open.push(p);
+    const uri = (await p.client.listResources()).resources[0]!.uri;
+    const waiting = p.client.readResource({ uri });
+    const e = await waitForPending(c.d.url, 'mcp.resource.read');
+    expect(e.source).toBe('reported');
+    expect(e.targets.some((t: any) => t.value === uri)).toBe(true);
+    // What the approver signs names the method's intent, its target and the argument digest Ward derived.
+    expect(e.call.tool_name).toBe('mcp.resource.read');
+    expect(e.call.args_digest).toMatch(/^[0-9a-f]{64}$/);
+    const ok = await call(c.d.url, `/v1/approvals/${e.id}/approve`, { body: await signTemplate(c.d.url, e.id, c.alice) });
+    expect(ok.status).toBe(200);
+    const read: any = await waiting;
+    expect(read.contents[0].uri).toBe(uri);
+    await p.close();
+    const ts = traces(cwd).filter((t) => t['tool_name'] === 'mcp.resource.read');
+    expect(ts.map((t) => t['verdict'])).toEqual(['require_approval', 'allow']);
+    expect(ts[1]!['reason_codes']).toContain('approval_granted');
+    expect(ts[1]!['args_digest']).toBe(e.call.args_digest);
+  }, 60_000);
 
   it('a daemon under another policy refuses the report: the call is refused, never forwarded, nothing enters the inbox', async () => {
     const c = await consoleDaemon(); // CONSOLE_POLICY: the proxy's write_note rule is not there

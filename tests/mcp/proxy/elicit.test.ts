@@ -4,7 +4,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir, ward, WARD } from '../../cli/run.js';
-import { connect, FILESYSTEM, node, RawProxy, startListening, stopListeners, TINY, traceFiles, writePolicy } from './helpers.js';
+import { connect, EVERYTHING, FILESYSTEM, node, RawProxy, startListening, stopListeners, TINY, traceFiles, writePolicy } from './helpers.js';
 
 const FS_POLICY = `default_verdict: allow
 rules:
@@ -271,4 +271,37 @@ describe('ward mcp proxy --approval elicit --listen (Streamable HTTP)', () => {
     expect(ward(['trace', 'verify', '.ward/traces'], { cwd }).code).toBe(0);
     expect(usedTokens(cwd)).toHaveLength(1);
   });
+});
+
+describe('--approval elicit for methods other than tools/call', () => {
+  it('server-everything: resources/read that needs approval is asked about (method, URI, argument digest); accept reads it, decline does not', async () => {
+    const cwd = tempDir('ward-mcp-elicit-method-');
+    writePolicy(cwd, 'default_verdict: allow\nrules:\n  - name: reads-need-approval\n    priority: 20\n    effect: require_approval\n    match:\n      tool_names: [mcp.resource.read]\n');
+    const asked: Asked[] = [];
+    const p = await stdioElicitingClient(cwd, ['--policy', 'policy.yaml', '--approval', 'elicit'], [process.execPath, EVERYTHING, 'stdio'], [{ action: 'accept', content: { approve: true } }, { action: 'decline' }], asked);
+    let uri = '';
+    try {
+      uri = (await p.client.listResources()).resources[0]!.uri;
+      const read = await p.client.readResource({ uri });
+      expect(read.contents[0]!.uri).toBe(uri);
+      expect(asked).toHaveLength(1);
+      expect(asked[0]!.message).toContain('the request "resources/read" (mcp.resource.read)');
+      expect(asked[0]!.message).toContain(uri);
+      expect(asked[0]!.message).toMatch(/Argument digest: [0-9a-f]{64}/);
+      await expect(p.client.readResource({ uri })).rejects.toThrow(/declined/);
+      expect(asked).toHaveLength(2);
+    } finally {
+      await p.client.close();
+    }
+    const reads = traces(cwd).filter((t) => t['tool_name'] === 'mcp.resource.read');
+    expect(reads.map((t) => t['verdict']).sort()).toEqual(['allow', 'require_approval', 'require_approval']);
+    const granted = reads.find((t) => t['verdict'] === 'allow')!;
+    expect(granted['reason_codes']).toContain('approval_granted');
+    // What the person saw is what the token allowed: the digest in the question is the granted call's.
+    expect(asked[0]!.message).toContain(`Argument digest: ${String(granted['args_digest'])}`);
+    const tokens = usedTokens(cwd);
+    expect(tokens).toHaveLength(1);
+    expect(tokens[0]!.token['intent_digest']).toBe(granted['intent_digest']);
+    expect(ward(['trace', 'verify', '.ward/traces'], { cwd }).code).toBe(0);
+  }, 60_000);
 });
