@@ -198,6 +198,11 @@ export function claudeCodeToolName(name: string): string {
   return `tool.${snakeLower(trimmed)}`;
 }
 
+/** An MCP tool's own name as it stands in Claude Code's `mcp__<server>__<tool>`: characters other than letters, digits, `_` and `-` become `_`. */
+export function claudeCodeMcpToolPart(name: string): string {
+  return name.replace(/[^A-Za-z0-9_-]/g, '_');
+}
+
 /** `MultiEdit` → `multi_edit`, `mcp__github__create_issue` stays, other separators become `_`. */
 function snakeLower(name: string): string {
   return name

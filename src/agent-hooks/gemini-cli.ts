@@ -1,5 +1,5 @@
 import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/index.js';
-import { claudeCodeToolName } from './claude-code.js';
+import { claudeCodeMcpToolPart, claudeCodeToolName } from './claude-code.js';
 import { enrichHookCall } from './hook-call.js';
 import type { HookDecision, HookHost, HookReply, HostHookInput } from './host.js';
 import { FieldReader } from './tool-call.js';
@@ -47,11 +47,29 @@ export function geminiToolName(name: string): string {
   return TOOL_NAMES[name.trim()] ?? claudeCodeToolName(name);
 }
 
+/**
+ * An MCP tool's Ward name from the event's `mcp_context` (Gemini CLI's `McpToolContext`: the
+ * server's configured name and the tool's own name, present only for MCP tools): the name Claude
+ * Code and `ward mcp proxy --tool-prefix tool.mcp__<server>__` give the same tool. Gemini CLI's own
+ * `tool_name` for it has been `mcp__<server>__<tool>` in one release and `mcp_<server>_<tool>` in a
+ * later one; the second cannot be split where a server's name has an underscore, the context can.
+ */
+function mcpContextToolName(f: FieldReader, event: JsonObject): string | undefined {
+  const context = f.object(event, 'mcp_context');
+  if (!context) return undefined;
+  const cf = f.at('mcp_context.');
+  const server = cf.string(context, 'server_name').trim();
+  const tool = cf.string(context, 'tool_name').trim();
+  if (server === '' || tool === '') throw cf.fail('mcp_context.server_name and mcp_context.tool_name are required when mcp_context is present');
+  return claudeCodeToolName(`mcp__${server}__${claudeCodeMcpToolPart(tool)}`);
+}
+
 /** The BeforeTool event as Ward's own tool call (the `mcp` adapter's payload). */
 export function geminiToolCall(event: JsonObject): JsonObject {
   const f = new FieldReader('gemini_cli');
   const rawName = f.string(event, 'tool_name').trim();
   if (rawName === '') throw f.fail('tool_name is required');
+  const mcpName = mcpContextToolName(f, event);
   const args = f.argsValue(event, 'tool_input');
   const targets: JsonObject[] = [];
   for (const { key, kind, operation } of TARGET_KEYS) {
@@ -59,7 +77,7 @@ export function geminiToolCall(event: JsonObject): JsonObject {
     if (typeof value === 'string' && value.trim() !== '') targets.push({ kind, value, operation });
   }
   return {
-    name: geminiToolName(rawName),
+    name: mcpName ?? geminiToolName(rawName),
     args,
     targets,
     context: { session_id: f.string(event, 'session_id') },

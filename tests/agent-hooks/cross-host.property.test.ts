@@ -238,7 +238,10 @@ describe('one policy, every host (property over random tool calls)', () => {
         runs++;
         const mcpName = `mcp__tiny__${tool}`;
         // Codex names MCP tools as Claude Code does (`mcp__server__tool`, the arguments as tool_input).
-        const hooks = await throughHooks({ tool_name: mcpName, tool_input: args }, { tool_name: mcpName, tool_input: args }, [{ host: 'codex', call: { tool_name: mcpName, tool_input: args } }]);
+        // Gemini CLI names it mcp_<server>_<tool> (its current hooks reference) and says which server
+        // and tool in mcp_context.
+        const gemini = { tool_name: `mcp_tiny_${tool}`, tool_input: args, mcp_context: { server_name: 'tiny', tool_name: tool, command: 'node', args: ['tiny-server.mjs'] } };
+        const hooks = await throughHooks({ tool_name: mcpName, tool_input: args }, gemini, [{ host: 'codex', call: { tool_name: mcpName, tool_input: args } }]);
 
         const proxyState = join(ws, '.ward');
         // A tool the server does not have is refused by the server (a protocol error), after Ward allowed it.

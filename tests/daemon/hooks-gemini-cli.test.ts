@@ -32,6 +32,8 @@ const CASES: [string, unknown, boolean][] = [
   ['before-shell-rm.json', deny(BLOCK_EXEC), true],
   ['before-write-file.json', deny(APPROVAL), true],
   ['before-replace.json', deny(APPROVAL), true],
+  ['before-mcp-write.json', deny(APPROVAL), true],
+  ['before-mcp-read.json', {}, true],
   ['before-agent.json', {}, false],
   ['after-tool.json', {}, false],
 ];
@@ -76,6 +78,20 @@ describe('ward hook gemini-cli: recorded events', () => {
     expect(noTool.json).toMatchObject({ decision: 'deny', reason: expect.stringMatching(/tool_name is required/) });
   });
 
+  it('an MCP tool is named from mcp_context, as Claude Code and the proxy name it, whatever tool_name spells', () => {
+    const event = JSON.parse(recorded('before-mcp-write.json')) as Record<string, unknown>;
+    for (const spelling of ['mcp_filesystem_write_file', 'mcp__filesystem__write_file', 'write_file']) {
+      const r = command(JSON.stringify({ ...event, tool_name: spelling }));
+      expect(r.code, r.stderr).toBe(0);
+      const [trace] = traces(r.state);
+      const written = JSON.parse(readFileSync(join(r.state, 'traces', trace!), 'utf8')) as { tool_name: string; verdict: string };
+      expect(written).toMatchObject({ tool_name: 'tool.mcp__filesystem__write_file', verdict: 'require_approval' });
+    }
+    // A context without the server's or the tool's name is not guessed at: a deny.
+    const partial = command(JSON.stringify({ ...event, mcp_context: { server_name: 'filesystem' } }));
+    expect(partial.json).toMatchObject({ decision: 'deny', reason: expect.stringMatching(/mcp_context\.server_name and mcp_context\.tool_name are required/) });
+  });
+
   it('a bad command line on an event Ward does not decide keeps the prompt: {} with a message, exit 0', () => {
     const r = command(recorded('before-agent.json'), ['--polcy', POLICY]);
     expect(r.code).toBe(0);
@@ -89,6 +105,8 @@ describe('one policy, two hosts: Gemini CLI and Claude Code decide the same call
     ['before-read-secret.json', 'pre-read-secret.json', 'deny'],
     ['before-shell-rm.json', 'pre-bash-rm.json', 'deny'],
     ['before-write-file.json', 'pre-write.json', 'ask'],
+    ['before-mcp-write.json', 'pre-mcp-write.json', 'ask'],
+    ['before-mcp-read.json', 'pre-mcp-read.json', 'allow'],
   ];
   it.each(PAIRS)('%s ~ claude-code/%s', (gemini, claude, decision) => {
     const g = command(recorded(gemini));

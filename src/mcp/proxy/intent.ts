@@ -4,7 +4,7 @@ import { isJsonObject, type JsonObject } from '../../canon/index.js';
 import { PROVENANCE_SOURCES, TARGET_KINDS, ENDPOINT_CLASSES } from '../../contract/vocabulary.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import type { ContextEnvelope } from '../../context/index.js';
-import { claudeCodeToolName } from '../../agent-hooks/claude-code.js';
+import { claudeCodeMcpToolPart, claudeCodeToolName } from '../../agent-hooks/claude-code.js';
 import {
   argTargets,
   bareToolName,
@@ -165,8 +165,7 @@ export function checkArgSource(source: string): string {
  * reference's claude_code adapter writes them), so one policy matches both.
  */
 export function intentToolName(prefix: string, name: string): string {
-  // Claude Code writes an MCP tool name with characters other than letters, digits, `_` and `-` as `_`.
-  if (/^tool\.mcp__/i.test(prefix)) return claudeCodeToolName(prefix.slice('tool.'.length) + name.replace(/[^A-Za-z0-9_-]/g, '_'));
+  if (/^tool\.mcp__/i.test(prefix)) return claudeCodeToolName(prefix.slice('tool.'.length) + claudeCodeMcpToolPart(name));
   return prefix + name;
 }
 
