@@ -163,18 +163,12 @@ export function foldedSlices(text: string): (start: number, end: number) => stri
   if (!dropped) return (start, end) => lower.slice(start, end);
   // kept[i]: characters of text[0, i) the fold keeps.
   const kept = new Uint32Array(n + 1);
-  const parts: string[] = [];
-  let run = 0;
+  let k = 0;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
-    const drop = c <= 0x20 || c === 0x7f;
-    kept[i + 1] = (kept[i] as number) + (drop ? 0 : 1);
-    if (drop) {
-      if (i > run) parts.push(lower.slice(run, i));
-      run = i + 1;
-    }
+    if (!(c <= 0x20 || c === 0x7f)) k++;
+    kept[i + 1] = k;
   }
-  if (n > run) parts.push(lower.slice(run, n));
-  const folded = parts.join('');
+  const folded = lower.replace(ASCII_DROPPED, '');
   return (start, end) => folded.slice(kept[start] as number, kept[end] as number);
 }

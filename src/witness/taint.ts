@@ -609,8 +609,6 @@ const TRAILING_PUNCTUATION = /[.,:;!?]+$/;
  */
 const ASSIGNMENT = /^(?:export\s+)?[A-Za-z_][\w.-]*\s*[=:]\s*(\S.*)$/d;
 const QUOTED = /^(["'])(.*)\1$/;
-/** What `String.prototype.trim` removes (JavaScript's `\s`). */
-const TRIMMED = /\s/;
 
 /** The candidate values of one result string (see the module comment). */
 export function candidates(text: string, maxValueChars: number = DEFAULT_TAINT_LIMITS.maxValueChars): string[] {
@@ -681,9 +679,15 @@ export function candidateRanges(text: string, maxValueChars: number = DEFAULT_TA
 
 /** `text.slice(start, end).trim()` as a range of `text`. */
 function trimRange(text: string, start: number, end: number): [number, number] {
-  while (start < end && TRIMMED.test(text[start] as string)) start++;
-  while (end > start && TRIMMED.test(text[end - 1] as string)) end--;
+  while (start < end && trimmed(text.charCodeAt(start))) start++;
+  while (end > start && trimmed(text.charCodeAt(end - 1))) end--;
   return [start, end];
+}
+
+/** Is this UTF-16 unit one `String.prototype.trim` removes (JavaScript's `\s`: white space and line terminators)? */
+function trimmed(c: number): boolean {
+  if (c < 0x80) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
 }
 
 function informative(value: string): boolean {
