@@ -307,6 +307,8 @@ export interface AgentSetup {
   readonly doctorCheck: string;
   /** The integration page. */
   readonly doc: string;
+  /** What the user still has to do in the host after `ward init` wrote the file. */
+  readonly notes?: readonly string[];
   withHook(settings: JsonObject, spec: HookSpec): JsonObject;
   problems(settings: JsonObject): string[];
 }
@@ -342,6 +344,7 @@ export const AGENT_SETUPS: Readonly<Record<Agent, AgentSetup>> = {
     transports: ['command'],
     doctorCheck: 'codex_hook',
     doc: 'docs/integrations-codex.md',
+    notes: ['Codex runs a new or changed hook only once you trust it: open /hooks in Codex and review Ward\'s'],
     withHook: (settings, spec) => withHookGroup(settings, CODEX_EVENT, CODEX_EVERY_TOOL, codexHook(spec), isCodexWardHook),
     problems: codexHookProblems,
   },
@@ -353,6 +356,9 @@ export const AGENT_SETUPS: Readonly<Record<Agent, AgentSetup>> = {
     transports: ['command'],
     doctorCheck: 'copilot_hook',
     doc: 'docs/integrations-copilot.md',
+    notes: [
+      "commit .github/hooks/ward.json for Copilot's coding agent too: it runs the same command, so its environment needs Node and Ward at the same path (otherwise every call is denied)",
+    ],
     withHook: (settings, spec) => withCopilotHook(settings, copilotHook(spec)),
     problems: copilotHookProblems,
   },

@@ -102,6 +102,8 @@ describe.each(HOSTS)('ward init --agent $agent', (host) => {
       { path: '.ward.yaml', action: 'written' },
       { path: host.file, action: 'updated' },
     ]);
+    // What is left to do in the host: trust the hook in Codex; give Copilot's coding agent Ward too.
+    expect(JSON.parse(first.stdout).notes).toEqual([expect.stringContaining(host.agent === 'codex' ? 'open /hooks in Codex' : "Copilot's coding agent")]);
     const written = readFile(dir, host);
     expect(host.schemaProblems(written)).toEqual([]);
     // The user's hooks are all still there, Ward's added after them.

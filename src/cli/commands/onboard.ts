@@ -164,12 +164,13 @@ function initAgent(ctx: CliContext, flags: InitFlags & { agent: Agent }): void {
     { path: setup.settingsPath, action: settingsAction },
   ];
   if (flags.json) {
-    ctx.stdout(goJsonLine({ ok: true, agent: flags.agent, hook: flags.hook, dry_run: flags.dryRun === true, files, ...(flags.dryRun ? { settings } : {}), next_commands: next }) + '\n');
+    ctx.stdout(goJsonLine({ ok: true, agent: flags.agent, hook: flags.hook, dry_run: flags.dryRun === true, files, ...(flags.dryRun ? { settings } : {}), notes: setup.notes ?? [], next_commands: next }) + '\n');
     return;
   }
   const lines = files.map((f) => `${f.action} ${f.path}`);
   if (flags.dryRun) lines.push(`${setup.settingsPath} would be:`, settingsText.trimEnd());
   if (flags.hook === 'http') lines.push(`the HTTP hook needs ward serve running and WARD_DAEMON_TOKEN exported where ${setup.label} runs (${setup.doc})`);
+  lines.push(...(setup.notes ?? []));
   ctx.stdout(`${lines.join('\n')}\nnext:\n${next.map((c) => `  ${c}\n`).join('')}`);
 }
 
