@@ -245,7 +245,7 @@ export class ProxySession {
     if (m.kind === 'request') {
       const id = msg.id as JsonRpcId;
       const route = requestRoute('client', msg.method!);
-      if (route.kind === 'intent') return this.handleMethod(msg, id, m.raw, route.intent);
+      if (route.kind === 'intent') return this.handleMethod(msg, id, m.raw, route.intent, offLoop);
       if (route.kind !== 'plumbing') return this.handleUnknown(msg, id, m.raw, 'client');
       if (msg.method === 'initialize') {
         const info = msg.params?.['clientInfo'];
@@ -426,15 +426,22 @@ export class ProxySession {
    * these methods have no result shape that says "blocked". `--approval elicit` and `inbox` ask a
    * person as for a tool call (the question names the method, its targets and argument digest).
    */
-  private handleMethod(msg: JsonRpcMessage, id: JsonRpcId, raw: Buffer | undefined, intent: MethodIntent, riskClass?: string): void {
-    const call = this.methodCall(msg.method!, msg.params, intent, riskClass);
-    this.withResolvedHosts(call, id, () => this.answerMethod(msg, id, raw, call));
+  private handleMethod(msg: JsonRpcMessage, id: JsonRpcId, raw: Buffer | undefined, intent: MethodIntent, offLoop: boolean): void {
+    const call = this.methodCall(msg.method!, msg.params, intent);
+    this.withResolvedHosts(call, id, () => this.answerMethod(msg, id, raw, call, offLoop));
   }
 
-  private answerMethod(msg: JsonRpcMessage, id: JsonRpcId, raw: Buffer | undefined, call: CallInput): void {
+  /** Decide a method request and forward it or answer the client; `offLoop` as for `answerCall`. */
+  private answerMethod(msg: JsonRpcMessage, id: JsonRpcId, raw: Buffer | undefined, call: CallInput, offLoop: boolean): void {
     const startedAt = Date.now();
     const correlation = `${this.o.sessionId}:${String(id)}`;
-    const decision = this.decideMethod(call, correlation);
+    if (offLoop && this.o.gate.offLoop) {
+      return this.holdWhileDeciding(call, correlation, id, (o) => this.answerMethodDecided(msg, id, raw, call, correlation, startedAt, 'decision' in o ? o.decision : this.methodRefusal(call, correlation, o.error)));
+    }
+    this.answerMethodDecided(msg, id, raw, call, correlation, startedAt, this.decideMethod(call, correlation));
+  }
+
+  private answerMethodDecided(msg: JsonRpcMessage, id: JsonRpcId, raw: Buffer | undefined, call: CallInput, correlation: string, startedAt: number, decision: CallDecision | undefined): void {
     if (!decision) return this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this request; it was not forwarded');
     const traceContext = this.traced(decision, id, correlation, msg.method!, call, startedAt);
     const intentId = this.o.capture?.call(decision.toolName, decision.argsDigest, decision.traceId, decision.verdict);
@@ -472,9 +479,13 @@ export class ProxySession {
     try {
       return this.o.gate.decide(call, correlation, opts);
     } catch (err) {
-      this.o.log.warn('request not evaluable; refused, not forwarded', { method: call.name, error: (err as Error).message.slice(0, 240) });
-      return this.refusal(call, correlation);
+      return this.methodRefusal(call, correlation, err);
     }
+  }
+
+  private methodRefusal(call: CallInput, correlation: string, err: unknown): CallDecision | undefined {
+    this.o.log.warn('request not evaluable; refused, not forwarded', { method: call.name, error: (err as Error).message.slice(0, 240) });
+    return this.refusal(call, correlation);
   }
 
   /**
@@ -568,6 +579,16 @@ export class ProxySession {
       return then(this.notEvaluable(call, correlation, err));
     }
     if (blocked) return then(blocked);
+    this.holdWhileDeciding(call, correlation, id, (o) => then('decision' in o ? { decision: o.decision } : this.notEvaluable(call, correlation, o.error)));
+  }
+
+  /**
+   * `Gatekeeper.decideOffLoop`, with the session's later client messages held until `then` has
+   * run (`fromClient`). `then` gets the decision, or the error the decision threw (the caller
+   * refuses the request as it would inline); a thread that could not answer decided nothing: the
+   * client gets -32603 and nothing is forwarded.
+   */
+  private holdWhileDeciding(call: CallInput, correlation: string, id: JsonRpcId, then: (o: { decision: CallDecision } | { error: unknown }) => void): void {
     this.held = [];
     const after = (run: () => void) => {
       if (this.ended) {
@@ -584,9 +605,9 @@ export class ProxySession {
       (decision) => after(() => then({ decision })),
       (err: Error) =>
         after(() => {
-          if (!(err instanceof DecisionThreadError)) return then(this.notEvaluable(call, correlation, err));
-          this.o.log.error('tools/call not decided; refused, not forwarded', { tool: call.name, error: err.message });
-          this.replyError(id, RPC.INTERNAL_ERROR, `Ward could not decide this call (${err.message}); it was not forwarded`);
+          if (!(err instanceof DecisionThreadError)) return then({ error: err });
+          this.o.log.error('request not decided; refused, not forwarded', { method: JSON.stringify(call.method?.intentName ?? 'tools/call'), tool: call.name, error: err.message });
+          this.replyError(id, RPC.INTERNAL_ERROR, `Ward could not decide this request (${err.message}); it was not forwarded`);
         }),
     );
   }

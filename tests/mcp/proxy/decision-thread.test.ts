@@ -194,7 +194,7 @@ describe('a session whose large call is decided off the loop', () => {
       // The server echoes each forwarded call; it checks that the call's trace was accepted first.
       const unTraced: string[] = [];
       const server: RecordingPeer = new RecordingPeer((m) => {
-        if (m.method !== 'tools/call' && m.method !== 'ping') return;
+        if (m.method !== 'tools/call' && m.method !== 'ping' && m.method !== 'resources/read') return;
         if (m.method === 'tools/call' && !accepted.has(`${id}:${String(m.id)}`)) unTraced.push(String(m.id));
         queueMicrotask(() => server.onmessage!({ kind: 'response', msg: { jsonrpc: '2.0', id: m.id!, result: { content: [{ type: 'text', text: `ok ${String(m.id)}` }] } } }));
       });
@@ -209,6 +209,8 @@ describe('a session whose large call is decided off the loop', () => {
     attacker.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'big', ...keys(2000) } } });
     attacker.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'small' } } });
     attacker.send({ jsonrpc: '2.0', id: 3, method: 'ping' });
+    // A method that reads is decided off the loop too when its params are large.
+    attacker.send({ jsonrpc: '2.0', id: 4, method: 'resources/read', params: { uri: 'file:///notes.txt', pad: keys(300) } });
     victim.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'victim' } } });
     // The victim's call is decided inline, forwarded and answered while the large call waits on the thread.
     const answered = await victim.client.next((m) => m.id === 1);
@@ -221,6 +223,10 @@ describe('a session whose large call is decided off the loop', () => {
     held.jobs[0]!.release();
     const answers = await Promise.all([1, 2, 3].map((id) => attacker.client.next((m) => m.id === id)));
     expect(answers.map((m) => JSON.stringify(m.result))).toEqual([expect.stringContaining('ok 1'), expect.stringContaining('ok 2'), expect.stringContaining('ok 3')]);
+    expect(held.jobs.map((j) => j.job.call.method?.intentName ?? j.job.call.name)).toEqual(['echo', 'mcp.resource.read']);
+    expect(attacker.server.sent.some((m) => m.method === 'resources/read')).toBe(false);
+    held.jobs[1]!.release();
+    expect(JSON.stringify((await attacker.client.next((m) => m.id === 4)).result)).toContain('ok 4');
     // Decided in the order the client sent them, each call forwarded only once its trace was
     // accepted (so the ping, which needs no trace, may pass them, as it does inline).
     expect(attacker.server.sent.filter((m) => m.method === 'tools/call').map((m) => m.id)).toEqual([1, 2]);
