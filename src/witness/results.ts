@@ -148,6 +148,8 @@ export const CREDENTIAL_PATTERNS: readonly Pattern[] = [...CASE_EXACT_PATTERNS, 
  * A literal each of CREDENTIAL_PATTERNS needs (its prefix, or for assignments the credential
  * word of the name): a text without any has no credential, and is not scanned pattern by pattern.
  */
+/** The literal a case-folded twin needs (the patterns without their own `i` flag), in any case. */
+const FOLDED_HINT = /AKIA|ASIA|ABIA|ACCA|PRIVATE KEY|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|cbt|oas)-|xox[abeoprs]-|hooks\.slack\.com|[sr]k_(?:live|test)_|sk-|AIza|eyJ/i;
 const CREDENTIAL_HINT = /AKIA|ASIA|ABIA|ACCA|PRIVATE KEY|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|cbt|oas)-|xox[abeoprs]-|hooks\.slack\.com|[sr]k_(?:live|test)_|sk-|AIza|eyJ|token|secret|api[_-]?key|access[_-]?key|password|credential/i;
 
 /**
@@ -449,9 +451,11 @@ function keyedPath(path: string, index: number): string {
  */
 function detect(text: string, key: string, patterns: readonly Pattern[], credentialField: boolean): Match[] {
   const out: Match[] = [];
-  // One pass for the literal every credential pattern needs, instead of one pass per pattern.
-  const skip = patterns === CREDENTIAL_PATTERNS && !CREDENTIAL_HINT.test(text);
-  for (const p of skip ? [] : patterns) {
+  // One pass for the literal every credential pattern needs, instead of one pass per pattern; the
+  // case-folded twins only when a key prefix is there in some case (a `token` word alone needs none).
+  let run = patterns;
+  if (patterns === CREDENTIAL_PATTERNS) run = !CREDENTIAL_HINT.test(text) ? [] : FOLDED_HINT.test(text) ? CREDENTIAL_PATTERNS : CASE_EXACT_PATTERNS;
+  for (const p of run) {
     p.re.lastIndex = 0;
     for (const m of text.matchAll(p.re)) {
       const secret = m[p.group];
