@@ -1,4 +1,4 @@
-import { readSync } from 'node:fs';
+import { readSync, writeSync } from 'node:fs';
 import { abandonedHostLookups } from '../decision/pending-lookups.js';
 import { runCli } from './program.js';
 import type { CliContext } from './context.js';
@@ -37,23 +37,22 @@ async function readStdin(): Promise<string> {
  * and `--version`, see scripts/build-cli.js); `commands` as in `runCli`.
  */
 export async function main(commands?: readonly CommandModule[]): Promise<void> {
-  // A reader that stops early (`ward --help | head`) closes the pipe; that is not an error of ours.
-  // The decision and its trace are already done by the time output is written.
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EPIPE') throw err;
-    });
-  }
-
+  const stdout = fdWriter(1, () => process.stdout);
+  const stderr = fdWriter(2, () => process.stderr);
   const ctx: CliContext = {
     argv: process.argv.slice(1),
     cwd: process.cwd(),
     env: process.env,
-    stdout: (text) => void process.stdout.write(text),
-    stderr: (text) => void process.stderr.write(text),
+    stdout: stdout.write,
+    stderr: stderr.write,
     readStdin,
-    isTTY: Boolean(process.stdout.isTTY),
-    stderrIsTTY: Boolean(process.stderr.isTTY),
+    // Read only by the commands that ask: process.stdout loads tty and net.
+    get isTTY() {
+      return Boolean(process.stdout.isTTY);
+    },
+    get stderrIsTTY() {
+      return Boolean(process.stderr.isTTY);
+    },
     exitCode: EXIT.OK,
   };
 
@@ -62,7 +61,48 @@ export async function main(commands?: readonly CommandModule[]): Promise<void> {
   // The decision is made and written; a host-name lookup it gave up on would hold the process
   // until the system resolver times out. Exit once the output is flushed instead.
   if (abandonedHostLookups() > 0) {
-    await Promise.all([process.stdout, process.stderr].map((s) => new Promise<void>((resolve) => s.write('', () => resolve()))));
+    await Promise.all([stdout.flushed(), stderr.flushed()]);
     process.exit(code);
   }
+}
+
+/**
+ * Output to file descriptor 1 or 2 with blocking writes, as process.stdout and process.stderr do
+ * for files, pipes and terminals on POSIX, without creating them: for a pipe that is a socket
+ * (tty, net, stream machinery), which every hook call and `gate eval` would pay (~2 ms). If the
+ * descriptor is non-blocking (EAGAIN, as when inherited from a process that made it so), the rest
+ * of the output goes through the stream, in order. A reader that stops early (`ward --help | head`)
+ * closes the pipe; that is not an error of ours: the decision and its trace are already done by
+ * the time output is written.
+ */
+export function fdWriter(fd: number, stream: () => NodeJS.WritableStream): { write: (text: string) => void; flushed: () => Promise<void> } {
+  let fallback: NodeJS.WritableStream | undefined;
+  let closed = false;
+  const write = (text: string) => {
+    if (closed || text === '') return;
+    if (fallback) {
+      fallback.write(text);
+      return;
+    }
+    const bytes = Buffer.from(text, 'utf8');
+    let offset = 0;
+    try {
+      while (offset < bytes.length) offset += writeSync(fd, bytes, offset);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      // EBADF: no descriptor at all, where process.stdout would have been a black hole.
+      if (code === 'EPIPE' || code === 'EBADF') {
+        closed = true;
+        return;
+      }
+      if (code !== 'EAGAIN') throw err;
+      fallback = stream();
+      fallback.on('error', (e: NodeJS.ErrnoException) => {
+        if (e.code !== 'EPIPE') throw e;
+      });
+      fallback.write(bytes.subarray(offset));
+    }
+  };
+  const flushed = () => new Promise<void>((resolve) => (fallback ? fallback.write('', () => resolve()) : resolve()));
+  return { write, flushed };
 }

@@ -1,4 +1,3 @@
-import { lookup as dnsLookup } from 'node:dns/promises';
 import { hostsToResolve, policyNeedsResolution } from '../gate/host-list.js';
 import type { HostResolution, ResolvedHosts } from '../intent/address.js';
 import { canonicalHostname } from '../intent/canonical.js';
@@ -23,8 +22,15 @@ import { abandonLookup } from './pending-lookups.js';
 /** A resolver: the addresses of a name, or a rejection. */
 export type HostLookup = (name: string) => Promise<readonly string[]>;
 
-/** The operating system's resolver (`getaddrinfo`: /etc/hosts, then DNS), every address. */
-export const systemLookup: HostLookup = async (name) => (await dnsLookup(name, { all: true, verbatim: true })).map((a) => a.address);
+/**
+ * The operating system's resolver (`getaddrinfo`: /etc/hosts, then DNS), every address. node:dns
+ * is loaded by the first lookup: most calls name no host, and loading it would cost every one-shot
+ * command (`gate eval`, a hook) about 2 ms.
+ */
+export const systemLookup: HostLookup = async (name) => {
+  const { lookup } = await import('node:dns/promises');
+  return (await lookup(name, { all: true, verbatim: true })).map((a) => a.address);
+};
 
 export interface HostResolverOptions {
   lookup?: HostLookup;

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, linkSync, mkdirSync, openSync, unlinkSync, writeSync } from 'node:fs';
-import { link, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JsonObject } from '../canon/index.js';
 import { ERROR_CODES, WardError } from '../errors.js';
-import { linkNewUnsyncedSync, syncDirAsync, writeTempAsync } from '../state/atomic-file.js';
+import { fsPromises, linkNewUnsyncedSync, syncDirAsync, writeTempAsync } from '../state/atomic-file.js';
 import { captureFileName, captureFileText, traceFileText, type SignedTrace } from '../trace/index.js';
 import { decideGate, type GateRequest, type GateResultOutput, type GateRuntime } from './gate-run.js';
 import { InFlight } from './in-flight.js';
@@ -114,6 +113,7 @@ export class FileTraceSink implements TraceSink {
 
   /** Write under a temporary name, fsync, then link to the first free name. */
   private async publish(names: readonly string[], text: string): Promise<string> {
+    const { link, unlink } = await fsPromises();
     let temp: string | undefined;
     try {
       temp = await writeTempAsync(join(this.dir, names[0]!), text);

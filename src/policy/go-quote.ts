@@ -8,13 +8,14 @@ export function goQuote(value: string): string {
     const cp = ch.codePointAt(0) as number;
     if (ch === '"' || ch === '\\') out += '\\' + ch;
     else if (cp >= 0xd800 && cp <= 0xdfff) out += '\\ufffd';
-    else if (PRINTABLE.test(ch)) out += ch;
+    else if ((printable ??= /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u).test(ch)) out += ch;
     else out += escapeRune(cp);
   }
   return out + '"';
 }
 
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+/** Go's printable runes; built on first use (V8 expands the Unicode classes when the expression is created, ~0.4 ms at every load). */
+let printable: RegExp | undefined;
 
 const SHORT_ESCAPES: Readonly<Record<number, string>> = {
   0x07: '\\a',

@@ -1,9 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, renameSync, unlinkSync } from 'node:fs';
-import { link, mkdir, open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { writeFully, writeFullySync } from './fs-seam.js';
+
+/**
+ * node:fs/promises, loaded by the first asynchronous write: the one-shot commands (`gate eval`,
+ * the hooks) write synchronously and need not load it (about 1 ms of every call).
+ */
+export function fsPromises(): Promise<typeof import('node:fs/promises')> {
+  return (loadedFsPromises ??= import('node:fs/promises'));
+}
+let loadedFsPromises: Promise<typeof import('node:fs/promises')> | undefined;
 
 /**
  * Durable file writes shared by traces, keys, tokens and audit records. Readers never see a
@@ -32,26 +40,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 
  * exactly one of any number of concurrent writers wins.
  */
 export function createFileExclusive(path: string, data: string | Uint8Array, mode = 0o600): boolean {
-  const temp = writeTemp(path, data, mode);
-  try {
-    linkSync(temp, path);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') {
-      safeUnlink(temp);
-      return false;
-    }
-    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP') {
-      // File systems without hard links: O_EXCL create is still exclusive, only less tidy on crash.
-      safeUnlink(temp);
-      return createWithExcl(path, data, mode);
-    }
-    safeUnlink(temp);
-    throw ioError(`write ${path}`, err);
-  }
-  safeUnlink(temp);
-  syncDir(dirname(path));
-  return true;
+  return linkUnderFirstFree(dirname(path), [basename(path)], data, mode, false) !== undefined;
 }
 
 /**
@@ -59,17 +48,55 @@ export function createFileExclusive(path: string, data: string | Uint8Array, mod
  * last name with a random suffix. Never overwrites. Returns the path written.
  */
 export function createUniqueFile(dir: string, names: readonly string[], data: string | Uint8Array, mode = 0o600): string {
-  for (const name of names) {
-    const path = join(dir, name);
-    if (createFileExclusive(path, data, mode)) return path;
+  return linkUnderFirstFree(dir, names, data, mode, true)!;
+}
+
+/**
+ * The content written and fsynced once under a temporary name, then link(2)ed under the first of
+ * `names` that is free (and, with `suffixed`, then under the last name with random suffixes until
+ * one is): a taken name costs one failed link, not another write and fsync. Undefined when every
+ * name is taken (without `suffixed`).
+ */
+function linkUnderFirstFree(dir: string, names: readonly string[], data: string | Uint8Array, mode: number, suffixed: boolean): string | undefined {
+  const first = join(dir, names[0] ?? 'file.json');
+  const temp = writeTemp(first, data, mode);
+  try {
+    for (const path of candidateNames(dir, names, suffixed)) {
+      try {
+        linkSync(temp, path);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'EEXIST') continue;
+        if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP') {
+          // File systems without hard links: O_EXCL create is still exclusive, only less tidy on crash.
+          safeUnlink(temp);
+          for (const p of candidateNames(dir, names, suffixed)) if (createWithExcl(p, data, mode)) return p;
+          return undefined;
+        }
+        throw ioError(`write ${path}`, err);
+      }
+      // The temporary name goes before the directory sync, so its removal is as durable as the file.
+      safeUnlink(temp);
+      syncDir(dir);
+      return path;
+    }
+    safeUnlink(temp);
+    return undefined;
+  } catch (err) {
+    safeUnlink(temp);
+    throw err;
   }
+}
+
+/** `names` in `dir`, then (with `suffixed`) the last one with a fresh random suffix, endlessly. */
+function* candidateNames(dir: string, names: readonly string[], suffixed: boolean): Generator<string> {
+  for (const name of names) yield join(dir, name);
+  if (!suffixed) return;
   const last = names[names.length - 1] ?? 'file.json';
   const dot = last.lastIndexOf('.');
   for (;;) {
     const suffix = randomBytes(4).toString('hex');
-    const name = dot > 0 ? `${last.slice(0, dot)}_${suffix}${last.slice(dot)}` : `${last}_${suffix}`;
-    const path = join(dir, name);
-    if (createFileExclusive(path, data, mode)) return path;
+    yield join(dir, dot > 0 ? `${last.slice(0, dot)}_${suffix}${last.slice(dot)}` : `${last}_${suffix}`);
   }
 }
 
@@ -141,6 +168,7 @@ export function linkNewUnsyncedSync(path: string, data: string | Uint8Array, mod
 
 /** `linkNewUnsyncedSync` off the main thread. */
 export async function linkNewUnsynced(path: string, data: string | Uint8Array, mode = 0o600): Promise<boolean> {
+  const { open, link, unlink } = await fsPromises();
   const temp = tempName(path);
   let created = false;
   try {
@@ -226,6 +254,7 @@ export function syncDir(dir: string): void {
  * directory sync, each off the main thread.
  */
 export async function writeFileAtomicAsync(path: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
+  const { mkdir, rename, unlink } = await fsPromises();
   const dir = dirname(path);
   let temp: string | undefined;
   try {
@@ -244,6 +273,7 @@ export async function writeFileAtomicAsync(path: string, data: string | Uint8Arr
  * return that name, for the caller to publish with rename or link. Nothing is left on failure.
  */
 export async function writeTempAsync(path: string, data: string | Uint8Array, mode = 0o600): Promise<string> {
+  const { open, unlink } = await fsPromises();
   const temp = tempName(path);
   const fh = await open(temp, 'wx', mode);
   try {
@@ -265,7 +295,7 @@ export async function writeTempAsync(path: string, data: string | Uint8Array, mo
 
 /** `syncDir` off the main thread (best effort where directories cannot be synced). */
 export async function syncDirAsync(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
+  const fh = await (await fsPromises()).open(dir, 'r');
   try {
     await fh.sync();
   } catch {

@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { resolveIntentHosts, type HostResolver } from '../../decision/host-resolution.js';
 import type { ResolvedHosts } from '../../intent/address.js';
 import { isAbsolute, join, resolve } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { formatRFC3339Nano, isJsonObject, nowUTC, parseRFC3339, toUTC, uniqueSorted, type GoTime, type JsonObject, type JsonValue } from '../../canon/index.js';
 import { parseContextEnvelope, type ContextEnvelope } from '../../context/index.js';
 import { EXIT, type ExitCode } from '../../contract/exit-codes.js';
@@ -148,7 +147,7 @@ export async function evaluateDecisionAsync(cfg: DecisionServiceConfig, req: Dec
 
 /** Steps 1–6 up to the signed trace (nothing written yet); the targets' host names are resolved first. */
 export async function prepareDecision(cfg: DecisionServiceConfig, req: DecisionRequest): Promise<PendingDecisionResult> {
-  const started = performance.now();
+  const started = process.uptime() * 1000;
   const warnings: string[] = [...cfg.keyWarnings];
   const { adapter, call } = decodeCall(cfg, req);
   const envelope = bindEnvelope(cfg, call);
@@ -198,7 +197,7 @@ interface CallDecided {
   runId: string;
   sessionId: string;
   warnings: string[];
-  /** performance.now() when the request arrived (decision_latency_ms). */
+  /** process.uptime() in ms when the request arrived (decision_latency_ms; not performance.now(), which loads perf_hooks). */
   started: number;
 }
 
@@ -269,7 +268,7 @@ function finishDecision(c: CallDecided, tracePath: string): DecisionResult {
   const { subject, decision, outcome } = decided;
   afterTrace(c);
   const artifacts = decisionArtifacts(c);
-  const decisionLatencyMs = Math.floor(performance.now() - c.started);
+  const decisionLatencyMs = Math.floor(process.uptime() * 1000 - c.started);
   const exports = exportDecision(c, tracePath, decisionLatencyMs);
   // 12. Exit code.
   const exitCode: ExitCode = decision.verdict === 'block' ? EXIT.BLOCKED : decision.verdict === 'require_approval' ? EXIT.APPROVAL_REQUIRED : EXIT.OK;
