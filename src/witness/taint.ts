@@ -202,7 +202,7 @@ export class TaintMemory {
     // of other values cannot push its key out.
     let guardedBudget = this.limits.maxProtectedPerResult;
     values.forEach((value, i) => {
-      if (value.length < MIN_TOKEN_CHARS) return;
+      if (!mayFoldToLength(value, MIN_TOKEN_CHARS)) return;
       for (const secret of credentialSecrets(value, keys[i] ?? '')) {
         for (const form of protectedForms(secret)) {
           if (seen.has(form)) continue;
@@ -215,7 +215,7 @@ export class TaintMemory {
     let budget = this.limits.maxCandidatesPerResult;
     for (const value of texts) {
       // No candidate is shorter than MIN_TOKEN_CHARS, and unescaping never lengthens a text.
-      if (value.length < MIN_TOKEN_CHARS) continue;
+      if (!mayFoldToLength(value, MIN_TOKEN_CHARS)) continue;
       for (const variant of unescapeVariants(normalizeNewlines(value))) {
         const ranges = candidateRanges(variant, this.limits.maxValueChars);
         if (ranges.length === 0) continue;
@@ -603,6 +603,7 @@ const TOKEN = /[^\s"'`<>()[\]{},;|]+/g;
 const URL_LIKE = /^[a-z][a-z0-9+.-]*:\/\/\S+$/i;
 const ABS_PATH = /^(?:~?\/|[A-Za-z]:[\\/])[^\s]*[\\/][^\s]*$/;
 const TRAILING_PUNCTUATION = /[.,:;!?]+$/;
+const NON_ASCII = /[^\x00-\x7f]/;
 /**
  * `NAME=value`, `export NAME="value"`, `name: value` (.env files, shell profiles, YAML and
  * properties files): the value alone is what an exfiltrating call carries, without its name.
@@ -628,9 +629,12 @@ export function candidates(text: string, maxValueChars: number = DEFAULT_TAINT_L
 export function candidateRanges(text: string, maxValueChars: number = DEFAULT_TAINT_LIMITS.maxValueChars): number[] {
   const out: number[] = [];
   const [ws, we] = trimRange(text, 0, text.length);
-  if (we - ws < MIN_TOKEN_CHARS) return out;
+  // Lengths count as written or folded, whichever is longer: folding lengthens some non-ASCII text (`⑩` is `10`).
+  const len = NON_ASCII.test(text) ? (a: number, b: number) => Math.max(b - a, foldForMatch(text.slice(a, b)).length) : (a: number, b: number) => b - a;
+  if (len(ws, we) < MIN_TOKEN_CHARS) return out;
   const whole = ws === 0 && we === text.length ? text : text.slice(ws, we);
-  const wholeTaken = whole.length >= MIN_TEXT_CHARS && whole.length <= maxValueChars && informative(whole);
+  const wholeLen = len(ws, we);
+  const wholeTaken = wholeLen >= MIN_TEXT_CHARS && whole.length <= maxValueChars && informative(whole);
   if (wholeTaken) out.push(ws, we);
   let lineStart = ws;
   const multiLine = whole.includes('\n');
@@ -638,10 +642,10 @@ export function candidateRanges(text: string, maxValueChars: number = DEFAULT_TA
     let lineEnd = multiLine ? text.indexOf('\n', lineStart) : -1;
     if (lineEnd < 0 || lineEnd > we) lineEnd = we;
     const [ts, te] = trimRange(text, lineStart, lineEnd);
-    if (te - ts >= MIN_TOKEN_CHARS) {
+    if (len(ts, te) >= MIN_TOKEN_CHARS) {
       const isWhole = ts === ws && te === we;
       const t = isWhole ? whole : text.slice(ts, te);
-      if (!isWhole && t.length >= MIN_TEXT_CHARS && t.length <= maxValueChars && informative(t)) out.push(ts, te);
+      if (!isWhole && len(ts, te) >= MIN_TEXT_CHARS && t.length <= maxValueChars && informative(t)) out.push(ts, te);
       const m = ASSIGNMENT.exec(t);
       const at = m?.indices?.[1];
       if (m && at) {
@@ -651,7 +655,7 @@ export function candidateRanges(text: string, maxValueChars: number = DEFAULT_TA
           as++;
           ae--;
         }
-        if (ae - as !== t.length && ae - as >= MIN_TOKEN_CHARS && ae - as <= maxValueChars && informative(t.slice(as, ae))) out.push(ts + as, ts + ae);
+        if (ae - as !== t.length && len(ts + as, ts + ae) >= MIN_TOKEN_CHARS && ae - as <= maxValueChars && informative(t.slice(as, ae))) out.push(ts + as, ts + ae);
       }
     }
     lineStart = lineEnd + 1;
@@ -661,7 +665,7 @@ export function candidateRanges(text: string, maxValueChars: number = DEFAULT_TA
     const raw = m[0];
     const rs = m.index;
     let re = Math.min(rs + raw.length, we);
-    if (re - rs < MIN_TOKEN_CHARS) continue;
+    if (len(rs, re) < MIN_TOKEN_CHARS) continue;
     let token = re - rs === raw.length ? raw : raw.slice(0, re - rs);
     const url = URL_LIKE.test(token);
     if (url) {
@@ -671,7 +675,7 @@ export function candidateRanges(text: string, maxValueChars: number = DEFAULT_TA
         token = token.slice(0, token.length - cut[0].length);
       }
     }
-    if (token.length < MIN_TOKEN_CHARS || token.length > maxValueChars || (wholeTaken && rs === ws && re === we)) continue;
+    if (len(rs, re) < MIN_TOKEN_CHARS || token.length > maxValueChars || (wholeTaken && rs === ws && re === we)) continue;
     if ((url && URL_LIKE.test(token)) || ABS_PATH.test(token) || tokenLike(token)) out.push(rs, re);
   }
   return out;

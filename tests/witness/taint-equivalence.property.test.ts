@@ -172,10 +172,13 @@ function run(limits: Partial<TaintLimits>, pool: string[], ops: Op[]): void {
  * Values whose candidates keep enough information once normalized (case folded, spaces removed):
  * the witness no longer remembers a line like `a b c d e f g h i`, which normalizes to 9
  * characters, nor the value of a `NAME=value` line that spaces bring to 12 characters
- * (`X=aa<TAB>aaaacLjaU` normalizes to 11). Both the lines and those values are checked.
+ * (`X=aa<TAB>aaaacLjaU` normalizes to 11). Both the lines and those values are checked, and so is
+ * the text after every `=` or `:` (`=a= aaaaaZ€57` joined after another line is the assignment
+ * `…l =a= aaaaaZ€57`, whose value `a= aaaaaZ€57` folds to 11).
  */
 const robust = (v: string) =>
-  [v, ...v.split(/\r\n|\r|\n/)].flatMap((l) => [l, ...l.split(/[=:]/).slice(1)]).every((part) => {
+  // Every text after an `=` or `:` of a line: a line of one value joined to another's (`x =a= …`) has its assignment value there.
+  [v, ...v.split(/\r\n|\r|\n/)].flatMap((l) => [l, ...l.split(/[=:]/).slice(1), ...[...l.matchAll(/[=:]/g)].map((m) => l.slice(m.index + 1))]).every((part) => {
     const t = part.trim();
     return t.length < 12 || (foldForMatch(t).length >= 12 && new Set(foldForMatch(t)).size >= 6);
   });

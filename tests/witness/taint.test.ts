@@ -60,6 +60,11 @@ describe('TaintMemory', () => {
     // `⑩` folds to `10`: a 10-character argument that folds to the 12 remembered ones is matched.
     expect(mem.match({ body: 'Qz\u2469Wv\u2469Pk7m' })).toHaveLength(1);
     expect(mem.match({ ['Qz\u2469Wv\u2469Pk7m']: 1 })).toHaveLength(1);
+    // And the other way round: a result that shows it in 10 characters that fold to 12.
+    const wide = new TaintMemory();
+    wide.remember(mcpText('key: Qz\u2469Wv\u2469Pk7m'), src('wide'));
+    expect(wide.match({ body: 'x Qz10Wv10Pk7m y' })).toHaveLength(1);
+    expect(wide.match({ body: 'x Qz11Wv10Pk7m y' })).toEqual([]);
     // A value that whitespace removal brings under 12 is not remembered, nor matched (`X=aa<TAB>aaaacLjaU`).
     const spaced = new TaintMemory();
     spaced.remember(mcpText('X=aa\taaaacLjaU\n'), src('spaced'));
