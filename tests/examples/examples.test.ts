@@ -18,10 +18,24 @@ function runExample(name: string, stateDir: string) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+/**
+ * Each example runs once, in a state directory of its own, and every test below asserts on that
+ * run (its output and the traces it left): a real framework takes seconds to load.
+ */
+const runs = new Map<string, { stateDir: string } & ReturnType<typeof runExample>>();
+function ranExample(name: string) {
+  let run = runs.get(name);
+  if (!run) {
+    const stateDir = tempDir('ward-example-state-');
+    run = { stateDir, ...runExample(name, stateDir) };
+    runs.set(name, run);
+  }
+  return run;
+}
+
 describe.each(EXAMPLES)('examples/%s', (name) => {
   it('runs offline: the read is allowed, the delete is blocked and its side effect never happens', () => {
-    const stateDir = tempDir('ward-example-state-');
-    const r = runExample(name, stateDir);
+    const r = ranExample(name);
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.split('\n');
     expect(lines).toContain('read_file: allow -> "ship the release on friday\\n"');
@@ -29,12 +43,12 @@ describe.each(EXAMPLES)('examples/%s', (name) => {
       /^delete_file: block \(destructive_apply_requires_approval, matched_rule_block_destructive\) trace [0-9a-f]+$/,
     );
     expect(lines).toContain('notes.txt still exists: true');
-    expect(lines).toContain(`signed traces: ${join(stateDir, 'traces')}`);
+    expect(lines).toContain(`signed traces: ${join(r.stateDir, 'traces')}`);
   });
 
   it('leaves one verifiable signed trace per decision', () => {
-    const stateDir = tempDir('ward-example-state-');
-    expect(runExample(name, stateDir).code).toBe(0);
+    const { code, stateDir } = ranExample(name);
+    expect(code).toBe(0);
     const v = verifyTracePath(join(stateDir, 'traces'), loadKeyRing(stateDir));
     expect(v.summary).toEqual({ total: 2, verified: 2, failed: 0 });
     expect(v.results.map((x) => x.verdict).sort()).toEqual(['allow', 'block']);
@@ -48,12 +62,12 @@ describe('the framework shapes', () => {
       'anthropic-tool-use': 'assistant: Read them; the delete was refused.',
     };
     for (const name of Object.keys(expected)) {
-      expect(runExample(name, tempDir()).stdout.split('\n'), name).toContain(expected[name]);
+      expect(ranExample(name).stdout.split('\n'), name).toContain(expected[name]);
     }
   });
 
   it.each(REAL_FRAMEWORKS)('%s (the real package): the model reads Ward\'s reason for the refusal, not a generic tool error', (name) => {
-    const r = runExample(name, tempDir());
+    const r = ranExample(name);
     expect(r.code, r.stderr).toBe(0);
     const read = r.stdout.slice(r.stdout.indexOf('the model read:\n'));
     expect(read).toContain('read_file: ship the release on friday');
