@@ -46,8 +46,11 @@ export interface DecideOptions {
 export interface SignedCallDecision {
   trace: SignedTrace;
   capture?: JsonObject | undefined;
-  /** The reading that was decided (with argument values). */
-  decidedIntent: JsonObject;
+  /**
+   * The reading that was decided, as people read it. Not the reading itself: its arguments would
+   * have to be copied back from the decision thread for nothing (the trace carries their digest).
+   */
+  decided: DescribedIntent;
   /** Scopes an approval token must hold, when the approval step ran. */
   scope?: string[] | undefined;
   /** Approvals the winning rule asks for (max(min_approvals, 1)); set when the approval step ran. */
@@ -115,11 +118,31 @@ export function decideSignedCall(cfg: CallDecisionConfig, call: CallInput, corre
   return {
     trace: pending.trace,
     capture: pending.capture,
-    decidedIntent: pending.decidedIntent as JsonObject,
+    decided: describeIntent(pending.decidedIntent as JsonObject),
     scope,
     requiredApprovals: required,
     approvalIntent,
     approvalSessionBound,
+  };
+}
+
+/** An intent's tool name and targets as people read them ("path /x/notes.txt (delete)"). */
+export interface DescribedIntent {
+  toolName: string;
+  targets: string[];
+}
+
+export function describeIntent(intent: JsonObject): DescribedIntent {
+  const targets = intent['targets'];
+  return {
+    toolName: String(intent['tool_name']),
+    targets: Array.isArray(targets)
+      ? targets.map((t) => {
+          const o = (typeof t === 'object' && t !== null ? t : {}) as Record<string, unknown>;
+          const op = typeof o['operation'] === 'string' && o['operation'] ? ` (${o['operation']})` : '';
+          return `${String(o['kind'] ?? 'other')} ${String(o['value'] ?? '')}${op}`;
+        })
+      : [],
   };
 }
 

@@ -13,7 +13,7 @@ import type { Verdict } from '../../policy/types.js';
 import type { TraceSink } from '../../decision/trace-sink.js';
 import { requiredApprovalScope } from '../../tokens/index.js';
 import type { SignedTrace } from '../../trace/index.js';
-import { callReadings, decideSignedCall, type DecideOptions, type SignedCallDecision } from './call-decision.js';
+import { callReadings, decideSignedCall, describeIntent, type DecideOptions, type DescribedIntent, type SignedCallDecision } from './call-decision.js';
 import type { DecisionThread } from './decision-thread.js';
 import { intentForCall, type CallInput, type MappingOptions } from './intent.js';
 
@@ -41,8 +41,6 @@ export interface CallDecision {
   tracePath?: string | undefined;
   /** Approvals the winning rule asks for (max(min_approvals, 1)); set when the approval step ran. */
   requiredApprovals?: number | undefined;
-  /** The reading that was decided (with argument values: kept in memory). */
-  intent?: JsonObject | undefined;
   /**
    * The prepared intent the approval step checked tokens against (set when it ran): what an
    * approvals inbox is sent, so the daemon derives what a person sees from the call itself.
@@ -139,9 +137,8 @@ export class Gatekeeper {
   private decisionOfSigned(signed: SignedCallDecision): CallDecision {
     // Assigned, not spread into a new literal: on Node 20 a literal that starts with a spread and
     // adds members costs about a microsecond per added member.
-    const decision = this.decisionOf(signed.trace, signed.capture, signed.decidedIntent, signed.scope);
+    const decision = this.decisionOf(signed.trace, signed.capture, signed.decided, signed.scope);
     decision.requiredApprovals = signed.requiredApprovals;
-    decision.intent = signed.decidedIntent;
     decision.approvalIntent = signed.approvalIntent;
     decision.approvalSessionBound = signed.approvalSessionBound;
     return decision;
@@ -174,7 +171,7 @@ export class Gatekeeper {
     const inputs = { now: nowUTC(), ...(this.opts.envelope ? { contextEnvelope: this.opts.envelope.envelope } : {}) };
     const blocked = blockBeforePolicy(this.opts.runtime, { kind: 'tool_changed', codes, intent, inputs, correlationId });
     if (!blocked) return this.decide(call, correlationId); // not evaluable: the policy path blocks and traces it (or throws)
-    return this.decisionOf(blocked.trace, undefined, intent, requiredApprovalScope(blocked.subject.intent));
+    return this.decisionOf(blocked.trace, undefined, describeIntent(intent), requiredApprovalScope(blocked.subject.intent));
   }
 
   /**
@@ -188,7 +185,7 @@ export class Gatekeeper {
   refuse(call: CallInput, correlationId: string): CallDecision {
     const raw = intentForCall(call, this.opts.mapping, false, false);
     const { trace, subject } = blockBeforePolicy(this.opts.runtime, { kind: 'refused', intent: raw, createdAt: call.createdAt, correlationId })!;
-    return this.decisionOf(trace, undefined, subject.intent as unknown as JsonObject, [`tool:${subject.intent.tool_name}`]);
+    return this.decisionOf(trace, undefined, describeIntent(subject.intent as unknown as JsonObject), [`tool:${subject.intent.tool_name}`]);
   }
 
   /**
@@ -223,7 +220,7 @@ export class Gatekeeper {
     };
   }
 
-  private decisionOf(trace: SignedTrace, capture: JsonObject | undefined, intent: JsonObject, scope: string[] | undefined): CallDecision {
+  private decisionOf(trace: SignedTrace, capture: JsonObject | undefined, intent: DescribedIntent, scope: string[] | undefined): CallDecision {
     const durable = this.opts.sink.write(trace, capture);
     durable.catch(() => undefined); // observed by the session; never an unhandled rejection
     return {
@@ -234,21 +231,13 @@ export class Gatekeeper {
       traceId: String(trace['trace_id']),
       intentDigest: String(trace['intent_digest']),
       policyDigest: String(trace['policy_digest']),
-      toolName: String(trace['tool_name'] ?? intent['tool_name']),
+      toolName: String(trace['tool_name'] ?? intent.toolName),
       argsDigest: String(trace['args_digest'] ?? ''),
-      approvalScope: scope ?? [`tool:${String(trace['tool_name'] ?? intent['tool_name'])}`],
-      targets: describeTargets(intent['targets']),
+      approvalScope: scope ?? [`tool:${String(trace['tool_name'] ?? intent.toolName)}`],
+      targets: intent.targets,
       durable,
       tracePath: this.opts.sink.locate?.(trace),
     };
   }
 }
 
-function describeTargets(targets: unknown): string[] {
-  if (!Array.isArray(targets)) return [];
-  return targets.map((t) => {
-    const o = (typeof t === 'object' && t !== null ? t : {}) as Record<string, unknown>;
-    const op = typeof o['operation'] === 'string' && o['operation'] ? ` (${o['operation']})` : '';
-    return `${String(o['kind'] ?? 'other')} ${String(o['value'] ?? '')}${op}`;
-  });
-}

@@ -100,7 +100,7 @@ describe('decision thread', () => {
       expect(differing(inlineA, offLoop).filter((k) => !variable.includes(k)), call.name).toEqual([]);
       expect(offLoop.trace['verdict']).toBe(inlineA.trace['verdict']);
       expect(offLoop.trace['intent_digest']).toBe(inlineA.trace['intent_digest']);
-      expect(offLoop.decidedIntent).toEqual(inlineA.decidedIntent);
+      expect(offLoop.decided).toEqual(inlineA.decided);
       expect(verifyTraceRecord(offLoop.trace, [key]).signature_status).toBe('verified');
     }
     expect((await t.decide(cfg.runtime.policy, { call: calls[2]!, correlationId: 'c', opts: {}, killSwitch: undefined })).trace['verdict']).toBe('block');
