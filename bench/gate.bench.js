@@ -7,7 +7,7 @@
 
 import { spawnSync } from 'node:child_process';
 import { sign } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -131,21 +131,36 @@ export default async function gateBench(h) {
     return built === undefined || inputs.length === 0 || inputs.some((f) => (statSync(path.join(cli, f), { throwIfNoEntry: false })?.mtimeMs ?? Infinity) > built);
   });
   if (stale.length) console.error(`note: ${stale.join(', ')} missing or older than its dist/ files: measuring the unbundled CLI (npm run build makes them)`);
-  const run = (args, input, ok) => () => {
-    const r = spawnSync(process.execPath, [ward, ...args], { cwd, input });
+  const run = (args, input, ok, dir = () => cwd) => () => {
+    const r = spawnSync(process.execPath, [ward, ...args], { cwd: dir(), input });
     if (!ok.includes(r.status)) throw new Error(`ward ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
     return r;
   };
+  // The reference's typical workload (gate.md §9: the intent above, allowed by allow-safe-write),
+  // and the same in a new directory with an empty .ward/ each time: the first decision there also
+  // creates the signing key (generated, written and fsynced once per state directory).
+  const typicalFile = path.join(cwd, 'typical-intent.json');
+  writeFileSync(typicalFile, JSON.stringify(intent));
+  const fresh = () => {
+    const dir = mkdtempSync(path.join(cwd, 'fresh-'));
+    mkdirSync(path.join(dir, '.ward'));
+    return dir;
+  };
+  const typicalArgs = ['gate', 'eval', '--policy', policyFile, '--intent', typicalFile, '--json'];
   await h.suite(
     'gate · whole process: `ward gate eval --json`, `ward hook claude-code`, `ward --version`',
     [
       ['node -e 0', () => spawnSync(process.execPath, ['-e', '0'])],
       // require_approval: exit 4
       ['ward gate eval --json', run(['gate', 'eval', '--policy', policyFile, '--intent', intentFile, '--json'], undefined, [4])],
+      // allow: exit 0
+      ['ward gate eval --json (typical workload)', run(typicalArgs, undefined, [0])],
+      ['ward gate eval --json (typical, fresh .ward/)', run(typicalArgs, undefined, [0], fresh)],
       // a PreToolUse Read the policy allows: exit 0 with the JSON answer
       ['ward hook claude-code (PreToolUse)', run(['hook', 'claude-code', '--policy', hookPolicy], hookEvent, [0])],
       ['ward --version', run(['--version'], undefined, [0])],
     ],
     { baseline: 'node -e 0', rounds: 5, roundMs: 400, minIterations: 2, warmupMs: 300, alloc: false },
   );
+  rmSync(cwd, { recursive: true, force: true });
 }
