@@ -5,9 +5,8 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
-import { Agent, fetch as undiciFetch } from 'undici';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { isJsonDuplicateKeyError, parseJsonText, type JsonObject } from '../../canon/index.js';
 import { readBody } from '../../edge/body.js';
 import { BearerAuth, isLoopbackHost, LoopbackGuard, type OriginRefusal } from '../../edge/guard.js';
@@ -167,6 +166,7 @@ export class ProxyRuntime {
     if ('command' in up) {
       return new ChildServerPeer({ command: up.command, args: up.args, cwd: this.cfg.cwd, env: this.cfg.env, maxMessageBytes: this.cfg.maxMessageBytes });
     }
+    const { StreamableHTTPClientTransport, upstreamFetch } = loadedHttpModules();
     const max = this.cfg.maxMessageBytes;
     let peer: SdkPeer | undefined;
     // The same --max-message-bytes a stdio server's lines have; an answer over it is reported with its id.
@@ -237,9 +237,37 @@ function upstreamIdentity(up: Upstream): string[] | string {
   return 'command' in up ? [up.command, ...up.args] : up.url;
 }
 
-/** Upstream HTTP with Nagle off on every connection Ward opens. */
-const agent = new Agent({ connect: { noDelay: true }, keepAliveTimeout: 30_000 });
-const upstreamFetch = (input: string | URL, init?: Record<string, unknown>) => undiciFetch(input, { ...init, dispatcher: agent } as never);
+interface HttpModules {
+  StreamableHTTPClientTransport: typeof StreamableHTTPClientTransport;
+  NodeStreamableHTTPServerTransport: typeof NodeStreamableHTTPServerTransport;
+  /** Upstream HTTP with Nagle off on every connection Ward opens. */
+  upstreamFetch: (input: string | URL, init?: Record<string, unknown>) => Promise<Response>;
+}
+let httpModules: HttpModules | undefined;
+
+/**
+ * The MCP SDK's HTTP transports and undici, loaded by `runListen` and by a `runStdio` whose server
+ * is reached over HTTP: a stdio proxy in front of a server it starts never loads them (about 100
+ * modules with zod), so it answers `initialize` sooner (docs/mcp-proxy.md, start-up order).
+ */
+async function loadHttpModules(): Promise<HttpModules> {
+  if (!httpModules) {
+    const [client, node, undici] = await Promise.all([import('@modelcontextprotocol/client'), import('@modelcontextprotocol/node'), import('undici')]);
+    const agent = new undici.Agent({ connect: { noDelay: true }, keepAliveTimeout: 30_000 });
+    httpModules = {
+      StreamableHTTPClientTransport: client.StreamableHTTPClientTransport,
+      NodeStreamableHTTPServerTransport: node.NodeStreamableHTTPServerTransport,
+      upstreamFetch: (input, init) => undici.fetch(input, { ...init, dispatcher: agent } as never) as unknown as Promise<Response>,
+    };
+  }
+  return httpModules;
+}
+
+/** What loadHttpModules loaded (runListen and runStdio load it before any session needs it). */
+function loadedHttpModules(): HttpModules {
+  if (!httpModules) throw new Error('the HTTP transports are not loaded (loadHttpModules)');
+  return httpModules;
+}
 
 /** stdio toward the client: one session for the life of the process. Resolves with the exit code (0, 1, or 7 when the server command does not exist). */
 export async function runStdio(rt: ProxyRuntime, input: Readable, output: Writable, signal?: AbortSignal, spawned?: ChildServerPeer): Promise<ExitCode> {
@@ -247,6 +275,7 @@ export async function runStdio(rt: ProxyRuntime, input: Readable, output: Writab
   // `spawned`: the server `ward mcp proxy` spawned before loading the rest (docs/mcp-proxy.md,
   // start-up order). The client is read only from session.start() on, so nothing it sent is
   // forwarded or answered before the runtime (policy, key, journal) exists.
+  if (!spawned && !('command' in rt.cfg.upstream)) await loadHttpModules();
   const server = spawned ?? rt.upstreamPeer();
   const client = new StreamPeer(input, output, rt.cfg.maxMessageBytes);
   const sessionId = `mcp_${randomBytes(12).toString('hex')}`;
@@ -307,6 +336,7 @@ function isJsonContentType(value: string | undefined): boolean {
  * after `idleTimeoutMs`, and `stop()` ends every session, initialized or not.
  */
 export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListening?: (url: string) => void): Promise<{ server: Server; stop: () => Promise<void> }> {
+  await loadHttpModules();
   const log = rt.cfg.log;
   const maxSessions = listen.maxSessions ?? DEFAULT_MAX_SESSIONS;
   const idleTimeoutMs = listen.idleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS;
@@ -574,6 +604,7 @@ async function startSession(
 ): Promise<void> {
   const log = rt.cfg.log;
   const sessionId = randomUUID();
+  const { NodeStreamableHTTPServerTransport } = loadedHttpModules();
   const transport = new NodeStreamableHTTPServerTransport({
     sessionIdGenerator: () => sessionId,
     onsessioninitialized: (id) => {
