@@ -41,7 +41,8 @@ function importsOf(file: string): ImportEdge[] {
 const files = sourceFiles();
 const edges = files.flatMap(importsOf);
 const folderOf = (file: string) => (file.includes('/') ? file.slice(0, file.indexOf('/')) : file.replace(/\.ts$/, ''));
-const subfolderOf = (file: string) => file.split('/').slice(0, 2).join('/');
+// The folder a file is in, down to two levels (mcp/proxy, daemon/console, decision-service).
+const subfolderOf = (file: string) => file.split('/').slice(0, -1).slice(0, 2).join('/');
 
 describe('import graph', () => {
   it('reads a plausible graph (every relative import resolves to a file of src/)', () => {
@@ -58,13 +59,13 @@ describe('import graph', () => {
 
   it('core modules never import a host, the decision pipeline or the store', () => {
     const core = new Set(['canon', 'intent', 'policy', 'context', 'gate', 'keys', 'trace', 'tokens', 'contract', 'witness']);
-    const hosts = new Set(['cli', 'daemon', 'mcp', 'sdk', 'store', 'decision', 'edge', 'pg', 'cluster', 'telemetry', 'agent-hooks']);
+    const hosts = new Set(['cli', 'daemon', 'mcp', 'decision-service', 'sdk', 'store', 'decision', 'edge', 'pg', 'cluster', 'telemetry', 'agent-hooks']);
     const offending = edges.filter((e) => core.has(folderOf(e.from)) && hosts.has(folderOf(e.to)));
     expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
   });
 
   it('the store imports no host and no decision code', () => {
-    const hosts = new Set(['cli', 'daemon', 'mcp', 'sdk', 'decision', 'edge', 'cluster']);
+    const hosts = new Set(['cli', 'daemon', 'mcp', 'decision-service', 'sdk', 'decision', 'edge', 'cluster']);
     const offending = edges.filter((e) => folderOf(e.from) === 'store' && hosts.has(folderOf(e.to)));
     expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
   });
@@ -83,11 +84,29 @@ describe('import graph', () => {
     expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
   });
 
-  it('hosts reach hook protocols through src/agent-hooks: the daemon and the hook command import no hook code from src/mcp', () => {
+  it('hosts reach hook protocols through src/agent-hooks: the daemon and the hook command import no hook code from the decision service', () => {
     const users = edges.filter((e) => ['daemon', 'cli'].includes(folderOf(e.from)) && /agent-hooks\//.test(e.to));
     expect(users.map((e) => e.from)).toEqual(expect.arrayContaining(['daemon/decision-service.ts', 'cli/commands/hook.ts']));
-    const viaMcp = edges.filter((e) => ['daemon/decision-service.ts', 'cli/commands/hook.ts'].includes(e.from) && /^mcp\/service\/(hook|adapters|tool-call)/.test(e.to));
-    expect(viaMcp.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+    const viaService = edges.filter((e) => ['daemon/decision-service.ts', 'cli/commands/hook.ts'].includes(e.from) && /^decision-service\/(hook|adapters|tool-call)/.test(e.to));
+    expect(viaService.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+  });
+
+  it('the daemon never imports src/mcp: it mounts the decision service from src/decision-service', () => {
+    const offending = edges.filter((e) => folderOf(e.from) === 'daemon' && folderOf(e.to) === 'mcp');
+    expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+    // The rule is about a real edge: the daemon does mount the decision service.
+    expect(edges.some((e) => e.from === 'daemon/decision-service.ts' && e.to === 'decision-service/http.ts')).toBe(true);
+  });
+
+  it('the decision service (src/decision-service) is a host over the engine: it imports no other host, and only the CLI and the daemon import it', () => {
+    const allowed = new Set([
+      'decision-service', 'canon', 'intent', 'policy', 'context', 'gate', 'keys', 'trace', 'tokens',
+      'decision', 'state', 'store', 'pack', 'runpack', 'agent-hooks', 'edge', 'contract', 'errors', 'version',
+    ]);
+    const offending = edges.filter((e) => folderOf(e.from) === 'decision-service' && !allowed.has(folderOf(e.to)));
+    expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
+    const importers = new Set(edges.filter((e) => folderOf(e.to) === 'decision-service' && folderOf(e.from) !== 'decision-service').map((e) => folderOf(e.from)));
+    expect([...importers].sort()).toEqual(['cli', 'daemon']);
   });
 
   it('the telemetry edge (src/telemetry) depends on nothing of Ward but errors', () => {
@@ -112,7 +131,7 @@ describe('import graph', () => {
   });
 
   it('the cluster state (src/cluster) imports no host: daemon, CLI, MCP and SDK use it, not the reverse', () => {
-    const hosts = new Set(['cli', 'daemon', 'mcp', 'sdk', 'edge']);
+    const hosts = new Set(['cli', 'daemon', 'mcp', 'decision-service', 'sdk', 'edge']);
     const offending = edges.filter((e) => folderOf(e.from) === 'cluster' && hosts.has(folderOf(e.to)));
     expect(offending.map((e) => `${e.from} -> ${e.to}`)).toEqual([]);
   });

@@ -111,7 +111,7 @@ export async function readKillSwitch(db: ControlReader): Promise<KillSwitchSnaps
 // ---------------------------------------------------------------------------------------------
 // Emergency stops
 
-/** The job ids the decision service accepts (src/mcp/service/job-state.ts uses the same rule). */
+/** The job ids the decision service accepts (src/decision-service/job-state.ts uses the same rule). */
 const JOB_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
 export type JobControlStatus = 'emergency_stopped' | 'running';

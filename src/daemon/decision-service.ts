@@ -1,9 +1,9 @@
 import { join, resolve } from 'node:path';
-import { DecisionTraceWriter, type DecisionServiceConfig } from '../mcp/service/evaluate.js';
-import { checkEmergencyStop } from '../mcp/service/job-state.js';
-import { createEvaluateHandler, EVALUATE_ROUTES } from '../mcp/service/http.js';
+import { DecisionTraceWriter, type DecisionServiceConfig } from '../decision-service/evaluate.js';
+import { checkEmergencyStop } from '../decision-service/job-state.js';
+import { createEvaluateHandler, EVALUATE_ROUTES } from '../decision-service/http.js';
 import { HOOK_HOSTS, type HookHost, type HookReply, type HostHookInput } from '../agent-hooks/index.js';
-import { evaluateDecisionAsync, type DecisionResult } from '../mcp/service/evaluate.js';
+import { evaluateDecisionAsync, type DecisionResult } from '../decision-service/evaluate.js';
 import { httpTraceCarrier, serviceDecisionRecord } from '../telemetry/gate-record.js';
 import type { IncomingMessage } from 'node:http';
 import { readBody } from '../edge/body.js';

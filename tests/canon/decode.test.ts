@@ -4,7 +4,7 @@ import * as intentFields from '../../src/intent/fields.js';
 import * as strictFields from '../../src/context/fields.js';
 import { tokenFields } from '../../src/tokens/decode.js';
 import { FieldReader } from '../../src/agent-hooks/tool-call.js';
-import { decodeToolCall } from '../../src/mcp/service/adapters.js';
+import { decodeToolCall } from '../../src/decision-service/adapters.js';
 import { normalizeIntent } from '../../src/intent/index.js';
 import { parseContextEnvelope } from '../../src/context/envelope.js';
 import { normalizeApprovalToken } from '../../src/tokens/index.js';

@@ -12,7 +12,7 @@ import { generateSigningKey } from '../../src/keys/index.js';
 import { tempDir, WARD } from '../cli/run.js';
 import { workdir } from '../daemon/helpers.js';
 import { writePolicy, TINY } from '../mcp/proxy/helpers.js';
-import { inProcess, POLICY as SERVICE_POLICY } from '../mcp/service/helpers.js';
+import { inProcess, POLICY as SERVICE_POLICY } from '../decision-service/helpers.js';
 
 const TOKEN = 'a-very-secret-token-0123456789';
 const daemons: Daemon[] = [];

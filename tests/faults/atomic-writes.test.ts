@@ -22,8 +22,8 @@ const ALLOWED: { file: string; text: string; why: string }[] = [
   { file: 'decision/trace-sink.ts', text: "const fd = openSync(temp, 'wx', 0o600)", why: 'a temporary file, linked into place and removed in finally' },
   { file: 'zip/write.ts', text: "fd = openSync(temp, 'wx', 0o600)", why: 'a temporary archive, renamed into place and removed on failure' },
   { file: 'daemon/console/inbox.ts', text: "writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' })", why: 'a temporary file, renamed into place' },
-  { file: 'mcp/service/jsonl.ts', text: "const fd = openSync(path, 'a', 0o600)", why: 'an append-only JSONL log under a lock: one write of a whole line, fsynced; readers skip a torn last line' },
-  { file: 'mcp/service/session.ts', text: "const fd = openSync(path, 'a', 0o600)", why: 'an append-only session JSONL log, as above' },
+  { file: 'decision-service/jsonl.ts', text: "const fd = openSync(path, 'a', 0o600)", why: 'an append-only JSONL log under a lock: one write of a whole line, fsynced; readers skip a torn last line' },
+  { file: 'decision-service/session.ts', text: "const fd = openSync(path, 'a', 0o600)", why: 'an append-only session JSONL log, as above' },
   { file: 'mcp/proxy/log.ts', text: "createWriteStream(logFile, { flags: 'a', mode: 0o600 })", why: 'the proxy log file (--log-file): append-only diagnostics, not evidence' },
   { file: 'telemetry/decision-log.ts', text: "createWriteStream(target, { flags: 'a', mode: 0o600 })", why: 'the decision log (--decision-log): append-only lines for a SIEM; the signed trace, not this log, is the evidence' },
 ];

@@ -8,9 +8,9 @@ import type { JsonObject, JsonValue } from '../../src/canon/index.js';
 import { withDiscoveredTargets, argTargets, DISCOVERY_LIMITS } from '../../src/intent/discover.js';
 import { normalizeIntent } from '../../src/intent/normalize.js';
 import { DEFAULT_TARGET_MAPPING, intentForCall } from '../../src/mcp/proxy/intent.js';
-import { decodeToolCall } from '../../src/mcp/service/adapters.js';
+import { decodeToolCall } from '../../src/decision-service/adapters.js';
 import { alignMcpToolTargets } from '../../src/agent-hooks/hook-call.js';
-import { toIntentRequest } from '../../src/mcp/service/intent.js';
+import { toIntentRequest } from '../../src/decision-service/intent.js';
 import { seeded } from '../support/seeded.js';
 
 // The reference adapter's `task`/`prompt`/`description` → other/delegate targets are left out: they

@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { EXIT } from '../../contract/exit-codes.js';
-import { loadServiceConfig, sharedServiceFlags } from '../../mcp/service/config.js';
-import { evaluateDecision } from '../../mcp/service/evaluate.js';
+import { loadServiceConfig, sharedServiceFlags } from '../../decision-service/config.js';
+import { evaluateDecision } from '../../decision-service/evaluate.js';
 import { parseHookInput, type HookInput } from '../../agent-hooks/claude-code.js';
 import { HOOK_HOSTS, hookHost, type HookHost, type HookReply } from '../../agent-hooks/index.js';
 import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';

@@ -1,8 +1,8 @@
 import { EXIT } from '../../contract/exit-codes.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
 import type { KeyFlags } from '../../keys/index.js';
-import { loadServiceConfig, sharedServiceFlags } from '../../mcp/service/config.js';
-import { evaluateDecision, type DecisionResult } from '../../mcp/service/evaluate.js';
+import { loadServiceConfig, sharedServiceFlags } from '../../decision-service/config.js';
+import { evaluateDecision, type DecisionResult } from '../../decision-service/evaluate.js';
 import { stateDir, type CliContext } from '../context.js';
 import { parseJsonInput, readInputText } from '../input.js';
 import { correlationId, goJsonLine } from '../output.js';

@@ -131,7 +131,7 @@ export function registerProxy(mcp: Command, ctx: CliContext): void {
     .option('--max-message-bytes <n>', 'largest JSON-RPC message accepted on stdio', String(64 * 1024 * 1024))
     .option('--log-file <file>', 'also write diagnostics here as JSON lines (stdout carries protocol only)')
     .option('--verbose', 'more diagnostics on stderr')
-    // The reference one-shot mode (implemented in src/mcp/service).
+    // The reference one-shot mode (implemented in src/decision-service).
     .option('--call <file|->', 'one-shot: decide one tool-call payload and print the decision (reference mode)')
     .option('--adapter <name>', 'one-shot payload format: mcp, openai, anthropic, claude_code, langchain, contextos')
     .addOption(new Option('--profile <profile>', 'evaluation profile').choices(['standard', 'oss-prod']))

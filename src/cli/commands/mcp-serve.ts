@@ -4,10 +4,10 @@ import type { KeyFlags } from '../../keys/index.js';
 import { EXIT } from '../../contract/exit-codes.js';
 import { BearerAuth, isLoopbackHost, LoopbackGuard } from '../../edge/guard.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
-import { loadServiceConfig, sharedServiceFlags } from '../../mcp/service/config.js';
-import { DecisionTraceWriter } from '../../mcp/service/evaluate.js';
-import { createMcpServeListener, DEFAULT_MAX_REQUEST_BYTES, type HttpVerdictStatus } from '../../mcp/service/http.js';
-import { parseMaxAge, type RetentionRule } from '../../mcp/service/session.js';
+import { loadServiceConfig, sharedServiceFlags } from '../../decision-service/config.js';
+import { DecisionTraceWriter } from '../../decision-service/evaluate.js';
+import { createMcpServeListener, DEFAULT_MAX_REQUEST_BYTES, type HttpVerdictStatus } from '../../decision-service/http.js';
+import { parseMaxAge, type RetentionRule } from '../../decision-service/session.js';
 import { stateDir, type CliContext } from '../context.js';
 import { goJsonLine } from '../output.js';
 

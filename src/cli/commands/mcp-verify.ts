@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { isJsonObject, type JsonObject } from '../../canon/index.js';
 import { ERROR_CODES, WardError } from '../../errors.js';
-import { verifyMcpServer } from '../../mcp/service/verify.js';
+import { verifyMcpServer } from '../../decision-service/verify.js';
 import { loadPolicyFile } from '../../policy/load.js';
 import type { CliContext } from '../context.js';
 import { parseJsonInput, readInputText } from '../input.js';

@@ -1,13 +1,13 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readRunpack } from '../../../src/runpack/index.js';
-import { packVerified, verifyPack } from '../../../src/pack/index.js';
-import { loadOrCreateDefaultKey } from '../../../src/keys/index.js';
-import { tempDir, v7PrivateKeyFile } from '../../cli/run.js';
+import { readRunpack } from '../../src/runpack/index.js';
+import { packVerified, verifyPack } from '../../src/pack/index.js';
+import { loadOrCreateDefaultKey } from '../../src/keys/index.js';
+import { tempDir, v7PrivateKeyFile } from '../cli/run.js';
 import { callJson, compat, inProcess, POLICY } from './helpers.js';
-import { runMcpCall } from '../../../src/cli/commands/mcp-call.js';
-import { normalizeRunId, traceTimestamp } from '../../../src/mcp/service/evaluate.js';
+import { runMcpCall } from '../../src/cli/commands/mcp-call.js';
+import { normalizeRunId, traceTimestamp } from '../../src/decision-service/evaluate.js';
 
 function writeCall(dir: string, call: unknown, name = 'call.json'): string {
   const path = join(dir, name);

@@ -1,5 +1,5 @@
-import { sha256Hex, uniqueSorted, type JsonObject } from '../../canon/index.js';
-import { FieldReader, emptyCall, emptyTarget, type ToolCall } from '../../agent-hooks/tool-call.js';
+import { sha256Hex, uniqueSorted, type JsonObject } from '../canon/index.js';
+import { FieldReader, emptyCall, emptyTarget, type ToolCall } from '../agent-hooks/tool-call.js';
 
 /**
  * The `contextos` adapter: a ContextOS `ToolCallEnvelope` (`contextos.tool_call.v1`, field

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
-import { isJsonObject, type JsonObject, type JsonValue } from '../../canon/index.js';
-import { parseJsonBody, readBody } from '../../edge/body.js';
-import { BearerAuth, type LoopbackGuard } from '../../edge/guard.js';
-import { HttpError } from '../../edge/http-error.js';
-import { ERROR_CODES, isWardError } from '../../errors.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../canon/index.js';
+import { parseJsonBody, readBody } from '../edge/body.js';
+import { BearerAuth, type LoopbackGuard } from '../edge/guard.js';
+import { HttpError } from '../edge/http-error.js';
+import { ERROR_CODES, isWardError } from '../errors.js';
 import {
   checkedLocalPath,
   DecisionTraceWriter,

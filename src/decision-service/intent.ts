@@ -1,6 +1,6 @@
-import { parseRFC3339, type JsonObject, type JsonValue } from '../../canon/index.js';
-import { ERROR_CODES, WardError } from '../../errors.js';
-import type { CallTarget, ToolCall } from '../../agent-hooks/tool-call.js';
+import { parseRFC3339, type JsonObject, type JsonValue } from '../canon/index.js';
+import { ERROR_CODES, WardError } from '../errors.js';
+import type { CallTarget, ToolCall } from '../agent-hooks/tool-call.js';
 
 export const INTENT_SCHEMA_ID = 'gait.gate.intent_request';
 export const INTENT_SCHEMA_VERSION = '1.0.0';

@@ -1,8 +1,8 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { formatRFC3339Nano, nowUTC, parseGoDuration } from '../../canon/index.js';
-import { ERROR_CODES, WardError } from '../../errors.js';
-import { withFileLock } from '../../state/file-lock.js';
+import { formatRFC3339Nano, nowUTC, parseGoDuration } from '../canon/index.js';
+import { ERROR_CODES, WardError } from '../errors.js';
+import { withFileLock } from '../state/file-lock.js';
 import type { DecisionResult } from './evaluate.js';
 
 /**

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ZERO_TIME, addSeconds, compareTime, decodeObject, decodeObjectArray, decodeString, formatRFC3339Nano, isJsonObject, isZeroTime, parseJsonText, parseRFC3339, plainFaultMessage, toUTC, uniqueSorted, type FaultReporter, type GoTime, type JsonObject, type JsonValue } from '../../canon/index.js';
-import type { McpTrustConfig, Verdict } from '../../policy/types.js';
-import { ERROR_CODES, WardError } from '../../errors.js';
-import { isGoEmpty } from '../../edge/json-output.js';
-import type { ServerInfo } from '../../agent-hooks/tool-call.js';
+import { ZERO_TIME, addSeconds, compareTime, decodeObject, decodeObjectArray, decodeString, formatRFC3339Nano, isJsonObject, isZeroTime, parseJsonText, parseRFC3339, plainFaultMessage, toUTC, uniqueSorted, type FaultReporter, type GoTime, type JsonObject, type JsonValue } from '../canon/index.js';
+import type { McpTrustConfig, Verdict } from '../policy/types.js';
+import { ERROR_CODES, WardError } from '../errors.js';
+import { isGoEmpty } from '../edge/json-output.js';
+import type { ServerInfo } from '../agent-hooks/tool-call.js';
 
 /**
  * MCP server trust (`mcp-decision-service.md` §6.7): a local trust snapshot

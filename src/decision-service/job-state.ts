@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { formatRFC3339Nano, isJsonObject, parseJsonText, type GoTime } from '../../canon/index.js';
-import type { EmergencyStop } from '../../decision/steps.js';
+import { formatRFC3339Nano, isJsonObject, parseJsonText, type GoTime } from '../canon/index.js';
+import type { EmergencyStop } from '../decision/steps.js';
 import { appendJsonLine } from './jsonl.js';
 
 /**

@@ -1,4 +1,4 @@
-import { formatRFC3339Nano, type GoTime, type JsonObject } from '../../canon/index.js';
+import { formatRFC3339Nano, type GoTime, type JsonObject } from '../canon/index.js';
 import { appendJsonLine } from './jsonl.js';
 
 /** What one decision exports (`mcp-decision-service.md` §6.3 step 11). */

@@ -1,10 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tempDir, ward } from '../../cli/run.js';
-import { DEFAULT_TARGET_MAPPING, intentForCall, intentToolName } from '../../../src/mcp/proxy/intent.js';
-import { claudeCodeToolName } from '../../../src/agent-hooks/claude-code.js';
-import { connect, node, TINY } from '../proxy/helpers.js';
+import { tempDir, ward } from '../cli/run.js';
+import { DEFAULT_TARGET_MAPPING, intentForCall, intentToolName } from '../../src/mcp/proxy/intent.js';
+import { claudeCodeToolName } from '../../src/agent-hooks/claude-code.js';
+import { connect, node, TINY } from '../mcp/proxy/helpers.js';
 
 /**
  * One policy, one verdict: the same MCP tool call decided through `ward hook claude-code` (Claude

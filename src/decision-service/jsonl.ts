@@ -1,6 +1,6 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { withFileLock } from '../../state/file-lock.js';
+import { withFileLock } from '../state/file-lock.js';
 
 /** The reference lock timings: 3 s to acquire, a lock file older than 15 s is stale. */
 const LOCK = { timeoutMs: 3000, staleMs: 15000 };

@@ -1,12 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseRFC3339 } from '../../../src/canon/gotime.js';
-import { applyMcpTrust, evaluateMcpTrust, parseTrustSnapshot } from '../../../src/mcp/service/trust.js';
-import { ERROR_CODES } from '../../../src/errors.js';
-import { loadPolicyFile } from '../../../src/policy/load.js';
-import type { McpTrustConfig } from '../../../src/policy/types.js';
-import { REPO, ward, tempDir } from '../../cli/run.js';
+import { parseRFC3339 } from '../../src/canon/gotime.js';
+import { applyMcpTrust, evaluateMcpTrust, parseTrustSnapshot } from '../../src/decision-service/trust.js';
+import { ERROR_CODES } from '../../src/errors.js';
+import { loadPolicyFile } from '../../src/policy/load.js';
+import type { McpTrustConfig } from '../../src/policy/types.js';
+import { REPO, ward, tempDir } from '../cli/run.js';
 import { mkdirSync } from 'node:fs';
 import { callJson, compat } from './helpers.js';
 

@@ -1,10 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HostResolver } from '../../../src/decision/host-resolution.js';
-import { loadServiceConfig } from '../../../src/mcp/service/config.js';
-import { evaluateDecision } from '../../../src/mcp/service/evaluate.js';
-import { REPO, tempDir, ward } from '../../cli/run.js';
+import { HostResolver } from '../../src/decision/host-resolution.js';
+import { loadServiceConfig } from '../../src/decision-service/config.js';
+import { evaluateDecision } from '../../src/decision-service/evaluate.js';
+import { REPO, tempDir, ward } from '../cli/run.js';
 
 /*
  * Issue 26, finding 4, through the hosts that a coding agent meets: the shipped low-risk baseline

@@ -1,9 +1,9 @@
-import { nowUTC, type JsonObject } from '../../canon/index.js';
-import { EXIT, type ExitCode } from '../../contract/exit-codes.js';
-import { ERROR_CODES, WardError } from '../../errors.js';
-import type { LoadedPolicy } from '../../policy/types.js';
+import { nowUTC, type JsonObject } from '../canon/index.js';
+import { EXIT, type ExitCode } from '../contract/exit-codes.js';
+import { ERROR_CODES, WardError } from '../errors.js';
+import type { LoadedPolicy } from '../policy/types.js';
 import { evaluateMcpTrust, mcpTrustDecisionJson, MCP_TRUST_POLICY_VIOLATION } from './trust.js';
-import type { ServerInfo } from '../../agent-hooks/tool-call.js';
+import type { ServerInfo } from '../agent-hooks/tool-call.js';
 
 const RISK_PRIORITY = ['critical', 'high', 'medium', 'low'];
 

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CliContext } from '../../../src/cli/context.js';
-import { EXIT, type ExitCode } from '../../../src/contract/exit-codes.js';
-import { describeFailure } from '../../../src/cli/output.js';
-import { runMcpCall, type McpCallFlags } from '../../../src/cli/commands/mcp-call.js';
-import { fixture, tempDir } from '../../cli/run.js';
+import type { CliContext } from '../../src/cli/context.js';
+import { EXIT, type ExitCode } from '../../src/contract/exit-codes.js';
+import { describeFailure } from '../../src/cli/output.js';
+import { runMcpCall, type McpCallFlags } from '../../src/cli/commands/mcp-call.js';
+import { fixture, tempDir } from '../cli/run.js';
 
 export const compat = (name: string) => fixture(join('mcp-compat', name));
 export const POLICY = compat('policy.yaml');

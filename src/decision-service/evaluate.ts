@@ -1,25 +1,25 @@
 import { readFileSync } from 'node:fs';
-import { resolveIntentHosts, type HostResolver } from '../../decision/host-resolution.js';
-import type { ResolvedHosts } from '../../intent/address.js';
+import { resolveIntentHosts, type HostResolver } from '../decision/host-resolution.js';
+import type { ResolvedHosts } from '../intent/address.js';
 import { isAbsolute, join, resolve } from 'node:path';
-import { formatRFC3339Nano, isJsonObject, nowUTC, parseRFC3339, toUTC, uniqueSorted, type GoTime, type JsonObject, type JsonValue } from '../../canon/index.js';
-import { parseContextEnvelope, type ContextEnvelope } from '../../context/index.js';
-import { EXIT, type ExitCode } from '../../contract/exit-codes.js';
-import { isGoEmpty } from '../../edge/json-output.js';
-import { ERROR_CODES, WardError } from '../../errors.js';
-import { killSwitchDecisionJson } from '../../gate/kill-switch.js';
-import type { NormalizedIntent } from '../../intent/types.js';
-import type { SigningKey } from '../../keys/index.js';
-import type { LoadedPolicy, Verdict } from '../../policy/types.js';
-import { inputsRequired, loadKillSwitch, type KillSwitchInput } from '../../decision/inputs.js';
-import type { PathResolution } from '../../decision/path-view.js';
-import { decide, type Decided } from '../../decision/pipeline.js';
-import { steps, type EmergencyStop, type McpTrustCheck } from '../../decision/steps.js';
-import { FileTraceSink } from '../../decision/trace-sink.js';
-import { writeFileAtomic, writeFileAtomicAsync, createUniqueFile } from '../../state/atomic-file.js';
-import { spoolBytes } from '../../store/index.js';
-import { checkedTracePath, traceFileText, type SignedTrace } from '../../trace/index.js';
-import { WARD_VERSION } from '../../version.js';
+import { formatRFC3339Nano, isJsonObject, nowUTC, parseRFC3339, toUTC, uniqueSorted, type GoTime, type JsonObject, type JsonValue } from '../canon/index.js';
+import { parseContextEnvelope, type ContextEnvelope } from '../context/index.js';
+import { EXIT, type ExitCode } from '../contract/exit-codes.js';
+import { isGoEmpty } from '../edge/json-output.js';
+import { ERROR_CODES, WardError } from '../errors.js';
+import { killSwitchDecisionJson } from '../gate/kill-switch.js';
+import type { NormalizedIntent } from '../intent/types.js';
+import type { SigningKey } from '../keys/index.js';
+import type { LoadedPolicy, Verdict } from '../policy/types.js';
+import { inputsRequired, loadKillSwitch, type KillSwitchInput } from '../decision/inputs.js';
+import type { PathResolution } from '../decision/path-view.js';
+import { decide, type Decided } from '../decision/pipeline.js';
+import { steps, type EmergencyStop, type McpTrustCheck } from '../decision/steps.js';
+import { FileTraceSink } from '../decision/trace-sink.js';
+import { writeFileAtomic, writeFileAtomicAsync, createUniqueFile } from '../state/atomic-file.js';
+import { spoolBytes } from '../store/index.js';
+import { checkedTracePath, traceFileText, type SignedTrace } from '../trace/index.js';
+import { WARD_VERSION } from '../version.js';
 import { decodeToolCall, normalizeAdapter, type AdapterName } from './adapters.js';
 import { isStateChanging } from './state-changing.js';
 import { contextOsResultEnvelope } from './contextos.js';
@@ -27,9 +27,9 @@ import { appendDecisionLog, appendOtelLog, type DecisionExport } from './exports
 import { FALLBACK_CONTEXT_WARNING, toIntentRequest, validateAuthEvidence, type Profile } from './intent.js';
 import { checkEmergencyStop, recordBlockedDispatch } from './job-state.js';
 import { appendJsonLine } from './jsonl.js';
-import type { ToolCall } from '../../agent-hooks/tool-call.js';
+import type { ToolCall } from '../agent-hooks/tool-call.js';
 import { applyMcpTrust, evaluateMcpTrust, mcpTrustDecisionJson } from './trust.js';
-import { InFlight } from '../../decision/in-flight.js';
+import { InFlight } from '../decision/in-flight.js';
 
 /**
  * The decision service: one payload in, one decision and its signed trace out

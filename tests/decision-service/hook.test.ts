@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fixture, tempDir, ward } from '../../cli/run.js';
+import { fixture, tempDir, ward } from '../cli/run.js';
 
 /**
  * `ward hook claude-code` through the real CLI (`node bin/ward.js`), fed Claude Code hook inputs in

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseContextEnvelope, type ContextEnvelope } from '../../context/index.js';
-import { ERROR_CODES, WardError, isWardError } from '../../errors.js';
-import { checkProfileKeyFlags, keyModeFlag, signingKeyFromKeyFlags } from '../../keys/index.js';
-import { loadPolicyFile } from '../../policy/load.js';
+import { parseContextEnvelope, type ContextEnvelope } from '../context/index.js';
+import { ERROR_CODES, WardError, isWardError } from '../errors.js';
+import { checkProfileKeyFlags, keyModeFlag, signingKeyFromKeyFlags } from '../keys/index.js';
+import { loadPolicyFile } from '../policy/load.js';
 import { normalizeAdapter } from './adapters.js';
 import { checkedLocalPath, type DecisionServiceConfig } from './evaluate.js';
 import type { Profile } from './intent.js';

@@ -3,9 +3,9 @@ import { readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { describeFailure } from '../../../src/cli/output.js';
-import { runMcpCall, type McpCallFlags } from '../../../src/cli/commands/mcp-call.js';
-import { REPO, tempDir } from '../../cli/run.js';
+import { describeFailure } from '../../src/cli/output.js';
+import { runMcpCall, type McpCallFlags } from '../../src/cli/commands/mcp-call.js';
+import { REPO, tempDir } from '../cli/run.js';
 import { inProcess } from './helpers.js';
 
 /**

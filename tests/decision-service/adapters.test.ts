@@ -1,11 +1,11 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { claudeCodeToolName } from '../../../src/agent-hooks/claude-code.js';
-import { decodeToolCall, normalizeAdapter } from '../../../src/mcp/service/adapters.js';
-import { toIntentRequest } from '../../../src/mcp/service/intent.js';
-import { verifyTraceText } from '../../../src/trace/verify.js';
-import { loadOrCreateDefaultKey } from '../../../src/keys/index.js';
+import { claudeCodeToolName } from '../../src/agent-hooks/claude-code.js';
+import { decodeToolCall, normalizeAdapter } from '../../src/decision-service/adapters.js';
+import { toIntentRequest } from '../../src/decision-service/intent.js';
+import { verifyTraceText } from '../../src/trace/verify.js';
+import { loadOrCreateDefaultKey } from '../../src/keys/index.js';
 import { join } from 'node:path';
 import { callJson, compat } from './helpers.js';
 

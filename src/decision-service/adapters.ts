@@ -1,6 +1,6 @@
-import { isJsonObject, type JsonObject, type JsonValue } from '../../canon/index.js';
-import { ERROR_CODES, WardError } from '../../errors.js';
-import { decodeClaudeCodeCall } from '../../agent-hooks/claude-code.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../canon/index.js';
+import { ERROR_CODES, WardError } from '../errors.js';
+import { decodeClaudeCodeCall } from '../agent-hooks/claude-code.js';
 import { decodeContextOsCall } from './contextos.js';
 import {
   FieldReader,
@@ -13,7 +13,7 @@ import {
   type ScriptStepCall,
   type ServerInfo,
   type ToolCall,
-} from '../../agent-hooks/tool-call.js';
+} from '../agent-hooks/tool-call.js';
 
 /** The payload adapters (`mcp-decision-service.md` §6.1), plus Ward's `contextos`. */
 export const ADAPTERS = ['mcp', 'openai', 'anthropic', 'claude_code', 'langchain', 'contextos'] as const;

@@ -3,9 +3,9 @@ import type { Server } from 'node:http';
 import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isLoopbackHost } from '../../../src/edge/guard.js';
-import { parseListen, startMcpServe, type McpServeFlags } from '../../../src/cli/commands/mcp-serve.js';
-import { tempDir } from '../../cli/run.js';
+import { isLoopbackHost } from '../../src/edge/guard.js';
+import { parseListen, startMcpServe, type McpServeFlags } from '../../src/cli/commands/mcp-serve.js';
+import { tempDir } from '../cli/run.js';
 import { compat, inProcess, POLICY } from './helpers.js';
 
 const servers: Server[] = [];

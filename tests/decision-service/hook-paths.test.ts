@@ -1,7 +1,7 @@
 import { linkSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO, tempDir, ward } from '../../cli/run.js';
+import { REPO, tempDir, ward } from '../cli/run.js';
 
 /**
  * `ward hook claude-code` (the built CLI) under the shipped low-risk baseline, for paths the kernel

@@ -1,7 +1,7 @@
-import { digestJcs, type JsonObject } from '../../canon/index.js';
-import type { ContextEnvelope } from '../../context/index.js';
-import type { SigningKey } from '../../keys/index.js';
-import { buildRunPack } from '../../pack/index.js';
+import { digestJcs, type JsonObject } from '../canon/index.js';
+import type { ContextEnvelope } from '../context/index.js';
+import type { SigningKey } from '../keys/index.js';
+import { buildRunPack } from '../pack/index.js';
 import {
   INTENT_SCHEMA,
   REFS_SCHEMA,
@@ -10,7 +10,7 @@ import {
   recordRunpack,
   type RecordedRunpack,
   type RunRecordInput,
-} from '../../runpack/index.js';
+} from '../runpack/index.js';
 
 /** What §6.3 step 9 records about one evaluated call. */
 export interface DecisionRunInput {
