@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { ERROR_CODES, isWardError, WardError } from '../errors.js';
 import type { PgPool } from '../pg/index.js';
-import type { Counter } from './metrics.js';
+import type { Counter } from '../telemetry/registry.js';
 
 /**
  * Whether this replica's PostgreSQL answers, for `/readyz` and `ward_store_up`. Every group commit

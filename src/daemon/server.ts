@@ -21,6 +21,7 @@ import { sweepTempFiles } from '../state/atomic-file.js';
 import { spoolDir } from '../store/spool.js';
 import { SigningKeyHolder } from './key-holder.js';
 import { JsonLog } from './log.js';
+import { trackTelemetryLoss } from '../telemetry/loss-gauge.js';
 import { DaemonMetrics } from './metrics.js';
 import { PolicyHolder, type ReloadTrigger } from './policy-holder.js';
 import { countRoundTrips, StoreHealth } from './pg-health.js';
@@ -400,12 +401,7 @@ function trackGauges(ctx: DaemonContext): void {
   metrics.ready.track(() => (state.ready && !state.draining && !sink.storageFault ? 1 : 0));
   const telemetry = ctx.options.telemetry;
   if (telemetry) {
-    metrics.telemetryLost.track(() => telemetry.stats().droppedSpans, { what: 'spans' });
-    metrics.telemetryLost.track(() => telemetry.stats().failedSpans, { what: 'spans_failed' });
-    metrics.telemetryLost.track(() => telemetry.stats().droppedLogLines, { what: 'log_lines' });
-    metrics.telemetryLost.track(() => telemetry.stats().droppedLogRecords, { what: 'log_records' });
-    metrics.telemetryLost.track(() => telemetry.stats().failedLogRecords, { what: 'log_records_failed' });
-    metrics.telemetryLost.track(() => telemetry.stats().failedMetricExports, { what: 'metric_exports_failed' });
+    trackTelemetryLoss(metrics.telemetryLost, () => telemetry.stats());
     // With --otel, the same series as /metrics also go out over OTLP (docs/observability.md).
     telemetry.exportMetrics(() => metrics.snapshot());
   }

@@ -25,6 +25,8 @@ import { decideGate, type GateRequest, type GateResultOutput, type GateRuntime, 
 import { FileTraceSink, writeJournaledNow } from '../decision/trace-sink.js';
 import { JournalTraceSink, recoverJournals } from '../mcp/proxy/journal-sink.js';
 import { WardBlockedError } from './errors.js';
+import { applicationSpans, preciseNow, type ApplicationSpans } from '../telemetry/telemetry.js';
+import { gateDecisionRecord } from '../telemetry/gate-record.js';
 import type { IntentRequest } from './intent.js';
 
 /**
@@ -77,6 +79,13 @@ export interface WardOptions {
    * the intent declares. Default true; `false` keeps the declared provenance, as before.
    */
   witness?: boolean;
+  /**
+   * Record each decision as a span (`ward.decide <tool>`, the attributes of docs/observability.md)
+   * on the application's OpenTelemetry tracer provider, as a child of the active span — the
+   * agent's tool call. Ward exports nothing itself: the application's SDK does. Off by default
+   * (then no OpenTelemetry module is loaded).
+   */
+  otel?: boolean;
 }
 
 export interface WardEvaluateOptions {
@@ -174,6 +183,9 @@ export class Ward {
   readonly #witness: SdkWitness | undefined;
   /** Keys the result firewall's finding digests (they never leave this Ward). */
   readonly #digestKey = randomBytes(32);
+  /** The `otel` option: decisions as spans on the application's tracer provider (loaded on first use). */
+  readonly #otel: boolean;
+  #spans: ApplicationSpans | undefined;
 
   constructor(options: WardOptions) {
     if (!options || options.policy === undefined) {
@@ -216,6 +228,7 @@ export class Ward {
       captureIntents: options.captureIntents === true,
     };
     this.#witness = options.witness === false ? undefined : new SdkWitness();
+    this.#otel = options.otel === true;
     // `fsync`: the journal is preallocated now (in the background), once nothing else can throw, rather than on the first call.
     if (this.durability === 'fsync') this.#journal = new JournalTraceSink(this.traceDir, this.#journalDir, 'fsync');
   }
@@ -225,6 +238,7 @@ export class Ward {
    * (parsed strictly: invalid JSON or a key repeated in one object rejects with `ERR_INTENT_PARSE`).
    */
   async evaluate(intent: IntentRequest | JsonObject | string, options: WardEvaluateOptions = {}): Promise<WardDecision> {
+    const startedAt = preciseNow();
     const given0 = typeof intent === 'string' ? parseIntentJson(intent) : (intent as JsonObject);
     // What Ward saw in earlier results counts over what the intent declares about its arguments.
     const witnessed: { intent: JsonValue; related?: string[] | undefined } = this.#witness && isJsonObject(given0) ? this.#witness.provenance(given0) : { intent: given0 };
@@ -292,6 +306,11 @@ export class Ward {
       r = pending.finish(await this.#sink.write(pending.trace, pending.capture));
     }
     const out = r.output;
+    if (this.#otel) {
+      // The span is recorded before the caller gets the decision, in the caller's active context.
+      this.#spans ??= await applicationSpans();
+      this.#spans.decision(gateDecisionRecord(out, witnessed.intent, 'evaluate', options.correlationId ?? String(r.trace['event_id'] ?? ''), false, 'sdk'), startedAt);
+    }
     if (this.#witness && out['verdict'] === 'allow' && isJsonObject(witnessed.intent)) this.#witness.allowed(String(out['trace_id']), witnessed.intent);
     return {
       verdict: out['verdict'] as Verdict,

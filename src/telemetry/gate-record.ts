@@ -6,13 +6,20 @@ import type { TraceCarrier } from './telemetry.js';
  * The decision record of a `gate eval --json` object (the daemon's gate endpoints). The tool name
  * comes from the request's intent (a name, never an argument); everything else from the output.
  */
-export function gateDecisionRecord(output: Readonly<Record<string, unknown>>, intent: unknown, operation: string, correlationId: string, withTargets = false): DecisionRecord {
+export function gateDecisionRecord(
+  output: Readonly<Record<string, unknown>>,
+  intent: unknown,
+  operation: string,
+  correlationId: string,
+  withTargets = false,
+  host: DecisionRecord['host'] = 'serve',
+): DecisionRecord {
   const str = (v: unknown) => (typeof v === 'string' ? v : '');
   const tool = typeof intent === 'object' && intent !== null && !Array.isArray(intent) ? str((intent as Record<string, unknown>)['tool_name']) : '';
   const reasonCodes = Array.isArray(output['reason_codes']) ? output['reason_codes'].filter((c): c is string => typeof c === 'string') : [];
   const verdict = str(output['verdict']);
   return {
-    host: 'serve',
+    host,
     operation,
     toolName: tool || 'unknown',
     verdict,

@@ -10,6 +10,37 @@ import { startLogsExport, type DecisionLogRecords } from './otlp-logs.js';
 import type { OtelModules } from './otel-modules.js';
 import { startMetricsExport, type MetricsExport, type MetricsSource } from './otlp-metrics.js';
 
+/** Decisions as spans on the application's own OpenTelemetry setup (the SDK's `otel` option). */
+export interface ApplicationSpans {
+  /** One span, child of the active span (the agent's tool call), from `startedAt` (epoch ms) to now. Never throws. */
+  decision(record: DecisionRecord, startedAt: number): void;
+}
+
+/**
+ * The SDK's spans: a library does not run its own exporter, it records on the tracer provider and
+ * context manager the application registered (`@opentelemetry/api`'s globals; with none, the API's
+ * no-op tracer, and nothing is recorded). Loaded on first use, only with the `otel` option.
+ */
+export async function applicationSpans(): Promise<ApplicationSpans> {
+  const api = await import('@opentelemetry/api');
+  const tracer = api.trace.getTracer('ward');
+  return {
+    decision(record, startedAt) {
+      try {
+        const span = tracer.startSpan(spanName(record), { kind: api.SpanKind.INTERNAL, startTime: startedAt, attributes: decisionAttributes(record) }, api.context.active());
+        span.end(preciseNow());
+      } catch {
+        // telemetry never decides anything
+      }
+    },
+  };
+}
+
+/** Now, in epoch milliseconds with sub-millisecond precision: a span's start and a decision's duration. */
+export function preciseNow(): number {
+  return performance.timeOrigin + performance.now();
+}
+
 /** The W3C trace context of a request (HTTP headers, MCP `params._meta`). */
 export interface TraceCarrier {
   traceparent?: string | undefined;
@@ -74,20 +105,20 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
   const metricsSource: MetricsSource = {};
   const otel = config.otlp ? await startOtel(config, host, { spans, logRecords }, metricsSource) : undefined;
   const log = config.decisionLog !== undefined ? DecisionLog.open(config.decisionLog, config.maxQueue * 1024) : undefined;
+  const deferred = new Map<NodeJS.Immediate, () => void>();
   return {
     includeTargets: config.includeTargets,
     decision(record, parent, startedAt) {
       try {
         let ids: SpanIds | undefined;
         let carrier: TraceCarrier | undefined;
-        // Values stay out unless the operator opted in, whatever a host passed.
-        const attributes = decisionAttributes(config.includeTargets || !record.targets ? record : { ...record, targets: undefined });
+        const decidedAt = preciseNow();
         // The caller's context, then Ward's span in it: the log record joins whichever exists.
         let ctx = otel && parent?.traceparent ? otel.extract(parent) : otel?.root;
+        let span: Span | undefined;
         if (otel?.tracer) {
           const kind = record.host === 'mcp-proxy' ? otel.kinds.CLIENT : otel.kinds.SERVER;
-          const span = otel.tracer.startSpan(spanName(record), { kind, attributes, ...(startedAt !== undefined ? { startTime: startedAt } : {}) }, ctx);
-          span.end();
+          span = otel.tracer.startSpan(spanName(record), { kind, ...(startedAt !== undefined ? { startTime: startedAt } : {}) }, ctx);
           const sc = span.spanContext();
           // Sampled out spans are not exported; their ids mean nothing to a collector.
           if (sc.traceFlags & 1) ids = { traceId: sc.traceId, spanId: sc.spanId };
@@ -95,9 +126,27 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
           if (record.host === 'mcp-proxy') carrier = otel.inject(span);
           ctx = otel.setSpan(otel.root, span);
         }
-        const now = new Date();
-        if (otel?.logs && ctx) otel.logs.emit(record, attributes, ctx, now);
-        log?.write(decisionLogLine(attributes, now, ids));
+        // The rest waits until the host has answered or forwarded (the next turn of the event
+        // loop): attributes, the span's end (at the decision's time), the log record and line.
+        const rest = () => {
+          try {
+            // Values stay out unless the operator opted in, whatever a host passed.
+            const attributes = decisionAttributes(config.includeTargets || !record.targets ? record : { ...record, targets: undefined });
+            if (span) {
+              span.setAttributes(attributes);
+              span.end(decidedAt);
+            }
+            const at = new Date(decidedAt);
+            if (otel?.logs && ctx) otel.logs.emit(record, attributes, ctx, at);
+            log?.write(decisionLogLine(attributes, at, ids));
+          } catch {
+            // telemetry never decides anything
+          } finally {
+            deferred.delete(immediate);
+          }
+        };
+        const immediate = setImmediate(rest);
+        deferred.set(immediate, rest);
         return carrier;
       } catch {
         return undefined; // telemetry never decides anything
@@ -126,6 +175,11 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
       failedMetricExports: otel?.metrics?.failed() ?? 0,
     }),
     async shutdown() {
+      // What decisions left for the next turn is done before the exporters flush.
+      for (const [immediate, rest] of [...deferred]) {
+        clearImmediate(immediate);
+        rest();
+      }
       await Promise.all([otel?.shutdown(), log?.close()]);
     },
   };

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DaemonMetrics } from '../../src/daemon/metrics.js';
+import { ProxyMetrics } from '../../src/mcp/proxy/metrics.js';
 import { REPO } from '../cli/run.js';
 
 // docs/grafana/ward-dashboard.json: every query names metrics Ward really exports (/metrics and
@@ -16,7 +17,9 @@ interface Panel {
 const dashboard = JSON.parse(readFileSync(join(REPO, 'docs', 'grafana', 'ward-dashboard.json'), 'utf8')) as { uid: string; title: string; panels: Panel[]; templating: { list: { name: string }[] } };
 const metrics = new DaemonMetrics();
 metrics.clusterMetrics();
-const registry = new Map(metrics.snapshot().map((m) => [m.name, m.kind]));
+// The daemon's registry and the MCP proxy's (OTLP only; the names they share mean the same).
+const proxy = new ProxyMetrics(() => ({ droppedSpans: 0, failedSpans: 0, droppedLogLines: 0, droppedLogRecords: 0, failedLogRecords: 0, failedMetricExports: 0 }));
+const registry = new Map([...metrics.snapshot(), ...proxy.snapshot()].map((m) => [m.name, m.kind]));
 
 /** The Ward series a PromQL expression reads, as the registry names them (a histogram's `_bucket`/`_sum`/`_count` → the histogram). */
 function seriesOf(expr: string): { name: string; suffix: string }[] {
@@ -53,9 +56,9 @@ describe('the Grafana dashboard', () => {
     }
   });
 
-  it('covers what issue 30 asks to see: decisions by verdict and reason, latency, trace commits, queue depth, refusals, telemetry lost', () => {
+  it('covers what issue 30 asks to see: decisions by verdict and reason, latency, trace commits, queue depth, refusals, firewall and witness hits', () => {
     const used = new Set(panels.flatMap((p) => p.targets!.flatMap((t) => seriesOf(t.expr).map((s) => s.name))));
-    for (const name of ['ward_decisions_total', 'ward_decision_reasons_total', 'ward_eval_duration_seconds', 'ward_trace_write_duration_seconds', 'ward_trace_queue_depth', 'ward_http_rejected_total', 'ward_telemetry_lost']) {
+    for (const name of ['ward_decisions_total', 'ward_decision_reasons_total', 'ward_eval_duration_seconds', 'ward_trace_write_duration_seconds', 'ward_trace_queue_depth', 'ward_http_rejected_total', 'ward_telemetry_lost', 'ward_result_firewall_total', 'ward_witness_hits_total']) {
       expect(used.has(name), name).toBe(true);
     }
   });

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO, tempDir, ward } from '../cli/run.js';
-import { RawProxy, writePolicy } from '../mcp/proxy/helpers.js';
+import { POLICY, RawProxy, writePolicy } from '../mcp/proxy/helpers.js';
 import { startOtlpReceiver, type OtlpReceiver } from './otlp-receiver.js';
 
 // `ward mcp proxy --otel` against a real OTLP/HTTP receiver, with a stub MCP server that records
@@ -22,7 +22,8 @@ let decisionLog: string;
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
   cwd = tempDir('ward-otel-proxy-');
-  writePolicy(cwd);
+  // The result firewall on: a social security number in a result is redacted.
+  writePolicy(cwd, `${POLICY}results:\n  pii: { action: redact, patterns: [{ name: ssn, regex: '\\b\\d{3}-\\d{2}-\\d{4}\\b' }] }\n`);
   serverLog = join(cwd, 'server.log');
   decisionLog = join(cwd, 'decisions.jsonl');
   proxy = new RawProxy(['--policy', 'policy.yaml', '--otel', '--decision-log', 'decisions.jsonl', '--workspace', '.'], [process.execPath, RECORDER], cwd, {
@@ -30,6 +31,7 @@ beforeAll(async () => {
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
     OTEL_BSP_SCHEDULE_DELAY: '50',
     OTEL_BLRP_SCHEDULE_DELAY: '50',
+    OTEL_METRIC_EXPORT_INTERVAL: '200',
   });
   await proxy.initialize();
 }, 30_000);
@@ -150,6 +152,40 @@ describe('ward mcp proxy --otel', () => {
     for (let i = 0; i < 50 && !existsSync(path); i++) await new Promise((r) => setTimeout(r, 100));
     expect((JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>)['trace_id']).toBe(read.attributes['ward.trace_id']);
     expect(Buffer.concat(receiver.bodies).includes(SECRET)).toBe(false);
+  });
+
+  it('exports the proxy\'s metrics over OTLP: decisions by verdict and reason, result firewall screenings, witness hits', async () => {
+    // A value the server showed the model, then sent back as an argument: the witness sees it.
+    const token = 'tok_7Kq9Zx2Lm4Np8Rs6Vw';
+    proxy.call(30, 'echo', { text: token });
+    await proxy.response(30);
+    proxy.call(31, 'echo', { text: token });
+    await proxy.response(31);
+    const latest = (name: string, labels: Record<string, string>) =>
+      receiver.points.filter((p) => p.name === name && Object.entries(labels).every(([k, v]) => p.attributes[k] === v)).at(-1)?.value ?? 0;
+    await receiver.waitFor(() => latest('ward_witness_hits_total', { verdict: 'allow' }) >= 1 && latest('ward_decisions_total', { verdict: 'block' }) >= 1, 'the proxy metrics');
+    const span = await spanOf('31');
+    expect(span.attributes['ward.witness.arguments']).toBe(1);
+    expect(span.attributes['ward.witness.source_trace_ids']).toEqual([(await spanOf('30')).attributes['ward.trace_id']]);
+    expect((await spanOf('30')).attributes['ward.witness.arguments']).toBe(0);
+    expect(latest('ward_witness_hits_total', { verdict: 'allow' })).toBe(1);
+    expect(latest('ward_decision_reasons_total', { verdict: 'block', reason: 'matched_rule_block_writes' })).toBe(1);
+    // Every forwarded result is screened; one with a number the pii detector knows is redacted, under a span of its own.
+    proxy.call(32, 'echo', { text: 'ssn 123-45-6789' });
+    const redacted = await proxy.response(32);
+    expect(JSON.stringify(redacted)).toContain('[REDACTED:pii');
+    await receiver.waitFor(() => latest('ward_result_firewall_total', { action: 'redact' }) === 1, 'the redaction counted');
+    expect(latest('ward_result_firewall_total', { action: 'pass' })).toBeGreaterThanOrEqual(3);
+    expect(latest('ward_result_firewall_detections_total', { detector: 'pii' })).toBe(1);
+    await receiver.waitFor(() => receiver.spans.some((s) => s.attributes['ward.operation'] === 'result_firewall'), 'the result firewall span');
+    const firewall = receiver.spans.find((s) => s.attributes['ward.operation'] === 'result_firewall')!;
+    const call = await spanOf('32');
+    expect(firewall.name).toBe('ward.result_firewall echo');
+    expect([firewall.traceId, firewall.parentSpanId]).toEqual([call.traceId, call.spanId]);
+    expect(firewall.attributes).toMatchObject({ 'ward.firewall.action': 'redact', 'ward.firewall.detectors': ['pii:ssn'], 'ward.verdict': 'allow' });
+    expect(Buffer.concat(receiver.bodies).includes('123-45-6789')).toBe(false);
+    expect(receiver.points.find((p) => p.name === 'ward_eval_duration_seconds')?.kind).toBe('histogram');
+    expect(receiver.points.find((p) => p.name === 'ward_decisions_total')?.resource['ward.host']).toBe('mcp-proxy');
   });
 
   it('refuses --decision-log - on the stdio transport (stdout is the MCP channel)', () => {

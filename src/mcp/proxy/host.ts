@@ -38,6 +38,7 @@ import { DEFAULT_REQUEST_LIMITS, limitExceeded, type RequestLimits } from './lim
 import { watchFile } from './watch.js';
 import { SessionWitness } from './witness.js';
 import type { DecisionTelemetry } from '../../telemetry/telemetry.js';
+import { ProxyMetrics } from './metrics.js';
 
 export type Upstream = { command: string; args: string[] } | { url: string; headers: Record<string, string> };
 
@@ -118,6 +119,8 @@ export class ProxyRuntime {
   /** `--pin-tools`: pins persist per server in `<state>/mcp-pins`. */
   readonly pinStore: PinStore;
   private readonly thread: DecisionThread | undefined;
+  /** With `--otel`: the proxy's counters, exported over OTLP (every session counts into them). */
+  readonly metrics: ProxyMetrics | undefined;
 
   constructor(readonly cfg: ProxyConfig) {
     // The intent's workspace is absolute (the core resolves relative path targets against it), or unknown.
@@ -129,6 +132,12 @@ export class ProxyRuntime {
     const decisions = { runtime: cfg.runtime, mapping: cfg.mapping, envelope: cfg.envelope, approvalDir: cfg.approvalDir, approvalKeys: cfg.approvalKeys };
     this.thread = cfg.offLoop ? new DecisionThread(decisions) : undefined;
     this.gate = new Gatekeeper({ ...decisions, sink: cfg.sink, killSwitch: () => this.killSwitch, thread: this.thread });
+    const telemetry = cfg.telemetry;
+    if (telemetry) {
+      const metrics = new ProxyMetrics(() => telemetry.stats());
+      telemetry.exportMetrics(() => metrics.snapshot());
+      this.metrics = metrics;
+    }
     this.stops.push(watchFile(cfg.policyPath, () => this.reloadPolicy()));
     if (cfg.killSwitchPath) this.stops.push(watchFile(cfg.killSwitchPath, () => (this.killSwitch = this.readKillSwitch())));
   }
@@ -206,6 +215,7 @@ export class ProxyRuntime {
       unknownMethods: this.cfg.unknownMethods,
       limits: this.cfg.limits,
       telemetry: this.cfg.telemetry,
+      metrics: this.metrics,
     });
     return { session, capture, witness };
   }

@@ -28,7 +28,8 @@ import { checkRequest, DEFAULT_REQUEST_LIMITS, type RequestLimits } from './limi
 import { DecisionThreadError } from './decision-thread.js';
 import { isReservedToolName, knownNotification, requestRoute, ROOTS_ANSWER, SERVER_NOTIFICATION, UNKNOWN_METHOD, type MethodIntent, type Sender, type UnknownMethods } from './methods.js';
 import { toolSuspicion, type SessionWitness } from './witness.js';
-import type { DecisionTelemetry, TraceCarrier } from '../../telemetry/telemetry.js';
+import { preciseNow, type DecisionTelemetry, type TraceCarrier } from '../../telemetry/telemetry.js';
+import type { ProxyMetrics } from './metrics.js';
 import { mcpDecisionRecord, mcpResultRecord, mcpTraceCarrier, withTraceContext } from '../../telemetry/mcp-record.js';
 
 export interface SessionOptions {
@@ -61,6 +62,8 @@ export interface SessionOptions {
   limits?: RequestLimits | undefined;
   /** `--otel` / `--decision-log` (docs/observability.md): a span and a log line per decided `tools/call`. */
   telemetry?: DecisionTelemetry | undefined;
+  /** With `--otel`: the proxy's counters (decisions, result firewall, witness). */
+  metrics?: ProxyMetrics | undefined;
 }
 
 interface Pending {
@@ -364,7 +367,7 @@ export class ProxySession {
    * thread when the host has one.
    */
   private answerCall(msg: JsonRpcMessage, id: JsonRpcId, raw: Buffer | undefined, call: CallInput, correlation: string, alias: string | undefined, offLoop = false): void {
-    const startedAt = Date.now();
+    const startedAt = preciseNow();
     const reserved = isReservedToolName(intentToolName(this.o.gate.mapping.toolPrefix, call.name));
     if (offLoop && !reserved && alias === undefined && this.o.gate.offLoop) {
       return this.decideCallOffLoop(call, correlation, id, (decided) => this.answerDecided(msg, id, raw, call, correlation, alias, reserved, startedAt, decided));
@@ -433,7 +436,7 @@ export class ProxySession {
 
   /** Decide a method request and forward it or answer the client; `offLoop` as for `answerCall`. */
   private answerMethod(msg: JsonRpcMessage, id: JsonRpcId, raw: Buffer | undefined, call: CallInput, offLoop: boolean): void {
-    const startedAt = Date.now();
+    const startedAt = preciseNow();
     const correlation = `${this.o.sessionId}:${String(id)}`;
     if (offLoop && this.o.gate.offLoop) {
       return this.holdWhileDeciding(call, correlation, id, (o) => this.answerMethodDecided(msg, id, raw, call, correlation, startedAt, 'decision' in o ? o.decision : this.methodRefusal(call, correlation, o.error)));
@@ -458,6 +461,7 @@ export class ProxySession {
   private traced(decision: CallDecision, id: JsonRpcId, correlation: string, method: string, call: CallInput, startedAt: number): TraceCarrier | undefined {
     const t = this.o.telemetry;
     if (!t) return undefined;
+    this.o.metrics?.decided(decision.verdict, decision.reasonCodes, (preciseNow() - startedAt) / 1000, (call.witnessed?.size ?? 0) > 0);
     const context = { witnessed: call.witnessed, witnessOn: this.o.witness !== undefined, targets: t.includeTargets ? decision.targets : undefined };
     return t.decision(mcpDecisionRecord(decision, this.o.sessionId, id, correlation, method, context), mcpTraceCarrier(call.meta), startedAt);
   }
@@ -1036,6 +1040,7 @@ export class ProxySession {
     } catch (err) {
       return withheld(err);
     }
+    this.o.metrics?.screened(screened.action, screened.flagged);
     const sign = () => {
       const trace = this.o.gate.decideResult(call.input, call.decision.traceId, `${call.correlation}/result`, screened.outcome());
       // The result firewall's decision as a span under the request's (`--otel`), with its action and detectors.
