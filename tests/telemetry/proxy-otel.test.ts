@@ -163,12 +163,15 @@ describe('ward mcp proxy --otel', () => {
     await proxy.response(31);
     const latest = (name: string, labels: Record<string, string>) =>
       receiver.points.filter((p) => p.name === name && Object.entries(labels).every(([k, v]) => p.attributes[k] === v)).at(-1)?.value ?? 0;
-    await receiver.waitFor(() => latest('ward_witness_hits_total', { verdict: 'allow' }) >= 1 && latest('ward_decisions_total', { verdict: 'block' }) >= 1, 'the proxy metrics');
+    // Witnessed so far: call 8 (block) carried SECRET, which call 7's result showed; call 20's URI
+    // (allow) too; and call 31 (allow) carries the token call 30's result showed.
+    await receiver.waitFor(() => latest('ward_witness_hits_total', { verdict: 'allow' }) === 2, 'the proxy metrics after call 31');
     const span = await spanOf('31');
     expect(span.attributes['ward.witness.arguments']).toBe(1);
     expect(span.attributes['ward.witness.source_trace_ids']).toEqual([(await spanOf('30')).attributes['ward.trace_id']]);
     expect((await spanOf('30')).attributes['ward.witness.arguments']).toBe(0);
-    expect(latest('ward_witness_hits_total', { verdict: 'allow' })).toBe(1);
+    expect(latest('ward_witness_hits_total', { verdict: 'block' })).toBe(1);
+    expect((await spanOf('8')).attributes['ward.witness.arguments']).toBe(1);
     expect(latest('ward_decision_reasons_total', { verdict: 'block', reason: 'matched_rule_block_writes' })).toBe(1);
     // Every forwarded result is screened; one with a number the pii detector knows is redacted, under a span of its own.
     proxy.call(32, 'echo', { text: 'ssn 123-45-6789' });
