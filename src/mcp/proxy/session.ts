@@ -589,10 +589,11 @@ export class ProxySession {
   /**
    * `Gatekeeper.decideOffLoop`, with the session's later client messages held until `then` has
    * run (`fromClient`). `then` gets the decision, or the error the decision threw (the caller
-   * refuses the request as it would inline); a thread that could not answer decided nothing: the
-   * client gets -32603 and nothing is forwarded.
+   * refuses the request as it would inline); a thread that could not answer decided nothing:
+   * `fail` (the request id the client gets -32603 for, or what to do instead) and nothing is
+   * forwarded.
    */
-  private holdWhileDeciding(call: CallInput, correlation: string, id: JsonRpcId, then: (o: { decision: CallDecision } | { error: unknown }) => void): void {
+  private holdWhileDeciding(call: CallInput, correlation: string, fail: JsonRpcId | ((why: string) => void), then: (o: { decision: CallDecision } | { error: unknown }) => void): void {
     this.held = [];
     const after = (run: () => void) => {
       if (this.ended) {
@@ -611,7 +612,8 @@ export class ProxySession {
         after(() => {
           if (!(err instanceof DecisionThreadError)) return then({ error: err });
           this.o.log.error('request not decided; refused, not forwarded', { method: JSON.stringify(call.method?.intentName ?? 'tools/call'), tool: call.name, error: err.message });
-          this.replyError(id, RPC.INTERNAL_ERROR, `Ward could not decide this request (${err.message}); it was not forwarded`);
+          if (typeof fail === 'function') return fail(err.message);
+          this.replyError(fail, RPC.INTERNAL_ERROR, `Ward could not decide this request (${err.message}); it was not forwarded`);
         }),
     );
   }
@@ -1207,8 +1209,22 @@ export class ProxySession {
     }
     this.serverRequests.delete(idKey(req.id));
     if (req.method !== 'roots/list' || !isJsonObject(msg.result)) return this.toServer(msg, raw);
+    // Read as an intent like a request, so bounded like one (the client writes it).
+    const { over, offLoop } = checkRequest(msg.result, raw?.length, this.o.limits ?? DEFAULT_REQUEST_LIMITS);
+    if (over) {
+      this.o.log.warn('roots answer over a limit refused; not forwarded', { id: req.id, why: over });
+      return this.toServer(errorResponse(req.id, RPC.LIMIT_EXCEEDED, over));
+    }
     const call = this.methodCall('roots/list', msg.result, ROOTS_ANSWER);
-    const decision = this.decideMethod(call, `${this.o.sessionId}:server:${String(req.id)}/answer`);
+    const correlation = `${this.o.sessionId}:server:${String(req.id)}/answer`;
+    if (offLoop && this.o.gate.offLoop) {
+      const fail = (why: string) => this.toServer(errorResponse(req.id, RPC.INTERNAL_ERROR, `Ward could not decide the roots answer (${why}); it was not forwarded`));
+      return this.holdWhileDeciding(call, correlation, fail, (o) => this.rootsAnswerDecided(msg, raw, req, 'decision' in o ? o.decision : this.methodRefusal(call, correlation, o.error)));
+    }
+    this.rootsAnswerDecided(msg, raw, req, this.decideMethod(call, correlation));
+  }
+
+  private rootsAnswerDecided(msg: JsonRpcMessage, raw: Buffer | undefined, req: { id: JsonRpcId }, decision: CallDecision | undefined): void {
     if (!decision) return this.toServer(errorResponse(req.id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace the roots answer; it was not forwarded'));
     if (decision.verdict === 'allow') {
       decision.durable.then(

@@ -257,6 +257,40 @@ describe('a session whose large call is decided off the loop', () => {
     expect(server.sent.filter((m) => m.method === 'tools/call').map((m) => m.id)).toEqual([2]);
     await session.end();
   });
+  it("a client's roots answer is bounded like a request, and a large one decided off the loop", async () => {
+    const dir = tempDir('ward-thread-session-');
+    const cfg = config(dir);
+    const held = new HeldThread(cfg);
+    const gate = new Gatekeeper({ ...cfg, sink: { write: async () => 'mem', close: async () => undefined }, thread: held as unknown as DecisionThread });
+    const server = new RecordingPeer();
+    const client = new RecordingPeer();
+    const session = inProcessSession({ client, server, gate, sessionId: 's', approvalDir: cfg.approvalDir });
+    await session.start();
+    const roots = (n: number) => ({ roots: Array.from({ length: n }, (_, i) => ({ uri: `file:///srv/r${i}`, name: `r${i}` })) });
+    const asked = () => client.sent.filter((m) => m.method === 'roots/list');
+    /** The server asks the client for its roots; resolves with the id the client sees. */
+    const ask = async (id: string) => {
+      const before = asked().length;
+      server.onmessage!({ kind: 'request', msg: { jsonrpc: '2.0', id, method: 'roots/list' } });
+      await client.next(() => asked().length > before);
+      return asked().at(-1)!.id!;
+    };
+    // Over --max-call-keys (2,048): the server gets -32064 instead, nothing is decided.
+    const tooMany = await ask('r1');
+    client.onmessage!({ kind: 'response', msg: { jsonrpc: '2.0', id: tooMany, result: roots(1500) } });
+    const refused = await server.next((m) => m.id === 'r1');
+    expect((refused.error as { code: number }).code).toBe(-32064);
+    expect(held.jobs).toHaveLength(0);
+    // Past the threshold: decided on the thread; the server gets the answer once it is decided.
+    const large = await ask('r2');
+    client.onmessage!({ kind: 'response', msg: { jsonrpc: '2.0', id: large, result: roots(200) } });
+    expect(held.jobs.map((j) => j.job.call.method?.intentName)).toEqual(['mcp.roots.list']);
+    expect(server.sent.some((m) => m.id === 'r2')).toBe(false);
+    held.jobs[0]!.release();
+    const answered = await server.next((m) => m.id === 'r2');
+    expect((answered.result as { roots: unknown[] }).roots).toHaveLength(200);
+    await session.end();
+  });
 });
 
 describe('--listen: the worst allowed call and another session', () => {
