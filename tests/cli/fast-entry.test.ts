@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -76,6 +76,35 @@ describe('bin/ward.js: bundled and unbundled CLI answer alike', () => {
     expect(bad.code).toBe(0);
     expect(JSON.parse(bad.stdout).hookSpecificOutput.permissionDecision).toBe('deny');
     expect(bad.stdout).toBe(unbundled(['hook', 'claude-code', '--polcy', 'x'], tempDir(), input).stdout);
+  });
+
+  it('a bundle runs only while it is newer than tsc\'s last emit (dist/.tsbuildinfo); without that record, than each of its inputs', () => {
+    // A copy of bin/ and the --version bundle whose unbundled CLI only says that it ran.
+    const root = tempDir('ward-stale-');
+    cpSync(join(REPO, 'bin'), join(root, 'bin'), { recursive: true });
+    const cli = join(root, 'dist', 'cli');
+    mkdirSync(cli, { recursive: true });
+    for (const f of ['fast-version.cjs', 'fast-version.cjs.cache']) cpSync(join(REPO, 'dist/cli', f), join(cli, f));
+    writeFileSync(join(cli, 'fast-version.cjs.inputs'), 'main.js\n');
+    writeFileSync(join(root, 'package.json'), JSON.stringify({ version: '9.9.9', type: 'module' }));
+    writeFileSync(join(cli, 'main.js'), "export async function main() { process.stdout.write('unbundled\\n'); }\n");
+    const info = join(root, 'dist', '.tsbuildinfo');
+    writeFileSync(info, '{}');
+    const at = (file: string, seconds: number) => utimesSync(file, seconds, seconds);
+    const t = Math.floor(Date.now() / 1000);
+    at(join(cli, 'fast-version.cjs'), t);
+    at(join(cli, 'fast-version.cjs.cache'), t);
+    const version = () => spawnSync(process.execPath, [join(root, 'bin', 'ward.js'), '--version'], { cwd: root, encoding: 'utf8' }).stdout;
+
+    at(info, t - 10);
+    at(join(cli, 'main.js'), t + 10); // newer, but tsc's record is what counts
+    expect(version()).toBe('9.9.9\n'); // the bundle answered
+    at(info, t + 10); // tsc emitted after the bundle was built
+    expect(version()).toBe('unbundled\n');
+    rmSync(info); // no record: each input is compared
+    expect(version()).toBe('unbundled\n');
+    at(join(cli, 'main.js'), t - 10);
+    expect(version()).toBe('9.9.9\n');
   });
 
   it('--version and --version --json print the package version', () => {
