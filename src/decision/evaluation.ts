@@ -9,7 +9,7 @@ import type { NormalizedIntent } from '../intent/types.js';
 import type { ResolvedHosts } from '../intent/address.js';
 import { matchApprovedScript, type ApprovedScriptEntry } from '../tokens/index.js';
 import { WARD_VERSION } from '../version.js';
-import { pathViewOf } from './path-view.js';
+import { pathViewOfNormalized } from './path-view.js';
 import type { DecisionBasis } from './types.js';
 
 /**
@@ -67,7 +67,8 @@ export function evaluateRequest(basis: DecisionBasis, plan: EvaluationPlan, plan
   // process.uptime(), not performance.now(): the global `performance` loads perf_hooks, about 1 ms
   // of every one-shot command.
   const started = process.uptime() * 1000;
-  const options = withPathView(basis, plan, planOptions);
+  const normalized = normalizer();
+  const options = withPathView(basis, plan, planOptions, normalized);
   if (plan.approvedScripts) {
     const fastPath = approvedScriptMatch(plan.approvedScripts, plan.intent, basis.policy.digest, wallNow);
     const outcome =
@@ -78,14 +79,15 @@ export function evaluateRequest(basis: DecisionBasis, plan: EvaluationPlan, plan
           : evaluate(basis.policy, plan.intent, options);
     return { outcome, intent: plan.intent, latencyMs: process.uptime() * 1000 - started, fastPath };
   }
-  const { outcome, intent } = strictestReading(basis, plan, options);
+  const { outcome, intent } = strictestReading(basis, plan, options, normalized);
   return { outcome, intent, latencyMs: process.uptime() * 1000 - started };
 }
 
 /** Where the host sees the file system, every reading of the call is evaluated with what the disk makes of its paths. */
-function withPathView(basis: DecisionBasis, plan: EvaluationPlan, options: EvaluateOptions): EvaluateOptions {
+function withPathView(basis: DecisionBasis, plan: EvaluationPlan, options: EvaluateOptions, normalized: Normalizer): EvaluateOptions {
   if (basis.pathResolution !== 'filesystem') return options;
-  const pathView = pathViewOf([plan.intent, ...(plan.claimedReadings ?? [])], basis.policy.policy);
+  const intents = [plan.intent, ...(plan.claimedReadings ?? [])].map(normalized).filter((i): i is NormalizedIntent => i !== undefined);
+  const pathView = pathViewOfNormalized(intents, basis.policy.policy);
   return pathView ? { ...options, pathView } : options;
 }
 
@@ -94,12 +96,19 @@ function withPathView(basis: DecisionBasis, plan: EvaluationPlan, options: Evalu
  * evaluated too and the strictest verdict wins, a later reading on a tie. A claimed reading that
  * cannot be evaluated is ignored: a claim may tighten a decision, never break or loosen it.
  */
-function strictestReading(basis: DecisionBasis, plan: EvaluationPlan, options: EvaluateOptions): { outcome: GateOutcome; intent: unknown } {
-  let best = { outcome: evaluate(basis.policy, plan.intent, options), intent: plan.intent };
+function strictestReading(basis: DecisionBasis, plan: EvaluationPlan, options: EvaluateOptions, normalized: Normalizer): { outcome: GateOutcome; intent: unknown } {
+  // `evaluate` is normalize + `evaluateNormalized`: a reading the path view already normalized is
+  // not normalized again (for a call with thousands of arguments that was half the decision).
+  // One that does not normalize goes through `evaluate`, which reports or fails closed on it.
+  const evaluateReading = (raw: unknown) => {
+    const n = normalized(raw);
+    return n ? evaluateNormalized(basis.policy.policy, n, options) : evaluate(basis.policy, raw, options);
+  };
+  let best = { outcome: evaluateReading(plan.intent), intent: plan.intent };
   for (const reading of plan.claimedReadings ?? []) {
     let outcome: GateOutcome;
     try {
-      outcome = evaluate(basis.policy, reading, options);
+      outcome = evaluateReading(reading);
     } catch {
       continue;
     }
@@ -118,4 +127,22 @@ function approvedScriptMatch(entries: readonly ApprovedScriptEntry[], raw: unkno
   }
   const m = matchApprovedScript(entries, intent, policyDigest, wallNow);
   return m.matched ? { matched: true, patternId: m.entry.pattern_id, intent } : { matched: false, reason: m.reason, intent };
+}
+
+type Normalizer = (raw: unknown) => NormalizedIntent | undefined;
+
+/** Each reading normalized at most once per decision (by identity); undefined when it does not normalize. */
+function normalizer(): Normalizer {
+  const seen = new Map<unknown, NormalizedIntent | undefined>();
+  return (raw) => {
+    if (seen.has(raw)) return seen.get(raw);
+    let intent: NormalizedIntent | undefined;
+    try {
+      intent = normalizeIntent(raw);
+    } catch {
+      intent = undefined;
+    }
+    seen.set(raw, intent);
+    return intent;
+  };
 }

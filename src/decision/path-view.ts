@@ -37,15 +37,22 @@ export interface PathViewOptions {
 
 /** The file-system view of every path the readings of a call name; undefined when none names a path (or none normalizes). */
 export function pathViewOf(readings: readonly unknown[], policy: NormalizedPolicy, options: PathViewOptions = {}): PathView | undefined {
+  const intents: NormalizedIntent[] = [];
+  for (const raw of readings) {
+    try {
+      intents.push(normalizeIntent(raw));
+    } catch {
+      // evaluation reports (or fails closed on) an intent that does not normalize
+    }
+  }
+  return pathViewOfNormalized(intents, policy, options);
+}
+
+/** `pathViewOf` for readings already normalized (evaluation.ts normalizes each reading once per decision). */
+export function pathViewOfNormalized(intents: readonly NormalizedIntent[], policy: NormalizedPolicy, options: PathViewOptions = {}): PathView | undefined {
   // spelled path → its lexical readings, per workspace (the denied roots depend on it)
   const byWorkspace = new Map<string, Map<string, readonly string[]>>();
-  for (const raw of readings) {
-    let intent: NormalizedIntent;
-    try {
-      intent = normalizeIntent(raw);
-    } catch {
-      continue; // evaluation reports (or fails closed on) an intent that does not normalize
-    }
+  for (const intent of intents) {
     const workspace = intent.context.workspace;
     for (const t of allTargets(intent)) {
       const readings = canonicalPaths(canonicalTarget(t, workspace));
