@@ -105,7 +105,13 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
   const metricsSource: MetricsSource = {};
   const otel = config.otlp ? await startOtel(config, host, { spans, logRecords }, metricsSource) : undefined;
   const log = config.decisionLog !== undefined ? DecisionLog.open(config.decisionLog, config.maxQueue * 1024) : undefined;
-  const deferred = new Map<NodeJS.Immediate, () => void>();
+  // Work decisions leave for the next turn of the event loop: one immediate runs all of it.
+  const deferred: (() => void)[] = [];
+  let scheduled: NodeJS.Immediate | undefined;
+  const runDeferred = () => {
+    scheduled = undefined;
+    for (const work of deferred.splice(0)) work();
+  };
   return {
     includeTargets: config.includeTargets,
     decision(record, parent, startedAt) {
@@ -141,12 +147,10 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
             log?.write(decisionLogLine(attributes, at, ids));
           } catch {
             // telemetry never decides anything
-          } finally {
-            deferred.delete(immediate);
           }
         };
-        const immediate = setImmediate(rest);
-        deferred.set(immediate, rest);
+        deferred.push(rest);
+        scheduled ??= setImmediate(runDeferred);
         return carrier;
       } catch {
         return undefined; // telemetry never decides anything
@@ -176,10 +180,8 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
     }),
     async shutdown() {
       // What decisions left for the next turn is done before the exporters flush.
-      for (const [immediate, rest] of [...deferred]) {
-        clearImmediate(immediate);
-        rest();
-      }
+      if (scheduled) clearImmediate(scheduled);
+      runDeferred();
       await Promise.all([otel?.shutdown(), log?.close()]);
     },
   };
