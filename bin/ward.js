@@ -33,17 +33,14 @@ async function runBundle(name) {
   // Stale when tsc wrote dist/ after the bundle was built (a `tsc` run alone, `tsc --watch`). Every
   // tsc run that emits rewrites dist/.tsbuildinfo (tsconfig.build.json): one stat, where comparing
   // each dist/ file the bundle was built from (`<bundle>.inputs`, ~185 for the hook) cost every
-  // call 3-5 ms. Without it (a dist/ built some other way), each of them is compared.
+  // call 3-5 ms. Without it (a dist/ built some other way), each of them is compared. The npm
+  // package carries neither record (package.json "files"): its dist/ is built once and never
+  // rewritten, so an installed Ward runs its bundles without comparing anything.
   const emitted = mtime(join(dir, '..', '.tsbuildinfo'));
   if (emitted !== undefined) {
     if (emitted > built) return false;
-  } else {
-    let inputs;
-    try {
-      inputs = readFileSync(`${file}.inputs`, 'utf8').split('\n').filter(Boolean);
-    } catch {
-      return false;
-    }
+  } else if (mtime(`${file}.inputs`) !== undefined) {
+    const inputs = readFileSync(`${file}.inputs`, 'utf8').split('\n').filter(Boolean);
     for (const input of inputs) {
       const compiled = mtime(join(dir, input));
       if (compiled === undefined || compiled > built) return false;

@@ -78,7 +78,7 @@ describe('bin/ward.js: bundled and unbundled CLI answer alike', () => {
     expect(bad.stdout).toBe(unbundled(['hook', 'claude-code', '--polcy', 'x'], tempDir(), input).stdout);
   });
 
-  it('a bundle runs only while it is newer than tsc\'s last emit (dist/.tsbuildinfo); without that record, than each of its inputs', () => {
+  it('a bundle runs only while it is newer than tsc\'s last emit (dist/.tsbuildinfo); without that record, than each of its inputs; with neither (the npm package), always', () => {
     // A copy of bin/ and the --version bundle whose unbundled CLI only says that it ran.
     const root = tempDir('ward-stale-');
     cpSync(join(REPO, 'bin'), join(root, 'bin'), { recursive: true });
@@ -104,6 +104,9 @@ describe('bin/ward.js: bundled and unbundled CLI answer alike', () => {
     rmSync(info); // no record: each input is compared
     expect(version()).toBe('unbundled\n');
     at(join(cli, 'main.js'), t - 10);
+    expect(version()).toBe('9.9.9\n');
+    at(join(cli, 'main.js'), t + 10);
+    rmSync(join(cli, 'fast-version.cjs.inputs')); // neither record, as in the npm package: the bundle runs
     expect(version()).toBe('9.9.9\n');
   });
 

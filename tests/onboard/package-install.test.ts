@@ -47,6 +47,9 @@ describe('the packed tarball', () => {
     expect(listed).toContain('package/dist/index.js');
     expect(listed).toContain('package/dist/cli/main.js');
     expect(listed).toContain('package/bin/ward.js');
+    // The command bundles, without the staleness records a checkout needs (bin/ward.js runs them as they are).
+    expect(listed).toContain('package/dist/cli/fast-hook.cjs');
+    expect(listed.filter((f) => f.endsWith('.inputs') || f.endsWith('.tsbuildinfo'))).toEqual([]);
     expect(listed.some((f) => f.startsWith('package/src/') || f.startsWith('package/tests/'))).toBe(false);
     const manifest = JSON.parse(run('tar', ['xzf', tarball, '-O', 'package/package.json'], { cwd: REPO }).stdout) as Record<string, unknown>;
     expect(manifest['scripts']).toBeUndefined();
