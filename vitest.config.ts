@@ -9,11 +9,11 @@ import { defineConfig } from 'vitest/config';
 const scale = Math.max(1, Number(process.env['WARD_TEST_TIMEOUT_SCALE'] ?? 1) || 1);
 
 /**
- * Tests of the library's pure modules and of commands run in-process, with no server, daemon or
- * telemetry of their own: they share worker processes (no fresh process and module graph per
+ * Tests of the library's modules and of commands (in-process or as child processes), with no
+ * daemon, proxy or telemetry in the test process itself: they share worker processes (no fresh process and module graph per
  * file, about 0.25 s of CPU each). Every other file keeps a process of its own.
  */
-const SHARED_WORKER_DIRS = ['canon', 'intent', 'policy', 'gate', 'context', 'tokens', 'keys', 'witness', 'trace', 'pack', 'regress', 'runpack'];
+const SHARED_WORKER_DIRS = ['canon', 'intent', 'policy', 'gate', 'context', 'tokens', 'keys', 'witness', 'trace', 'pack', 'regress', 'runpack', 'cli', 'edge', 'decision', 'sdk', 'state'];
 const sharedWorkerFiles = SHARED_WORKER_DIRS.map((d) => `tests/${d}/**/*.test.ts`);
 
 export default defineConfig({
