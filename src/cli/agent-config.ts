@@ -102,11 +102,6 @@ export function readSettings(projectDir: string, relPath: string): JsonObject | 
   return parsed;
 }
 
-/** `.claude/settings.json` of a project, parsed; undefined when there is none. Malformed JSON throws. */
-export function readClaudeSettings(projectDir: string): JsonObject | undefined {
-  return readSettings(projectDir, CLAUDE_SETTINGS);
-}
-
 /** What is wrong with the Ward hooks in the settings (empty when they would block as intended). */
 export function claudeCodeHookProblems(settings: JsonObject): string[] {
   const ward = wardHooksOf(settings, 'PreToolUse', isWardHook);

@@ -2,7 +2,6 @@ import { Command, Option } from 'commander';
 import { EXIT } from '../../contract/exit-codes.js';
 import { loadServiceConfig, sharedServiceFlags } from '../../decision-service/config.js';
 import { evaluateDecision } from '../../decision-service/evaluate.js';
-import { parseHookInput, type HookInput } from '../../agent-hooks/claude-code.js';
 import { HOOK_HOSTS, hookHost, type HookHost, type HookReply } from '../../agent-hooks/index.js';
 import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 
@@ -238,17 +237,6 @@ export function emitHookReply(ctx: CliContext, reply: HookReply): void {
   if (reply.stdout !== undefined) ctx.stdout(JSON.stringify(reply.stdout) + '\n');
   if (reply.stderr !== undefined) ctx.stderr(reply.stderr);
   ctx.exitCode = reply.exitCode === 2 ? EXIT.VERIFY_FAILED : EXIT.OK;
-}
-
-/** Claude Code's hook input from standard input (`parseHookInput` says what counts as an event). */
-export async function readHookInput(ctx: CliContext): Promise<HookInput> {
-  let text: string;
-  try {
-    text = await ctx.readStdin();
-  } catch (err) {
-    return { ok: false, event: undefined, message: `read stdin: ${(err as Error).message}` };
-  }
-  return parseHookInput(text);
 }
 
 /**
