@@ -1,5 +1,5 @@
-import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/index.js';
-import { enrichHookCall } from './hook-call.js';
+import type { JsonObject } from '../canon/index.js';
+import { enrichHookCall, failedReason, lenientEventName, readHookEvent } from './hook-call.js';
 import type { HookCallContext, HookDecision, HookDecisionRequest, HookHost, HookReply } from './host.js';
 import { FieldReader, emptyCall, emptyTarget, type ToolCall } from './tool-call.js';
 
@@ -12,25 +12,6 @@ export const HOOK_EVENTS = ['PreToolUse', 'PermissionRequest', 'PostToolUse'] as
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 
 export type PermissionDecision = 'allow' | 'deny' | 'ask';
-
-/** The PreToolUse reply (kept for callers of the earlier API). */
-export interface HookOutput {
-  hookSpecificOutput: {
-    hookEventName: 'PreToolUse';
-    permissionDecision: PermissionDecision;
-    permissionDecisionReason: string;
-  };
-}
-
-/** The PreToolUse reply Claude Code reads from stdout. */
-export function hookOutput(permissionDecision: PermissionDecision, permissionDecisionReason: string): HookOutput {
-  return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision, permissionDecisionReason } };
-}
-
-/** Verdict → PreToolUse permission: allow → allow, block → deny, require_approval → ask, dry_run → deny. */
-export function hookOutputFor(result: HookDecision): HookOutput {
-  return replyForVerdict('PreToolUse', result).stdout as unknown as HookOutput;
-}
 
 function describe(result: HookDecision): { reasons: string; trace: string } {
   return {
@@ -86,7 +67,7 @@ export function replyForVerdict(event: HookEvent, result: HookDecision): HookRep
  */
 export function failReply(event: HookEvent | undefined, message: string): HookReply {
   const stderr = `ward hook claude-code: ${message}\n`;
-  const reason = `Ward: denied because the hook could not evaluate this call (fail closed): ${message}`;
+  const reason = failedReason(message);
   const systemMessage = `Ward hook failed closed: ${message}`;
   switch (event) {
     case undefined:
@@ -123,16 +104,11 @@ export type HookInput = { ok: true; payload: JsonObject; event: HookEvent } | { 
  * or input that is not a JSON object, has no event to shape a reply for.
  */
 export function parseHookInput(text: string): HookInput {
-  if (text.trim() === '') return { ok: false, event: undefined, message: 'empty hook input on stdin' };
-  let payload: JsonValue;
-  try {
-    payload = parseJsonText(text);
-  } catch (err) {
-    // Refused by the strict reader (a repeated key, say): still a deny, shaped for the event a
-    // lenient reader finds, if it finds one.
-    return { ok: false, event: lenientEvent(text), message: `malformed hook input: ${(err as Error).message}` };
-  }
-  if (!isJsonObject(payload)) return { ok: false, event: undefined, message: 'malformed hook input: expected a JSON object' };
+  const read = readHookEvent(text);
+  // Refused by the strict reader (a repeated key, say): still a deny, shaped for the event a
+  // lenient reader finds, if it is one Ward answers.
+  if (!read.ok) return { ok: false, event: answeredEvent(lenientEventName(text)), message: read.message };
+  const payload = read.payload;
   const raw = payload['hook_event_name'];
   if (raw === undefined || raw === null || raw === '') return { ok: true, payload, event: 'PreToolUse' };
   if (typeof raw !== 'string') return { ok: false, event: undefined, message: 'malformed hook input: hook_event_name must be a string' };
@@ -146,14 +122,8 @@ export function parseHookInput(text: string): HookInput {
   return { ok: true, payload, event: raw as HookEvent };
 }
 
-function lenientEvent(text: string): HookEvent | undefined {
-  try {
-    const v: unknown = JSON.parse(text);
-    const e = v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>)['hook_event_name'] : undefined;
-    return typeof e === 'string' && (HOOK_EVENTS as readonly string[]).includes(e) ? (e as HookEvent) : undefined;
-  } catch {
-    return undefined;
-  }
+function answeredEvent(name: string | undefined): HookEvent | undefined {
+  return name !== undefined && (HOOK_EVENTS as readonly string[]).includes(name) ? (name as HookEvent) : undefined;
 }
 
 /**

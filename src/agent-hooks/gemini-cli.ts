@@ -1,6 +1,6 @@
-import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/index.js';
+import type { JsonObject } from '../canon/index.js';
 import { claudeCodeMcpToolPart, claudeCodeToolName } from './claude-code.js';
-import { enrichHookCall } from './hook-call.js';
+import { declaredTargets, enrichHookCall, failedReason, lenientEventName, readHookEvent, stopReason, type TargetKey } from './hook-call.js';
 import type { HookDecision, HookHost, HookReply, HostHookInput } from './host.js';
 import { FieldReader } from './tool-call.js';
 
@@ -33,7 +33,7 @@ const TOOL_NAMES: Readonly<Record<string, string>> = {
  * Gemini CLI releases), the shell its `command`. Anything else (a `web_fetch` prompt's URLs, a
  * shell's `directory`) the gate's discovery finds in the arguments.
  */
-const TARGET_KEYS: readonly { key: string; kind: string; operation: string }[] = [
+const TARGET_KEYS: readonly TargetKey[] = [
   { key: 'file_path', kind: 'path', operation: '' },
   { key: 'absolute_path', kind: 'path', operation: '' },
   { key: 'path', kind: 'path', operation: '' },
@@ -71,49 +71,23 @@ export function geminiToolCall(event: JsonObject): JsonObject {
   if (rawName === '') throw f.fail('tool_name is required');
   const mcpName = mcpContextToolName(f, event);
   const args = f.argsValue(event, 'tool_input');
-  const targets: JsonObject[] = [];
-  for (const { key, kind, operation } of TARGET_KEYS) {
-    const value = args[key];
-    if (typeof value === 'string' && value.trim() !== '') targets.push({ kind, value, operation });
-  }
   return {
     name: mcpName ?? geminiToolName(rawName),
     args,
-    targets,
+    targets: declaredTargets(args, TARGET_KEYS),
     context: { session_id: f.string(event, 'session_id') },
   };
 }
 
 function parseInput(text: string): HostHookInput {
-  if (text.trim() === '') return { kind: 'fail', event: undefined, message: 'empty hook input on stdin' };
-  let payload: JsonValue;
-  try {
-    payload = parseJsonText(text);
-  } catch (err) {
-    return { kind: 'fail', event: lenientEvent(text), message: `malformed hook input: ${(err as Error).message}` };
-  }
-  if (!isJsonObject(payload)) return { kind: 'fail', event: undefined, message: 'malformed hook input: expected a JSON object' };
+  const read = readHookEvent(text);
+  if (!read.ok) return { kind: 'fail', event: lenientEventName(text), message: read.message };
+  const payload = read.payload;
   const raw = payload['hook_event_name'];
   // Gemini CLI always names the event; a bare tool event (a test, a script) is taken as BeforeTool.
   if (raw === undefined || raw === null || raw === '') return { kind: 'decide', payload, event: EVENT };
   if (typeof raw !== 'string') return { kind: 'fail', event: undefined, message: 'malformed hook input: hook_event_name must be a string' };
   return raw === EVENT ? { kind: 'decide', payload, event: EVENT } : { kind: 'pass', event: raw };
-}
-
-/** The event a lenient reader finds in input the strict reader refused (a repeated key, say). */
-function lenientEvent(text: string): string | undefined {
-  try {
-    const v: unknown = JSON.parse(text);
-    const e = v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>)['hook_event_name'] : undefined;
-    return typeof e === 'string' ? e : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function describe(result: HookDecision): string {
-  const reasons = result.reasonCodes.length > 0 ? result.reasonCodes.join(', ') : 'none';
-  return `(${reasons}); trace ${String(result.output['trace_id'])}`;
 }
 
 /**
@@ -126,19 +100,8 @@ function describe(result: HookDecision): string {
  */
 function reply(event: string, result: HookDecision): HookReply {
   if (event !== EVENT) return pass(event);
-  const why = describe(result);
-  switch (result.verdict) {
-    case 'allow':
-      return { exitCode: 0, stdout: {} };
-    case 'require_approval':
-      return deny(
-        `Ward: approval required by policy ${why}, intent ${result.intentDigest}. Gemini CLI hooks cannot ask: the call was not run; ask the user to approve it outside this session`,
-      );
-    case 'dry_run':
-      return deny(`Ward: dry run — the policy evaluates this call as dry_run, so it is not executed ${why}`);
-    default:
-      return deny(`Ward: blocked by policy ${why}. Do not retry this call unchanged`);
-  }
+  const reason = stopReason(result, 'Gemini CLI hooks cannot ask');
+  return reason === undefined ? { exitCode: 0, stdout: {} } : deny(reason);
 }
 
 const deny = (reason: string): HookReply => ({ exitCode: 0, stdout: { decision: 'deny', reason } });
@@ -153,7 +116,7 @@ function pass(_event: string, message?: string): HookReply {
 
 /** A deny for BeforeTool (and for an event that could not be read: exit 2); other events pass. */
 function fail(event: string | undefined, message: string): HookReply {
-  const reason = `Ward: denied because the hook could not evaluate this call (fail closed): ${message}`;
+  const reason = failedReason(message);
   if (event === undefined) return { exitCode: 2, stderr: `${reason}\n` };
   if (event !== EVENT) return pass(event, message);
   return { exitCode: 0, stdout: { decision: 'deny', reason, systemMessage: `Ward hook failed closed: ${message}` }, stderr: `ward hook gemini-cli: ${message}\n` };

@@ -61,6 +61,20 @@ export function readHookEvent(text: string): { ok: true; payload: JsonObject } |
   return isJsonObject(payload) ? { ok: true, payload } : { ok: false, message: 'malformed hook input: expected a JSON object' };
 }
 
+/**
+ * The `hook_event_name` a lenient reader finds in input `readHookEvent` refused (a repeated key,
+ * say), so that the deny can still take the event's shape; undefined when there is none.
+ */
+export function lenientEventName(text: string): string | undefined {
+  try {
+    const v: unknown = JSON.parse(text);
+    const e = v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>)['hook_event_name'] : undefined;
+    return typeof e === 'string' ? e : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** An argument key that declares a target of the call, as the host's tools name it. */
 export interface TargetKey {
   key: string;
