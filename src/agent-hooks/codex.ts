@@ -1,7 +1,7 @@
 import type { JsonObject } from '../canon/index.js';
 import { enrichHookCall, failedReason, readHookEvent, stopReason } from './hook-call.js';
 import type { HookCallContext, HookDecision, HookDecisionRequest, HookHost, HookReply, HostHookInput } from './host.js';
-import { FieldReader, type ToolCall } from './tool-call.js';
+import { emptyTarget, FieldReader, type ToolCall } from './tool-call.js';
 
 // Codex's `PreToolUse` command hook (docs/integrations-codex.md), as its hook engine reads it
 // (openai/codex codex-rs/hooks: schema/generated/pre-tool-use.command.{input,output}.schema.json and
@@ -39,6 +39,27 @@ export function applyPatchFiles(patch: string): string[] {
 }
 
 /**
+ * The files a patch carried inside a shell command writes (`apply_patch <<'EOF'` … or
+ * `cd <dir> && apply_patch <<'EOF'` …): Codex intercepts such a command and applies the patch as
+ * its `apply_patch` tool does (codex-rs/apply-patch: heredoc invocations, the `cd` naming the
+ * directory its paths are relative to), so each file is a write target beside the command. Empty
+ * when the command carries no patch; a `cd` anywhere else before the patch throws: Ward cannot tell
+ * which directory the patch's relative paths name.
+ */
+export function shellPatchFiles(command: string, fail: (message: string) => Error): string[] {
+  const begin = command.indexOf('*** Begin Patch');
+  if (begin < 0) return [];
+  const files = applyPatchFiles(command.slice(begin));
+  const before = command.slice(0, begin);
+  const cd = /^\s*cd\s+(?:'([^']*)'|"([^"$`\\]*)"|([^\s'"$`\\;&|()<>]+))\s*&&/.exec(before);
+  const rest = cd ? before.slice(cd[0].length) : before;
+  if (/(^|[^\w.-])(cd|pushd|popd)(\s|$|;|&|\|)/.test(rest)) throw fail('a shell command carries an apply_patch body after a change of directory Ward cannot follow; use `cd <dir> && apply_patch` or the apply_patch tool');
+  const dir = cd ? (cd[1] ?? cd[2] ?? cd[3] ?? '') : '';
+  if (cd && dir === '') throw fail('a shell command carries an apply_patch body after `cd` to an empty directory name');
+  return files.map((file) => (dir === '' || file.startsWith('/') ? file : `${dir.replace(/\/+$/, '')}/${file}`));
+}
+
+/**
  * The decision request for one PreToolUse event. `Bash` and MCP tools have Claude Code's names and
  * argument shapes, so they are decoded by Claude Code's adapter and decide as Claude Code's calls
  * do; `apply_patch` is a write to every file its patch names (a patch that names none is refused:
@@ -52,8 +73,20 @@ function request(payload: JsonObject, context: HookCallContext): HookDecisionReq
   const f = new FieldReader(ADAPTER);
   const name = f.string(payload, 'tool_name').trim();
   if (name === '') throw f.fail('tool_name is required');
-  if (name !== 'apply_patch') return { payload, adapter: 'claude_code', enrichCall };
   const args = f.argsValue(payload, 'tool_input');
+  if (name !== 'apply_patch') {
+    const command = args['command'];
+    const files = typeof command === 'string' ? shellPatchFiles(command, (m) => f.fail(m)) : [];
+    if (files.length === 0) return { payload, adapter: 'claude_code', enrichCall };
+    return {
+      payload,
+      adapter: 'claude_code',
+      enrichCall: (call) => {
+        enrichCall(call);
+        for (const file of files) call.targets.push({ ...emptyTarget('path', file), operation: 'write' });
+      },
+    };
+  }
   const patch = args['command'];
   if (typeof patch !== 'string') throw f.fail('apply_patch tool_input.command (the patch) must be a string');
   const files = applyPatchFiles(patch);

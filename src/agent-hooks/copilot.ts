@@ -54,7 +54,10 @@ const OTHER_EVENTS: readonly [string, string][] = [
 /** The preToolUse event, in either format, as Ward's own tool call (the `mcp` adapter's payload). */
 export function copilotToolCall(event: JsonObject): JsonObject {
   const f = new FieldReader(ADAPTER);
-  const camel = event['hook_event_name'] === undefined;
+  // The format is read from the fields the event has, not from whether it names itself: a tool
+  // call in one format must never be read through the other's (empty) fields.
+  const camel = event['toolName'] !== undefined;
+  if (camel && event['tool_name'] !== undefined) throw f.fail('the event has both toolName and tool_name: Ward cannot tell which tool runs');
   const rawName = f.string(event, camel ? 'toolName' : 'tool_name').trim();
   if (rawName === '') throw f.fail(`${camel ? 'toolName' : 'tool_name'} is required`);
   const args = f.argsValue(event, camel ? 'toolArgs' : 'tool_input');
@@ -90,11 +93,14 @@ function parseInput(text: string): HostHookInput {
   const named = payload['hook_event_name'];
   if (named !== undefined) {
     if (typeof named !== 'string' || named === '') return { kind: 'fail', event: undefined, message: 'malformed hook input: hook_event_name must be a string' };
-    return named === 'PreToolUse' ? { kind: 'decide', payload, event: named } : { kind: 'pass', event: named };
+    // Both spellings of the tool-call event are decided, whichever format carries them: a
+    // preToolUse that names itself is still a tool call about to run.
+    return (EVENTS as readonly string[]).includes(named) ? { kind: 'decide', payload, event: named } : { kind: 'pass', event: named };
   }
   if (payload['toolName'] !== undefined) {
-    if (payload['toolResult'] !== undefined) return { kind: 'pass', event: 'postToolUse' };
-    if (payload['error'] !== undefined) return { kind: 'pass', event: 'postToolUseFailure' };
+    // Only a result or an error that is there (not null) makes the input an after-the-call event.
+    if (payload['toolResult'] !== undefined && payload['toolResult'] !== null) return { kind: 'pass', event: 'postToolUse' };
+    if (payload['error'] !== undefined && payload['error'] !== null) return { kind: 'pass', event: 'postToolUseFailure' };
     return { kind: 'decide', payload, event: 'preToolUse' };
   }
   const other = OTHER_EVENTS.find(([key]) => payload[key] !== undefined);

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
-import { applyPatchFiles } from '../../src/agent-hooks/codex.js';
+import { applyPatchFiles, shellPatchFiles } from '../../src/agent-hooks/codex.js';
 import { REPO } from '../cli/run.js';
 import { expectClaudeCodeAgrees, HOOK_POLICY as POLICY, replayThroughEndpoint, runHook, traces } from './hook-replay.js';
 
@@ -85,6 +85,49 @@ describe('ward hook codex: recorded events', () => {
     expect(applyPatchFiles('+*** Add File: not-a-header.ts')).toEqual([]);
     // Codex trims a line before reading a header: padding hides no file.
     expect(applyPatchFiles(' *** Begin Patch\n  *** Update File: .env \r\n@@\n-a\n+b\n\t*** Delete File: x.ts\n *** End Patch ')).toEqual(['.env', 'x.ts']);
+  });
+});
+
+describe('a patch inside a shell command writes its files', () => {
+  const bash = (command: string, cwd = '/workspace') => {
+    const event = JSON.parse(recorded('pre-bash-rm.json')) as { cwd: string; tool_input: { command: string } };
+    event.cwd = cwd;
+    event.tool_input.command = command;
+    return runHook('codex', JSON.stringify(event));
+  };
+  const patch = (file: string) => `*** Begin Patch\n*** Update File: ${file}\n@@\n-a\n+b\n*** End Patch\n`;
+  const BLOCK_SECRET_EXEC = new RegExp(`^Ward: blocked by policy \\(destructive_apply_requires_approval, matched_rule_block_secrets\\); trace ${TRACE}\\.`);
+
+  it('apply_patch <<EOF and cd <dir> && apply_patch <<EOF are decided with every file as a write target beside the command', () => {
+    for (const [command, cwd] of [
+      [`apply_patch <<'EOF'\n${patch('.env')}EOF`, '/workspace'],
+      [`bash -lc "apply_patch <<'EOF'\n${patch('/workspace/.env')}EOF"`, '/elsewhere'],
+      [`cd .. && apply_patch <<'EOF'\n${patch('.env')}EOF`, '/workspace/sub'],
+      [`cd '/workspace' && apply_patch <<'EOF'\n${patch('.env')}EOF`, '/tmp'],
+    ] as const) {
+      const r = bash(command, cwd);
+      expect(r.code, command).toBe(0);
+      // Without the patch's files the call is only the command (matched_rule_block_exec).
+      expect(r.json, command).toEqual(deny(BLOCK_SECRET_EXEC));
+      expect(traces(r.state).length).toBe(1);
+    }
+  });
+
+  it('a change of directory Ward cannot follow before the patch is a deny without a trace', () => {
+    for (const command of [`cd /tmp; cd .. && apply_patch <<'EOF'\n${patch('.env')}EOF`, `pushd /tmp && apply_patch <<'EOF'\n${patch('.env')}EOF`, `cd "$HOME" && apply_patch <<'EOF'\n${patch('.env')}EOF`]) {
+      const r = bash(command);
+      expect(r.code, command).toBe(0);
+      expect(r.json, command).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny', permissionDecisionReason: expect.stringMatching(/fail closed.*change of directory Ward cannot follow/) } });
+      expect(validOutput(r.json)).toBe(true);
+      expect(traces(r.state)).toEqual([]);
+    }
+  });
+
+  it('shellPatchFiles: the cd directory prefixes relative files only; no patch, no files', () => {
+    const fail = (m: string) => new Error(m);
+    expect(shellPatchFiles('ls -la', fail)).toEqual([]);
+    expect(shellPatchFiles(`cd pkg/ && apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a.ts\n+x\n*** Delete File: /etc/hosts\n*** End Patch\nEOF`, fail)).toEqual(['pkg/a.ts', '/etc/hosts']);
+    expect(shellPatchFiles(`cd / && apply_patch <<'EOF'\n${patch('etc/passwd')}EOF`, fail)).toEqual(['/etc/passwd']);
   });
 });
 

@@ -63,6 +63,21 @@ describe('ward hook copilot: recorded events', () => {
     expect(traces(args.state)).toEqual([]);
   });
 
+  it('a tool call is decided whichever format carries it: a camelCase event that names itself preToolUse, a null error or result', () => {
+    const secret = JSON.parse(recorded('pre-tool-view-secret.json')) as Record<string, unknown>;
+    for (const extra of [{ hook_event_name: 'preToolUse' }, { error: null }, { toolResult: null }]) {
+      const r = command(JSON.stringify({ ...secret, ...extra }));
+      expect(r.code, JSON.stringify(extra)).toBe(0);
+      expect(r.json, JSON.stringify(extra)).toEqual(deny(BLOCK_SECRET));
+      expect(traces(r.state).length).toBe(1);
+    }
+    // Both formats' tool fields at once: Ward cannot tell which tool runs.
+    const both = command(JSON.stringify({ hook_event_name: 'PreToolUse', cwd: '/workspace', tool_name: 'view', tool_input: { path: '/workspace/README.md' }, ...secret }));
+    expect(both.code).toBe(0);
+    expect(both.json).toEqual(deny(/both toolName and tool_name/));
+    expect(traces(both.state)).toEqual([]);
+  });
+
   it('a bad command line on an event Ward does not decide: no output, exit 0, the problem on stderr', () => {
     const r = command(recorded('user-prompt-submitted.json'), ['--polcy', POLICY]);
     expect(r.code).toBe(0);
