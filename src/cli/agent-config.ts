@@ -13,8 +13,8 @@ export type Agent = (typeof AGENTS)[number];
 export const HOOK_TRANSPORTS = ['command', 'http'] as const;
 export type HookTransport = (typeof HOOK_TRANSPORTS)[number];
 
-export const CLAUDE_SETTINGS = join('.claude', 'settings.json');
-export const GEMINI_SETTINGS = join('.gemini', 'settings.json');
+const CLAUDE_SETTINGS = join('.claude', 'settings.json');
+const GEMINI_SETTINGS = join('.gemini', 'settings.json');
 const HTTP_PATH = '/v1/hooks/claude-code';
 export const DEFAULT_DAEMON_URL = 'http://127.0.0.1:7433';
 const TOKEN_VARIABLE = 'WARD_DAEMON_TOKEN';
@@ -34,7 +34,7 @@ export interface HookSpec {
  * can fetch another package called `ward`), ends in `|| exit 2` (any failure before Ward runs
  * blocks), and reads the project's committed policy. The HTTP hook blocks when the daemon fails.
  */
-export function claudeCodeHook(spec: HookSpec): JsonObject {
+function claudeCodeHook(spec: HookSpec): JsonObject {
   if (spec.transport === 'http') {
     return {
       type: 'http',
@@ -50,7 +50,7 @@ export function claudeCodeHook(spec: HookSpec): JsonObject {
 }
 
 /** Whether a hook entry is one Ward wrote (either transport). */
-export function isWardHook(hook: JsonValue): boolean {
+function isWardHook(hook: JsonValue): boolean {
   if (!isJsonObject(hook)) return false;
   const command = hook['command'];
   const url = hook['url'];
@@ -62,7 +62,7 @@ export function isWardHook(hook: JsonValue): boolean {
  * tool, MCP tools included); the user's other hooks and settings are kept as they are. Running it
  * again with the same spec gives the same settings.
  */
-export function withClaudeCodeHook(settings: JsonObject, hook: JsonObject): JsonObject {
+function withClaudeCodeHook(settings: JsonObject, hook: JsonObject): JsonObject {
   return withHookGroup(settings, 'PreToolUse', '*', hook, isWardHook);
 }
 
@@ -103,7 +103,7 @@ export function readSettings(projectDir: string, relPath: string): JsonObject | 
 }
 
 /** What is wrong with the Ward hooks in the settings (empty when they would block as intended). */
-export function claudeCodeHookProblems(settings: JsonObject): string[] {
+function claudeCodeHookProblems(settings: JsonObject): string[] {
   const ward = wardHooksOf(settings, 'PreToolUse', isWardHook);
   if (ward.length === 0) return ['no Ward PreToolUse hook is registered'];
   const problems: string[] = [];
@@ -135,6 +135,16 @@ function commandHookProblems(command: string, ending: FailClosedEnding = EXIT_2)
   return problems;
 }
 
+/**
+ * Whether a hook entry's shell command (under `field`) is Ward's for `host`: it runs
+ * `ward hook <host>`, or hands the event to the daemon's `/v1/hooks/<host>` (the `curl` form).
+ */
+function runsWardHook(hook: JsonValue, field: string, host: string): boolean {
+  if (!isJsonObject(hook)) return false;
+  const command = hook[field];
+  return typeof command === 'string' && (new RegExp(` hook ${host}( |$)`).test(command) || command.includes(`/v1/hooks/${host}`));
+}
+
 // --- Gemini CLI ----------------------------------------------------------------------------------
 
 // Gemini CLI's hooks (google-gemini/gemini-cli docs/hooks/reference.md, docs/hooks/index.md):
@@ -156,25 +166,21 @@ const GEMINI_WILDCARDS: ReadonlySet<JsonValue | undefined> = new Set([undefined,
  * CLI runs hooks with a sanitized environment; the hooks reference Ward follows names no project
  * variable), ending in `|| exit 2` so a hook that cannot start blocks the tool.
  */
-export function geminiCliHook(spec: HookSpec): JsonObject {
+function geminiCliHook(spec: HookSpec): JsonObject {
   const command = `${spec.command.node} ${shellQuote(spec.command.wardBin)} hook gemini-cli --policy ${shellQuote(join(spec.projectDir, '.ward.yaml'))} --state-dir ${shellQuote(join(spec.projectDir, '.ward'))} || exit 2`;
   return { name: GEMINI_HOOK_NAME, type: 'command', command, timeout: 10000, description: "Ward: decide every tool call under the project's policy" };
 }
 
-/** Whether a hook entry is Ward's Gemini CLI hook (the command, or `curl` to the daemon's endpoint). */
-export function isGeminiWardHook(hook: JsonValue): boolean {
-  if (!isJsonObject(hook)) return false;
-  const command = hook['command'];
-  return typeof command === 'string' && (/ hook gemini-cli( |$)/.test(command) || command.includes('/v1/hooks/gemini-cli'));
-}
+/** Whether a hook entry is Ward's Gemini CLI hook. */
+const isGeminiWardHook = (hook: JsonValue): boolean => runsWardHook(hook, 'command', 'gemini-cli');
 
 /** The settings with Ward's hook as the one BeforeTool hook of its own group, matching every tool. */
-export function withGeminiCliHook(settings: JsonObject, hook: JsonObject): JsonObject {
+function withGeminiCliHook(settings: JsonObject, hook: JsonObject): JsonObject {
   return withHookGroup(settings, GEMINI_EVENT, GEMINI_EVERY_TOOL, hook, isGeminiWardHook);
 }
 
 /** What is wrong with Ward's hook in Gemini CLI's settings (empty when it decides every tool call and fails closed). */
-export function geminiCliHookProblems(settings: JsonObject): string[] {
+function geminiCliHookProblems(settings: JsonObject): string[] {
   const problems: string[] = [];
   const config = isJsonObject(settings['hooksConfig']) ? settings['hooksConfig'] : {};
   if (config['enabled'] === false) problems.push('hooksConfig.enabled is false: Gemini CLI runs no hook');
@@ -198,7 +204,7 @@ export function geminiCliHookProblems(settings: JsonObject): string[] {
 // statusMessage, async}]}]}}`; matchers are regular expressions (none matches every tool). Exit 2
 // blocks only with a reason on stderr; any other failure runs the tool.
 
-export const CODEX_HOOKS = join('.codex', 'hooks.json');
+const CODEX_HOOKS = join('.codex', 'hooks.json');
 const CODEX_EVENT = 'PreToolUse';
 const CODEX_EVERY_TOOL = '.*';
 const CODEX_WILDCARDS: ReadonlySet<JsonValue | undefined> = new Set([undefined, null, '', '.*']);
@@ -208,20 +214,16 @@ const CODEX_ENDING: FailClosedEnding = {
 };
 
 /** Ward's PreToolUse hook for Codex: bin/ward.js and the project's policy and state by absolute path. */
-export function codexHook(spec: HookSpec): JsonObject {
+function codexHook(spec: HookSpec): JsonObject {
   const command = `${spec.command.node} ${shellQuote(spec.command.wardBin)} hook codex --policy ${shellQuote(join(spec.projectDir, '.ward.yaml'))} --state-dir ${shellQuote(join(spec.projectDir, '.ward'))} || { echo 'Ward hook failed to start (fail closed)' >&2; exit 2; }`;
   return { type: 'command', command, timeout: 30, statusMessage: "Ward: checking the call against the project's policy" };
 }
 
-/** Whether a hook entry is Ward's Codex hook (the command, or `curl` to the daemon's endpoint). */
-export function isCodexWardHook(hook: JsonValue): boolean {
-  if (!isJsonObject(hook)) return false;
-  const command = hook['command'];
-  return typeof command === 'string' && (/ hook codex( |$)/.test(command) || command.includes('/v1/hooks/codex'));
-}
+/** Whether a hook entry is Ward's Codex hook. */
+const isCodexWardHook = (hook: JsonValue): boolean => runsWardHook(hook, 'command', 'codex');
 
 /** What is wrong with Ward's hook in `.codex/hooks.json` (empty when it decides every tool call and fails closed). */
-export function codexHookProblems(settings: JsonObject): string[] {
+function codexHookProblems(settings: JsonObject): string[] {
   const ward = wardHooksOf(settings, CODEX_EVENT, isCodexWardHook);
   if (ward.length === 0) return ['no Ward PreToolUse hook is registered'];
   const problems: string[] = [];
@@ -242,7 +244,7 @@ export function codexHookProblems(settings: JsonObject): string[] {
 // agent. "Hook failures (non-zero exit codes or timeouts) … never block": the command must print
 // a deny itself when Ward cannot start. Ward writes its own file, `.github/hooks/ward.json`.
 
-export const COPILOT_HOOKS = join('.github', 'hooks', 'ward.json');
+const COPILOT_HOOKS = join('.github', 'hooks', 'ward.json');
 const COPILOT_EVENT = 'preToolUse';
 const COPILOT_START_DENY = `{"permissionDecision":"deny","permissionDecisionReason":"Ward hook failed to start (fail closed)"}`;
 const COPILOT_ENDING: FailClosedEnding = {
@@ -255,27 +257,23 @@ const COPILOT_ENDING: FailClosedEnding = {
  * to the repository root (`cwd: "."`), so the file means the same in every clone that has Ward at
  * that path.
  */
-export function copilotHook(spec: HookSpec): JsonObject {
+function copilotHook(spec: HookSpec): JsonObject {
   const bash = `${spec.command.node} ${shellQuote(spec.command.wardBin)} hook copilot --policy .ward.yaml --state-dir .ward || echo '${COPILOT_START_DENY}'`;
   return { type: 'command', bash, cwd: '.', timeoutSec: 30 };
 }
 
-/** Whether a hook entry is Ward's Copilot hook (the command, or `curl` to the daemon's endpoint). */
-export function isCopilotWardHook(hook: JsonValue): boolean {
-  if (!isJsonObject(hook)) return false;
-  const bash = hook['bash'];
-  return typeof bash === 'string' && (/ hook copilot( |$)/.test(bash) || bash.includes('/v1/hooks/copilot'));
-}
+/** Whether a hook entry is Ward's Copilot hook (its command is `bash`). */
+const isCopilotWardHook = (hook: JsonValue): boolean => runsWardHook(hook, 'bash', 'copilot');
 
 /** The hooks file with Ward's hook as the last preToolUse hook; the user's other hooks are kept. */
-export function withCopilotHook(settings: JsonObject, hook: JsonObject): JsonObject {
+function withCopilotHook(settings: JsonObject, hook: JsonObject): JsonObject {
   const hooks = isJsonObject(settings['hooks']) ? settings['hooks'] : {};
   const entries = Array.isArray(hooks[COPILOT_EVENT]) ? hooks[COPILOT_EVENT] : [];
   return { ...settings, version: 1, hooks: { ...hooks, [COPILOT_EVENT]: [...entries.filter((h) => !isCopilotWardHook(h)), hook] } };
 }
 
 /** What is wrong with Ward's hook in `.github/hooks/ward.json` (empty when it decides every tool call and fails closed). */
-export function copilotHookProblems(settings: JsonObject): string[] {
+function copilotHookProblems(settings: JsonObject): string[] {
   const problems: string[] = [];
   if (settings['version'] !== 1) problems.push(`"version" is ${JSON.stringify(settings['version'])}, not 1: Copilot reads hook files of version 1`);
   const hooks = isJsonObject(settings['hooks']) && Array.isArray(settings['hooks'][COPILOT_EVENT]) ? settings['hooks'][COPILOT_EVENT] : [];
