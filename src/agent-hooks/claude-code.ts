@@ -29,7 +29,7 @@ function describe(result: HookDecision): { reasons: string; trace: string } {
  * | require_approval | `ask` | no decision: Claude Code shows you its dialog; `systemMessage` says why | no decision; `additionalContext` says approval was required |
  * | block, dry_run | `deny` + reason | `decision.behavior: deny` + `message` | `decision: block` + `reason` |
  */
-export function replyForVerdict(event: HookEvent, result: HookDecision): HookReply {
+function replyForVerdict(event: HookEvent, result: HookDecision): HookReply {
   const { reasons, trace } = describe(result);
   const blocked =
     result.verdict === 'dry_run'
@@ -65,7 +65,7 @@ export function replyForVerdict(event: HookEvent, result: HookDecision): HookRep
  * input, an event Ward does not answer), exit 2 with the reason on stderr, which blocks in every
  * event that can block.
  */
-export function failReply(event: HookEvent | undefined, message: string): HookReply {
+function failReply(event: HookEvent | undefined, message: string): HookReply {
   const stderr = `ward hook claude-code: ${message}\n`;
   const reason = failedReason(message);
   const systemMessage = `Ward hook failed closed: ${message}`;
@@ -131,7 +131,7 @@ function answeredEvent(name: string | undefined): HookEvent | undefined {
  * `POST /v1/hooks/claude-code` on the daemon, so both decide a call the same way. The workspace is
  * the session's `cwd` from the event; without one (and no default), relative paths are not evaluable.
  */
-export function claudeCodeHookRequest(payload: JsonObject, context: HookCallContext): HookDecisionRequest {
+function claudeCodeHookRequest(payload: JsonObject, context: HookCallContext): HookDecisionRequest {
   return { payload, adapter: 'claude_code', enrichCall: (call) => enrichHookCall(call, payload, context, 'claude-code') };
 }
 
@@ -140,7 +140,7 @@ export function claudeCodeHookRequest(payload: JsonObject, context: HookCallCont
  * from a command hook's stdout; what a command hook says with exit 2 (a failure before any event
  * could be read) becomes the generic blocking answer, `{"decision": "block", "reason": …}`.
  */
-export function httpHookBody(reply: HookReply): JsonObject {
+function httpHookBody(reply: HookReply): JsonObject {
   return reply.stdout ?? { decision: 'block', reason: reply.stderr?.trim() || 'Ward: the hook request could not be decided' };
 }
 

@@ -52,7 +52,7 @@ const OTHER_EVENTS: readonly [string, string][] = [
 ];
 
 /** The preToolUse event, in either format, as Ward's own tool call (the `mcp` adapter's payload). */
-export function copilotToolCall(event: JsonObject): JsonObject {
+function copilotToolCall(event: JsonObject): JsonObject {
   const f = new FieldReader(ADAPTER);
   // The format is read from the fields the event has, not from whether it names itself: a tool
   // call in one format must never be read through the other's (empty) fields.

@@ -43,7 +43,7 @@ const TARGET_KEYS: readonly TargetKey[] = [
 ];
 
 /** A Gemini CLI tool name as a Ward tool name; MCP tools (`mcp__server__tool`) as Claude Code's are. */
-export function geminiToolName(name: string): string {
+function geminiToolName(name: string): string {
   return TOOL_NAMES[name.trim()] ?? claudeCodeToolName(name);
 }
 
@@ -65,7 +65,7 @@ function mcpContextToolName(f: FieldReader, event: JsonObject): string | undefin
 }
 
 /** The BeforeTool event as Ward's own tool call (the `mcp` adapter's payload). */
-export function geminiToolCall(event: JsonObject): JsonObject {
+function geminiToolCall(event: JsonObject): JsonObject {
   const f = new FieldReader('gemini_cli');
   const rawName = f.string(event, 'tool_name').trim();
   if (rawName === '') throw f.fail('tool_name is required');

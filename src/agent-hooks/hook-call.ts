@@ -28,7 +28,7 @@ export function alignMcpToolTargets(call: ToolCall): void {
 }
 
 /** The provenance of a hook call's arguments when nothing says otherwise: the MCP proxy's default. */
-export const DEFAULT_ARG_SOURCE = 'tool_output';
+const DEFAULT_ARG_SOURCE = 'tool_output';
 
 /**
  * What every host's hook adds to a decoded call, so that hosts decide alike: identity (default the
