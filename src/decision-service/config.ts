@@ -32,11 +32,6 @@ export interface ServiceOptions {
   packDir?: string | undefined;
 }
 
-/**
- * Validate flags and load everything a decision needs once: the policy, the boundary context
- * envelope (verified now: a bad envelope stops startup), and the signing key. §6.3 step 3's
- * profile rules: oss-prod needs `--key-mode prod` and refuses `default_verdict: allow`.
- */
 /** The command-line flags every decision-service command shares, named as commander names them. */
 const SHARED_FLAGS = [
   'policy',
@@ -61,6 +56,11 @@ export function sharedServiceFlags(flags: SharedServiceFlags): SharedServiceFlag
   return out;
 }
 
+/**
+ * Validate flags and load everything a decision needs once: the policy, the boundary context
+ * envelope (verified now: a bad envelope stops startup), and the signing key. §6.3 step 3's
+ * profile rules: oss-prod needs `--key-mode prod` and refuses `default_verdict: allow`.
+ */
 export function loadServiceConfig(opts: ServiceOptions): DecisionServiceConfig {
   if (!opts.policy || opts.policy.trim() === '') {
     throw new WardError(ERROR_CODES.USAGE, 'missing required --policy', { hint: 'pass --policy policy.yaml' });
