@@ -69,10 +69,18 @@ export interface DecisionTelemetry {
    */
   decision(record: DecisionRecord, parent: TraceCarrier | undefined, startedAt?: number): TraceCarrier | undefined;
   /**
-   * A span for a request the MCP proxy relays without a decision (`initialize`, `tools/list`, ...),
-   * child of `parent`; returns its context for the forwarded request's `_meta`. Never throws.
+   * The MCP proxy's span for one decided request, child of `parent`: it starts at `startedAt`,
+   * carries the decision's attributes (and a `ward.decision` event at the decision's time), and
+   * stays open until the host calls `end` — when the answer is handed to the client, or the
+   * request is refused, cancelled or its session ends. The decision-log line and record are
+   * written at the decision's time, as for `decision`. Never throws, never waits.
    */
-  relay(record: RelayRecord, parent: TraceCarrier | undefined): TraceCarrier | undefined;
+  request(record: DecisionRecord, parent: TraceCarrier | undefined, startedAt: number): OpenSpan;
+  /**
+   * The span of a request the MCP proxy relays without a decision (`initialize`, `tools/list`, ...),
+   * child of `parent`, open until `end` as for `request`. Never throws.
+   */
+  relay(record: RelayRecord, parent: TraceCarrier | undefined): OpenSpan;
   /** Whether canonical targets may go into spans and logs (`--otel-targets`); hosts build them only then. */
   readonly includeTargets: boolean;
   /** Export these metrics over OTLP at each interval (the daemon's registry: the same series as `/metrics`); nothing when metrics export is off. */
@@ -82,11 +90,28 @@ export interface DecisionTelemetry {
   shutdown(): Promise<void>;
 }
 
+/** A span still open (`request`, `relay`): its context for the forwarded request's `_meta`, and its end. */
+export interface OpenSpan {
+  /** Undefined when no span is recorded (traces not exported). */
+  readonly carrier: TraceCarrier | undefined;
+  /**
+   * End the span now; only the first call counts. `error`: the JSON-RPC error code the client was
+   * answered with, or why there was no answer (`cancelled`, `session_ended`) — the span's
+   * `error.type` and an error status. The end itself is recorded off the caller's path.
+   */
+  end(error?: number | string): void;
+}
+
+/** The open span of nothing: traces are off, or the span could not be started. */
+export const NO_SPAN: OpenSpan = { carrier: undefined, end() {} };
+
 interface Otel {
   /** Undefined when traces are not exported (`OTEL_TRACES_EXPORTER=none`). */
   tracer: Tracer | undefined;
   root: Context;
   kinds: typeof SpanKind;
+  /** `SpanStatusCode.ERROR`. */
+  errorStatus: number;
   extract(carrier: TraceCarrier): Context;
   inject(span: Span): TraceCarrier;
   metrics: MetricsExport | undefined;
@@ -112,59 +137,97 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
     scheduled = undefined;
     for (const work of deferred.splice(0)) work();
   };
-  return {
-    includeTargets: config.includeTargets,
-    decision(record, parent, startedAt) {
-      try {
-        let ids: SpanIds | undefined;
-        let carrier: TraceCarrier | undefined;
-        const decidedAt = preciseNow();
-        // The caller's context, then Ward's span in it: the log record joins whichever exists.
-        let ctx = otel && parent?.traceparent ? otel.extract(parent) : otel?.root;
-        let span: Span | undefined;
-        if (otel?.tracer) {
-          const kind = record.host === 'mcp-proxy' ? otel.kinds.CLIENT : otel.kinds.SERVER;
-          span = otel.tracer.startSpan(spanName(record), { kind, ...(startedAt !== undefined ? { startTime: startedAt } : {}) }, ctx);
-          const sc = span.spanContext();
-          // Sampled out spans are not exported; their ids mean nothing to a collector.
-          if (sc.traceFlags & 1) ids = { traceId: sc.traceId, spanId: sc.spanId };
-          // Only the proxy passes the context on (to the MCP server); the daemon answers its caller.
-          if (record.host === 'mcp-proxy') carrier = otel.inject(span);
-          ctx = otel.setSpan(otel.root, span);
-        }
-        // The rest waits until the host has answered or forwarded (the next turn of the event
-        // loop): attributes, the span's end (at the decision's time), the log record and line.
-        const rest = () => {
+  const defer = (work: () => void) => {
+    deferred.push(work);
+    scheduled ??= setImmediate(runDeferred);
+  };
+  /** A span whose end the host reports; the end (and its error, if any) is recorded on the next turn, after the decision's attributes. */
+  const openSpan = (span: Span, carrier: TraceCarrier | undefined): OpenSpan => {
+    let ended = false;
+    return {
+      carrier,
+      end(error) {
+        if (ended) return;
+        ended = true;
+        const at = preciseNow();
+        defer(() => {
           try {
-            // Values stay out unless the operator opted in, whatever a host passed.
-            const attributes = decisionAttributes(config.includeTargets || !record.targets ? record : { ...record, targets: undefined });
-            if (span) {
-              span.setAttributes(attributes);
-              span.end(decidedAt);
+            if (error !== undefined) {
+              span.setAttribute('error.type', String(error));
+              span.setStatus({ code: otel!.errorStatus });
             }
-            const at = new Date(decidedAt);
-            if (otel?.logs && ctx) otel.logs.emit(record, attributes, ctx, at);
-            log?.write(decisionLogLine(attributes, at, ids));
+            span.end(at);
           } catch {
             // telemetry never decides anything
           }
-        };
-        deferred.push(rest);
-        scheduled ??= setImmediate(runDeferred);
-        return carrier;
-      } catch {
-        return undefined; // telemetry never decides anything
+        });
+      },
+    };
+  };
+  /**
+   * One concluded decision: a span (child of `parent` when it carries a valid traceparent) and a
+   * decision-log line and record. The span ends at the decision's time, or, `open`, when the host
+   * ends it (the proxy's request span).
+   */
+  const concluded = (record: DecisionRecord, parent: TraceCarrier | undefined, startedAt: number | undefined, open: boolean): OpenSpan => {
+    try {
+      let ids: SpanIds | undefined;
+      let carrier: TraceCarrier | undefined;
+      const decidedAt = preciseNow();
+      // The caller's context, then Ward's span in it: the log record joins whichever exists.
+      let ctx = otel && parent?.traceparent ? otel.extract(parent) : otel?.root;
+      let span: Span | undefined;
+      if (otel?.tracer) {
+        const kind = record.host === 'mcp-proxy' ? otel.kinds.CLIENT : otel.kinds.SERVER;
+        span = otel.tracer.startSpan(spanName(record), { kind, ...(startedAt !== undefined ? { startTime: startedAt } : {}) }, ctx);
+        const sc = span.spanContext();
+        // Sampled out spans are not exported; their ids mean nothing to a collector.
+        if (sc.traceFlags & 1) ids = { traceId: sc.traceId, spanId: sc.spanId };
+        // Only the proxy passes the context on (to the MCP server); the daemon answers its caller.
+        if (record.host === 'mcp-proxy') carrier = otel.inject(span);
+        ctx = otel.setSpan(otel.root, span);
       }
+      // The rest waits until the host has answered or forwarded (the next turn of the event
+      // loop): attributes, the span's end (at the decision's time) or its decision event, the
+      // log record and line.
+      defer(() => {
+        try {
+          // Values stay out unless the operator opted in, whatever a host passed.
+          const attributes = decisionAttributes(config.includeTargets || !record.targets ? record : { ...record, targets: undefined });
+          if (span) {
+            span.setAttributes(attributes);
+            if (open) span.addEvent('ward.decision', decidedAt);
+            else span.end(decidedAt);
+          }
+          const at = new Date(decidedAt);
+          if (otel?.logs && ctx) otel.logs.emit(record, attributes, ctx, at);
+          log?.write(decisionLogLine(attributes, at, ids));
+        } catch {
+          // telemetry never decides anything
+        }
+      });
+      if (open && span) return openSpan(span, carrier);
+      return carrier ? { carrier, end() {} } : NO_SPAN;
+    } catch {
+      return NO_SPAN; // telemetry never decides anything
+    }
+  };
+  return {
+    includeTargets: config.includeTargets,
+    decision(record, parent, startedAt) {
+      return concluded(record, parent, startedAt, false).carrier;
+    },
+    request(record, parent, startedAt) {
+      return concluded(record, parent, startedAt, true);
     },
     relay(record, parent) {
-      if (!otel?.tracer) return undefined;
+      if (!otel?.tracer) return NO_SPAN;
       try {
         const ctx = parent?.traceparent ? otel.extract(parent) : otel.root;
         const span = otel.tracer.startSpan(record.method, { kind: otel.kinds.CLIENT, attributes: relayAttributes(record) }, ctx);
-        span.end();
-        return otel.inject(span);
+        return openSpan(span, otel.inject(span));
       } catch {
-        return undefined;
+        return NO_SPAN;
       }
     },
     exportMetrics(read) {
@@ -220,6 +283,7 @@ async function startOtel(config: TelemetryConfig, host: string, budgets: { spans
   return {
     tracer: provider?.getTracer('ward'),
     kinds: api.SpanKind,
+    errorStatus: api.SpanStatusCode.ERROR,
     root: api.ROOT_CONTEXT,
     extract: (carrier) => propagator.extract(api.ROOT_CONTEXT, carrier, api.defaultTextMapGetter),
     inject(span) {

@@ -12,7 +12,16 @@ export interface ReceivedSpan {
   parentSpanId: string;
   attributes: Record<string, unknown>;
   resource: Record<string, unknown>;
+  /** Start and end, epoch milliseconds (sub-millisecond precision kept). */
+  startMs: number;
+  endMs: number;
+  events: { name: string; timeMs: number }[];
+  /** `STATUS_CODE_ERROR`, `STATUS_CODE_OK`, or '' (unset). */
+  status: string;
 }
+
+/** Epoch nanoseconds (a decimal string) as epoch milliseconds. */
+const nanosToMs = (n: unknown) => Number(BigInt(String(n ?? 0)) / 1000n) / 1000;
 
 /** One exported metric data point (a sum's or gauge's value, or a histogram's buckets), with its metric's name, unit and kind. */
 export interface ReceivedPoint {
@@ -89,7 +98,19 @@ export function decodeTraces(body: Uint8Array): ReceivedSpan[] {
     const resource = attrs(rs.resource?.attributes);
     for (const ss of rs.scopeSpans ?? []) {
       for (const s of ss.spans ?? []) {
-        out.push({ name: s.name, kind: s.kind, traceId: hex(s.traceId), spanId: hex(s.spanId), parentSpanId: hex(s.parentSpanId), attributes: attrs(s.attributes), resource });
+        out.push({
+          name: s.name,
+          kind: s.kind,
+          traceId: hex(s.traceId),
+          spanId: hex(s.spanId),
+          parentSpanId: hex(s.parentSpanId),
+          attributes: attrs(s.attributes),
+          resource,
+          startMs: nanosToMs(s.startTimeUnixNano),
+          endMs: nanosToMs(s.endTimeUnixNano),
+          events: ((s.events ?? []) as { name: string; timeUnixNano: unknown }[]).map((e) => ({ name: e.name, timeMs: nanosToMs(e.timeUnixNano) })),
+          status: String(s.status?.code ?? ''),
+        });
       }
     }
   }

@@ -42,9 +42,9 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-/** The span of the request with this JSON-RPC id, once exported (initialize and the other relayed requests have spans too). */
+/** The span of the request with this JSON-RPC id, once exported (not a relayed request's, nor its result firewall decision's). */
 async function spanOf(id: string) {
-  const find = () => receiver.spans.find((s) => s.attributes['jsonrpc.request.id'] === id && s.attributes['ward.operation'] !== 'relay');
+  const find = () => receiver.spans.find((s) => s.attributes['jsonrpc.request.id'] === id && s.attributes['ward.operation'] !== 'relay' && s.attributes['ward.operation'] !== 'result_firewall');
   await receiver.waitFor(() => find() !== undefined, `the span of request ${id}`);
   return find()!;
 }
@@ -120,7 +120,8 @@ describe('ward mcp proxy --otel', () => {
     for (const record of receiver.logs) {
       const span = receiver.spans.find((s) => s.attributes['jsonrpc.request.id'] === record.attributes['jsonrpc.request.id'])!;
       expect([record.traceId, record.spanId]).toEqual([span.traceId, span.spanId]);
-      expect(record.attributes).toEqual(span.attributes);
+      // The span's end may add what the answer was (error.type); the decision's attributes are the same.
+      expect(span.attributes).toMatchObject(record.attributes);
     }
     expect(receiver.logs[0]!.traceId).toBe(PARENT_TRACE);
     expect(Buffer.concat(receiver.bodies).includes(SECRET)).toBe(false);
@@ -189,6 +190,51 @@ describe('ward mcp proxy --otel', () => {
     expect(Buffer.concat(receiver.bodies).includes('123-45-6789')).toBe(false);
     expect(receiver.points.find((p) => p.name === 'ward_eval_duration_seconds')?.kind).toBe('histogram');
     expect(receiver.points.find((p) => p.name === 'ward_decisions_total')?.resource['ward.host']).toBe('mcp-proxy');
+  });
+
+  it('keeps a request\'s span open until the answer reaches the client: the server\'s answer falls inside it, the decision is an event in it', async () => {
+    proxy.send({ jsonrpc: '2.0', id: 40, method: 'tools/call', params: { name: 'echo', arguments: { text: 'slow', delay_ms: 150 }, _meta: { traceparent: `00-${PARENT_TRACE}-${PARENT_SPAN}-01` } } });
+    const res = await proxy.response(40);
+    const answeredAt = (res['result'] as { _meta: { answered_at_ms: number } })._meta.answered_at_ms;
+    const span = await spanOf('40');
+    expect([span.traceId, span.parentSpanId, span.status]).toEqual([PARENT_TRACE, PARENT_SPAN, '']);
+    // The server's work (its spans' parent is this span, through _meta) lies within Ward's span.
+    expect(received().find((m) => m.id === 40)!.params._meta.traceparent).toBe(`00-${PARENT_TRACE}-${span.spanId}-01`);
+    expect(span.endMs).toBeGreaterThanOrEqual(answeredAt);
+    expect(span.endMs - span.startMs).toBeGreaterThanOrEqual(150);
+    const decided = span.events.filter((e) => e.name === 'ward.decision');
+    expect(decided).toHaveLength(1);
+    expect(decided[0]!.timeMs).toBeGreaterThanOrEqual(span.startMs);
+    expect(decided[0]!.timeMs).toBeLessThan(answeredAt - 100); // decided before forwarding; the server waited 150 ms after
+  });
+
+  it('ends the span of a cancelled request once, as cancelled', async () => {
+    proxy.send({ jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'echo', arguments: { text: 'cancel me', delay_ms: 200 } } });
+    for (let i = 0; i < 50 && !received().some((m) => m.id === 41); i++) await new Promise((r) => setTimeout(r, 50));
+    proxy.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 41, reason: 'test' } });
+    const span = await spanOf('41');
+    expect(span.attributes['error.type']).toBe('cancelled');
+    expect(span.status).toBe('STATUS_CODE_ERROR');
+    // The server's late answer (dropped by Ward) ends nothing more.
+    await new Promise((r) => setTimeout(r, 400));
+    expect(receiver.spans.filter((s) => s.attributes['jsonrpc.request.id'] === '41')).toHaveLength(1);
+  });
+
+  it('ends the span of a request still unanswered when its session ends', async () => {
+    const log = join(cwd, 'server-2.log');
+    const other = new RawProxy(['--policy', 'policy.yaml', '--otel', '--workspace', '.'], [process.execPath, RECORDER], cwd, {
+      RECORDING_SERVER_LOG: log,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    });
+    await other.initialize();
+    other.send({ jsonrpc: '2.0', id: 'unanswered', method: 'tools/call', params: { name: 'echo', arguments: { text: 'never', delay_ms: 60_000 } } });
+    for (let i = 0; i < 50 && !(existsSync(log) && readFileSync(log, 'utf8').includes('"unanswered"')); i++) await new Promise((r) => setTimeout(r, 50));
+    other.end();
+    await other.exited;
+    const span = await spanOf('unanswered');
+    expect(span.attributes['error.type']).toBe('session_ended');
+    expect(span.status).toBe('STATUS_CODE_ERROR');
   });
 
   it('refuses --decision-log - on the stdio transport (stdout is the MCP channel)', () => {

@@ -28,7 +28,7 @@ import { checkRequest, DEFAULT_REQUEST_LIMITS, type RequestLimits } from './limi
 import { DecisionThreadError } from './decision-thread.js';
 import { isReservedToolName, knownNotification, requestRoute, ROOTS_ANSWER, SERVER_NOTIFICATION, UNKNOWN_METHOD, type MethodIntent, type Sender, type UnknownMethods } from './methods.js';
 import { toolSuspicion, type SessionWitness } from './witness.js';
-import { preciseNow, type DecisionTelemetry, type TraceCarrier } from '../../telemetry/telemetry.js';
+import { NO_SPAN, preciseNow, type DecisionTelemetry, type OpenSpan, type TraceCarrier } from '../../telemetry/telemetry.js';
 import type { ProxyMetrics } from './metrics.js';
 import { mcpDecisionRecord, mcpResultRecord, mcpTraceCarrier, withTraceContext } from '../../telemetry/mcp-record.js';
 
@@ -114,6 +114,8 @@ export class ProxySession {
   private readonly pending = new Map<string, Pending>();
   /** Client request ids from arrival until the client gets their answer: a second request with one of them is refused. */
   private readonly inflight = new Set<string>();
+  /** `--otel`: the spans of requests not yet answered, by id (`spanOpened`). */
+  private readonly spans = new Map<string, OpenSpan>();
   /** Requests the server sent the client (forwarded), by id: only their answers go back to the server. */
   private readonly serverRequests = new Map<string, { method: string; id: JsonRpcId }>();
   private readonly abandoned = new Set<string>();
@@ -256,7 +258,7 @@ export class ProxySession {
         this.clientElicits = declaresFormElicitation(msg.params?.['capabilities']);
       }
       // A span for the relayed request too (`--otel`); the server's spans become its children.
-      const relayed = this.o.telemetry?.relay({ method: msg.method!, mcpSessionId: this.o.sessionId, jsonRpcId: String(id) }, mcpTraceCarrier(isJsonObject(msg.params?.['_meta']) ? msg.params['_meta'] : undefined));
+      const relayed = this.o.telemetry ? this.spanOpened(id, this.o.telemetry.relay({ method: msg.method!, mcpSessionId: this.o.sessionId, jsonRpcId: String(id) }, mcpTraceCarrier(isJsonObject(msg.params?.['_meta']) ? msg.params['_meta'] : undefined))) : undefined;
       if (relayed?.traceparent) return this.forward({ id, method: msg.method! }, withTraceContext(msg, relayed), undefined);
       this.forward({ id, method: msg.method! }, msg, m.raw);
       return;
@@ -279,8 +281,9 @@ export class ProxySession {
     if (m.kind === 'notification' && msg.method === 'notifications/cancelled') {
       const rid = msg.params?.['requestId'];
       if (typeof rid === 'string' || typeof rid === 'number') {
-        // A cancelled request gets no answer: its id is free again.
+        // A cancelled request gets no answer: its id is free again, and its span ends here.
         this.inflight.delete(idKey(rid));
+        this.endSpan(idKey(rid), 'cancelled');
         this.dropElicitations(rid);
         const waiting = this.deciding.get(idKey(rid));
         if (waiting) {
@@ -463,7 +466,28 @@ export class ProxySession {
     if (!t) return undefined;
     this.o.metrics?.decided(decision.verdict, decision.reasonCodes, (preciseNow() - startedAt) / 1000, (call.witnessed?.size ?? 0) > 0);
     const context = { witnessed: call.witnessed, witnessOn: this.o.witness !== undefined, targets: t.includeTargets ? decision.targets : undefined };
-    return t.decision(mcpDecisionRecord(decision, this.o.sessionId, id, correlation, method, context), mcpTraceCarrier(call.meta), startedAt);
+    return this.spanOpened(id, t.request(mcpDecisionRecord(decision, this.o.sessionId, id, correlation, method, context), mcpTraceCarrier(call.meta), startedAt));
+  }
+
+  /**
+   * A request's span, open until its answer is handed to the client (`toClient`), it is cancelled,
+   * or the session ends — every request ends one of these ways, so every span ends, once.
+   * Returns its context for the forwarded request.
+   */
+  private spanOpened(id: JsonRpcId, span: OpenSpan): TraceCarrier | undefined {
+    if (span === NO_SPAN) return undefined;
+    const key = idKey(id);
+    // An id is in flight once (handleClient refuses a reused one); a stale span ends rather than leaks.
+    this.spans.get(key)?.end('superseded');
+    this.spans.set(key, span);
+    return span.carrier;
+  }
+
+  private endSpan(key: string, error?: number | string): void {
+    const span = this.spans.get(key);
+    if (!span) return;
+    this.spans.delete(key);
+    span.end(error);
   }
 
   /** The intent input of a method request: its params (less `_meta`) are the arguments, its targets the method's. */
@@ -1490,7 +1514,12 @@ export class ProxySession {
   }
 
   private toClient(msg: JsonRpcMessage, raw?: Buffer, related?: JsonRpcId): void {
-    if (msg.method === undefined && msg.id !== undefined && msg.id !== null) this.inflight.delete(idKey(msg.id));
+    if (msg.method === undefined && msg.id !== undefined && msg.id !== null) {
+      const key = idKey(msg.id);
+      this.inflight.delete(key);
+      // The answer reaches the client: the request's span ends (with the JSON-RPC error, if it is one).
+      if (this.spans.size) this.endSpan(key, isJsonObject(msg.error) && typeof msg.error['code'] === 'number' ? msg.error['code'] : undefined);
+    }
     this.o.client.send(msg, raw, related).catch((err: Error) => {
       if (related !== undefined) {
         // The request's stream is gone; try the session's standalone stream.
@@ -1513,6 +1542,7 @@ export class ProxySession {
     if (this.ended) return this.done.then(() => undefined);
     this.ended = true;
     for (const p of this.pending.values()) if (p.timer) clearTimeout(p.timer);
+    for (const key of [...this.spans.keys()]) this.endSpan(key, 'session_ended');
     for (const e of this.elicitations.values()) clearTimeout(e.timer);
     for (const w of this.inboxWaits.values()) w.abort();
     this.inboxWaits.clear();

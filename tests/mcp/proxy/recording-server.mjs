@@ -5,7 +5,8 @@
 // tool-call method, misspelled methods, 1e400) before a test could see that it arrived.
 //
 // It answers initialize, tools/list (tools `write_file` {path, content} and `echo` {text}) and any
-// request for `write_file` / `echo` whatever the method's spelling; `write_file` really writes the
+// request for `write_file` / `echo` whatever the method's spelling (`echo` with `delay_ms` answers
+// that much later, its answer's time in the result's `_meta.answered_at_ms`); `write_file` really writes the
 // file (the side effect a refusal must prevent), resolved against the server's cwd.
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -50,7 +51,11 @@ function handle(line) {
     return;
   }
   if (name === 'echo') {
-    if (hasId) reply({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text: `echo: ${String(args.text)}` }] } });
+    if (!hasId) return;
+    const result = { content: [{ type: 'text', text: `echo: ${String(args.text)}` }] };
+    // `delay_ms`: answer that much later, saying when (epoch ms) in the result's _meta.
+    if (typeof args.delay_ms !== 'number') return reply({ jsonrpc: '2.0', id: msg.id, result });
+    setTimeout(() => reply({ jsonrpc: '2.0', id: msg.id, result: { ...result, _meta: { answered_at_ms: performance.timeOrigin + performance.now() } } }), args.delay_ms);
     return;
   }
   if (hasId) reply({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: `method not found: ${msg.method}` } });
