@@ -144,13 +144,13 @@ const CASE_FOLDED_PATTERNS: readonly Pattern[] = CASE_EXACT_PATTERNS.filter((p) 
 /** What the `credentials` detector runs, in order: the exact patterns, then their case-folded twins. */
 export const CREDENTIAL_PATTERNS: readonly Pattern[] = [...CASE_EXACT_PATTERNS, ...CASE_FOLDED_PATTERNS];
 
+/** The literal a case-folded twin needs (the patterns without their own `i` flag), in any case. */
+const FOLDED_HINT = /AKIA|ASIA|ABIA|ACCA|PRIVATE KEY|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|cbt|oas)-|xox[abeoprs]-|hooks\.slack\.com|[sr]k_(?:live|test)_|sk-|AIza|eyJ/i;
 /**
  * A literal each of CREDENTIAL_PATTERNS needs (its prefix, or for assignments the credential
  * word of the name): a text without any has no credential, and is not scanned pattern by pattern.
  */
-/** The literal a case-folded twin needs (the patterns without their own `i` flag), in any case. */
-const FOLDED_HINT = /AKIA|ASIA|ABIA|ACCA|PRIVATE KEY|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|cbt|oas)-|xox[abeoprs]-|hooks\.slack\.com|[sr]k_(?:live|test)_|sk-|AIza|eyJ/i;
-const CREDENTIAL_HINT = /AKIA|ASIA|ABIA|ACCA|PRIVATE KEY|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|cbt|oas)-|xox[abeoprs]-|hooks\.slack\.com|[sr]k_(?:live|test)_|sk-|AIza|eyJ|token|secret|api[_-]?key|access[_-]?key|password|credential/i;
+const CREDENTIAL_HINT = new RegExp(`${FOLDED_HINT.source}|token|secret|api[_-]?key|access[_-]?key|password|credential`, 'i');
 
 /**
  * Characters a reader does not see but a model reads: zero-width, bidi embeddings, overrides and
