@@ -37,7 +37,7 @@ const HOOK_OPTIONS: readonly HookOptionSpec[] = [
   { flag: '--policy', key: 'policy', value: 'file', help: 'policy YAML (required)' },
   { flag: '--context-envelope', key: 'contextEnvelope', value: 'file', help: 'verified context envelope bound to every call' },
   { flag: '--profile', key: 'profile', value: 'profile', help: 'evaluation profile', choices: ['standard', 'oss-prod'], default: 'standard' },
-  { flag: '--identity', key: 'identity', value: 'id', help: "context.identity of the calls (default the hook's name: claude-code, gemini-cli)" },
+  { flag: '--identity', key: 'identity', value: 'id', help: "context.identity of the calls (default the host's name: claude-code, gemini-cli, codex, copilot)" },
   { flag: '--risk-class', key: 'riskClass', value: 'class', help: 'context.risk_class of the calls (default high)' },
   {
     flag: '--arg-source',

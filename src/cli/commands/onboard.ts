@@ -117,8 +117,8 @@ interface InitFlags {
 
 /**
  * `ward init --agent <host>`: the project's policy (kept when there is one), `.ward/`, and Ward's
- * hook in the host's project settings (`.claude/settings.json`, `.gemini/settings.json`), merged
- * with the settings already there. Re-running it with the same flags changes nothing; `--dry-run`
+ * hook in the host's project settings file (its `AgentSetup.settingsPath`), merged with the
+ * settings already there. Re-running it with the same flags changes nothing; `--dry-run`
  * prints the settings instead of writing.
  */
 function initAgent(ctx: CliContext, flags: InitFlags & { agent: Agent }): void {
