@@ -91,6 +91,15 @@ describe('long commands say at once what they are doing (--progress), and keep s
     expect(quiet.stderr).toBe('');
   });
 
+  it('store ingest and gc', async () => {
+    const ingest = await ward(['store', 'ingest', '.ward/demo/pack_run_ward_demo.zip', '--json', '--progress'], cwd);
+    expect(ingest.json).toMatchObject({ ok: true, duplicates: 1 });
+    expect(ingest.stderr).toBe('store ingest: reading 1 path\nstore ingest: opening the store\nstore ingest: ingesting the spool\nstore ingest: storing 1 entries\n');
+    const gc = await ward(['store', 'gc', '--max-age', '3650d', '--json', '--progress'], cwd);
+    expect(gc.json).toMatchObject({ ok: true, removed: 0 });
+    expect(gc.stderr).toBe('store gc: opening the store\nstore gc: ingesting the spool\nstore gc: removing expired entries\n');
+  });
+
   it('pack build and verify', async () => {
     const built = await ward(['pack', 'build', '--from', '.ward/demo/runpack_run_ward_demo.zip', '--out', 'p.zip', '--json', '--progress'], cwd);
     expect(built.json).toMatchObject({ ok: true, operation: 'build' });

@@ -88,7 +88,10 @@ export function register(program: Command, ctx: CliContext): void {
     });
 
   withCommon(store.command('ingest').description('ingest the spool, plus trace files, runpacks, packs or directories given').argument('[paths...]', 'files or directories'))
-    .action(async (paths: string[], flags: StoreFlags) => {
+    .option('--progress', PROGRESS_HELP)
+    .action(async (paths: string[], flags: StoreFlags & ProgressFlags) => {
+      const progress = progressOf(ctx, flags, 'store ingest');
+      progress.stage(`reading ${paths.length} path${paths.length === 1 ? '' : 's'}`);
       const collected = paths.flatMap((p) => collectInputs(resolve(ctx.cwd, p)));
       // Each file is checked on its own, as the spool's are: the valid ones are stored, the others
       // reported (exit 2), so one bad file does not keep the rest out.
@@ -105,23 +108,40 @@ export function register(program: Command, ctx: CliContext): void {
           rejected.push({ file: item.file, error: err.message });
         }
       }
-      await withStore(ctx, flags, async (s) => {
-        reportPut(ctx, flags, await s.put(inputs), 'stored', rejected);
-      });
+      await withStore(
+        ctx,
+        flags,
+        async (s) => {
+          progress.stage(`storing ${inputs.length} entries`);
+          const put = await s.put(inputs);
+          progress.end();
+          reportPut(ctx, flags, put, 'stored', rejected);
+        },
+        progress,
+      );
     });
 
   withCommon(store.command('gc').description('retention: remove entries older than --max-age and beyond --max-count per kind'))
     .option('--max-age <age>', 'e.g. 30d, 12h, 90m, 3600s')
     .option('--max-count <n>', 'keep at most this many entries per kind (newest)')
     .addOption(new Option('--kind <kind>', 'only this kind').choices([...ENTRY_KINDS]))
-    .action(async (flags: StoreFlags & { maxAge?: string; maxCount?: string; kind?: EntryKind }) => {
+    .option('--progress', PROGRESS_HELP)
+    .action(async (flags: StoreFlags & ProgressFlags & { maxAge?: string; maxCount?: string; kind?: EntryKind }) => {
       if (flags.maxAge === undefined && flags.maxCount === undefined) throw new WardError(ERROR_CODES.USAGE, 'store gc needs --max-age or --max-count');
       const maxAgeSeconds = flags.maxAge === undefined ? undefined : parseAge(flags.maxAge);
       const maxCount = flags.maxCount === undefined ? undefined : parseCount(flags.maxCount, '--max-count');
-      await withStore(ctx, flags, async (s) => {
-        const report = await s.gc({ maxAgeSeconds, maxCount, kind: flags.kind, now: new Date() });
-        print(ctx, flags.json, { ok: true, ...report }, `removed ${report.removed}, remaining ${report.remaining}`);
-      });
+      const progress = progressOf(ctx, flags, 'store gc');
+      await withStore(
+        ctx,
+        flags,
+        async (s) => {
+          progress.stage('removing expired entries');
+          const report = await s.gc({ maxAgeSeconds, maxCount, kind: flags.kind, now: new Date() });
+          progress.end();
+          print(ctx, flags.json, { ok: true, ...report }, `removed ${report.removed}, remaining ${report.remaining}`);
+        },
+        progress,
+      );
     });
 
   withFilters(withCommon(store.command('export').description('write matching entries to a deterministic zip (traces/, captures/, runpacks/, packs/; ZIP64 past 65,534 entries)')))
