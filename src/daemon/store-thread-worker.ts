@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { serializeError as serialize } from '../errors.js';
+import { serializeError } from '../errors.js';
 import { openLevelStore } from '../store/level.js';
 import type { EvidenceStore, StoreInput } from '../store/types.js';
 import type { WorkerMessage } from './store-thread.js';
@@ -13,7 +13,7 @@ try {
   store = await openLevelStore((workerData as { stateDir: string }).stateDir);
   send({ type: 'ready' });
 } catch (err) {
-  send({ type: 'error', error: serialize(err) });
+  send({ type: 'error', error: serializeError(err) });
   process.exit(0);
 }
 
@@ -51,7 +51,7 @@ port.on('message', (msg: { id: number; method: string; args: unknown[] }) => {
       }
       send({ type: 'reply', id: msg.id, ok: true, value });
     } catch (err) {
-      send({ type: 'reply', id: msg.id, ok: false, error: serialize(err) });
+      send({ type: 'reply', id: msg.id, ok: false, error: serializeError(err) });
     }
   })();
 });

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { ERROR_CODES, reviveError as revive, WardError, type SerializedError } from '../errors.js';
+import { ERROR_CODES, reviveError, WardError, type SerializedError } from '../errors.js';
 import type { EntryKind, EvidenceStore, GcReport, IngestReport, ListFilter, PutResult, RetentionPolicy, StoreEntry, StoreInput } from '../store/types.js';
 
 /**
@@ -20,7 +20,7 @@ export async function openStoreThread(stateDir: string): Promise<EvidenceStore> 
         resolve();
       } else if (msg.type === 'error') {
         worker.off('message', onMessage);
-        reject(revive(msg.error));
+        reject(reviveError(msg.error));
       }
     };
     worker.on('message', onMessage);
@@ -32,7 +32,7 @@ export async function openStoreThread(stateDir: string): Promise<EvidenceStore> 
     if (!p) return;
     pending.delete(msg.id);
     if (msg.ok) p.resolve(msg.value);
-    else p.reject(revive(msg.error));
+    else p.reject(reviveError(msg.error));
   });
   const fail = (err: Error) => {
     dead = new WardError(ERROR_CODES.STORE_INVALID, `store thread stopped: ${err.message}`, { cause: err });
@@ -68,8 +68,6 @@ export async function openStoreThread(stateDir: string): Promise<EvidenceStore> 
     },
   };
 }
-
-export type { SerializedError } from '../errors.js';
 
 export type WorkerMessage =
   | { type: 'ready' }
