@@ -64,6 +64,26 @@ function mcpContextToolName(f: FieldReader, event: JsonObject): string | undefin
   return claudeCodeToolName(`mcp__${server}__${claudeCodeMcpToolPart(tool)}`);
 }
 
+/** Glob metacharacters as Gemini CLI's `read_many_files` reads its `paths` and `include` (fast-glob). */
+const GLOB = /[*?[\]{}]|^!|\(.*\|.*\)/;
+
+/**
+ * `read_many_files` reads every file its `paths` and `include` patterns match. Ward decides a read
+ * by the path it names, so a pattern (`.e*`, `src/**`) would be decided as a file of that literal
+ * name while the tool reads the files it matches: a call with a pattern is refused, one with plain
+ * paths is decided by them.
+ */
+function refuseGlobReads(f: FieldReader, args: JsonObject): void {
+  for (const key of ['paths', 'include']) {
+    const value = args[key];
+    const entries = Array.isArray(value) ? value : [value];
+    const pattern = entries.find((e) => typeof e === 'string' && GLOB.test(e));
+    if (pattern !== undefined) {
+      throw f.fail(`read_many_files ${key} has the glob pattern ${JSON.stringify(pattern)}: Ward decides reads by the files they name and cannot tell which files a pattern reads; name each file instead`);
+    }
+  }
+}
+
 /** The BeforeTool event as Ward's own tool call (the `mcp` adapter's payload). */
 function geminiToolCall(event: JsonObject): JsonObject {
   const f = new FieldReader('gemini_cli');
@@ -71,6 +91,7 @@ function geminiToolCall(event: JsonObject): JsonObject {
   if (rawName === '') throw f.fail('tool_name is required');
   const mcpName = mcpContextToolName(f, event);
   const args = f.argsValue(event, 'tool_input');
+  if (mcpName === undefined && rawName === 'read_many_files') refuseGlobReads(f, args);
   return {
     name: mcpName ?? geminiToolName(rawName),
     args,

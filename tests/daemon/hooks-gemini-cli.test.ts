@@ -92,6 +92,24 @@ describe('ward hook gemini-cli: recorded events', () => {
     expect(partial.json).toMatchObject({ decision: 'deny', reason: expect.stringMatching(/mcp_context\.server_name and mcp_context\.tool_name are required/) });
   });
 
+  it('read_many_files with a glob pattern is denied without a trace; plain paths are decided by the files they name', () => {
+    const event = JSON.parse(recorded('before-read-secret.json')) as Record<string, unknown>;
+    const readMany = (toolInput: unknown) => command(JSON.stringify({ ...event, tool_name: 'read_many_files', tool_input: toolInput }));
+    // `.e*` matches /workspace/.env, which the policy blocks; decided as a literal path it was allowed.
+    for (const input of [{ paths: ['.e*'] }, { paths: ['README.md'], include: ['**/.env'] }, { paths: ['src/{a,b}.ts'] }, { paths: ['!x', 'y'] }]) {
+      const r = readMany(input);
+      expect(r.code, JSON.stringify(input)).toBe(0);
+      expect(r.json, JSON.stringify(input)).toMatchObject({ decision: 'deny', reason: expect.stringMatching(/fail closed.*read_many_files (paths|include) has the glob pattern/) });
+      expect(traces(r.state)).toEqual([]);
+    }
+    const plain = readMany({ paths: ['README.md', '.env'] });
+    expect(plain.json).toEqual({ decision: 'deny', reason: expect.stringMatching(/^Ward: blocked by policy \(matched_rule_block_secrets\)/) });
+    expect(traces(plain.state).length).toBe(1);
+    const allowed = readMany({ paths: ['notes (1).md'] });
+    expect(allowed.json).toEqual({});
+    expect(traces(allowed.state).length).toBe(1);
+  });
+
   it('a bad command line on an event Ward does not decide keeps the prompt: {} with a message, exit 0', () => {
     const r = command(recorded('before-agent.json'), ['--polcy', POLICY]);
     expect(r.code).toBe(0);
