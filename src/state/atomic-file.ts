@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, renameSync, unlinkSync } from 'node:fs';
+import { closeSync, fchmodSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { ERROR_CODES, WardError } from '../errors.js';
 import { writeFully, writeFullySync } from './fs-seam.js';
@@ -25,6 +25,28 @@ let loadedFsPromises: Promise<typeof import('node:fs/promises')> | undefined;
 /** Write `data` to `path`, replacing any existing file atomically. Creates missing directories. */
 export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o600): void {
   const temp = writeTemp(path, data, mode);
+  try {
+    renameSync(temp, path);
+  } catch (err) {
+    safeUnlink(temp);
+    throw ioError(`write ${path}`, err);
+  }
+  syncDir(dirname(path));
+}
+
+/**
+ * Replace an existing user file (a policy `ward policy fmt --write` formats) atomically, keeping
+ * its permission bits exactly: open(2) applies the umask, which would turn a group-writable 0664
+ * file into 0644.
+ */
+export function rewriteFileAtomic(path: string, data: string): void {
+  let mode: number;
+  try {
+    mode = statSync(path).mode & 0o7777;
+  } catch (err) {
+    throw ioError(`read ${path}`, err);
+  }
+  const temp = writeTemp(path, data, mode, true, true);
   try {
     renameSync(temp, path);
   } catch (err) {
@@ -100,7 +122,7 @@ function* candidateNames(dir: string, names: readonly string[], suffixed: boolea
   }
 }
 
-function writeTemp(path: string, data: string | Uint8Array, mode: number, sync = true): string {
+function writeTemp(path: string, data: string | Uint8Array, mode: number, sync = true, exactMode = false): string {
   const dir = dirname(path);
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -111,6 +133,7 @@ function writeTemp(path: string, data: string | Uint8Array, mode: number, sync =
   let fd: number | undefined;
   try {
     fd = openSync(temp, 'wx', mode);
+    if (exactMode) fchmodSync(fd, mode);
     writeAll(fd, data);
     if (sync) fsyncSync(fd);
   } catch (err) {

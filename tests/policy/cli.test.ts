@@ -1,4 +1,4 @@
-import { copyFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadPolicyFile } from '../../src/policy/index.js';
@@ -122,8 +122,11 @@ describe('ward policy fmt', () => {
     const cwd = tempDir('ward-policy-fmt-');
     const file = join(cwd, 'p.yaml');
     copyFileSync(join(REPO, 'policies', 'baseline-mediumrisk.yaml'), file);
+    // Group-writable, which the default umask (022) would strip from a newly created file.
+    chmodSync(file, 0o664);
     const before = loadPolicyFile(file).digest;
     const mode = statSync(file).mode & 0o777;
+    expect(mode).toBe(0o664);
     const first = ward(['policy', 'fmt', 'p.yaml', '--write', '--json'], { cwd });
     expect(first.code).toBe(0);
     expect(JSON.parse(first.stdout)).toMatchObject({ ok: true, changed: true, written: true, policy_digest: before });

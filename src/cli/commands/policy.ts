@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { EXIT } from '../../contract/exit-codes.js';
@@ -11,7 +11,7 @@ import { signingKeyFromKeyFlags } from '../../keys/index.js';
 import { awaitPublicationUptake, listPublications, publishPolicy, readVersions, type PublicationUptake } from '../../cluster/control.js';
 import { signPublication } from '../../cluster/control-policy.js';
 import { openControlStore, operatorName, withStoreFlags, type StoreFlags } from './cluster.js';
-import { writeFileAtomic } from '../../state/atomic-file.js';
+import { rewriteFileAtomic } from '../../state/atomic-file.js';
 
 interface ValidateOptions {
   json?: boolean;
@@ -78,7 +78,7 @@ export function register(program: Command, ctx: CliContext): void {
       assertSameDigest(loaded, formatted);
       const changed = formatted !== original;
       const written = Boolean(options.write) && changed;
-      if (written) writeAtomically(resolve(ctx.cwd, file), formatted);
+      if (written) rewriteFileAtomic(resolve(ctx.cwd, file), formatted);
       if (options.json) {
         ctx.stdout(
           goJsonLine({
@@ -228,7 +228,3 @@ function assertSameDigest(loaded: LoadedPolicy, formatted: string): void {
   }
 }
 
-/** Write next to the target and rename, so a crash never leaves a half-written policy (its mode kept). */
-function writeAtomically(path: string, text: string): void {
-  writeFileAtomic(path, text, statSync(path).mode & 0o777);
-}
