@@ -1,7 +1,7 @@
 import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from '../canon/index.js';
 import { bareToolName, operationFromToolName } from '../intent/discover.js';
 import type { HookCallContext, HookDecision } from './host.js';
-import type { CallTarget, ToolCall } from './tool-call.js';
+import type { ToolCall } from './tool-call.js';
 
 // What every host's hook adds to the call its event decodes to, so that all hosts — and the MCP
 // proxy, which gives the same targets and provenance — decide a call alike.
@@ -21,7 +21,7 @@ export function alignMcpToolTargets(call: ToolCall): void {
   // only Task delegates. WebFetch's `prompt` says what to look for in the page: free text, not a
   // target of unknown class that a fail-closed policy would refuse.
   if (call.name !== 'tool.delegate') call.targets = call.targets.filter((t) => !(t.kind === 'other' && t.operation === 'delegate'));
-  for (const t of call.targets as (CallTarget & { endpoint_class?: string })[]) {
+  for (const t of call.targets) {
     if (t.kind === 'path' && t.operation === '' && operation !== '') t.operation = operation;
     if (t.kind === 'other' && t.operation === 'execute') t.endpoint_class = 'proc.exec';
   }

@@ -41,7 +41,7 @@ export interface CallTarget {
   destructive_hint: boolean;
   idempotent_hint: boolean;
   open_world_hint: boolean;
-  /** Set only by `ward hook claude-code` (command targets are `proc.exec`); never decoded from a payload. */
+  /** Set only by the hooks (`enrichHookCall`: command targets are `proc.exec`); never decoded from a payload. */
   endpoint_class?: string;
 }
 

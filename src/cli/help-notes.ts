@@ -4,7 +4,7 @@ import type { Command } from 'commander';
  * What `--help` adds after each command's options: examples, and for commands that are easy to
  * confuse, which one to use when. Kept in one table so every command has an example and the
  * "instead of" notes say the same thing from both sides. Commands that write their own examples
- * (`approve`, `hook claude-code`) are not listed.
+ * (`approve`, `hook <host>`) are not listed.
  */
 interface HelpNote {
   examples: readonly string[];

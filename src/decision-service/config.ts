@@ -8,7 +8,7 @@ import { normalizeAdapter } from './adapters.js';
 import { checkedLocalPath, type DecisionServiceConfig } from './evaluate.js';
 import type { Profile } from './intent.js';
 
-/** The flags `mcp proxy --call`, `mcp serve` and `hook claude-code` share. */
+/** The flags `mcp proxy --call`, `mcp serve` and `hook <host>` share. */
 export interface ServiceOptions {
   policy?: string | undefined;
   contextEnvelope?: string | undefined;
@@ -49,7 +49,7 @@ const SHARED_FLAGS = [
 
 export type SharedServiceFlags = Partial<Pick<ServiceOptions, (typeof SHARED_FLAGS)[number]>>;
 
-/** The shared flags out of a command's parsed flags (`mcp proxy --call`, `mcp serve`, `hook claude-code`). */
+/** The shared flags out of a command's parsed flags (`mcp proxy --call`, `mcp serve`, `hook <host>`). */
 export function sharedServiceFlags(flags: SharedServiceFlags): SharedServiceFlags {
   const out: SharedServiceFlags = {};
   for (const key of SHARED_FLAGS) if (flags[key] !== undefined) out[key] = flags[key];

@@ -34,7 +34,7 @@ import { InFlight } from '../decision/in-flight.js';
 /**
  * The decision service: one payload in, one decision and its signed trace out
  * (`mcp-decision-service.md` §6.3, shared by `mcp proxy --call`, `mcp serve`, the daemon's
- * `/v1/evaluate*` routes and `ward hook claude-code`). Tools are never executed (`executed: false`).
+ * `/v1/evaluate*` routes and `ward hook <host>`). Tools are never executed (`executed: false`).
  */
 
 /** Built once: per invocation for the CLI, once per server start for `mcp serve`. */
@@ -126,7 +126,7 @@ export interface PendingDecisionResult {
   finish(tracePath: string): DecisionResult;
 }
 
-/** One decision, trace written synchronously: the one-shot `mcp proxy --call` and `hook claude-code` paths. */
+/** One decision, trace written synchronously: the one-shot `mcp proxy --call` and `hook <host>` paths. */
 export async function evaluateDecision(cfg: DecisionServiceConfig, req: DecisionRequest): Promise<DecisionResult> {
   const pending = await prepareDecision(cfg, req);
   await pending.artifactsReady;

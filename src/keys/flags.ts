@@ -3,7 +3,7 @@ import { KEY_MODES, resolveSigningKey, type KeyMode, type ResolvedSigningKey, ty
 
 /*
  * The signing key a command's flags name, for every host that signs: `gate eval`, the MCP proxy,
- * `ward serve`, the MCP decision service (`mcp call`, `mcp serve`, `hook claude-code`) and the
+ * `ward serve`, the MCP decision service (`mcp call`, `mcp serve`, `hook <host>`) and the
  * minting commands. One mapping, so `--key-mode`, `--private-key` and `--private-key-env` mean
  * the same everywhere:
  *
