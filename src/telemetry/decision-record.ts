@@ -4,8 +4,8 @@
  * decision-log line (docs/observability.md), so either can be checked against the signed trace.
  */
 export interface DecisionRecord {
-  /** Which host decided: `serve`, `mcp-proxy`, or `sdk` (an application's `Ward`). */
-  host: 'serve' | 'mcp-proxy' | 'sdk';
+  /** Which host decided: `serve`, `mcp-proxy`, `hook` (the command hook, `ward hook <host>`), or `sdk` (an application's `Ward`). */
+  host: 'serve' | 'mcp-proxy' | 'hook' | 'sdk';
   /**
    * The endpoint or MCP method decided: `gate.eval`, `gate.eval.batch`, `evaluate`, `hook`,
    * `tools/call`, `resources/read`, ...; `result_firewall` for the proxy's decision on a result.

@@ -47,10 +47,10 @@ export interface ServiceDecided {
 }
 
 /** The decision record of one decision of the daemon's decision service: `evaluate` or `hook.<host>`. */
-export function serviceDecisionRecord(d: ServiceDecided, operation: string, correlationId: string, withTargets = false): DecisionRecord {
+export function serviceDecisionRecord(d: ServiceDecided, operation: string, correlationId: string, withTargets = false, host: DecisionRecord['host'] = 'serve'): DecisionRecord {
   const str = (v: unknown) => (typeof v === 'string' ? v : '');
   return {
-    host: 'serve',
+    host,
     operation,
     toolName: d.intent.tool_name || 'unknown',
     verdict: d.verdict,

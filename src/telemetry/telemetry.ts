@@ -65,9 +65,11 @@ export interface DecisionTelemetry {
   /**
    * Record one concluded decision: a span (child of `parent` when it carries a valid traceparent)
    * and a decision-log line. Returns the span's context for propagation (the proxy puts it in the
-   * forwarded request's `_meta`), or undefined when no span was recorded. Never throws, never waits.
+   * forwarded request's `_meta`), or undefined when no span was recorded. `decidedAt` (epoch ms):
+   * when the decision concluded, if not now (the command hook records it after its reply). Never
+   * throws, never waits.
    */
-  decision(record: DecisionRecord, parent: TraceCarrier | undefined, startedAt?: number): TraceCarrier | undefined;
+  decision(record: DecisionRecord, parent: TraceCarrier | undefined, startedAt?: number, decidedAt?: number): TraceCarrier | undefined;
   /**
    * The MCP proxy's span for one decided request, child of `parent`: it starts at `startedAt`,
    * carries the decision's attributes (and a `ward.decision` event at the decision's time), and
@@ -86,8 +88,8 @@ export interface DecisionTelemetry {
   /** Export these metrics over OTLP at each interval (the daemon's registry: the same series as `/metrics`); nothing when metrics export is off. */
   exportMetrics(read: () => readonly MetricSnapshot[]): void;
   stats(): TelemetryStats;
-  /** Flush what is queued (bounded) and stop. */
-  shutdown(): Promise<void>;
+  /** Flush what is queued, within `flushMs` (default `SHUTDOWN_FLUSH_MS`), and stop. */
+  shutdown(flushMs?: number): Promise<void>;
 }
 
 /** A span still open (`request`, `relay`): its context for the forwarded request's `_meta`, and its end. */
@@ -117,7 +119,7 @@ interface Otel {
   metrics: MetricsExport | undefined;
   logs: DecisionLogRecords | undefined;
   setSpan(ctx: Context, span: Span): Context;
-  shutdown(): Promise<void>;
+  shutdown(flushMs: number): Promise<void>;
 }
 
 /**
@@ -169,16 +171,17 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
    * decision-log line and record. The span ends at the decision's time, or, `open`, when the host
    * ends it (the proxy's request span).
    */
-  const concluded = (record: DecisionRecord, parent: TraceCarrier | undefined, startedAt: number | undefined, open: boolean): OpenSpan => {
+  const concluded = (record: DecisionRecord, parent: TraceCarrier | undefined, startedAt: number | undefined, open: boolean, at?: number): OpenSpan => {
     try {
       let ids: SpanIds | undefined;
       let carrier: TraceCarrier | undefined;
-      const decidedAt = preciseNow();
+      const decidedAt = at ?? preciseNow();
       // The caller's context, then Ward's span in it: the log record joins whichever exists.
       let ctx = otel && parent?.traceparent ? otel.extract(parent) : otel?.root;
       let span: Span | undefined;
       if (otel?.tracer) {
-        const kind = record.host === 'mcp-proxy' ? otel.kinds.CLIENT : otel.kinds.SERVER;
+        // The proxy calls the server; the daemon serves its caller; the command hook is a step of the agent's process.
+        const kind = record.host === 'mcp-proxy' ? otel.kinds.CLIENT : record.host === 'hook' ? otel.kinds.INTERNAL : otel.kinds.SERVER;
         span = otel.tracer.startSpan(spanName(record), { kind, ...(startedAt !== undefined ? { startTime: startedAt } : {}) }, ctx);
         const sc = span.spanContext();
         // Sampled out spans are not exported; their ids mean nothing to a collector.
@@ -214,8 +217,8 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
   };
   return {
     includeTargets: config.includeTargets,
-    decision(record, parent, startedAt) {
-      return concluded(record, parent, startedAt, false).carrier;
+    decision(record, parent, startedAt, decidedAt) {
+      return concluded(record, parent, startedAt, false, decidedAt).carrier;
     },
     request(record, parent, startedAt) {
       return concluded(record, parent, startedAt, true);
@@ -241,11 +244,11 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
       failedLogRecords: logRecords.failed,
       failedMetricExports: otel?.metrics?.failed() ?? 0,
     }),
-    async shutdown() {
+    async shutdown(flushMs = SHUTDOWN_FLUSH_MS) {
       // What decisions left for the next turn is done before the exporters flush.
       if (scheduled) clearImmediate(scheduled);
       runDeferred();
-      await Promise.all([otel?.shutdown(), log?.close()]);
+      await Promise.all([otel?.shutdown(flushMs), log?.close()]);
     },
   };
 }
@@ -296,7 +299,7 @@ async function startOtel(config: TelemetryConfig, host: string, budgets: { spans
     setSpan: (ctx, span) => api.trace.setSpan(ctx, span),
     // A dead collector must not hold the process at exit (the exporter retries with backoff):
     // what is not flushed within the bound is dropped.
-    shutdown: () => bounded(Promise.all([provider?.shutdown(), metrics?.shutdown(), logs?.shutdown()]), SHUTDOWN_FLUSH_MS),
+    shutdown: (flushMs) => bounded(Promise.all([provider?.shutdown(), metrics?.shutdown(), logs?.shutdown()]), flushMs),
   };
 }
 

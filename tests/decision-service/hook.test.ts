@@ -152,7 +152,7 @@ describe('ward hook claude-code: PostToolUse and PermissionRequest get their own
 });
 
 const OPTIONS =
-  '--policy, --context-envelope, --profile, --identity, --risk-class, --arg-source, --job-root, --kill-switch-state, --export-log-out, --export-otel-out, --key-mode, --private-key, --private-key-env, --state-dir';
+  '--policy, --context-envelope, --profile, --identity, --risk-class, --arg-source, --job-root, --kill-switch-state, --export-log-out, --export-otel-out, --key-mode, --private-key, --private-key-env, --state-dir, --otel';
 const unknown = (flag: string) => `unknown option "${flag}" (options: ${OPTIONS})`;
 const FAIL = 'Ward: denied because the hook could not evaluate this call (fail closed): ';
 const CONFIG = '; fix the hook command in your Claude Code settings';
@@ -172,6 +172,7 @@ describe('ward hook claude-code: every failure is a deny, never another exit cod
     ],
     ['no --policy', [], '--policy <file> is required'],
     ['an option given twice', ['--policy', POLICY, '--policy', POLICY], 'option --policy given more than once'],
+    ['a value given to a switch', ['--policy', POLICY, '--otel=1'], 'option --otel takes no value'],
     ['an empty value', ['--policy='], 'option --policy <file> needs a value (got an empty string)'],
     ['a program option (--version)', ['--policy', POLICY, '--version'], unknown('--version')],
     ['a program option (-v)', ['-v', '--policy', POLICY], unknown('-v')],

@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { EXIT } from '../../contract/exit-codes.js';
 import { loadServiceConfig, sharedServiceFlags } from '../../decision-service/config.js';
-import { evaluateDecision } from '../../decision-service/evaluate.js';
+import { evaluateDecision, type DecisionResult } from '../../decision-service/evaluate.js';
 import { HOOK_HOSTS, hookHost, type HookHost, type HookReply } from '../../agent-hooks/index.js';
 import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 
@@ -21,6 +21,8 @@ export interface ClaudeCodeHookFlags {
   riskClass?: string;
   argSource?: string;
   stateDir?: string;
+  /** `--otel` (no value): export the decision over OTLP (docs/observability.md "The command hook"). */
+  otel?: string;
 }
 
 interface HookOptionSpec {
@@ -30,9 +32,11 @@ interface HookOptionSpec {
   help: string;
   choices?: readonly string[];
   default?: string;
+  /** A switch: takes no value. */
+  flagOnly?: true;
 }
 
-/** The options of `ward hook claude-code`; every one takes a value. */
+/** The options of `ward hook claude-code`; every one takes a value but the switches (`flagOnly`). */
 const HOOK_OPTIONS: readonly HookOptionSpec[] = [
   { flag: '--policy', key: 'policy', value: 'file', help: 'policy YAML (required)' },
   { flag: '--context-envelope', key: 'contextEnvelope', value: 'file', help: 'verified context envelope bound to every call' },
@@ -62,6 +66,7 @@ const HOOK_OPTIONS: readonly HookOptionSpec[] = [
   { flag: '--private-key', key: 'privateKey', value: 'file', help: 'trace signing key file' },
   { flag: '--private-key-env', key: 'privateKeyEnv', value: 'var', help: 'environment variable holding the signing key' },
   { flag: '--state-dir', key: 'stateDir', value: 'dir', help: STATE_DIR_HELP },
+  { flag: '--otel', key: 'otel', value: '', help: 'export the decision as an OpenTelemetry span and log record (OTEL_* variables; also WARD_OTEL=1), after the reply', flagOnly: true },
 ];
 
 const DESCRIPTION =
@@ -94,7 +99,10 @@ export function parseHookArgs(args: readonly string[]): ParsedHookArgs {
     const spec = HOOK_OPTIONS.find((o) => o.flag === name);
     if (!spec) return fail(`unknown option ${JSON.stringify(name)} (options: ${HOOK_OPTIONS.map((o) => o.flag).join(', ')})`);
     let value: string;
-    if (eq >= 0) value = arg.slice(eq + 1);
+    if (spec.flagOnly) {
+      if (eq >= 0) return fail(`option ${spec.flag} takes no value`);
+      value = 'true';
+    } else if (eq >= 0) value = arg.slice(eq + 1);
     else {
       const next = args[i + 1];
       if (next === undefined || (next.startsWith('-') && next.length > 1)) return fail(`option ${spec.flag} <${spec.value}> needs a value`);
@@ -163,7 +171,7 @@ See docs/integrations-copilot.md.
 function helpText(host: HookHost = HOOK_HOSTS[0]!): string {
   const c = new Command(`ward hook ${host.name}`).description(DESCRIPTIONS[host.name] ?? host.label).helpOption('-h, --help', 'show this help');
   for (const o of HOOK_OPTIONS) {
-    const opt = new Option(`${o.flag} <${o.value}>`, o.help);
+    const opt = new Option(o.flagOnly ? o.flag : `${o.flag} <${o.value}>`, o.help);
     if (o.choices) opt.choices(o.choices);
     if (o.default !== undefined) opt.default(o.default);
     c.addOption(opt);
@@ -247,18 +255,31 @@ export function emitHookReply(ctx: CliContext, reply: HookReply): void {
  * before the call was read: the input is still read, so the deny has the event's shape.
  */
 export async function runHostHook(ctx: CliContext, host: HookHost, flags: ClaudeCodeHookFlags, argError?: string): Promise<void> {
+  const startedAt = performance.timeOrigin + performance.now();
   let reply: HookReply;
+  let decided: DecisionResult | undefined;
   try {
-    reply = await decideHook(ctx, host, flags, argError);
+    reply = await decideHook(ctx, host, flags, argError, (result) => (decided = result));
   } catch (err) {
     reply = host.fail(undefined, `internal error: ${(err as Error)?.message ?? String(err)}`);
   }
+  const decidedAt = performance.timeOrigin + performance.now();
   emitHookReply(ctx, reply);
+  // Telemetry only after the reply is out, and its module (and the OpenTelemetry SDK) loaded only when asked for.
+  if (decided && hookWantsTelemetry(flags, ctx.env)) {
+    const { exportHookDecision } = await import('../hook-telemetry.js');
+    await exportHookDecision(ctx, flags, `hook.${host.name}`, decided, { startedAt, decidedAt }, ctx.exitCode);
+  }
 }
 
 /** `ward hook claude-code` (kept for callers of the earlier API). */
 export async function runClaudeCodeHook(ctx: CliContext, flags: ClaudeCodeHookFlags, argError?: string): Promise<void> {
   await runHostHook(ctx, hookHost('claude-code')!, flags, argError);
+}
+
+/** Whether the flags or environment may ask for telemetry (`telemetryConfig`, in hook-telemetry.ts, decides). Cheap: nothing loads. */
+function hookWantsTelemetry(flags: ClaudeCodeHookFlags, env: NodeJS.ProcessEnv): boolean {
+  return flags.otel !== undefined || Boolean(env['WARD_OTEL']) || Boolean(env['WARD_DECISION_LOG']);
 }
 
 async function readHostInput(ctx: CliContext, host: HookHost) {
@@ -271,7 +292,7 @@ async function readHostInput(ctx: CliContext, host: HookHost) {
   return host.parseInput(text);
 }
 
-async function decideHook(ctx: CliContext, host: HookHost, flags: ClaudeCodeHookFlags, argError: string | undefined): Promise<HookReply> {
+async function decideHook(ctx: CliContext, host: HookHost, flags: ClaudeCodeHookFlags, argError: string | undefined, onDecided: (result: DecisionResult) => void): Promise<HookReply> {
   const input = await readHostInput(ctx, host);
   const fix = `fix the hook command in your ${host.label} settings`;
   if (input.kind === 'pass') return host.pass(input.event, argError === undefined ? undefined : `${argError}; ${fix}`);
@@ -289,6 +310,7 @@ async function decideHook(ctx: CliContext, host: HookHost, flags: ClaudeCodeHook
       serve: false,
     });
     const result = await evaluateDecision(cfg, host.request(payload, { identity: flags.identity, riskClass: flags.riskClass, argSource: flags.argSource, defaultWorkspace: ctx.cwd }));
+    onDecided(result);
     return host.reply(event, result);
   } catch (err) {
     return host.fail(event, (err as Error).message);
