@@ -89,17 +89,25 @@ function request(payload: JsonObject, context: HookCallContext): HookDecisionReq
   }
   const patch = args['command'];
   if (typeof patch !== 'string') throw f.fail('apply_patch tool_input.command (the patch) must be a string');
+  const call: JsonObject = { ...applyPatchCall(patch, f), context: { session_id: f.string(payload, 'session_id') } };
+  return { payload: call, adapter: 'mcp', enrichCall };
+}
+
+/**
+ * An `apply_patch` call as Ward's own tool call (the `mcp` adapter's fields): a write to every file
+ * the patch names. Codex and Copilot both run it; a patch that names no file is refused (Ward
+ * cannot tell what it writes).
+ */
+export function applyPatchCall(patch: string, f: FieldReader): JsonObject {
   const files = applyPatchFiles(patch);
   if (files.length === 0) throw f.fail('the apply_patch patch names no file (no "*** Add File:", "*** Update File:" or "*** Delete File:" line)');
-  const call: JsonObject = {
+  return {
     name: 'tool.write',
-    // Codex carries the patch under `command`, which the gate's target discovery would read as a
-    // shell command: the call's argument is named for what it is.
+    // The hosts carry the patch under `command` or as the bare arguments; the gate's target
+    // discovery would read a `command` as a shell command: the argument is named for what it is.
     args: { patch },
     targets: files.map((value) => ({ kind: 'path', value, operation: '' })),
-    context: { session_id: f.string(payload, 'session_id') },
   };
-  return { payload: call, adapter: 'mcp', enrichCall };
 }
 
 function parseInput(text: string): HostHookInput {

@@ -1,5 +1,6 @@
-import type { JsonObject } from '../canon/index.js';
+import type { JsonObject, JsonValue } from '../canon/index.js';
 import { claudeCodeToolName } from './claude-code.js';
+import { applyPatchCall } from './codex.js';
 import { declaredTargets, enrichHookCall, failedReason, readHookEvent, stopReason, type TargetKey } from './hook-call.js';
 import type { HookCallContext, HookDecision, HookDecisionRequest, HookHost, HookReply, HostHookInput } from './host.js';
 import { FieldReader, type ToolCall } from './tool-call.js';
@@ -60,13 +61,27 @@ function copilotToolCall(event: JsonObject): JsonObject {
   if (camel && event['tool_name'] !== undefined) throw f.fail('the event has both toolName and tool_name: Ward cannot tell which tool runs');
   const rawName = f.string(event, camel ? 'toolName' : 'tool_name').trim();
   if (rawName === '') throw f.fail(`${camel ? 'toolName' : 'tool_name'} is required`);
-  const args = f.argsValue(event, camel ? 'toolArgs' : 'tool_input');
+  const argsKey = camel ? 'toolArgs' : 'tool_input';
+  if (rawName === 'apply_patch') return { ...applyPatchCall(copilotPatch(f, event[argsKey], argsKey), f), context: { session_id: f.string(event, camel ? 'sessionId' : 'session_id') } };
+  const args = f.argsValue(event, argsKey);
   return {
     name: TOOL_NAMES[rawName] ?? claudeCodeToolName(rawName),
     args,
     targets: declaredTargets(args, TARGET_KEYS),
     context: { session_id: f.string(event, camel ? 'sessionId' : 'session_id') },
   };
+}
+
+/**
+ * The patch of Copilot's `apply_patch` (the tool GPT models edit with): the CLI sends the patch
+ * itself as `toolArgs`, not JSON (seen from Copilot CLI 1.0.63, pbakaus/impeccable#279); arguments
+ * that are an object (or JSON text of one) hold it as their one string that starts a patch.
+ */
+function copilotPatch(f: FieldReader, raw: JsonValue | undefined, key: string): string {
+  if (typeof raw === 'string' && raw.trimStart().startsWith('*** Begin Patch')) return raw;
+  const patches = Object.values(f.argsValue({ [key]: raw ?? null }, key)).filter((v): v is string => typeof v === 'string' && v.trimStart().startsWith('*** Begin Patch'));
+  if (patches.length !== 1) throw f.fail(`apply_patch ${key} must be a patch or hold exactly one (it holds ${patches.length})`);
+  return patches[0]!;
 }
 
 function request(payload: JsonObject, context: HookCallContext): HookDecisionRequest {

@@ -78,6 +78,32 @@ describe('ward hook copilot: recorded events', () => {
     expect(traces(both.state)).toEqual([]);
   });
 
+  it('apply_patch (toolArgs the patch itself, as the CLI sends it, or arguments holding it) writes every file the patch names', () => {
+    const patch = (header: string) => `*** Begin Patch\n${header}\n+x\n*** End Patch\n`;
+    const call = (toolArgs: unknown) => command(JSON.stringify({ sessionId: 's', timestamp: 1, cwd: '/workspace', toolName: 'apply_patch', toolArgs }));
+    for (const [toolArgs, reply] of [
+      [patch('*** Update File: .env'), deny(BLOCK_SECRET)],
+      [patch('*** Add File: notes.md'), deny(APPROVAL)],
+      [JSON.stringify({ input: patch('*** Add File: docs/../.env') }), deny(BLOCK_SECRET)],
+      [{ input: patch('*** Add File: notes.md') }, deny(APPROVAL)],
+    ] as const) {
+      const r = call(toolArgs);
+      expect(r.code, JSON.stringify(toolArgs)).toBe(0);
+      expect(r.json, JSON.stringify(toolArgs)).toEqual(reply);
+      expect(traces(r.state).length).toBe(1);
+    }
+    for (const [toolArgs, why] of [
+      ['rm -rf /', /toolArgs is not valid JSON/],
+      [{ a: patch('*** Add File: x'), b: patch('*** Add File: .env') }, /must be a patch or hold exactly one \(it holds 2\)/],
+      [patch('*** End of File'), /patch names no file/],
+    ] as const) {
+      const r = call(toolArgs);
+      expect(r.code).toBe(0);
+      expect(r.json).toEqual(deny(why));
+      expect(traces(r.state)).toEqual([]);
+    }
+  });
+
   it('a bad command line on an event Ward does not decide: no output, exit 0, the problem on stderr', () => {
     const r = command(recorded('user-prompt-submitted.json'), ['--polcy', POLICY]);
     expect(r.code).toBe(0);
