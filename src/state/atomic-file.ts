@@ -24,14 +24,7 @@ let loadedFsPromises: Promise<typeof import('node:fs/promises')> | undefined;
 
 /** Write `data` to `path`, replacing any existing file atomically. Creates missing directories. */
 export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o600): void {
-  const temp = writeTemp(path, data, mode);
-  try {
-    renameSync(temp, path);
-  } catch (err) {
-    safeUnlink(temp);
-    throw ioError(`write ${path}`, err);
-  }
-  syncDir(dirname(path));
+  renameIntoPlace(writeTemp(path, data, mode), path);
 }
 
 /**
@@ -46,7 +39,11 @@ export function rewriteFileAtomic(path: string, data: string): void {
   } catch (err) {
     throw ioError(`read ${path}`, err);
   }
-  const temp = writeTemp(path, data, mode, true, true);
+  renameIntoPlace(writeTemp(path, data, mode, true, true), path);
+}
+
+/** The fsynced temporary file renamed over `path`, and the directory synced; the temporary removed on failure. */
+function renameIntoPlace(temp: string, path: string): void {
   try {
     renameSync(temp, path);
   } catch (err) {
