@@ -49,12 +49,14 @@ export function expectClaudeCodeAgrees(answer: PermissionAnswer | undefined, cla
 }
 
 /** `ward serve` with a token, and a client for `POST /v1/hooks/<host>`. */
-export async function hookDaemon(host: string): Promise<{ state: string; post(body: string, auth?: boolean): Promise<{ status: number; body: unknown }>; stop(): Promise<unknown> }> {
+export async function hookDaemon(host: string): Promise<{ state: string; url: string; token: string; post(body: string, auth?: boolean): Promise<{ status: number; body: unknown }>; stop(): Promise<unknown> }> {
   const token = `${host}-hook-endpoint-test-token-0123456789`;
   const w = workdir();
   const d: DaemonChild = await startDaemon(['--policy', HOOK_POLICY, '--auth-token-env', 'WARD_HOOK_TEST_TOKEN'], { cwd: w.dir, env: { WARD_HOOK_TEST_TOKEN: token } });
   return {
     state: w.state,
+    url: d.url,
+    token,
     async post(body, auth = true) {
       const r = await request(`${d.url}/v1/hooks/${host}`, {
         method: 'POST',

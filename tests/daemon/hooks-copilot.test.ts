@@ -3,6 +3,7 @@
 // `POST /v1/hooks/copilot`, asserting the exact reply and exit code. Copilot never blocks on an exit
 // code, so every failure must be a deny on stdout with exit 0. The same calls decided through Claude
 // Code's hook under one policy get the same verdict.
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -133,5 +134,20 @@ describe('POST /v1/hooks/copilot', () => {
     expect(bad.body).toEqual(deny(/^Ward: denied because the hook could not evaluate this call \(fail closed\): malformed hook input/));
     const anonymous = await daemon.current!.post(recorded('pre-tool-view.json'), false);
     expect(anonymous.status).toBe(401);
+  });
+
+  it("the docs' curl command prints exactly one JSON reply: the daemon's, or the deny when the daemon refuses or is unreachable", () => {
+    const docs = readFileSync(join(REPO, 'docs', 'integrations-copilot.md'), 'utf8');
+    const line = docs.split('\n').find((l) => l.includes('/v1/hooks/copilot') && l.includes('curl'))!;
+    const d = daemon.current!;
+    const run = (url: string, token: string) => {
+      const r = spawnSync('bash', ['-c', line.replace('http://127.0.0.1:7433', url)], { input: recorded('pre-tool-view-secret.json'), env: { ...process.env, WARD_DAEMON_TOKEN: token }, encoding: 'utf8', timeout: 30_000 });
+      expect(r.status).toBe(0);
+      return JSON.parse(r.stdout) as unknown; // one JSON value: Copilot skips output it cannot parse, and the tool runs
+    };
+    expect(run(d.url, d.token)).toEqual(deny(BLOCK_SECRET));
+    // A 401 body on stdout before the fallback deny would make stdout two JSON values.
+    expect(run(d.url, 'wrong-token')).toEqual(deny(/^Ward daemon unreachable \(fail closed\)$/));
+    expect(run('http://127.0.0.1:9', d.token)).toEqual(deny(/^Ward daemon unreachable \(fail closed\)$/));
   });
 });
