@@ -78,6 +78,24 @@ describe('bin/ward.js: bundled and unbundled CLI answer alike', () => {
     expect(bad.stdout).toBe(unbundled(['hook', 'claude-code', '--polcy', 'x'], tempDir(), input).stdout);
   });
 
+  it('hook and gate eval load none of the modules start-up was cut free of (perf_hooks, dns, fs/promises, tty, net)', () => {
+    // bench/README.md "Whole-process start-up": each of these cost every one-shot call about 1-2 ms.
+    const cwd = tempDir();
+    const probe = join(cwd, 'probe.cjs');
+    const cut = ['perf_hooks', 'dns', 'dns/promises', 'fs/promises', 'tty', 'net'].map((m) => `NativeModule ${m}`);
+    writeFileSync(probe, `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(join(cwd, 'loaded.json'))}, JSON.stringify(process.moduleLoadList)));\n`);
+    const loadedBy = (args: string[], input = '') => {
+      const r = spawnSync(process.execPath, ['--require', probe, join(REPO, 'bin/ward.js'), ...args], { cwd, input, encoding: 'utf8', env: { ...process.env, WARD_STATE_DIR: '' } });
+      expect(r.status, r.stderr).toBe(0);
+      const loaded = JSON.parse(readFileSync(join(cwd, 'loaded.json'), 'utf8')) as string[];
+      expect(loaded).toContain('NativeModule fs');
+      return cut.filter((m) => loaded.includes(m));
+    };
+    const hook = ['hook', 'claude-code', '--policy', fixture('claude-code/policy.yaml'), '--state-dir', join(cwd, '.ward')];
+    expect(loadedBy(hook, readFileSync(fixture('claude-code/pre-read.json'), 'utf8'))).toEqual([]);
+    expect(loadedBy(['gate', 'eval', '--policy', join(REPO, 'policies/baseline-lowrisk.yaml'), '--intent', join(REPO, 'examples/quickstart/read-report.json'), '--state-dir', join(cwd, '.ward')])).toEqual([]);
+  });
+
   it('a bundle runs only while it is newer than tsc\'s last emit (dist/.tsbuildinfo); without that record, than each of its inputs; with neither (the npm package), always', () => {
     // A copy of bin/ and the --version bundle whose unbundled CLI only says that it ran.
     const root = tempDir('ward-stale-');

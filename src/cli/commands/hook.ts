@@ -255,7 +255,9 @@ export function emitHookReply(ctx: CliContext, reply: HookReply): void {
  * before the call was read: the input is still read, so the deny has the event's shape.
  */
 export async function runHostHook(ctx: CliContext, host: HookHost, flags: ClaudeCodeHookFlags, argError?: string): Promise<void> {
-  const startedAt = performance.timeOrigin + performance.now();
+  // process.uptime(), not the global `performance`: loading perf_hooks would cost every hook call
+  // about 1 ms (bench/README.md "Whole-process start-up"); telemetry makes them epoch times.
+  const started = process.uptime();
   let reply: HookReply;
   let decided: DecisionResult | undefined;
   try {
@@ -263,13 +265,20 @@ export async function runHostHook(ctx: CliContext, host: HookHost, flags: Claude
   } catch (err) {
     reply = host.fail(undefined, `internal error: ${(err as Error)?.message ?? String(err)}`);
   }
-  const decidedAt = performance.timeOrigin + performance.now();
+  const decidedAt = process.uptime();
   emitHookReply(ctx, reply);
   // Telemetry only after the reply is out, and its module (and the OpenTelemetry SDK) loaded only when asked for.
   if (decided && hookWantsTelemetry(flags, ctx.env)) {
     const { exportHookDecision } = await import('../hook-telemetry.js');
-    await exportHookDecision(ctx, flags, `hook.${host.name}`, decided, { startedAt, decidedAt }, ctx.exitCode);
+    const epochMs = uptimeToEpochMs();
+    await exportHookDecision(ctx, flags, `hook.${host.name}`, decided, { startedAt: epochMs(started), decidedAt: epochMs(decidedAt) }, ctx.exitCode);
   }
+}
+
+/** A `process.uptime()` reading as epoch milliseconds, sub-millisecond precise (both clocks are monotonic from process start). */
+function uptimeToEpochMs(): (uptime: number) => number {
+  const offset = performance.timeOrigin + performance.now() - process.uptime() * 1000;
+  return (uptime) => uptime * 1000 + offset;
 }
 
 /** `ward hook claude-code` (kept for callers of the earlier API). */
