@@ -5,8 +5,8 @@ import { evaluateDecision, type DecisionResult } from '../../decision-service/ev
 import { HOOK_HOSTS, hookHost, type HookHost, type HookReply } from '../../agent-hooks/index.js';
 import { STATE_DIR_HELP, stateDir, type CliContext } from '../context.js';
 
-/** `ward hook claude-code` flags. */
-export interface ClaudeCodeHookFlags {
+/** `ward hook <host>` flags (every host takes the same). */
+export interface HookFlags {
   policy?: string;
   contextEnvelope?: string;
   profile?: string;
@@ -27,7 +27,7 @@ export interface ClaudeCodeHookFlags {
 
 interface HookOptionSpec {
   flag: string;
-  key: keyof ClaudeCodeHookFlags;
+  key: keyof HookFlags;
   value: string;
   help: string;
   choices?: readonly string[];
@@ -36,7 +36,7 @@ interface HookOptionSpec {
   flagOnly?: true;
 }
 
-/** The options of `ward hook claude-code`; every one takes a value but the switches (`flagOnly`). */
+/** The options of `ward hook <host>`; every one takes a value but the switches (`flagOnly`). */
 const HOOK_OPTIONS: readonly HookOptionSpec[] = [
   { flag: '--policy', key: 'policy', value: 'file', help: 'policy YAML (required)' },
   { flag: '--context-envelope', key: 'contextEnvelope', value: 'file', help: 'verified context envelope bound to every call' },
@@ -73,7 +73,7 @@ const DESCRIPTION =
   'Claude Code hook (PreToolUse; PermissionRequest and PostToolUse too): read the event on stdin, decide, trace, and answer in the ' +
   "event's shape. Never fails open: every error, including a bad command line, is a deny (or exit 2), never another exit code.";
 
-export type ParsedHookArgs = { ok: true; flags: ClaudeCodeHookFlags } | { ok: false; flags: ClaudeCodeHookFlags; error: string } | { help: true };
+export type ParsedHookArgs = { ok: true; flags: HookFlags } | { ok: false; flags: HookFlags; error: string } | { help: true };
 
 /**
  * Parse the hook's command line without commander's error exits: an unknown option, a bad choice, a
@@ -82,7 +82,7 @@ export type ParsedHookArgs = { ok: true; flags: ClaudeCodeHookFlags } | { ok: fa
  * `--flag=value`; a value that starts with `-` needs the `=` form.
  */
 export function parseHookArgs(args: readonly string[]): ParsedHookArgs {
-  const flags: ClaudeCodeHookFlags = {};
+  const flags: HookFlags = {};
   const seen = new Set<string>();
   const fail = (error: string): ParsedHookArgs => ({ ok: false, flags, error });
   for (let i = 0; i < args.length; i++) {
@@ -202,7 +202,7 @@ export function register(program: Command, ctx: CliContext): void {
         return;
       }
       const what = args[0]!.startsWith('-') ? `option ${JSON.stringify(args[0])} before the hook name` : `unknown hook ${JSON.stringify(args[0])}`;
-      await runClaudeCodeHook(ctx, {}, `${what} (use: ward hook claude-code --policy <file> ...)`);
+      await runHostHook(ctx, hookHost('claude-code')!, {}, `${what} (use: ward hook claude-code --policy <file> ...)`);
     });
   for (const host of HOOK_HOSTS) {
     hook
@@ -254,7 +254,7 @@ export function emitHookReply(ctx: CliContext, reply: HookReply): void {
  * hook never lets a failure become another exit code. `argError` is a command-line problem found
  * before the call was read: the input is still read, so the deny has the event's shape.
  */
-export async function runHostHook(ctx: CliContext, host: HookHost, flags: ClaudeCodeHookFlags, argError?: string): Promise<void> {
+export async function runHostHook(ctx: CliContext, host: HookHost, flags: HookFlags, argError?: string): Promise<void> {
   // process.uptime(), not the global `performance`: loading perf_hooks would cost every hook call
   // about 1 ms (bench/README.md "Whole-process start-up"); telemetry makes them epoch times.
   const started = process.uptime();
@@ -281,13 +281,8 @@ function uptimeToEpochMs(): (uptime: number) => number {
   return (uptime) => uptime * 1000 + offset;
 }
 
-/** `ward hook claude-code` (kept for callers of the earlier API). */
-export async function runClaudeCodeHook(ctx: CliContext, flags: ClaudeCodeHookFlags, argError?: string): Promise<void> {
-  await runHostHook(ctx, hookHost('claude-code')!, flags, argError);
-}
-
 /** Whether the flags or environment may ask for telemetry (`telemetryConfig`, in hook-telemetry.ts, decides). Cheap: nothing loads. */
-function hookWantsTelemetry(flags: ClaudeCodeHookFlags, env: NodeJS.ProcessEnv): boolean {
+function hookWantsTelemetry(flags: HookFlags, env: NodeJS.ProcessEnv): boolean {
   return flags.otel !== undefined || Boolean(env['WARD_OTEL']) || Boolean(env['WARD_DECISION_LOG']);
 }
 
@@ -301,7 +296,7 @@ async function readHostInput(ctx: CliContext, host: HookHost) {
   return host.parseInput(text);
 }
 
-async function decideHook(ctx: CliContext, host: HookHost, flags: ClaudeCodeHookFlags, argError: string | undefined, onDecided: (result: DecisionResult) => void): Promise<HookReply> {
+async function decideHook(ctx: CliContext, host: HookHost, flags: HookFlags, argError: string | undefined, onDecided: (result: DecisionResult) => void): Promise<HookReply> {
   const input = await readHostInput(ctx, host);
   const fix = `fix the hook command in your ${host.label} settings`;
   if (input.kind === 'pass') return host.pass(input.event, argError === undefined ? undefined : `${argError}; ${fix}`);
