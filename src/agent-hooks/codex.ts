@@ -22,6 +22,13 @@ const ADAPTER = 'codex';
 const PATCH_HEADERS = ['*** Add File: ', '*** Update File: ', '*** Delete File: ', '*** Move to: '] as const;
 
 /**
+ * Whitespace trimmed as Rust's `str::trim` (Unicode White_Space, which has U+0085 NEL) and as
+ * JavaScript's `trim` (which has U+FEFF) would: a NEL before a header or after its path would hide
+ * the file from JavaScript's `trim` while Codex's parser reads it.
+ */
+const trimBoth = (s: string): string => s.replace(/^[\s\u0085]+|[\s\u0085]+$/g, '');
+
+/**
  * The files an `apply_patch` body touches: its `*** Add/Update/Delete File:` and `*** Move to:`
  * headers, read as Codex's parser reads them (codex-rs/apply-patch/src/parser.rs: lines split on
  * `\n`, each trimmed before its header is matched), so padding hides no file. A line that only
@@ -30,9 +37,9 @@ const PATCH_HEADERS = ['*** Add File: ', '*** Update File: ', '*** Delete File: 
 export function applyPatchFiles(patch: string): string[] {
   const files = new Set<string>();
   for (const raw of patch.split('\n')) {
-    const line = raw.trim();
+    const line = trimBoth(raw);
     const header = PATCH_HEADERS.find((h) => line.startsWith(h));
-    const path = header === undefined ? '' : line.slice(header.length).trim();
+    const path = header === undefined ? '' : trimBoth(line.slice(header.length));
     if (path !== '') files.add(path);
   }
   return [...files];

@@ -85,6 +85,20 @@ describe('ward hook codex: recorded events', () => {
     expect(applyPatchFiles('+*** Add File: not-a-header.ts')).toEqual([]);
     // Codex trims a line before reading a header: padding hides no file.
     expect(applyPatchFiles(' *** Begin Patch\n  *** Update File: .env \r\n@@\n-a\n+b\n\t*** Delete File: x.ts\n *** End Patch ')).toEqual(['.env', 'x.ts']);
+    // Rust's trim also strips U+0085 (NEL), JavaScript's does not: NEL hides no header and no path.
+    expect(applyPatchFiles('*** Begin Patch\n\u0085*** Update File: a.ts\n*** Add File: .env\u0085\n+x\n*** End Patch')).toEqual(['a.ts', '.env']);
+  });
+});
+
+describe('an apply_patch padded with a whitespace only Rust trims', () => {
+  it('is decided by the file Codex writes', () => {
+    const event = JSON.parse(recorded('pre-apply-patch.json')) as { tool_input: { command: string } };
+    // Before: only notes.md was a target (an approval), while Codex also wrote .env.
+    event.tool_input.command = '*** Begin Patch\n*** Update File: notes.md\n@@\n-a\n+b\n\u0085*** Update File: .env\u0085\n@@\n-a\n+b\n*** End Patch\n';
+    const r = command(JSON.stringify(event));
+    expect(r.code).toBe(0);
+    expect(r.json).toEqual(deny(BLOCK_SECRET));
+    expect(traces(r.state).length).toBe(1);
   });
 });
 
