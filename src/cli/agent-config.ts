@@ -248,17 +248,18 @@ const COPILOT_HOOKS = join('.github', 'hooks', 'ward.json');
 const COPILOT_EVENT = 'preToolUse';
 const COPILOT_START_DENY = `{"permissionDecision":"deny","permissionDecisionReason":"Ward hook failed to start (fail closed)"}`;
 const COPILOT_ENDING: FailClosedEnding = {
-  pattern: /\|\|\s*echo\s+'\{"permissionDecision":"deny"[^']*\}'\s*$/,
-  problem: `the command hook does not end in \`|| echo '{"permissionDecision":"deny",…}'\`: Copilot never blocks on an exit code, so a hook that cannot start lets the tool run`,
+  pattern: /^out=\$\(.*\)\s*&&\s*printf\s+'%s\\n'\s+"\$out"\s*\|\|\s*echo\s+'\{"permissionDecision":"deny"[^']*\}'\s*$/,
+  problem: `the command hook is not \`out=$(… hook copilot …) && printf '%s\\n' "$out" || echo '{"permissionDecision":"deny",…}'\`: Copilot never blocks on an exit code, so a hook that cannot start lets the tool run, and one that printed before failing must not print twice (two JSON values are no answer to Copilot)`,
 };
 
 /**
  * Ward's preToolUse hook for Copilot: bin/ward.js by absolute path, the policy and state relative
  * to the repository root (`cwd: "."`), so the file means the same in every clone that has Ward at
- * that path.
+ * that path. Ward's answer is printed only when Ward exited 0, so stdout holds exactly one JSON
+ * value: Ward's, or the deny.
  */
 function copilotHook(spec: HookSpec): JsonObject {
-  const bash = `${spec.command.node} ${shellQuote(spec.command.wardBin)} hook copilot --policy .ward.yaml --state-dir .ward || echo '${COPILOT_START_DENY}'`;
+  const bash = `out=$(${spec.command.node} ${shellQuote(spec.command.wardBin)} hook copilot --policy .ward.yaml --state-dir .ward) && printf '%s\\n' "$out" || echo '${COPILOT_START_DENY}'`;
   return { type: 'command', bash, cwd: '.', timeoutSec: 30 };
 }
 

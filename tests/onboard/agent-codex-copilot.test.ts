@@ -137,7 +137,12 @@ describe.each(HOSTS)('ward init --agent $agent', (host) => {
     } else {
       // Copilot never blocks on an exit code: the deny is on stdout.
       expect(broken.status).toBe(0);
-      expect(JSON.parse(broken.stdout.trim().split('\n').pop()!)).toEqual({ permissionDecision: 'deny', permissionDecisionReason: 'Ward hook failed to start (fail closed)' });
+      const deny = { permissionDecision: 'deny', permissionDecisionReason: 'Ward hook failed to start (fail closed)' };
+      expect(JSON.parse(broken.stdout)).toEqual(deny);
+      // A Ward that printed an answer and then failed: only the deny reaches Copilot (one JSON value).
+      const printedThenFailed = runRegistered(dir, host, host.command(readFile(dir, host)).replace(/^out=\$\(.*?\)/, `out=$(echo '{"permissionDecision":"allow"}'; exit 1)`));
+      expect(printedThenFailed.status).toBe(0);
+      expect(JSON.parse(printedThenFailed.stdout)).toEqual(deny);
     }
   });
 
@@ -198,5 +203,8 @@ describe('ward doctor: codex_hook and copilot_hook', () => {
     const check = doctorCheck(dir, copilot)!;
     expect(check.status).toBe('fail');
     for (const problem of ['"version" is 2', `|| echo '{"permissionDecision":"deny",…}'`, '/nowhere/bin/ward.js does not exist']) expect(check.message).toContain(problem);
+    // The older form printed Ward's answer and then the deny when Ward failed after printing.
+    const twice = write(copilot, { version: 1, hooks: { preToolUse: [{ type: 'command', bash: `node ${bin} hook copilot --policy .ward.yaml || echo '{"permissionDecision":"deny"}'` }] } });
+    expect(doctorCheck(twice, copilot)).toMatchObject({ status: 'fail', message: expect.stringContaining('must not print twice') });
   });
 });
