@@ -4,15 +4,24 @@ import { runCli } from './program.js';
 import type { CliContext } from './context.js';
 import type { CommandModule } from './commands/groups.js';
 import { EXIT } from '../contract/exit-codes.js';
+import { ERROR_CODES, WardError } from '../errors.js';
+import { MAX_INPUT_BYTES } from './input.js';
 
 /**
- * All of standard input. Read with blocking reads first: creating `process.stdin` (a socket or
- * stream over the pipe) costs a few milliseconds, which every hook call would pay. If stdin is
- * non-blocking (EAGAIN, as when inherited from a process that made it so), what was read is kept
- * and the rest is read as a stream.
+ * All of standard input, up to MAX_INPUT_BYTES: more is an error as soon as it arrives, so a
+ * runaway writer (a hook host piping a huge event) costs neither the memory nor the wait. Read
+ * with blocking reads first: creating `process.stdin` (a socket or stream over the pipe) costs a
+ * few milliseconds, which every hook call would pay. If stdin is non-blocking (EAGAIN, as when
+ * inherited from a process that made it so), what was read is kept and the rest is read as a stream.
  */
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
+  let total = 0;
+  const keep = (chunk: Buffer) => {
+    total += chunk.length;
+    if (total > MAX_INPUT_BYTES) throw new WardError(ERROR_CODES.USAGE, `standard input is over the ${MAX_INPUT_BYTES / 1048576} MiB input limit`);
+    chunks.push(chunk);
+  };
   const buffer = Buffer.allocUnsafe(64 * 1024);
   for (;;) {
     let n: number;
@@ -22,11 +31,11 @@ async function readStdin(): Promise<string> {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'EOF') break;
       if (code !== 'EAGAIN') throw err;
-      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      for await (const chunk of process.stdin) keep(chunk as Buffer);
       break;
     }
     if (n === 0) break;
-    chunks.push(Buffer.from(buffer.subarray(0, n)));
+    keep(Buffer.from(buffer.subarray(0, n)));
   }
   return Buffer.concat(chunks).toString('utf8');
 }

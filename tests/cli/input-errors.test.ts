@@ -75,3 +75,25 @@ describe('doctor --json', () => {
     expect(typeof out.ok).toBe('boolean');
   });
 });
+
+describe('standard input over the input limit', () => {
+  it('a hook event over 16 MiB is a deny in the host’s shape, read no further than the limit', () => {
+    const cwd = tempDir();
+    const huge = JSON.stringify({ hook_event_name: 'PreToolUse', tool_name: 'Read', tool_input: { file_path: '/tmp/x', pad: 'a'.repeat(17 * 1024 * 1024) } });
+    // No event could be read: Claude Code blocks on exit 2 with the reason on stderr.
+    const claude = ward(['hook', 'claude-code', '--policy', POLICY], { cwd, input: huge });
+    expect(claude.code).toBe(2);
+    expect(claude.stdout).toBe('');
+    expect(claude.stderr).toContain('read stdin: standard input is over the 16 MiB input limit');
+    // Copilot never blocks on an exit code: the deny is on stdout.
+    const copilot = ward(['hook', 'copilot', '--policy', POLICY], { cwd, input: huge });
+    expect(copilot.code).toBe(0);
+    expect(JSON.parse(copilot.stdout)).toMatchObject({ permissionDecision: 'deny' });
+  });
+
+  it('an intent on stdin over 16 MiB is refused (exit 6)', () => {
+    const r = ward(['gate', 'eval', '--policy', POLICY, '--intent', '-', '--json'], { cwd: tempDir(), input: `{"tool_name":"x","pad":"${'a'.repeat(17 * 1024 * 1024)}"}` });
+    expect(r.code).toBe(6);
+    expect(r.stdout + r.stderr).toContain('over the 16 MiB input limit');
+  });
+});
