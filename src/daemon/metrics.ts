@@ -1,13 +1,14 @@
-import { Counter, Gauge, Histogram, LATENCY_BUCKETS, type Metric } from '../telemetry/registry.js';
+import { Counter, decisionMetrics, Gauge, Histogram, LATENCY_BUCKETS, type Metric } from '../telemetry/registry.js';
 import type { MetricSnapshot } from '../telemetry/metric-snapshot.js';
 
 /** Everything the daemon counts. */
 export class DaemonMetrics {
   readonly requests = new Counter('ward_http_requests_total', 'HTTP requests by route and status code');
   readonly rejected = new Counter('ward_http_rejected_total', 'requests refused before reaching a handler, by reason (auth, host, body_too_large, overload, draining, ...)');
-  readonly decisions = new Counter('ward_decisions_total', 'gate decisions returned, by verdict');
-  readonly decisionReasons = new Counter('ward_decision_reasons_total', 'reason codes of the gate decisions returned, by verdict and reason (a decision with two codes counts under both)');
-  readonly evalLatency = new Histogram('ward_eval_duration_seconds', 'time to decide (evaluate, post-process, sign), without the trace write', LATENCY_BUCKETS);
+  private readonly decisionSeries = decisionMetrics();
+  readonly decisions = this.decisionSeries.decisions;
+  readonly decisionReasons = this.decisionSeries.decisionReasons;
+  readonly evalLatency = this.decisionSeries.evalLatency;
   readonly requestLatency = new Histogram('ward_http_request_duration_seconds', 'time from request to response for POST /v1/gate/eval', LATENCY_BUCKETS);
   readonly traceWriteLatency = new Histogram('ward_trace_write_duration_seconds', 'one group commit: the synchronized journal write of a group of traces (until it and every earlier group are durable)', LATENCY_BUCKETS);
   readonly traceBatchSize = new Histogram('ward_trace_batch_size', 'traces per group commit', [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]);

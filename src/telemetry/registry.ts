@@ -140,3 +140,15 @@ export class Histogram implements Metric {
 
 export const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
 
+
+/**
+ * The decision series the daemon (`/metrics` and OTLP) and the proxy (OTLP) both export: defined
+ * once, so one dashboard reads both with the same names, help and buckets.
+ */
+export function decisionMetrics(): { decisions: Counter; decisionReasons: Counter; evalLatency: Histogram } {
+  return {
+    decisions: new Counter('ward_decisions_total', 'decisions returned, by verdict'),
+    decisionReasons: new Counter('ward_decision_reasons_total', 'reason codes of the decisions returned, by verdict and reason (a decision with two codes counts under both)'),
+    evalLatency: new Histogram('ward_eval_duration_seconds', 'time to decide (evaluate, post-process, sign), without the trace write', LATENCY_BUCKETS),
+  };
+}

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, LATENCY_BUCKETS, type Metric } from '../../telemetry/registry.js';
+import { Counter, decisionMetrics, Gauge, type Metric } from '../../telemetry/registry.js';
 import type { MetricSnapshot } from '../../telemetry/metric-snapshot.js';
 import { trackTelemetryLoss } from '../../telemetry/loss-gauge.js';
 import type { TelemetryStats } from '../../telemetry/telemetry.js';
@@ -9,9 +9,10 @@ import type { TelemetryStats } from '../../telemetry/telemetry.js';
  * firewall's and the witness's are the proxy's own (docs/observability.md "Metrics").
  */
 export class ProxyMetrics {
-  readonly decisions = new Counter('ward_decisions_total', 'decisions returned, by verdict');
-  readonly decisionReasons = new Counter('ward_decision_reasons_total', 'reason codes of the decisions returned, by verdict and reason (a decision with two codes counts under both)');
-  readonly evalLatency = new Histogram('ward_eval_duration_seconds', 'time to decide (evaluate, post-process, sign), without the trace write', LATENCY_BUCKETS);
+  private readonly decisionSeries = decisionMetrics();
+  readonly decisions = this.decisionSeries.decisions;
+  readonly decisionReasons = this.decisionSeries.decisionReasons;
+  readonly evalLatency = this.decisionSeries.evalLatency;
   readonly firewall = new Counter('ward_result_firewall_total', 'results screened by the result firewall, by action (pass, redact, block)');
   readonly firewallDetections = new Counter('ward_result_firewall_detections_total', 'detections in redacted or blocked results, by detector (names, never the matched text)');
   readonly witnessHits = new Counter('ward_witness_hits_total', 'decided requests with arguments carrying values of earlier tool results (the witness), by verdict');
