@@ -49,7 +49,8 @@ export function startLogsExport(m: OtelModules, resource: Resource, budget: Expo
         severityNumber: block ? WARN : INFO,
         severityText: block ? 'WARN' : 'INFO',
         body: `${record.verdict} ${record.toolName}`,
-        attributes: { ...attributes },
+        // Copied by the SDK's record (as the span copies them): one object serves both.
+        attributes,
         context,
       });
     },

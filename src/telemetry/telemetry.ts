@@ -1,4 +1,4 @@
-import type { Context, Span, SpanKind, Tracer } from '@opentelemetry/api';
+import type { Context, Span, SpanContext, SpanKind, SpanOptions, Tracer } from '@opentelemetry/api';
 import type { Resource } from '@opentelemetry/resources';
 import type { BasicTracerProvider, ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { TelemetryConfig } from './config.js';
@@ -115,7 +115,6 @@ interface Otel {
   /** `SpanStatusCode.ERROR`. */
   errorStatus: number;
   extract(carrier: TraceCarrier): Context;
-  inject(span: Span): TraceCarrier;
   metrics: MetricsExport | undefined;
   logs: DecisionLogRecords | undefined;
   setSpan(ctx: Context, span: Span): Context;
@@ -177,18 +176,20 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
       let carrier: TraceCarrier | undefined;
       const decidedAt = at ?? preciseNow();
       // The caller's context, then Ward's span in it: the log record joins whichever exists.
-      let ctx = otel && parent?.traceparent ? otel.extract(parent) : otel?.root;
+      const callerCtx = otel && parent?.traceparent ? otel.extract(parent) : otel?.root;
       let span: Span | undefined;
       if (otel?.tracer) {
         // The proxy calls the server; the daemon serves its caller; the command hook is a step of the agent's process.
         const kind = record.host === 'mcp-proxy' ? otel.kinds.CLIENT : record.host === 'hook' ? otel.kinds.INTERNAL : otel.kinds.SERVER;
-        span = otel.tracer.startSpan(spanName(record), { kind, ...(startedAt !== undefined ? { startTime: startedAt } : {}) }, ctx);
+        // Options built key by key (a conditional spread is a slow path on every call).
+        const options: SpanOptions = { kind };
+        if (startedAt !== undefined) options.startTime = startedAt;
+        span = otel.tracer.startSpan(spanName(record), options, callerCtx);
         const sc = span.spanContext();
         // Sampled out spans are not exported; their ids mean nothing to a collector.
         if (sc.traceFlags & 1) ids = { traceId: sc.traceId, spanId: sc.spanId };
         // Only the proxy passes the context on (to the MCP server); the daemon answers its caller.
-        if (record.host === 'mcp-proxy') carrier = otel.inject(span);
-        ctx = otel.setSpan(otel.root, span);
+        if (record.host === 'mcp-proxy') carrier = traceCarrier(sc);
       }
       // The rest waits until the host has answered or forwarded (the next turn of the event
       // loop): attributes, the span's end (at the decision's time) or its decision event, the
@@ -203,7 +204,7 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
             else span.end(decidedAt);
           }
           const at = new Date(decidedAt);
-          if (otel?.logs && ctx) otel.logs.emit(record, attributes, ctx, at);
+          if (otel?.logs && callerCtx) otel.logs.emit(record, attributes, span ? otel.setSpan(otel.root, span) : callerCtx, at);
           log?.write(decisionLogLine(attributes, at, ids));
         } catch {
           // telemetry never decides anything
@@ -228,7 +229,7 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
       try {
         const ctx = parent?.traceparent ? otel.extract(parent) : otel.root;
         const span = otel.tracer.startSpan(record.method, { kind: otel.kinds.CLIENT, attributes: relayAttributes(record) }, ctx);
-        return openSpan(span, otel.inject(span));
+        return openSpan(span, traceCarrier(span.spanContext()));
       } catch {
         return NO_SPAN;
       }
@@ -289,11 +290,6 @@ async function startOtel(config: TelemetryConfig, host: string, budgets: { spans
     errorStatus: api.SpanStatusCode.ERROR,
     root: api.ROOT_CONTEXT,
     extract: (carrier) => propagator.extract(api.ROOT_CONTEXT, carrier, api.defaultTextMapGetter),
-    inject(span) {
-      const out: Record<string, string> = {};
-      propagator.inject(api.trace.setSpan(api.ROOT_CONTEXT, span), out, api.defaultTextMapSetter);
-      return { traceparent: out['traceparent'], ...(out['tracestate'] ? { tracestate: out['tracestate'] } : {}) };
-    },
     metrics,
     logs,
     setSpan: (ctx, span) => api.trace.setSpan(ctx, span),
@@ -325,6 +321,17 @@ async function tracerProvider(m: OtelModules, config: TelemetryConfig, resource:
       },
     ],
   });
+}
+
+/**
+ * A span's W3C trace context, as the W3C propagator writes it (version 00), without a propagator,
+ * a context and a carrier object per call.
+ */
+export function traceCarrier(sc: SpanContext): TraceCarrier {
+  const carrier: TraceCarrier = { traceparent: `00-${sc.traceId}-${sc.spanId}-0${Number(sc.traceFlags & 0xff).toString(16)}` };
+  const state = sc.traceState?.serialize();
+  if (state) carrier.tracestate = state;
+  return carrier;
 }
 
 /** Longest a host waits at exit for queued spans to reach the collector. */
