@@ -2,16 +2,13 @@
 // hooks reference) replayed through `ward hook gemini-cli` and `POST /v1/hooks/gemini-cli`, asserting
 // the exact reply and exit code; the same calls decided through Claude Code's hook under one policy
 // get the same verdict.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO, tempDir, ward } from '../cli/run.js';
-import { startDaemon, workdir, type DaemonChild } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { REPO } from '../cli/run.js';
+import { expectClaudeCodeAgrees, HOOK_POLICY as POLICY, replayThroughEndpoint, runHook, traces } from './hook-replay.js';
 
 const FIXTURES = join(REPO, 'fixtures', 'gemini-cli');
-const POLICY = join(REPO, 'fixtures', 'claude-code', 'policy.yaml');
-const TOKEN = 'gemini-hook-endpoint-test-token-0123456789';
 const TRACE = '[0-9a-f]{24}';
 const INTENT = '[0-9a-f]{64}';
 const recorded = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
@@ -38,20 +35,7 @@ const CASES: [string, unknown, boolean][] = [
   ['after-tool.json', {}, false],
 ];
 
-function traces(state: string): string[] {
-  try {
-    return readdirSync(join(state, 'traces')).filter((f) => f.startsWith('trace_'));
-  } catch {
-    return [];
-  }
-}
-
-function command(input: string, args?: string[]) {
-  const cwd = tempDir('ward-gemini-hook-');
-  const state = join(cwd, '.ward');
-  const r = ward(['hook', 'gemini-cli', ...(args ?? ['--policy', POLICY, '--state-dir', state])], { cwd, input });
-  return { ...r, state, json: r.stdout.trim() === '' ? undefined : (JSON.parse(r.stdout) as unknown) };
-}
+const command = (input: string, args?: string[]) => runHook('gemini-cli', input, args);
 
 describe('ward hook gemini-cli: recorded events', () => {
   it.each(CASES)('%s', (name, reply, traced) => {
@@ -118,7 +102,7 @@ describe('ward hook gemini-cli: recorded events', () => {
 });
 
 describe('one policy, two hosts: Gemini CLI and Claude Code decide the same call alike', () => {
-  const PAIRS: [string, string, string][] = [
+  const PAIRS: [string, string, 'allow' | 'deny' | 'ask'][] = [
     ['before-read-file.json', 'pre-read.json', 'allow'],
     ['before-read-secret.json', 'pre-read-secret.json', 'deny'],
     ['before-shell-rm.json', 'pre-bash-rm.json', 'deny'],
@@ -127,55 +111,20 @@ describe('one policy, two hosts: Gemini CLI and Claude Code decide the same call
     ['before-mcp-read.json', 'pre-mcp-read.json', 'allow'],
   ];
   it.each(PAIRS)('%s ~ claude-code/%s', (gemini, claude, decision) => {
-    const g = command(recorded(gemini));
-    const cwd = tempDir('ward-cc-hook-');
-    const c = ward(['hook', 'claude-code', '--policy', POLICY, '--state-dir', join(cwd, '.ward')], {
-      cwd,
-      input: readFileSync(join(REPO, 'fixtures', 'claude-code', claude), 'utf8'),
-    });
-    const cc = (JSON.parse(c.stdout) as { hookSpecificOutput: { permissionDecision: string; permissionDecisionReason: string } }).hookSpecificOutput;
-    expect(cc.permissionDecision).toBe(decision);
-    const geminiDecision = (g.json as { decision?: string }).decision ?? 'allow';
-    // Gemini CLI cannot ask: an approval is a deny there, with the same reason codes.
-    expect(geminiDecision).toBe(decision === 'ask' ? 'deny' : decision);
-    const codes = (s: string) => /\(([^)]*)\)/.exec(s)?.[1];
-    if (decision !== 'allow') expect(codes((g.json as { reason: string }).reason)).toBe(codes(cc.permissionDecisionReason));
+    // Gemini CLI's deny, read as Claude Code's answer ({} is an allow).
+    const g = command(recorded(gemini)).json as { decision?: string; reason?: string };
+    expectClaudeCodeAgrees(g.decision === undefined ? undefined : { permissionDecision: g.decision, permissionDecisionReason: g.reason! }, claude, decision);
   });
 });
 
 describe('POST /v1/hooks/gemini-cli', () => {
-  let d: DaemonChild;
-  let w: ReturnType<typeof workdir>;
-  beforeAll(async () => {
-    w = workdir();
-    d = await startDaemon(['--policy', POLICY, '--auth-token-env', 'WARD_GEMINI_HOOK_TOKEN'], { cwd: w.dir, env: { WARD_GEMINI_HOOK_TOKEN: TOKEN } });
-  });
-  afterAll(async () => {
-    await d?.stop();
-  });
-
-  async function post(body: string, token: string | null = TOKEN) {
-    const r = await request(`${d.url}/v1/hooks/gemini-cli`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body,
-    });
-    return { status: r.statusCode, body: (await r.body.json()) as unknown };
-  }
-
-  it.each(CASES)('%s: the command hook\'s reply, after the trace is written', async (name, reply, traced) => {
-    const before = traces(w.state).length;
-    const http = await post(recorded(name));
-    expect(http.status).toBe(200);
-    expect(http.body).toEqual(reply);
-    expect(traces(w.state).length).toBe(before + (traced ? 1 : 0));
-  });
+  const daemon = replayThroughEndpoint('gemini-cli', CASES, recorded);
 
   it('fails closed: malformed input is a deny with 200; a missing token is refused like every route', async () => {
-    const bad = await post('{"hook_event_name": "BeforeTool", "tool_name": ');
+    const bad = await daemon.current!.post('{"hook_event_name": "BeforeTool", "tool_name": ');
     expect(bad.status).toBe(200);
     expect(bad.body).toEqual({ decision: 'deny', reason: expect.stringMatching(/^Ward: denied because the hook could not evaluate this call \(fail closed\): malformed hook input/) });
-    const anonymous = await post(recorded('before-read-file.json'), null);
+    const anonymous = await daemon.current!.post(recorded('before-read-file.json'), false);
     expect(anonymous.status).toBe(401);
   });
 });
