@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue } from '../canon/index.js';
 import { claudeCodeToolName } from './claude-code.js';
-import { applyPatchCall } from './codex.js';
+import { applyPatchCall } from './apply-patch.js';
 import { declaredTargets, enrichHookCall, failedReason, readHookEvent, stopReason, type TargetKey } from './hook-call.js';
 import type { HookCallContext, HookDecision, HookDecisionRequest, HookHost, HookReply, HostHookInput } from './host.js';
 import { FieldReader, type ToolCall } from './tool-call.js';

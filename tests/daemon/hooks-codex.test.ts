@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
-import { applyPatchFiles, shellPatchFiles } from '../../src/agent-hooks/codex.js';
+import { applyPatchFiles, shellPatchFiles } from '../../src/agent-hooks/apply-patch.js';
 import { REPO } from '../cli/run.js';
 import { expectClaudeCodeAgrees, HOOK_POLICY as POLICY, replayThroughEndpoint, runHook, traces } from './hook-replay.js';
 
