@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
-import { ERROR_CODES, reviveError, WardError, type SerializedError } from '../../errors.js';
+import { WorkerRpc } from '../../edge/worker-rpc.js';
+import { ERROR_CODES, WardError } from '../../errors.js';
 import type { LoadedPolicy } from '../../policy/types.js';
 import type { CallDecisionConfig, DecideOptions, KillSwitchInput, SignedCallDecision } from './call-decision.js';
 import type { CallInput } from './intent.js';
@@ -26,13 +27,11 @@ export interface DecisionJob {
   killSwitch: KillSwitchInput;
 }
 
-/** Messages to the worker. */
-export type ToWorker = { id: number; job: DecisionJob; policy?: LoadedPolicy | undefined };
-/** Messages from the worker. */
-export type FromWorker = { id: number; ok: true; value: SignedCallDecision } | { id: number; ok: false; error: SerializedError };
+/** A call as the worker receives it (with the id its reply carries: `RpcCall<ToWorker>`). */
+export type ToWorker = { job: DecisionJob; policy?: LoadedPolicy | undefined };
 
 /** Default deadline of one off-loop decision, from the moment it is handed to the thread. */
-export const DECISION_THREAD_TIMEOUT_MS = 30_000;
+const DECISION_THREAD_TIMEOUT_MS = 30_000;
 
 /** The thread could not answer (it died or missed its deadline): the call was not decided. */
 export class DecisionThreadError extends WardError {
@@ -48,18 +47,11 @@ export interface DecisionThreadOptions {
   workerUrl?: URL | undefined;
 }
 
-interface Job {
-  resolve: (v: SignedCallDecision) => void;
-  reject: (e: Error) => void;
-  timer: NodeJS.Timeout;
-}
-
 export class DecisionThread {
-  private worker: Worker | undefined;
+  /** The current worker; a dead one is replaced by the next call. */
+  private rpc: WorkerRpc<ToWorker> | undefined;
   /** The policy digest the current worker decides with. */
   private workerPolicy = '';
-  private readonly jobs = new Map<number, Job>();
-  private next = 0;
   private closed = false;
 
   constructor(
@@ -69,7 +61,7 @@ export class DecisionThread {
 
   /** Jobs handed to the thread and not answered yet. */
   get inFlight(): number {
-    return this.jobs.size;
+    return this.rpc?.inFlight ?? 0;
   }
 
   /**
@@ -79,70 +71,39 @@ export class DecisionThread {
    */
   decide(policy: LoadedPolicy, job: DecisionJob): Promise<SignedCallDecision> {
     if (this.closed) return Promise.reject(new DecisionThreadError('the decision thread is closed'));
-    let worker: Worker;
+    let rpc: WorkerRpc<ToWorker>;
     try {
-      worker = this.started(policy);
+      rpc = this.started(policy);
     } catch (err) {
       return Promise.reject(new DecisionThreadError(`the decision thread could not start: ${(err as Error).message}`));
     }
-    const id = this.next++;
-    const msg: ToWorker = { id, job };
+    const msg: ToWorker = { job };
     if (policy.digest !== this.workerPolicy) {
       msg.policy = policy;
       this.workerPolicy = policy.digest;
     }
-    return new Promise<SignedCallDecision>((resolve, reject) => {
-      const ms = this.opts.timeoutMs ?? DECISION_THREAD_TIMEOUT_MS;
-      const timer = setTimeout(() => this.fail(worker, new DecisionThreadError(`the decision thread did not answer within ${ms} ms`)), ms);
-      timer.unref();
-      this.jobs.set(id, { resolve, reject, timer });
-      try {
-        worker.postMessage(msg);
-      } catch (err) {
-        // A call that cannot be copied (it came from JSON, so it always can): not decided.
-        this.settle(id)?.reject(new DecisionThreadError(`the call could not be handed to the decision thread: ${(err as Error).message}`));
-      }
-    });
+    return rpc.call<SignedCallDecision>(msg);
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    const w = this.worker;
-    if (w) this.fail(w, new DecisionThreadError('the decision thread is closed'));
+    await this.rpc?.close();
   }
 
-  private started(policy: LoadedPolicy): Worker {
-    if (this.worker) return this.worker;
+  private started(policy: LoadedPolicy): WorkerRpc<ToWorker> {
+    if (this.rpc && !this.rpc.dead) return this.rpc;
     const url = this.opts.workerUrl ?? new URL('./decision-worker.js', import.meta.url);
     const cfg: CallDecisionConfig = { ...this.cfg, runtime: { ...this.cfg.runtime, policy } };
     const worker = new Worker(url, { workerData: cfg });
     worker.unref(); // the host's server keeps the process alive; a worker must not
     this.workerPolicy = policy.digest;
-    worker.on('message', (msg: FromWorker) => {
-      const job = this.settle(msg.id);
-      if (!job) return;
-      if (msg.ok) job.resolve(msg.value);
-      else job.reject(reviveError(msg.error));
+    // A worker that misses a deadline is wedged: it is ended with every job it held.
+    this.rpc = new WorkerRpc<ToWorker>(worker, {
+      name: 'the decision thread',
+      timeoutMs: this.opts.timeoutMs ?? DECISION_THREAD_TIMEOUT_MS,
+      onDeadline: 'worker',
+      error: (message) => new DecisionThreadError(message),
     });
-    worker.on('error', (err) => this.fail(worker, new DecisionThreadError(`the decision thread failed: ${err.message}`)));
-    worker.on('exit', (code) => this.fail(worker, new DecisionThreadError(`the decision thread exited (${code})`)));
-    this.worker = worker;
-    return worker;
-  }
-
-  private settle(id: number): Job | undefined {
-    const job = this.jobs.get(id);
-    if (!job) return undefined;
-    this.jobs.delete(id);
-    clearTimeout(job.timer);
-    return job;
-  }
-
-  /** The worker is gone or wedged: every job it held fails, and the next call starts a new one. */
-  private fail(worker: Worker, err: Error): void {
-    if (this.worker !== worker) return;
-    this.worker = undefined;
-    for (const id of [...this.jobs.keys()]) this.settle(id)!.reject(err);
-    void worker.terminate().catch(() => undefined);
+    return this.rpc;
   }
 }

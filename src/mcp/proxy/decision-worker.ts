@@ -1,8 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { serializeError } from '../../errors.js';
+import { answerCalls } from '../../edge/worker-rpc.js';
 import type { VerifyKey } from '../../keys/index.js';
 import { decideSignedCall, type CallDecisionConfig } from './call-decision.js';
-import type { FromWorker, ToWorker } from './decision-thread.js';
+import type { ToWorker } from './decision-thread.js';
 
 /**
  * The worker side of `DecisionThread`: decides each call it is handed with `decideSignedCall`,
@@ -24,18 +24,8 @@ const cfg: CallDecisionConfig = {
 };
 const port = parentPort!;
 
-port.on('message', (msg: ToWorker) => {
+answerCalls<ToWorker>(port, (msg) => {
   if (msg.policy) cfg.runtime.policy = msg.policy;
   const { call, correlationId, opts, killSwitch } = msg.job;
-  let reply: FromWorker;
-  try {
-    reply = { id: msg.id, ok: true, value: decideSignedCall(cfg, call, correlationId, opts, killSwitch) };
-  } catch (err) {
-    reply = { id: msg.id, ok: false, error: serializeError(err) };
-  }
-  try {
-    port.postMessage(reply);
-  } catch (err) {
-    port.postMessage({ id: msg.id, ok: false, error: serializeError(err) } satisfies FromWorker);
-  }
+  return decideSignedCall(cfg, call, correlationId, opts, killSwitch);
 });
