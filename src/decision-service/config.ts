@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseContextEnvelope, type ContextEnvelope } from '../context/index.js';
-import { ERROR_CODES, WardError, isWardError } from '../errors.js';
+import type { ContextEnvelope } from '../context/index.js';
+import { envelopeOf } from '../decision/inputs.js';
+import { ERROR_CODES, WardError } from '../errors.js';
 import { checkProfileKeyFlags, keyModeFlag, signingKeyFromKeyFlags } from '../keys/index.js';
 import { loadPolicyFile } from '../policy/load.js';
 import { normalizeAdapter } from './adapters.js';
@@ -78,7 +79,7 @@ export function loadServiceConfig(opts: ServiceOptions): DecisionServiceConfig {
       hint: 'use default_verdict: block or require_approval',
     });
   }
-  const envelope = opts.contextEnvelope ? loadEnvelope(opts.cwd, opts.contextEnvelope) : undefined;
+  const envelope = opts.contextEnvelope ? readEnvelopeFile(opts.cwd, opts.contextEnvelope) : undefined;
   const key = signingKeyFromKeyFlags(opts, opts);
   return {
     policy,
@@ -104,7 +105,7 @@ export function loadServiceConfig(opts: ServiceOptions): DecisionServiceConfig {
 }
 
 /** §6.6: a local path (absolute, or relative without `..`), parsed strictly and verified. */
-export function loadEnvelope(cwd: string, path: string): ContextEnvelope {
+function readEnvelopeFile(cwd: string, path: string): ContextEnvelope {
   checkedLocalPath(path, 'context envelope path');
   let text: string;
   try {
@@ -115,10 +116,5 @@ export function loadEnvelope(cwd: string, path: string): ContextEnvelope {
       hint: 'check the path given for --context-envelope',
     });
   }
-  try {
-    return parseContextEnvelope(text);
-  } catch (err) {
-    if (isWardError(err)) throw err;
-    throw new WardError(ERROR_CODES.ENVELOPE_INVALID, (err as Error).message);
-  }
+  return envelopeOf(text, path).envelope;
 }

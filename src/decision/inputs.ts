@@ -89,19 +89,37 @@ export async function loadWrkr(read: () => Promise<string>, source: string, requ
   }
 }
 
-/** The verified envelope, and its JSON as given (what a decision capture keeps). */
+/**
+ * The verified envelope, and its JSON as given (what a decision capture keeps). Every host that
+ * takes an envelope file reads it here: `read` is how it reads the path (the CLI's size-limited
+ * input, the decision service's working directory).
+ */
 export async function loadEnvelope(read: () => Promise<string>, path: string): Promise<{ envelope: ContextEnvelope; json: JsonObject }> {
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
     throw new WardError(ERROR_CODES.USAGE, 'context envelope path must be a local filesystem path');
   }
+  const text = await read().catch((err: unknown) => {
+    throw invalidEnvelope(err, path);
+  });
+  return envelopeOf(text, path);
+}
+
+/** `loadEnvelope` for text already read (the decision service reads its envelope synchronously at startup). */
+export function envelopeOf(text: string, path: string): { envelope: ContextEnvelope; json: JsonObject } {
   try {
-    const text = await read();
     const envelope = parseContextEnvelope(text);
     return { envelope, json: parseJsonText(text) as JsonObject };
   } catch (err) {
-    if (isWardError(err)) throw err;
-    throw new WardError(ERROR_CODES.ENVELOPE_INVALID, (err as Error).message);
+    throw invalidEnvelope(err, path);
   }
+}
+
+/** A `WardError` keeps its code and message; anything else is an invalid envelope, named by its path. */
+function invalidEnvelope(err: unknown, path: string): WardError {
+  if (isWardError(err)) return err;
+  return new WardError(ERROR_CODES.ENVELOPE_INVALID, `context envelope ${path}: ${(err as Error).message}`, {
+    hint: 'fix or regenerate the envelope; nothing is decided with an envelope that does not verify',
+  });
 }
 
 /** Where the approved-script registry and its verify keys come from (either may throw: unavailable). */

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, isWardError } from '../../src/errors.js';
-import { inputsRequired, loadKillSwitch, loadKillSwitchAsync, loadWrkr } from '../../src/decision/inputs.js';
+import { readFileSync } from 'node:fs';
+import { envelopeOf, inputsRequired, loadEnvelope, loadKillSwitch, loadKillSwitchAsync, loadWrkr } from '../../src/decision/inputs.js';
+import { fixture } from '../cli/run.js';
 
 const STATE = JSON.stringify({ schema_id: 'gait.gate.kill_switch_state', schema_version: '1.0.0', entries: [] });
 const missing = () => {
@@ -46,5 +48,17 @@ describe('decision inputs and their fail-closed fallbacks', () => {
     await expect(loadWrkr(async () => 'not json', 'w.json', false, warnings)).resolves.toBeUndefined();
     expect(warnings).toEqual(['wrkr inventory unavailable; continuing without context enrichment']);
     await expect(loadWrkr(async () => '[]', 'w.json', false, [])).resolves.toMatchObject({ source: 'w.json' });
+  });
+
+  it('one envelope loader for every host: verified with its JSON; a coded error as it is, any other ERR_ENVELOPE_INVALID naming the path', async () => {
+    const text = readFileSync(fixture('envelopes/v7-envelope.json'), 'utf8');
+    const loaded = await loadEnvelope(async () => text, 'env.json');
+    expect(loaded.envelope.context_set_digest).toMatch(/^[0-9a-f]{64}$/);
+    expect(loaded.json).toEqual(JSON.parse(text));
+    expect(envelopeOf(text, 'env.json')).toEqual(loaded);
+    const codeOf = async (p: Promise<unknown>) => p.then(() => 'loaded', (e: unknown) => (isWardError(e) ? `${e.code}: ${e.message}` : String(e)));
+    expect(await codeOf(loadEnvelope(async () => text, 'https://example.com/env.json'))).toBe(`${ERROR_CODES.USAGE}: context envelope path must be a local filesystem path`);
+    expect(await codeOf(loadEnvelope(async () => '{"records": [', 'env.json'))).toMatch(new RegExp(`^${ERROR_CODES.ENVELOPE_INVALID}: parse context envelope: `));
+    expect(await codeOf(loadEnvelope(() => Promise.reject(new Error('device not ready')), 'env.json'))).toBe(`${ERROR_CODES.ENVELOPE_INVALID}: context envelope env.json: device not ready`);
   });
 });

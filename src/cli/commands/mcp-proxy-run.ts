@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
-import { parseGoDuration, parseJsonText, type JsonObject } from '../../canon/index.js';
-import { parseContextEnvelope } from '../../context/index.js';
+import { parseGoDuration } from '../../canon/index.js';
 import { EXIT, type ExitCode } from '../../contract/exit-codes.js';
-import { ERROR_CODES, WardError, isWardError } from '../../errors.js';
+import { ERROR_CODES, WardError } from '../../errors.js';
 import { loadVerifyKeys } from '../../keys/index.js';
 import { loadPolicyFile } from '../../policy/load.js';
 import { checkProfile } from '../../policy/profile.js';
+import { loadEnvelope } from '../../decision/inputs.js';
 import { FileTraceSink } from '../../decision/trace-sink.js';
 import { ProxyRuntime, runStdio, runListen, isLoopback, ProxyLog, loadTargetsMap, DEFAULT_TARGET_MAPPING } from '../../mcp/proxy/index.js';
 import { checkArgSource, UNKNOWN_WORKSPACE } from '../../mcp/proxy/intent.js';
@@ -40,7 +40,7 @@ export async function loadAndRun(
   const policyPath = pathFlag(ctx, flags.policy!, '--policy');
   const policy = loadPolicyFile(policyPath);
   checkProfile(policy.policy, profile);
-  const envelope = flags.contextEnvelope ? await loadEnvelope(ctx, flags.contextEnvelope) : undefined;
+  const envelope = flags.contextEnvelope ? await loadEnvelope(() => readInputText(ctx, flags.contextEnvelope!, 'context envelope'), flags.contextEnvelope) : undefined;
   const key = signingKeyFromFlags(ctx, flags, state);
   const approvalKeySet = Boolean(flags.approvalPublicKey || flags.approvalPublicKeyEnv || flags.approvalJwks);
   if (flags.approval === 'elicit' && approvalKeySet) {
@@ -235,21 +235,5 @@ function durationMs(text: string, flag: string): number {
     return Number(ns / 1_000_000n);
   } catch {
     throw new WardError(ERROR_CODES.USAGE, `${flag} ${text}: not a duration (e.g. 30s, 2m, 500ms)`);
-  }
-}
-
-/** Verified once at startup; a bad envelope stops the proxy before any call is accepted. */
-async function loadEnvelope(ctx: CliContext, path: string) {
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
-    throw new WardError(ERROR_CODES.USAGE, 'context envelope path must be a local filesystem path');
-  }
-  try {
-    const text = await readInputText(ctx, path, 'context envelope');
-    return { envelope: parseContextEnvelope(text), json: parseJsonText(text) as JsonObject };
-  } catch (err) {
-    if (isWardError(err)) throw err;
-    throw new WardError(ERROR_CODES.ENVELOPE_INVALID, `context envelope ${path}: ${(err as Error).message}`, {
-      hint: 'fix or regenerate the envelope; the proxy does not start without a valid one',
-    });
   }
 }
