@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { approvalState, targetStrings, type DecisionRecord } from './decision-record.js';
+import { str } from './fields.js';
 import type { TraceCarrier } from './telemetry.js';
 
 /**
@@ -14,7 +15,6 @@ export function gateDecisionRecord(
   withTargets = false,
   host: DecisionRecord['host'] = 'serve',
 ): DecisionRecord {
-  const str = (v: unknown) => (typeof v === 'string' ? v : '');
   const tool = typeof intent === 'object' && intent !== null && !Array.isArray(intent) ? str((intent as Record<string, unknown>)['tool_name']) : '';
   const reasonCodes = Array.isArray(output['reason_codes']) ? output['reason_codes'].filter((c): c is string => typeof c === 'string') : [];
   const verdict = str(output['verdict']);
@@ -48,7 +48,6 @@ export interface ServiceDecided {
 
 /** The decision record of one decision of the daemon's decision service: `evaluate` or `hook.<host>`. */
 export function serviceDecisionRecord(d: ServiceDecided, operation: string, correlationId: string, withTargets = false, host: DecisionRecord['host'] = 'serve'): DecisionRecord {
-  const str = (v: unknown) => (typeof v === 'string' ? v : '');
   return {
     host,
     operation,

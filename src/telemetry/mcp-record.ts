@@ -1,4 +1,5 @@
 import { approvalState, type DecisionRecord } from './decision-record.js';
+import { str } from './fields.js';
 import type { TraceCarrier } from './telemetry.js';
 
 /** What the MCP proxy knows of a decided call (its `CallDecision`, structurally). */
@@ -54,8 +55,7 @@ export function mcpResultRecord(d: McpDecided, sessionId: string, id: string | n
 
 /** The W3C trace context an MCP request carries in `params._meta` (traceparent, tracestate). */
 export function mcpTraceCarrier(meta: Readonly<Record<string, unknown>> | undefined): TraceCarrier {
-  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
-  return { traceparent: str(meta?.['traceparent']), tracestate: str(meta?.['tracestate']) };
+  return { traceparent: str(meta?.['traceparent']) || undefined, tracestate: str(meta?.['tracestate']) || undefined };
 }
 
 /**
