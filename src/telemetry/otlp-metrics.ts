@@ -53,7 +53,7 @@ export function startMetricsExport(m: OtelModules, resource: Resource, source: M
 }
 
 /** OTLP metric data of registry snapshots: counters as monotonic cumulative sums, gauges, explicit-bucket histograms; same names. */
-export function toMetricData(m: Pick<OtelModules, 'api' | 'metricsSdk'>, snapshots: readonly MetricSnapshot[], startTime: HrTime, endTime: HrTime): MetricData[] {
+function toMetricData(m: Pick<OtelModules, 'api' | 'metricsSdk'>, snapshots: readonly MetricSnapshot[], startTime: HrTime, endTime: HrTime): MetricData[] {
   const { DataPointType, AggregationTemporality } = m.metricsSdk;
   const out: MetricData[] = [];
   for (const s of snapshots) {

@@ -25,7 +25,7 @@ export const DEFAULT_REQUEST_LIMITS: RequestLimits = { maxBytes: 1024 * 1024, ma
 export const OFF_LOOP_THRESHOLD = { entries: 256, chars: 64 * 1024 };
 
 /** How much there is to read in a request's params: entries as `countEntries` counts them, and the characters of its keys and strings. */
-export interface RequestWeight {
+interface RequestWeight {
   entries: number;
   chars: number;
 }
@@ -35,7 +35,7 @@ export interface RequestWeight {
  * names and strings; the walk stops once `entries` passes `max` (the cost of weighing is bounded
  * by the limit, not the input).
  */
-export function weigh(value: unknown, max: number): RequestWeight {
+function weigh(value: unknown, max: number): RequestWeight {
   let n = 0;
   let chars = typeof value === 'string' ? value.length : 0;
   const stack: unknown[] = [value];
