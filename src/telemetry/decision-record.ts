@@ -39,10 +39,33 @@ export interface DecisionRecord {
 
 /** A request the MCP proxy relays without a policy decision (`initialize`, `tools/list`, `ping`, ...): a span, no log line. */
 export interface RelayRecord {
+  /** The span's name: the MCP method, or `UNREAD_METHOD_SPAN` for a refused request whose method Ward does not name. */
   method: string;
   mcpSessionId: string;
-  jsonRpcId: string;
+  /** Absent only on a refusal whose id could not be read (or is too long to be an attribute). */
+  jsonRpcId?: string | undefined;
+  /** A request the proxy refused itself, before any policy decision (docs/observability.md "Refusals"). */
+  refusal?: RefusalFields | undefined;
 }
+
+/** What a refusal's span says beyond a relayed request's. */
+export interface RefusalFields {
+  /** The stable cause (`ward.refusal`): a name of the proxy's refusal registry. */
+  cause: string;
+  /**
+   * `mcp.method.name` when it is not the span's name: `OTHER_METHOD` for a method Ward does not
+   * know (the agent's own text stays out), null when the method could not be read at all.
+   */
+  mcpMethod?: string | null | undefined;
+  /** The refusal's signed trace, when one was written. */
+  traceId?: string | undefined;
+  tracePath?: string | undefined;
+}
+
+/** The span name of a refused request whose method is not one Ward knows, or could not be read. */
+export const UNREAD_METHOD_SPAN = 'mcp.request';
+/** `mcp.method.name` of a method Ward does not know (the OpenTelemetry convention for a value outside a known set). */
+export const OTHER_METHOD = '_OTHER';
 
 export type AttributeValue = string | number | boolean | string[];
 
@@ -90,9 +113,25 @@ export function decisionAttributes(r: DecisionRecord): Record<string, AttributeV
   return a;
 }
 
-/** A relayed request's span attributes (MCP conventions; no decision, so no `ward.verdict`). */
+/** A relayed request's span attributes (MCP conventions; no decision, so no `ward.verdict`); a refused one's with `ward.refusal`. */
 export function relayAttributes(r: RelayRecord): Record<string, AttributeValue> {
-  return { 'mcp.method.name': r.method, 'mcp.session.id': r.mcpSessionId, 'jsonrpc.request.id': r.jsonRpcId, 'ward.host': 'mcp-proxy', 'ward.operation': 'relay' };
+  if (r.refusal === undefined && r.jsonRpcId !== undefined) {
+    return { 'mcp.method.name': r.method, 'mcp.session.id': r.mcpSessionId, 'jsonrpc.request.id': r.jsonRpcId, 'ward.host': 'mcp-proxy', 'ward.operation': 'relay' };
+  }
+  const f = r.refusal;
+  const a: Record<string, AttributeValue> = {};
+  const method = f?.mcpMethod === undefined ? r.method : f.mcpMethod;
+  if (method !== null) a['mcp.method.name'] = method;
+  a['mcp.session.id'] = r.mcpSessionId;
+  if (r.jsonRpcId !== undefined) a['jsonrpc.request.id'] = r.jsonRpcId;
+  a['ward.host'] = 'mcp-proxy';
+  a['ward.operation'] = f ? 'refused' : 'relay';
+  if (f) {
+    a['ward.refusal'] = f.cause;
+    if (f.traceId) a['ward.trace_id'] = f.traceId;
+    if (f.tracePath) a['ward.trace_path'] = f.tracePath;
+  }
+  return a;
 }
 
 /** An intent's targets as `kind:value` (operation appended when given), for the `--otel-targets` opt-in; anything malformed is skipped. */

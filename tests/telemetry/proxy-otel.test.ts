@@ -237,6 +237,56 @@ describe('ward mcp proxy --otel', () => {
     expect(span.status).toBe('STATUS_CODE_ERROR');
   });
 
+  it('gives a refusal before policy a span of its own: over a limit, a reused id, an unknown method (with its signed trace)', async () => {
+    const METHOD_TEXT = 'agent-invented-method-5b1d';
+    const tp = `00-${PARENT_TRACE}-${PARENT_SPAN}-01`;
+    const refusedSpan = (id: string) => receiver.spans.find((s) => s.attributes['jsonrpc.request.id'] === id && s.attributes['ward.operation'] === 'refused');
+    // Over --max-call-keys (2,048 by default): refused unread, an argument value inside.
+    const many = Object.fromEntries(Array.from({ length: 2100 }, (_, i) => [`k${i}`, SECRET]));
+    proxy.send({ jsonrpc: '2.0', id: 50, method: 'tools/call', params: { name: 'echo', arguments: many, _meta: { traceparent: tp } } });
+    expect(((await proxy.response(50))['error'] as { code: number }).code).toBe(-32064);
+    // A reused id: call 51 is in flight at the server when a ping with its id arrives.
+    proxy.send({ jsonrpc: '2.0', id: 51, method: 'tools/call', params: { name: 'echo', arguments: { text: 'slow', delay_ms: 300 } } });
+    for (let i = 0; i < 50 && !received().some((m) => m.id === 51); i++) await new Promise((r) => setTimeout(r, 50));
+    proxy.send({ jsonrpc: '2.0', id: 51, method: 'ping', params: { _meta: { traceparent: tp } } });
+    // An unknown method (refused by default), the agent's own text in its name and params.
+    proxy.send({ jsonrpc: '2.0', id: 52, method: `x/${METHOD_TEXT}`, params: { value: SECRET, _meta: { traceparent: tp } } });
+    expect(((await proxy.response(52))['error'] as { code: number }).code).toBe(-32601);
+    await receiver.waitFor(() => ['50', '51', '52'].every((id) => refusedSpan(id) !== undefined), 'the three refusal spans');
+    const [over, reused, unknown] = ['50', '51', '52'].map((id) => refusedSpan(id)!);
+    expect([over.name, over.attributes['ward.refusal'], over.attributes['error.type'], over.attributes['mcp.method.name']]).toEqual(['tools/call', 'limit_exceeded', '-32064', 'tools/call']);
+    expect([reused.name, reused.attributes['ward.refusal'], reused.attributes['error.type']]).toEqual(['ping', 'id_reused', '-32600']);
+    expect([unknown.name, unknown.attributes['ward.refusal'], unknown.attributes['error.type'], unknown.attributes['mcp.method.name']]).toEqual(['mcp.request', 'method_unknown', '-32601', '_OTHER']);
+    for (const s of [over, reused, unknown]) {
+      expect([s.kind, s.status, s.traceId, s.parentSpanId]).toEqual(['SPAN_KIND_CLIENT', 'STATUS_CODE_ERROR', PARENT_TRACE, PARENT_SPAN]);
+      expect(s.attributes).toMatchObject({ 'ward.host': 'mcp-proxy', 'ward.operation': 'refused', 'mcp.session.id': expect.any(String) });
+      expect('ward.verdict' in s.attributes).toBe(false);
+    }
+    // Only the unknown method's refusal is signed; its span names the trace, which verifies.
+    expect('ward.trace_id' in over.attributes || 'ward.trace_id' in reused.attributes).toBe(false);
+    const path = String(unknown.attributes['ward.trace_path']);
+    for (let i = 0; i < 50 && !existsSync(path); i++) await new Promise((r) => setTimeout(r, 100));
+    const signed = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+    expect([signed['trace_id'], signed['verdict']]).toEqual([unknown.attributes['ward.trace_id'], 'block']);
+    expect(ward(['trace', 'verify', path, '--json'], { cwd }).code).toBe(0);
+    // The call whose id was reused kept it: answered by the server, its own span not refused.
+    expect(JSON.stringify((await proxy.waitFor((m) => m['id'] === 51 && 'result' in m))['result'])).toContain('slow');
+    expect(proxy.messages.find((m) => m['id'] === 51 && 'error' in m)?.['error']).toMatchObject({ code: -32600 });
+    const decided = () => receiver.spans.find((s) => s.attributes['jsonrpc.request.id'] === '51' && s.attributes['ward.operation'] === 'tools/call');
+    await receiver.waitFor(() => decided() !== undefined, 'the span of call 51');
+    expect([decided()!.attributes['ward.verdict'], decided()!.status]).toEqual(['allow', '']);
+    // Nothing was forwarded for the refusals; no log record or decision-log line for them.
+    expect(received().filter((m) => m.id === 50 || m.id === 52 || (m.id === 51 && m.method === 'ping'))).toEqual([]);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(receiver.logs.filter((l) => ['50', '52'].includes(String(l.attributes['jsonrpc.request.id'])))).toEqual([]);
+    expect(readFileSync(decisionLog, 'utf8')).not.toMatch(/"jsonrpc\.request\.id":"5[02]"/);
+    // Neither argument values nor the agent's method text are in anything exported.
+    const exported = Buffer.concat(receiver.bodies);
+    expect(exported.includes(SECRET)).toBe(false);
+    expect(exported.includes(METHOD_TEXT)).toBe(false);
+    await receiver.waitFor(() => receiver.points.some((p) => p.name === 'ward_mcp_refusals_total' && p.attributes['refusal'] === 'method_unknown'), 'the refusals counted');
+  });
+
   it('refuses --decision-log - on the stdio transport (stdout is the MCP channel)', () => {
     const r = ward(['mcp', 'proxy', '--policy', 'policy.yaml', '--decision-log', '-', '--', process.execPath, RECORDER], { cwd });
     expect(r.code).not.toBe(0);

@@ -364,9 +364,10 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
     if (refusedAtEdge(req, res, guard, auth)) return;
     if (stopping) return rejectRpc(res, 503, 'Ward is shutting down', { Connection: 'close' });
     const limits = rt.cfg.limits ?? DEFAULT_REQUEST_LIMITS;
-    const readPost = async () => {
-      const post = await readJsonPost(req, res, listen.maxRequestBytes, limits, log);
-      return post && !refusedOverLimit(res, post, limits, log) ? post : undefined;
+    /** `refused`: the session the POST is for (its refusals get spans, `--otel`); none before a session exists. */
+    const readPost = async (refused?: ListenerRefusals) => {
+      const post = await readJsonPost(req, res, listen.maxRequestBytes, limits, log, refused);
+      return post && !refusedOverLimit(res, post, limits, log, refused) ? post : undefined;
     };
     const sid = req.headers['mcp-session-id'];
     if (typeof sid === 'string') {
@@ -374,10 +375,11 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
       if (!s || s.session.isEnded) return rejectRpc(res, 404, 'Session not found', {}, RPC.SESSION_NOT_FOUND);
       s.session.touch();
       if (req.method !== 'POST') return s.transport.handleRequest(req, res);
-      const post = await readPost();
+      const refused: ListenerRefusals = (cause, requests, code) => s.session.listenerRefused(cause, requests, code);
+      const post = await readPost(refused);
       if (!post) return;
       const reused = s.session.reusedRequestIds(post.body);
-      if (reused.length) return refuseReusedIds(res, post.body, reused, log);
+      if (reused.length) return refuseReusedIds(res, post.body, reused, log, refused);
       await s.transport.handleRequest(req, res, post.body);
       return;
     }
@@ -442,13 +444,15 @@ export async function runListen(rt: ProxyRuntime, listen: ListenOptions, onListe
  * an answer (a client's reply to a server request) is not a call and is read as usual. True when
  * it was refused (and answered).
  */
-function refusedOversizeRequest(res: ServerResponse, buf: Buffer, limits: RequestLimits, log: ProxyLog): boolean {
+function refusedOversizeRequest(res: ServerResponse, buf: Buffer, limits: RequestLimits, log: ProxyLog, refused?: ListenerRefusals): boolean {
   const head = buf.subarray(0, 512);
   const { id, response } = oversizeId({ head, tail: buf.subarray(Math.max(0, buf.length - 512)) });
   const batch = /^\s*\[/.test(head.toString('utf8'));
   if (response && !batch) return false;
   const message = limitExceeded(undefined, buf.length, limits)!;
   log.warn('request over a limit refused unread; not forwarded', { id, why: message });
+  // Unread: its method and _meta are unknown, its id only when not a batch.
+  refused?.('limit_exceeded', [{ id: batch ? null : id }], RPC.LIMIT_EXCEEDED);
   if (id === null || batch) {
     rejectRpc(res, 413, message, { Connection: 'close' }, RPC.LIMIT_EXCEEDED);
     return true;
@@ -459,13 +463,16 @@ function refusedOversizeRequest(res: ServerResponse, buf: Buffer, limits: Reques
 }
 
 /** The messages of a POST body that are requests (a method and an id): what a refusal must answer. */
-function requestsOf(body: unknown): { id: string | number; params: unknown }[] {
+function requestsOf(body: unknown): { id: string | number; method: string; params: unknown }[] {
   return (Array.isArray(body) ? body : [body]).flatMap((m) => {
-    if (typeof m !== 'object' || m === null || typeof (m as Record<string, unknown>)['method'] !== 'string') return [];
-    const id = (m as Record<string, unknown>)['id'];
-    return typeof id === 'string' || typeof id === 'number' ? [{ id, params: (m as Record<string, unknown>)['params'] }] : [];
+    if (typeof m !== 'object' || m === null) return [];
+    const { id, method, params } = m as Record<string, unknown>;
+    return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number') ? [{ id, method, params }] : [];
   });
 }
+
+/** The session's refusal spans for requests the listener answered itself (`ProxySession.listenerRefused`). */
+type ListenerRefusals = ProxySession['listenerRefused'];
 
 /** A POST Ward answers itself, one JSON-RPC error per request in it (HTTP 200); nothing of it is handed on. */
 function answerRequests(res: ServerResponse, body: unknown, error: (id: string | number) => { code: number; message: string }): void {
@@ -481,8 +488,10 @@ function answerRequests(res: ServerResponse, body: unknown, error: (id: string |
  * A POST whose requests reuse ids still in flight in the session: answered here (a `-32600` for
  * every request in it), so the first request keeps its stream.
  */
-function refuseReusedIds(res: ServerResponse, body: unknown, reused: readonly (string | number)[], log: ProxyLog): void {
+function refuseReusedIds(res: ServerResponse, body: unknown, reused: readonly (string | number)[], log: ProxyLog, refused?: ListenerRefusals): void {
   log.warn('request reuses the id of a request still in flight; refused, not forwarded', { ids: reused.join(',') });
+  // Every request of the POST is refused for the reused one(s): each gets the refusal's span.
+  refused?.('id_reused', requestsOf(body), RPC.INVALID_REQUEST);
   answerRequests(res, body, (id) => ({
     code: RPC.INVALID_REQUEST,
     message: reused.includes(id) ? `Invalid Request: id ${JSON.stringify(id)} is already in use by a request Ward has not answered yet; use a new id` : 'Invalid Request: not processed: another request in this batch reused an id in flight',
@@ -494,11 +503,12 @@ function refuseReusedIds(res: ServerResponse, body: unknown, reused: readonly (s
  * transport validates it or a session decides it (`-32064` naming the limit for every request in
  * it). True when it was refused (and answered).
  */
-function refusedOverLimit(res: ServerResponse, post: { body: unknown; bytes: number }, limits: RequestLimits, log: ProxyLog): boolean {
+function refusedOverLimit(res: ServerResponse, post: { body: unknown; bytes: number }, limits: RequestLimits, log: ProxyLog, refused?: ListenerRefusals): boolean {
   const requests = requestsOf(post.body);
   const over = requests.length ? limitExceeded(requests.length === 1 ? requests[0]!.params : requests.map((r) => r.params), post.bytes, limits) : undefined;
   if (!over) return false;
   log.warn('request over a limit refused; not forwarded', { ids: requests.map((r) => r.id).join(','), why: over });
+  refused?.('limit_exceeded', requests, RPC.LIMIT_EXCEEDED);
   answerRequests(res, post.body, () => ({ code: RPC.LIMIT_EXCEEDED, message: over }));
   return true;
 }
@@ -530,29 +540,38 @@ function refusedAtEdge(req: IncomingMessage, res: ServerResponse, guard: Loopbac
  * server could otherwise read different messages from it), and hands the transport the result.
  * Undefined when the request was refused (and answered).
  */
-async function readJsonPost(req: IncomingMessage, res: ServerResponse, maxBytes: number, limits: RequestLimits, log: ProxyLog): Promise<{ body: unknown; bytes: number } | undefined> {
+async function readJsonPost(req: IncomingMessage, res: ServerResponse, maxBytes: number, limits: RequestLimits, log: ProxyLog, refused?: ListenerRefusals): Promise<{ body: unknown; bytes: number } | undefined> {
   let text: string;
   let bytes: number;
   try {
     const buf = await readBody(req, maxBytes);
     bytes = buf.length;
-    if (bytes > limits.maxBytes && refusedOversizeRequest(res, buf, limits, log)) return undefined;
+    if (bytes > limits.maxBytes && refusedOversizeRequest(res, buf, limits, log, refused)) return undefined;
     text = buf.toString('utf8');
   } catch (err) {
     // Over the limit (declared or read): 413 and the connection closes; a client gone mid-body gets nothing useful either way.
     const tooLarge = err instanceof HttpError && err.code === 'body_too_large';
-    if (tooLarge) rejectRpc(res, 413, 'request body too large', { Connection: 'close' });
-    else rejectRpc(res, 400, 'Parse error: Invalid JSON', {}, RPC.PARSE_ERROR);
+    if (tooLarge) {
+      refused?.('limit_exceeded', [{}], RPC.HTTP_REJECTED);
+      rejectRpc(res, 413, 'request body too large', { Connection: 'close' });
+    } else rejectRpc(res, 400, 'Parse error: Invalid JSON', {}, RPC.PARSE_ERROR);
     return undefined;
   }
   try {
     return { body: parseJsonText(text), bytes };
   } catch (err) {
+    // Unread: one refusal's span for the POST, without a method or an id.
     if (isJsonDuplicateKeyError(err)) {
       log.warn('request with a repeated member name refused; not forwarded', { error: err.message });
+      refused?.('malformed', [{}], RPC.INVALID_REQUEST);
       rejectRpc(res, 400, `Invalid Request: ${err.message} (a message must not repeat a member name)`, {}, RPC.INVALID_REQUEST);
-    } else if (err instanceof RangeError) rejectRpc(res, 400, 'Invalid Request: nesting too deep to read', {}, RPC.INVALID_REQUEST);
-    else rejectRpc(res, 400, 'Parse error: Invalid JSON', {}, RPC.PARSE_ERROR);
+    } else if (err instanceof RangeError) {
+      refused?.('malformed', [{}], RPC.INVALID_REQUEST);
+      rejectRpc(res, 400, 'Invalid Request: nesting too deep to read', {}, RPC.INVALID_REQUEST);
+    } else {
+      refused?.('malformed', [{}], RPC.PARSE_ERROR);
+      rejectRpc(res, 400, 'Parse error: Invalid JSON', {}, RPC.PARSE_ERROR);
+    }
     return undefined;
   }
 }

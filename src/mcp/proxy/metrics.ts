@@ -16,9 +16,10 @@ export class ProxyMetrics {
   readonly firewall = new Counter('ward_result_firewall_total', 'results screened by the result firewall, by action (pass, redact, block)');
   readonly firewallDetections = new Counter('ward_result_firewall_detections_total', 'detections in redacted or blocked results, by detector (names, never the matched text)');
   readonly witnessHits = new Counter('ward_witness_hits_total', 'decided requests with arguments carrying values of earlier tool results (the witness), by verdict');
+  readonly refusals = new Counter('ward_mcp_refusals_total', 'client requests the proxy answered itself before any policy decision, by refusal (refusals.ts REFUSAL_CAUSES)');
   readonly telemetryLost = new Gauge('ward_telemetry_lost', 'telemetry not delivered since start, by what (as on the daemon)');
 
-  private readonly all: Metric[] = [this.decisions, this.decisionReasons, this.evalLatency, this.firewall, this.firewallDetections, this.witnessHits, this.telemetryLost];
+  private readonly all: Metric[] = [this.decisions, this.decisionReasons, this.evalLatency, this.firewall, this.firewallDetections, this.witnessHits, this.refusals, this.telemetryLost];
 
   constructor(stats: () => TelemetryStats) {
     trackTelemetryLoss(this.telemetryLost, stats);
@@ -36,6 +37,11 @@ export class ProxyMetrics {
   screened(action: string, detectors: readonly string[]): void {
     this.firewall.inc({ action });
     for (const flagged of detectors) this.firewallDetections.inc({ detector: flagged.split(':')[0]! });
+  }
+
+  /** One client request refused before any policy decision, by its cause. */
+  refused(refusal: string): void {
+    this.refusals.inc({ refusal });
   }
 
   snapshot(): MetricSnapshot[] {

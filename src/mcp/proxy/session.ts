@@ -31,6 +31,7 @@ import { toolSuspicion, type SessionWitness } from './witness.js';
 import { NO_SPAN, preciseNow, type DecisionTelemetry, type OpenSpan, type TraceCarrier } from '../../telemetry/telemetry.js';
 import type { ProxyMetrics } from './metrics.js';
 import { mcpDecisionRecord, mcpResultRecord, mcpTraceCarrier, withTraceContext } from '../../telemetry/mcp-record.js';
+import { metaOf, refusalSpan, type Refused } from './refusals.js';
 
 export interface SessionOptions {
   client: Peer;
@@ -154,7 +155,7 @@ export class ProxySession {
     this.done = new Promise((r) => (this.resolveDone = r));
     o.client.onmessage = (m) => this.fromClient(m);
     o.server.onmessage = (m) => this.fromServer(m);
-    o.client.onmalformed = (reason, id) => this.malformedFromClient(reason, id);
+    o.client.onmalformed = (reason, id, oversize) => this.malformedFromClient(reason, id, oversize);
     o.server.onmalformed = (reason, id, oversize) => this.malformedFromServer(reason, id, oversize);
     o.client.onclose = (error) => void this.end(error, 'client');
     o.server.onclose = (error) => this.serverClosed(error);
@@ -225,11 +226,12 @@ export class ProxySession {
       // One answer per id: a request reusing the id of one still in flight (a tools/call id 7, then
       // a ping id 7) would let the call's result be taken for the ping's, unscreened.
       const key = idKey(msg.id as JsonRpcId);
-      if (this.inflight.has(key)) return this.refuseReusedId(msg.id as JsonRpcId, msg.method!);
+      if (this.inflight.has(key)) return this.refuseReusedId(msg);
       // Over a bound, nothing of it is read as an intent: deciding it would stall every session.
       const { over, offLoop: large } = checkRequest(msg.params, m.raw?.length, this.o.limits ?? DEFAULT_REQUEST_LIMITS);
       if (over) {
         this.o.log.warn('request over a limit refused; not forwarded', { method: JSON.stringify(msg.method), id: msg.id, why: over });
+        this.refusedSpan({ cause: 'limit_exceeded', id: msg.id, method: msg.method, meta: metaOf(msg.params) });
         return this.replyError(msg.id as JsonRpcId, RPC.LIMIT_EXCEEDED, over);
       }
       this.inflight.add(key);
@@ -256,6 +258,11 @@ export class ProxySession {
         const info = msg.params?.['clientInfo'];
         if (isJsonObject(info) && typeof info['name'] === 'string') this.clientName = info['name'];
         this.clientElicits = declaresFormElicitation(msg.params?.['capabilities']);
+      }
+      if (this.serverGone && this.o.telemetry) {
+        // Nothing to relay it to: refused (forward answers it), with a refusal's span rather than a relay's.
+        this.refusedSpan({ cause: 'server_unavailable', id, method: msg.method, meta: metaOf(msg.params) });
+        return this.forward({ id, method: msg.method! }, msg, m.raw);
       }
       // A span for the relayed request too (`--otel`); the server's spans become its children.
       const relayed = this.o.telemetry ? this.spanOpened(id, this.o.telemetry.relay({ method: msg.method!, mcpSessionId: this.o.sessionId, jsonRpcId: String(id) }, mcpTraceCarrier(isJsonObject(msg.params?.['_meta']) ? msg.params['_meta'] : undefined))) : undefined;
@@ -345,22 +352,26 @@ export class ProxySession {
     const correlation = `${this.o.sessionId}:${String(id)}`;
     const alias = this.listedAlias(name);
     if (alias !== undefined) return this.answerCall(msg, id, raw, call, correlation, alias);
-    this.withResolvedHosts(call, id, () => this.answerCall(msg, id, raw, call, correlation, alias, offLoop));
+    this.withResolvedHosts(call, msg, () => this.answerCall(msg, id, raw, call, correlation, alias, offLoop));
   }
 
   /**
    * Run `then` once the call's host names are resolved into `call.resolvedHosts` — at once when the
    * policy's domain lists need no resolution (the common case stays synchronous).
    */
-  private withResolvedHosts(call: CallInput, id: JsonRpcId, then: () => void): void {
+  private withResolvedHosts(call: CallInput, msg: JsonRpcMessage, then: () => void): void {
     const resolving = this.o.gate.resolveHosts(call);
     if (!resolving) return then();
+    const id = msg.id as JsonRpcId;
     resolving.then(
       (resolved) => {
         call.resolvedHosts = resolved;
         then();
       },
-      (err: Error) => this.replyError(id, RPC.INTERNAL_ERROR, `Ward could not resolve this request's hosts (${err.message}); it was not forwarded`),
+      (err: Error) => {
+        this.refusedSpan({ cause: 'hosts_unresolved', id, method: msg.method, meta: call.meta });
+        this.replyError(id, RPC.INTERNAL_ERROR, `Ward could not resolve this request's hosts (${err.message}); it was not forwarded`);
+      },
     );
   }
 
@@ -391,7 +402,10 @@ export class ProxySession {
     decided: { decision: CallDecision; note?: { text: string; ward: Record<string, unknown> } } | undefined,
   ): void {
     const name = call.name;
-    if (!decided) return this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this call; it was not forwarded');
+    if (!decided) {
+      this.refusedSpan({ cause: 'not_signed', id, method: msg.method, meta: call.meta });
+      return this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this call; it was not forwarded');
+    }
     const { decision, note } = decided;
     // Ward's span, child of the client's `_meta.traceparent`; the server's spans become its children.
     const traceContext = this.traced(decision, id, correlation, 'tools/call', call, startedAt);
@@ -434,7 +448,7 @@ export class ProxySession {
    */
   private handleMethod(msg: JsonRpcMessage, id: JsonRpcId, raw: Buffer | undefined, intent: MethodIntent, offLoop: boolean): void {
     const call = this.methodCall(msg.method!, msg.params, intent);
-    this.withResolvedHosts(call, id, () => this.answerMethod(msg, id, raw, call, offLoop));
+    this.withResolvedHosts(call, msg, () => this.answerMethod(msg, id, raw, call, offLoop));
   }
 
   /** Decide a method request and forward it or answer the client; `offLoop` as for `answerCall`. */
@@ -448,7 +462,10 @@ export class ProxySession {
   }
 
   private answerMethodDecided(msg: JsonRpcMessage, id: JsonRpcId, raw: Buffer | undefined, call: CallInput, correlation: string, startedAt: number, decision: CallDecision | undefined): void {
-    if (!decision) return this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this request; it was not forwarded');
+    if (!decision) {
+      this.refusedSpan({ cause: 'not_signed', id, method: msg.method, meta: call.meta });
+      return this.replyError(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this request; it was not forwarded');
+    }
     const traceContext = this.traced(decision, id, correlation, msg.method!, call, startedAt);
     const intentId = this.o.capture?.call(decision.toolName, decision.argsDigest, decision.traceId, decision.verdict);
     if (decision.verdict === 'allow') {
@@ -488,6 +505,30 @@ export class ProxySession {
     if (!span) return;
     this.spans.delete(key);
     span.end(error);
+  }
+
+  /**
+   * `--otel`: the span of a client request Ward refuses itself, before any policy decision
+   * (refusals.ts), and its count (`ward_mcp_refusals_total`). With `code`, the refusal is answered at once, outside `toClient`, and its span
+   * ends here; without, the request is in flight and its answer (`toClient`) ends it, as any
+   * request's — after its refusal's trace is written, cancelled, or with its session.
+   */
+  private refusedSpan(r: Refused, code?: number): void {
+    this.o.metrics?.refused(r.cause);
+    const t = this.o.telemetry;
+    if (!t) return;
+    const span = refusalSpan(t, this.o.sessionId, r);
+    if (code !== undefined || r.id === undefined || r.id === null) return span.end(code);
+    this.spanOpened(r.id, span);
+  }
+
+  /**
+   * The HTTP listener refused these requests of a POST to this session before the session saw
+   * them (a reused id, over a limit, unreadable): their refusals' spans, ended with `code`.
+   */
+  listenerRefused(cause: 'id_reused' | 'limit_exceeded' | 'malformed', requests: readonly { id?: JsonRpcId | null; method?: unknown; params?: unknown }[], code: number): void {
+    if (!this.o.telemetry && !this.o.metrics) return;
+    for (const r of requests) this.refusedSpan({ cause, id: r.id, method: r.method, meta: metaOf(r.params) }, code);
   }
 
   /** The intent input of a method request: its params (less `_meta`) are the arguments, its targets the method's. */
@@ -539,15 +580,24 @@ export class ProxySession {
     }
     this.o.log.warn(`${from === 'client' ? 'client' : 'MCP server'} sent a method Ward does not know; ${id === undefined ? 'dropped' : 'refused'}, not forwarded`, { method: JSON.stringify(method), trace_id: decision?.traceId });
     if (id === undefined) return;
+    // A refusal (not a decision) has a refusal's span; a decided unknown method that was not allowed is a decision.
+    if (from === 'client' && (mode.mode === 'refuse' || !decision)) {
+      this.refusedSpan({ cause: mode.mode === 'refuse' ? 'method_unknown' : 'not_signed', id, method, meta: call.meta, trace: decision });
+    }
     const text = mode.mode === 'refuse' ? `Ward refused this request: it does not know the method ${JSON.stringify(method)} (--unknown-methods refuse); it was not forwarded.` : undefined;
     if (!decision) return from === 'client' ? this.replyError(id, RPC.METHOD_NOT_FOUND, text ?? 'not forwarded') : this.toServer(errorResponse(id, RPC.METHOD_NOT_FOUND, text ?? 'not forwarded'));
     const reply = text === undefined ? verdictReply(id, decision, 'error', this.o.approvalDir) : errorResponse(id, RPC.METHOD_NOT_FOUND, text, { ward: wardObject(decision, { refused: 'method_unknown', method }) });
     this.replyOnceTraced(id, decision, undefined, reply, from === 'client' ? 'client' : 'server');
   }
 
-  /** A request reusing the id of one still in flight: refused at once, forwarded nowhere (the first keeps its id). */
-  private refuseReusedId(id: JsonRpcId, method: string): void {
-    this.o.log.warn('request reuses the id of a request still in flight; refused, not forwarded', { id, method: JSON.stringify(method) });
+  /**
+   * A request reusing the id of one still in flight: refused at once, forwarded nowhere (the first
+   * keeps its id, and its span: the refusal's span ends here).
+   */
+  private refuseReusedId(msg: JsonRpcMessage): void {
+    const id = msg.id as JsonRpcId;
+    this.o.log.warn('request reuses the id of a request still in flight; refused, not forwarded', { id, method: JSON.stringify(msg.method) });
+    this.refusedSpan({ cause: 'id_reused', id, method: msg.method, meta: metaOf(msg.params) }, RPC.INVALID_REQUEST);
     this.o.client
       .send(errorResponse(id, RPC.INVALID_REQUEST, `Invalid Request: id ${JSON.stringify(id)} is already in use by a request Ward has not answered yet; use a new id`))
       .catch((err: Error) => this.o.log.debug('could not deliver to the client', { error: err.message }));
@@ -637,6 +687,7 @@ export class ProxySession {
           if (!(err instanceof DecisionThreadError)) return then({ error: err });
           this.o.log.error('request not decided; refused, not forwarded', { method: JSON.stringify(call.method?.intentName ?? 'tools/call'), tool: call.name, error: err.message });
           if (typeof fail === 'function') return fail(err.message);
+          this.refusedSpan({ cause: 'decision_thread_failed', id: fail, method: call.method ? call.name : 'tools/call', meta: call.meta });
           this.replyError(fail, RPC.INTERNAL_ERROR, `Ward could not decide this request (${err.message}); it was not forwarded`);
         }),
     );
@@ -757,9 +808,10 @@ export class ProxySession {
   }
 
   /** A tool-call request refused with a JSON-RPC error (the `ward` object in `error.data`), after its refusal is traced. */
-  private refuseWithError(msg: JsonRpcMessage, id: JsonRpcId, code: number, message: string, refused: string, extra: Record<string, unknown> = {}): void {
+  private refuseWithError(msg: JsonRpcMessage, id: JsonRpcId, code: number, message: string, refused: 'invalid_params' | 'method_not_canonical', extra: Record<string, unknown> = {}): void {
     const call = this.refusedCall(msg);
     const d = this.refusal(call, `${this.o.sessionId}:${String(id)}`);
+    this.refusedSpan({ cause: refused, id, method: msg.method, meta: call.meta, trace: d });
     if (!d) return this.replyError(id, code, message);
     const intentId = this.o.capture?.call(d.toolName, d.argsDigest, d.traceId, d.verdict);
     const reply = errorResponse(id, code, message, { ward: wardObject(d, { refused, ...extra }) });
@@ -1455,10 +1507,20 @@ export class ProxySession {
     this.replyError(p.id, RPC.UPSTREAM_TIMEOUT, message);
   }
 
-  private malformedFromClient(reason: string, id: JsonRpcId | null): void {
+  /**
+   * A client message Ward could not read, answered with a JSON-RPC error. Sent straight to the
+   * client, not through `toClient`: the answer to a message Ward could not read does not answer a
+   * request in flight that has the same id, whose id stays taken (a reused id is refused) and whose
+   * span stays open.
+   */
+  private malformedFromClient(reason: string, id: JsonRpcId | null, oversize?: { response: boolean }): void {
     this.o.log.warn(`malformed message from the client: ${reason}`);
     const code = reason === 'not JSON' ? RPC.PARSE_ERROR : RPC.INVALID_REQUEST;
-    this.toClient(errorResponse(id, code, code === RPC.PARSE_ERROR ? 'Parse error' : `Invalid Request: ${reason}`));
+    // An answer the client sent over the size limit is not a request: no request span.
+    if (!oversize?.response) this.refusedSpan({ cause: oversize ? 'limit_exceeded' : 'malformed', id }, code);
+    this.o.client
+      .send(errorResponse(id, code, code === RPC.PARSE_ERROR ? 'Parse error' : `Invalid Request: ${reason}`))
+      .catch((err: Error) => this.o.log.debug('could not deliver to the client', { error: err.message }));
   }
 
   /**
