@@ -21,7 +21,7 @@ export async function startHostTelemetry(
     throw new WardError(ERROR_CODES.USAGE, '--decision-log -: stdout carries the MCP protocol here', { hint: 'name a file instead' });
   }
   if (config.decisionLog !== undefined && config.decisionLog !== '-') config.decisionLog = resolve(ctx.cwd, config.decisionLog);
-  return startTelemetry(config, host);
+  return startTelemetry(config, host, { thread: true });
 }
 
 /**

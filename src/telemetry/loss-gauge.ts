@@ -1,5 +1,5 @@
 import type { Gauge } from './registry.js';
-import type { TelemetryStats } from './telemetry.js';
+import type { TelemetryStats } from './items.js';
 
 /** `ward_telemetry_lost{what}`: what a slow or dead collector or log file cost since start, one series per kind of loss. */
 export function trackTelemetryLoss(gauge: Gauge, stats: () => TelemetryStats): void {

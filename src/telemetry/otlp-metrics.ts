@@ -8,7 +8,8 @@ import { metricsExporter } from './otlp-exporters.js';
 
 /** Where the OTLP metrics export reads its series (the daemon's registry); set once a host has one. */
 export interface MetricsSource {
-  read?: (() => readonly MetricSnapshot[]) | undefined;
+  /** Sync in the host's thread; a round trip to the host from the telemetry thread. */
+  read?: (() => readonly MetricSnapshot[] | Promise<readonly MetricSnapshot[]>) | undefined;
 }
 
 export interface MetricsExport {
@@ -28,7 +29,7 @@ export function startMetricsExport(m: OtelModules, resource: Resource, source: M
   const startTime = m.core.hrTime();
   const producer: MetricProducer = {
     collect: async () => {
-      const metrics = source.read ? toMetricData(m, source.read(), startTime, m.core.hrTime()) : [];
+      const metrics = source.read ? toMetricData(m, await source.read(), startTime, m.core.hrTime()) : [];
       return { resourceMetrics: { resource, scopeMetrics: metrics.length === 0 ? [] : [{ scope: { name: 'ward' }, metrics }] }, errors: [] };
     },
   };

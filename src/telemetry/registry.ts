@@ -8,12 +8,18 @@ import type { HistogramSeries, MetricSnapshot, ValueSeries } from './metric-snap
 
 type Labels = Readonly<Record<string, string>>;
 
+// Called on every decision (a counter's series): the common cases skip the sort and the replaces.
 function labelKey(labels: Labels): string {
-  const names = Object.keys(labels).sort();
+  const names = Object.keys(labels);
+  if (names.length === 0) return '';
+  if (names.length > 1) names.sort();
   return names.map((n) => `${n}="${escapeLabel(labels[n]!)}"`).join(',');
 }
 
+const NEEDS_ESCAPE = /[\\\n"]/;
+
 function escapeLabel(value: string): string {
+  if (!NEEDS_ESCAPE.test(value)) return value;
   return value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 }
 

@@ -1,14 +1,10 @@
-import type { Context, Span, SpanContext, SpanKind, SpanOptions, Tracer } from '@opentelemetry/api';
-import type { Resource } from '@opentelemetry/resources';
-import type { BasicTracerProvider, ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { TelemetryConfig } from './config.js';
-import { DecisionLog } from './decision-log.js';
-import { decisionAttributes, decisionLogLine, relayAttributes, spanName, type DecisionRecord, type RelayRecord, type SpanIds } from './decision-record.js';
-import { budgetedExporter, ExportBudget } from './export-budget.js';
+import { decisionAttributes, spanName, type DecisionRecord, type RelayRecord } from './decision-record.js';
+import type { TelemetryItem, TelemetryStats, TraceCarrier } from './items.js';
 import type { MetricSnapshot } from './metric-snapshot.js';
-import { startLogsExport, type DecisionLogRecords } from './otlp-logs.js';
-import type { OtelModules } from './otel-modules.js';
-import { startMetricsExport, type MetricsExport, type MetricsSource } from './otlp-metrics.js';
+import type { MetricsSource } from './otlp-metrics.js';
+import { startRecorder } from './recorder.js';
+import { spanPlanner } from './span-planner.js';
 
 /** Decisions as spans on the application's own OpenTelemetry setup (the SDK's `otel` option). */
 export interface ApplicationSpans {
@@ -41,24 +37,7 @@ export function preciseNow(): number {
   return performance.timeOrigin + performance.now();
 }
 
-/** The W3C trace context of a request (HTTP headers, MCP `params._meta`). */
-export interface TraceCarrier {
-  traceparent?: string | undefined;
-  tracestate?: string | undefined;
-}
-
-export interface TelemetryStats {
-  /** Spans dropped because the export queue was full (a slow or dead collector). */
-  droppedSpans: number;
-  /** Spans the exporter failed to deliver. */
-  failedSpans: number;
-  droppedLogLines: number;
-  /** Decision log records dropped (export queue full) and failed to deliver. */
-  droppedLogRecords: number;
-  failedLogRecords: number;
-  /** Metric exports that failed (each carries every series, so the next one makes up for it). */
-  failedMetricExports: number;
-}
+export type { TelemetryStats, TraceCarrier } from './items.js';
 
 /** The decision hook hosts call (one call where a decision concludes). */
 export interface DecisionTelemetry {
@@ -107,110 +86,77 @@ export interface OpenSpan {
 /** The open span of nothing: traces are off, or the span could not be started. */
 export const NO_SPAN: OpenSpan = { carrier: undefined, end() {} };
 
-interface Otel {
-  /** Undefined when traces are not exported (`OTEL_TRACES_EXPORTER=none`). */
-  tracer: Tracer | undefined;
-  root: Context;
-  kinds: typeof SpanKind;
-  /** `SpanStatusCode.ERROR`. */
-  errorStatus: number;
-  extract(carrier: TraceCarrier): Context;
-  metrics: MetricsExport | undefined;
-  logs: DecisionLogRecords | undefined;
-  setSpan(ctx: Context, span: Span): Context;
+/** Where the items of decisions go: the exporting side, in this thread or on the telemetry thread. */
+export interface TelemetrySink {
+  record(items: readonly TelemetryItem[]): void;
+  stats(): TelemetryStats;
   shutdown(flushMs: number): Promise<void>;
 }
 
+export interface TelemetryOptions {
+  /**
+   * Export from a thread of its own (`ward serve`, `ward mcp proxy`): the deciding thread only fixes
+   * each span's identity and hands plain items over once per turn of its event loop. Off (the
+   * command hook, one decision per process), the exporting runs here, after the reply.
+   */
+  thread?: boolean | undefined;
+}
+
 /**
- * Start the telemetry `config` asks for. The OpenTelemetry SDK is imported here and only here, when
- * export is on: with it off, a host pays for no module and no span.
+ * Start the telemetry `config` asks for. The OpenTelemetry SDK's exporting side is loaded on the
+ * exporting side only, when export is on: with it off, a host pays for no module and no span.
  */
-export async function startTelemetry(config: TelemetryConfig, host: DecisionRecord['host']): Promise<DecisionTelemetry> {
-  const spans = new ExportBudget(config.maxQueue);
-  const logRecords = new ExportBudget(config.maxQueue);
+export async function startTelemetry(config: TelemetryConfig, host: DecisionRecord['host'], opts: TelemetryOptions = {}): Promise<DecisionTelemetry> {
   const metricsSource: MetricsSource = {};
-  const otel = config.otlp ? await startOtel(config, host, { spans, logRecords }, metricsSource) : undefined;
-  const log = config.decisionLog !== undefined ? DecisionLog.open(config.decisionLog, config.maxQueue * 1024) : undefined;
-  // Work decisions leave for the next turn of the event loop: one immediate runs all of it.
-  const deferred: (() => void)[] = [];
-  let scheduled: NodeJS.Immediate | undefined;
-  const runDeferred = () => {
+  const [sink, plan] = await Promise.all([
+    opts.thread ? (await import('./telemetry-thread.js')).startTelemetryThread(config, host, metricsSource) : startRecorder(config, host, metricsSource),
+    config.otlp && config.signals.traces ? spanPlanner() : undefined,
+  ]);
+  // Items are handed over in batches, every HANDOVER_MS: after the host has answered or forwarded,
+  // and one message to the telemetry thread for many decisions instead of one each.
+  let pending: TelemetryItem[] = [];
+  let scheduled: NodeJS.Timeout | undefined;
+  const handOver = () => {
     scheduled = undefined;
-    for (const work of deferred.splice(0)) work();
+    const items = pending;
+    pending = [];
+    sink.record(items);
   };
-  const defer = (work: () => void) => {
-    deferred.push(work);
-    scheduled ??= setImmediate(runDeferred);
+  const push = (item: TelemetryItem) => {
+    pending.push(item);
+    if (scheduled === undefined) {
+      scheduled = setTimeout(handOver, HANDOVER_MS);
+      // Hosts flush at exit (`shutdown`); the timer alone keeps no process alive.
+      scheduled.unref();
+    }
   };
-  /** A span whose end the host reports; the end (and its error, if any) is recorded on the next turn, after the decision's attributes. */
-  const openSpan = (span: Span, carrier: TraceCarrier | undefined): OpenSpan => {
+  const openSpan = (spanId: string, carrier: TraceCarrier): OpenSpan => {
     let ended = false;
     return {
       carrier,
       end(error) {
         if (ended) return;
         ended = true;
-        const at = preciseNow();
-        defer(() => {
-          try {
-            if (error !== undefined) {
-              span.setAttribute('error.type', String(error));
-              span.setStatus({ code: otel!.errorStatus });
-            }
-            span.end(at);
-          } catch {
-            // telemetry never decides anything
-          }
-        });
+        push({ type: 'end', spanId, at: preciseNow(), error });
       },
     };
   };
+  // The proxy calls the server; the daemon serves its caller; the command hook is a step of the agent's process.
+  const kind = host === 'mcp-proxy' ? 'client' : host === 'hook' ? 'internal' : 'server';
   /**
-   * One concluded decision: a span (child of `parent` when it carries a valid traceparent) and a
-   * decision-log line and record. The span ends at the decision's time, or, `open`, when the host
-   * ends it (the proxy's request span).
+   * One concluded decision: its span's identity now (the proxy passes it on), everything else on
+   * the exporting side. The span ends at the decision's time, or, `open`, when the host ends it
+   * (the proxy's request span).
    */
   const concluded = (record: DecisionRecord, parent: TraceCarrier | undefined, startedAt: number | undefined, open: boolean, at?: number): OpenSpan => {
     try {
-      let ids: SpanIds | undefined;
-      let carrier: TraceCarrier | undefined;
       const decidedAt = at ?? preciseNow();
-      // The caller's context, then Ward's span in it: the log record joins whichever exists.
-      const callerCtx = otel && parent?.traceparent ? otel.extract(parent) : otel?.root;
-      let span: Span | undefined;
-      if (otel?.tracer) {
-        // The proxy calls the server; the daemon serves its caller; the command hook is a step of the agent's process.
-        const kind = record.host === 'mcp-proxy' ? otel.kinds.CLIENT : record.host === 'hook' ? otel.kinds.INTERNAL : otel.kinds.SERVER;
-        // Options built key by key (a conditional spread is a slow path on every call).
-        const options: SpanOptions = { kind };
-        if (startedAt !== undefined) options.startTime = startedAt;
-        span = otel.tracer.startSpan(spanName(record), options, callerCtx);
-        const sc = span.spanContext();
-        // Sampled out spans are not exported; their ids mean nothing to a collector.
-        if (sc.traceFlags & 1) ids = { traceId: sc.traceId, spanId: sc.spanId };
-        // Only the proxy passes the context on (to the MCP server); the daemon answers its caller.
-        if (record.host === 'mcp-proxy') carrier = traceCarrier(sc);
-      }
-      // The rest waits until the host has answered or forwarded (the next turn of the event
-      // loop): attributes, the span's end (at the decision's time) or its decision event, the
-      // log record and line.
-      defer(() => {
-        try {
-          // Values stay out unless the operator opted in, whatever a host passed.
-          const attributes = decisionAttributes(config.includeTargets || !record.targets ? record : { ...record, targets: undefined });
-          if (span) {
-            span.setAttributes(attributes);
-            if (open) span.addEvent('ward.decision', decidedAt);
-            else span.end(decidedAt);
-          }
-          const at = new Date(decidedAt);
-          if (otel?.logs && callerCtx) otel.logs.emit(record, attributes, span ? otel.setSpan(otel.root, span) : callerCtx, at);
-          log?.write(decisionLogLine(attributes, at, ids));
-        } catch {
-          // telemetry never decides anything
-        }
-      });
-      if (open && span) return openSpan(span, carrier);
+      const planned = plan?.(spanName(record), kind, parent, startedAt ?? decidedAt);
+      push({ type: 'decision', record, at: decidedAt, parent, span: planned?.plan, open: open && planned?.plan !== undefined });
+      if (!planned) return NO_SPAN;
+      // Only the proxy passes the context on (to the MCP server); the daemon answers its caller.
+      const carrier = host === 'mcp-proxy' ? planned.carrier : undefined;
+      if (open && planned.plan && carrier) return openSpan(planned.plan.spanId, carrier);
       return carrier ? { carrier, end() {} } : NO_SPAN;
     } catch {
       return NO_SPAN; // telemetry never decides anything
@@ -225,11 +171,12 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
       return concluded(record, parent, startedAt, true);
     },
     relay(record, parent) {
-      if (!otel?.tracer) return NO_SPAN;
+      if (!plan) return NO_SPAN;
       try {
-        const ctx = parent?.traceparent ? otel.extract(parent) : otel.root;
-        const span = otel.tracer.startSpan(record.method, { kind: otel.kinds.CLIENT, attributes: relayAttributes(record) }, ctx);
-        return openSpan(span, traceCarrier(span.spanContext()));
+        const planned = plan(record.method, 'client', parent, preciseNow());
+        if (!planned.plan) return { carrier: planned.carrier, end() {} };
+        push({ type: 'relay', record, span: planned.plan });
+        return openSpan(planned.plan.spanId, planned.carrier);
       } catch {
         return NO_SPAN;
       }
@@ -237,111 +184,18 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
     exportMetrics(read) {
       metricsSource.read = read;
     },
-    stats: () => ({
-      droppedSpans: spans.dropped,
-      failedSpans: spans.failed,
-      droppedLogLines: log?.droppedLines ?? 0,
-      droppedLogRecords: logRecords.dropped,
-      failedLogRecords: logRecords.failed,
-      failedMetricExports: otel?.metrics?.failed() ?? 0,
-    }),
+    stats: () => sink.stats(),
     async shutdown(flushMs = SHUTDOWN_FLUSH_MS) {
-      // What decisions left for the next turn is done before the exporters flush.
-      if (scheduled) clearImmediate(scheduled);
-      runDeferred();
-      await Promise.all([otel?.shutdown(flushMs), log?.close()]);
+      // What decisions left for the next turn goes before the exporters flush.
+      if (scheduled) clearTimeout(scheduled);
+      handOver();
+      await sink.shutdown(flushMs);
     },
   };
 }
 
-async function loadOtel(): Promise<OtelModules> {
-  const [api, core, resources, traceSdk, metricsSdk, logsSdk, exporterBase, exporterHttp, transformer] = await Promise.all([
-    import('@opentelemetry/api'),
-    import('@opentelemetry/core'),
-    import('@opentelemetry/resources'),
-    import('@opentelemetry/sdk-trace-base'),
-    import('@opentelemetry/sdk-metrics'),
-    import('@opentelemetry/sdk-logs'),
-    import('@opentelemetry/otlp-exporter-base'),
-    import('@opentelemetry/otlp-exporter-base/node-http'),
-    import('@opentelemetry/otlp-transformer'),
-  ]);
-  return { api, core, resources, traceSdk, metricsSdk, logsSdk, exporterBase, exporterHttp, transformer };
-}
-
-async function startOtel(config: TelemetryConfig, host: string, budgets: { spans: ExportBudget; logRecords: ExportBudget }, metricsSource: MetricsSource): Promise<Otel> {
-  const m = await loadOtel();
-  const { api, core, resources } = m;
-  // Ward's defaults first; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win.
-  const resource = resources
-    .resourceFromAttributes({ 'service.name': 'ward', 'ward.host': host })
-    .merge(resources.detectResources({ detectors: [resources.envDetector] }));
-  const metrics = config.signals.metrics
-    ? startMetricsExport(m, resource, metricsSource, { protocol: config.signals.metrics, interval: config.metricInterval, timeout: config.metricTimeout })
-    : undefined;
-  const logs = config.signals.logs
-    ? startLogsExport(m, resource, budgets.logRecords, { protocol: config.signals.logs, delay: config.logDelay, maxQueue: config.maxQueue })
-    : undefined;
-  const provider = config.signals.traces ? await tracerProvider(m, config, resource, budgets.spans) : undefined;
-  const propagator = new core.W3CTraceContextPropagator();
-  return {
-    tracer: provider?.getTracer('ward'),
-    kinds: api.SpanKind,
-    errorStatus: api.SpanStatusCode.ERROR,
-    root: api.ROOT_CONTEXT,
-    extract: (carrier) => propagator.extract(api.ROOT_CONTEXT, carrier, api.defaultTextMapGetter),
-    metrics,
-    logs,
-    setSpan: (ctx, span) => api.trace.setSpan(ctx, span),
-    // A dead collector must not hold the process at exit (the exporter retries with backoff):
-    // what is not flushed within the bound is dropped.
-    shutdown: (flushMs) => bounded(Promise.all([provider?.shutdown(), metrics?.shutdown(), logs?.shutdown()]), flushMs),
-  };
-}
-
-async function tracerProvider(m: OtelModules, config: TelemetryConfig, resource: Resource, budget: ExportBudget): Promise<BasicTracerProvider> {
-  const exporterModule = await (config.protocol === 'http/json' ? import('@opentelemetry/exporter-trace-otlp-http') : import('@opentelemetry/exporter-trace-otlp-proto'));
-  const sdk = m.traceSdk;
-  // The exporter reads OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT, headers and timeout from the environment.
-  const exporter = budgetedExporter<ReadableSpan>(new exporterModule.OTLPTraceExporter(), budget);
-  const processor = new sdk.BatchSpanProcessor(exporter, { maxQueueSize: config.maxQueue, maxExportBatchSize: Math.min(512, config.maxQueue) });
-  return new sdk.BasicTracerProvider({
-    resource,
-    spanProcessors: [
-      {
-        // Bounded: past maxQueue spans waiting, a span is dropped here and counted (the batch
-        // processor would drop it too, silently).
-        onStart: (span, ctx) => processor.onStart(span, ctx),
-        onEnd(span: ReadableSpan) {
-          if (!(span.spanContext().traceFlags & 1)) return; // not sampled: never exported
-          if (budget.admit()) processor.onEnd(span);
-        },
-        forceFlush: () => processor.forceFlush(),
-        shutdown: () => processor.shutdown(),
-      },
-    ],
-  });
-}
-
-/**
- * A span's W3C trace context, as the W3C propagator writes it (version 00), without a propagator,
- * a context and a carrier object per call.
- */
-export function traceCarrier(sc: SpanContext): TraceCarrier {
-  const carrier: TraceCarrier = { traceparent: `00-${sc.traceId}-${sc.spanId}-0${Number(sc.traceFlags & 0xff).toString(16)}` };
-  const state = sc.traceState?.serialize();
-  if (state) carrier.tracestate = state;
-  return carrier;
-}
+/** How long items wait on the deciding side before they are handed over together. */
+const HANDOVER_MS = 10;
 
 /** Longest a host waits at exit for queued spans to reach the collector. */
 export const SHUTDOWN_FLUSH_MS = 2000;
-
-function bounded(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-    timer.unref();
-  });
-  return Promise.race([work.then(() => undefined, () => undefined), limit]).finally(() => clearTimeout(timer));
-}

@@ -1,0 +1,54 @@
+import type { DecisionRecord, RelayRecord } from './decision-record.js';
+
+/** The W3C trace context of a request (HTTP headers, MCP `params._meta`). */
+export interface TraceCarrier {
+  traceparent?: string | undefined;
+  tracestate?: string | undefined;
+}
+
+export type SpanKindName = 'client' | 'server' | 'internal';
+
+/**
+ * A span whose identity the deciding thread already fixed (its ids went into the forwarded
+ * request's `traceparent`): the exporting side records it with exactly these ids. Only sampled
+ * spans are planned; an unsampled one is never exported.
+ */
+export interface SpanPlan {
+  name: string;
+  kind: SpanKindName;
+  traceId: string;
+  spanId: string;
+  /** The caller's context, when it carried a valid `traceparent` (the span's parent). */
+  parent?: TraceCarrier | undefined;
+  /** Epoch milliseconds, sub-millisecond precision. */
+  start: number;
+}
+
+/**
+ * What the deciding side hands the exporting side (`recorder.ts`), in order: plain data, so it can
+ * cross to the telemetry thread as it is.
+ *
+ * - `decision`: one concluded decision — its log record and decision-log line at `at`, and its span
+ *   (when sampled): ended at `at`, or, `open`, left open until its `end` item (the proxy's request span).
+ * - `relay`: the span of a request relayed without a decision, open until its `end`.
+ * - `end`: an open span's end, with the JSON-RPC error code or the reason it had no answer.
+ */
+export type TelemetryItem =
+  | { type: 'decision'; record: DecisionRecord; at: number; parent: TraceCarrier | undefined; span: SpanPlan | undefined; open: boolean }
+  | { type: 'relay'; record: RelayRecord; span: SpanPlan }
+  | { type: 'end'; spanId: string; at: number; error: number | string | undefined };
+
+export interface TelemetryStats {
+  /** Spans dropped because the export queue was full (a slow or dead collector). */
+  droppedSpans: number;
+  /** Spans the exporter failed to deliver. */
+  failedSpans: number;
+  droppedLogLines: number;
+  /** Decision log records dropped (export queue full) and failed to deliver. */
+  droppedLogRecords: number;
+  failedLogRecords: number;
+  /** Metric exports that failed (each carries every series, so the next one makes up for it). */
+  failedMetricExports: number;
+}
+
+export const NO_LOSS: TelemetryStats = Object.freeze({ droppedSpans: 0, failedSpans: 0, droppedLogLines: 0, droppedLogRecords: 0, failedLogRecords: 0, failedMetricExports: 0 });
