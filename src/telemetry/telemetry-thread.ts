@@ -134,6 +134,8 @@ export async function startTelemetryThread(config: TelemetryConfig, host: Decisi
       const done = new Promise<void>((resolve) => {
         closed = () => resolve();
       });
+      // Held until the flush ends: nothing else may be keeping the process alive any more.
+      worker.ref();
       post({ type: 'shutdown', flushMs });
       // The thread bounds its own flush by flushMs; this bounds the thread.
       await bounded(done, flushMs + EXIT_GRACE_MS);
