@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO, tempDir, ward } from '../cli/run.js';
-import { POLICY, RawProxy, writePolicy } from '../mcp/proxy/helpers.js';
+import { REPO, tempDir, ward, WARD as WARD_BIN } from '../cli/run.js';
+import { POLICY, RawProxy, startListening, stopListeners, writePolicy } from '../mcp/proxy/helpers.js';
 import { startOtlpReceiver, type OtlpReceiver } from './otlp-receiver.js';
 
 // `ward mcp proxy --otel` against a real OTLP/HTTP receiver, with a stub MCP server that records
@@ -285,6 +285,50 @@ describe('ward mcp proxy --otel', () => {
     expect(exported.includes(SECRET)).toBe(false);
     expect(exported.includes(METHOD_TEXT)).toBe(false);
     await receiver.waitFor(() => receiver.points.some((p) => p.name === 'ward_mcp_refusals_total' && p.attributes['refusal'] === 'method_unknown'), 'the refusals counted');
+  });
+
+  it('--listen: the listener\'s refusals in a session (over a limit, a reused id, an unreadable body) get spans in that session', async () => {
+    const log = join(cwd, 'server-http.log');
+    const p = startListening(cwd, [WARD_BIN, 'mcp', 'proxy', '--policy', 'policy.yaml', '--otel', '--workspace', '.', '--listen', '127.0.0.1:0', '--', process.execPath, RECORDER], {
+      RECORDING_SERVER_LOG: log,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    });
+    try {
+      const url = await p.url;
+      const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      const post = async (body: unknown) => {
+        const res = await fetch(url, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+        const sid = res.headers.get('mcp-session-id');
+        if (sid) headers['mcp-session-id'] = sid;
+        return { status: res.status, text: await res.text() };
+      };
+      await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+      await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      const session = headers['mcp-session-id'];
+      const tp = { traceparent: `00-${PARENT_TRACE}-${PARENT_SPAN}-01` };
+      const many = Object.fromEntries(Array.from({ length: 2100 }, (_, i) => [`k${i}`, SECRET]));
+      const over = await post({ jsonrpc: '2.0', id: 'h1', method: 'tools/call', params: { name: 'echo', arguments: many, _meta: tp } });
+      expect(over.text).toContain('-32064');
+      // A call in flight at the server, then a ping with its id.
+      const slow = post({ jsonrpc: '2.0', id: 'h2', method: 'tools/call', params: { name: 'echo', arguments: { text: 'slow', delay_ms: 400 } } });
+      for (let i = 0; i < 50 && !(existsSync(log) && readFileSync(log, 'utf8').includes('"h2"')); i++) await new Promise((r) => setTimeout(r, 50));
+      const reused = await post({ jsonrpc: '2.0', id: 'h2', method: 'ping', params: { _meta: tp } });
+      expect(reused.text).toContain('-32600');
+      const unreadable = await post('{"jsonrpc":"2.0","id":"h3",');
+      expect(unreadable.status).toBe(400);
+      expect((await slow).text).toContain('slow');
+      const refused = () => receiver.spans.filter((s) => s.attributes['mcp.session.id'] === session && s.attributes['ward.operation'] === 'refused');
+      await receiver.waitFor(() => refused().length >= 3, 'the listener\'s three refusal spans');
+      const byCause = Object.fromEntries(refused().map((s) => [String(s.attributes['ward.refusal']), s]));
+      expect(Object.keys(byCause).sort()).toEqual(['id_reused', 'limit_exceeded', 'malformed']);
+      expect([byCause['limit_exceeded']!.name, byCause['limit_exceeded']!.attributes['error.type'], byCause['limit_exceeded']!.parentSpanId]).toEqual(['tools/call', '-32064', PARENT_SPAN]);
+      expect([byCause['id_reused']!.name, byCause['id_reused']!.attributes['jsonrpc.request.id'], byCause['id_reused']!.parentSpanId]).toEqual(['ping', 'h2', PARENT_SPAN]);
+      expect([byCause['malformed']!.name, byCause['malformed']!.attributes['error.type'], 'jsonrpc.request.id' in byCause['malformed']!.attributes]).toEqual(['mcp.request', '-32700', false]);
+      expect(Buffer.concat(receiver.bodies).includes(SECRET)).toBe(false);
+    } finally {
+      stopListeners();
+    }
   });
 
   it('refuses --decision-log - on the stdio transport (stdout is the MCP channel)', () => {
