@@ -77,6 +77,7 @@ export type AttributeValue = string | number | boolean | string[];
 export function spanName(r: DecisionRecord): string {
   if (r.host !== 'mcp-proxy') return `ward.decide ${r.toolName}`;
   if (r.operation === 'result_firewall') return `ward.result_firewall ${r.toolName}`;
+  if (r.operation === OTHER_METHOD) return UNREAD_METHOD_SPAN; // a method Ward does not know (`--unknown-methods decide`)
   return r.operation === 'tools/call' ? `tools/call ${r.toolName}` : r.operation;
 }
 

@@ -32,6 +32,7 @@ import { NO_SPAN, preciseNow, type DecisionTelemetry, type OpenSpan, type TraceC
 import type { ProxyMetrics } from './metrics.js';
 import { mcpDecisionRecord, mcpResultRecord, mcpTraceCarrier, withTraceContext } from '../../telemetry/mcp-record.js';
 import { metaOf, refusalSpan, type Refused } from './refusals.js';
+import { OTHER_METHOD } from '../../telemetry/decision-record.js';
 
 export interface SessionOptions {
   client: Peer;
@@ -568,10 +569,18 @@ export class ProxySession {
     const mode = this.o.unknownMethods ?? { mode: 'refuse', riskClass: 'critical' };
     const call = this.methodCall(method, msg.params, UNKNOWN_METHOD, mode.riskClass);
     const correlation = `${this.o.sessionId}:${from === 'server' ? 'server:' : ''}${id === undefined ? `notification-${++this.notificationSeq}` : String(id)}`;
+    const startedAt = preciseNow();
     const decision = mode.mode === 'decide' ? this.decideMethod(call, correlation) : this.refusal(call, correlation);
+    // A client request decided under `--unknown-methods decide` has a decided request's span, its
+    // method (the agent's own text) named `_OTHER`.
+    const traceContext = from === 'client' && id !== undefined && mode.mode === 'decide' && decision ? this.traced(decision, id, correlation, OTHER_METHOD, call, startedAt) : undefined;
     if (decision?.verdict === 'allow') {
       if (from === 'server') return this.relayServerRequest(msg, raw, id, { decision, call, correlation });
-      if (id !== undefined) return this.forwardDecided(id, msg, raw, decision, this.o.capture?.call(decision.toolName, decision.argsDigest, decision.traceId, decision.verdict), call, correlation);
+      if (id !== undefined) {
+        const intentId = this.o.capture?.call(decision.toolName, decision.argsDigest, decision.traceId, decision.verdict);
+        if (traceContext?.traceparent) return this.forwardDecided(id, withTraceContext(msg, traceContext), undefined, decision, intentId, call, correlation, traceContext);
+        return this.forwardDecided(id, msg, raw, decision, intentId, call, correlation);
+      }
       decision.durable.then(
         () => this.toServer(msg, raw),
         (err: Error) => this.o.log.error('decision trace could not be written; notification dropped', { method, error: err.message }),

@@ -17,7 +17,7 @@ import { ProxyMetrics } from '../../../src/mcp/proxy/metrics.js';
 import type { Peer } from '../../../src/mcp/proxy/peer.js';
 import { REFUSAL_CAUSES } from '../../../src/mcp/proxy/refusals.js';
 import { ProxySession } from '../../../src/mcp/proxy/session.js';
-import { relayAttributes, type DecisionRecord, type RelayRecord } from '../../../src/telemetry/decision-record.js';
+import { decisionAttributes, relayAttributes, spanName, type DecisionRecord, type RelayRecord } from '../../../src/telemetry/decision-record.js';
 import type { DecisionTelemetry, OpenSpan, TraceCarrier } from '../../../src/telemetry/telemetry.js';
 import { REPO, tempDir } from '../../cli/run.js';
 import { RecordingPeer } from './helpers.js';
@@ -35,15 +35,18 @@ interface Opened {
   decision?: DecisionRecord;
   parent: TraceCarrier | undefined;
   ends: (number | string | undefined)[];
+  /** What the session is given to put in a forwarded request's `_meta` (Ward's span, as a traceparent). */
+  carrier: TraceCarrier;
 }
 
 /** A DecisionTelemetry that records the spans a session opens and how they end. */
 class RecordingTelemetry implements DecisionTelemetry {
   readonly opened: Opened[] = [];
   readonly includeTargets = false;
-  private open(o: Opened): OpenSpan {
-    this.opened.push(o);
-    return { carrier: { traceparent: PARENT }, end: (error) => void o.ends.push(error) };
+  private open(o: Omit<Opened, 'carrier'>): OpenSpan {
+    const carrier = { traceparent: `00-0af7651916cd43dd8448eb211c80319c-${(this.opened.length + 1).toString(16).padStart(16, '0')}-01` };
+    this.opened.push({ ...o, carrier });
+    return { carrier, end: (error) => void o.ends.push(error) };
   }
   decision(): TraceCarrier | undefined {
     return undefined;
@@ -287,6 +290,22 @@ describe('refusal spans: every refusal path of the MCP proxy session', () => {
     expect(r.telemetry.of(20)[0]!.relay!.refusal).toBeUndefined();
     expect(relayAttributes(r.telemetry.of(20)[0]!.relay!)['ward.operation']).toBe('relay');
     expect(r.telemetry.of(21).map((s) => s.kind)).toEqual(['request']);
+  });
+
+  it('an unknown method decided under --unknown-methods decide is a decision: a decided span named mcp.request, forwarded with Ward\'s context', async () => {
+    const r = await rig({ unknownMethods: 'decide' });
+    r.send({ id: 30, method: `z/${AGENT_TEXT}`, params: { value: 1, ...meta } });
+    const forwarded = await r.server.next((m) => m.id === 30);
+    const [span] = r.telemetry.of(30);
+    expect(span!.kind).toBe('request');
+    expect(span!.parent?.traceparent).toBe(PARENT);
+    expect(span!.decision).toMatchObject({ operation: '_OTHER', mcpMethod: '_OTHER', verdict: 'allow', toolName: 'mcp.method' });
+    expect(spanName(span!.decision!)).toBe('mcp.request');
+    expect(JSON.stringify(decisionAttributes(span!.decision!))).not.toContain(AGENT_TEXT);
+    // The server's spans join Ward's (the carrier the telemetry gave), the client's own method kept.
+    expect([forwarded.method, (forwarded.params?.['_meta'] as Record<string, unknown>)['traceparent']]).toEqual([`z/${AGENT_TEXT}`, span!.carrier.traceparent]);
+    expect(span!.carrier.traceparent).not.toBe(PARENT);
+    expect(r.telemetry.refusals()).toEqual([]);
   });
 
   it('the registry, the paths above and docs/observability.md name the same causes', () => {
