@@ -179,6 +179,12 @@ describe('refusal spans: every refusal path of the MCP proxy session', () => {
     malformed!('message of 9000000 bytes exceeds the 8388608-byte limit (--max-message-bytes)', 3, { response: false });
     const unread = await expectRefused(r, 3, 'limit_exceeded', RPC.INVALID_REQUEST);
     expect(relayAttributes(unread)['mcp.method.name']).toBeUndefined(); // not read
+    // An id as long as the request is not put in a span.
+    const longId = `id-${'x'.repeat(300)}`;
+    r.send({ id: longId, method: 'ping', params: { a: 1, b: 2, c: 3, d: 4, e: 5 } });
+    await r.answer(longId);
+    const last = r.telemetry.refusals().at(-1)!;
+    expect([last.relay!.refusal!.cause, last.relay!.method, last.relay!.jsonRpcId, last.ends]).toEqual(['limit_exceeded', 'ping', undefined, [RPC.LIMIT_EXCEEDED]]);
   });
 
   it('malformed: an unreadable line, and one whose id is in flight (which stays in flight)', async () => {
