@@ -43,6 +43,13 @@ async function load(url, body, connections, seconds) {
   return { total: result.requests.total, rps: result.requests.total / (result.duration || seconds), p50: percentile(times, 50), p99: percentile(times, 99), non2xx: result.non2xx, errors: result.errors + result.timeouts };
 }
 
+/** The daemon's `ward_telemetry_lost` series, as `what=n` pairs. */
+async function telemetryLost(url) {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const pairs = [...text.matchAll(/^ward_telemetry_lost\{what="([^"]+)"\} (\d+)/gm)].map((m) => `${m[1]}=${m[2]}`);
+  return pairs.join(' ') || 'none reported';
+}
+
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (n, d = 0) => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
 
@@ -66,10 +73,13 @@ export default async function otelBench(h) {
   });
   const daemons = { off, on, spans };
   const got = { off: [], on: [], spans: [] };
+  const lost = {};
   try {
     // Warm-up: the first seconds of a daemon are JIT compilation, not steady state.
     for (const d of Object.values(daemons)) await load(d.url, body, C, 2);
     for (let i = 0; i < rounds; i++) for (const [k, d] of Object.entries(daemons)) got[k].push(await measured(d, body, SECONDS));
+    // Export must keep up, not only stay cheap: what each daemon could not deliver (dropped or failed).
+    for (const k of ['on', 'spans']) lost[k] = await telemetryLost(daemons[k].url);
   } finally {
     await Promise.all(Object.values(daemons).map(stopServe));
     await collector.close();
@@ -86,6 +96,7 @@ export default async function otelBench(h) {
   const table = rows.map((r) => [r.name, fmt(r.rps), fmt(r.cpuUs), `${fmt(r.cpuUs / rows[0].cpuUs, 3)}×`, fmt(r.p50, 3), fmt(r.p99, 3), `${fmt(r.rps / rows[0].rps, 3)}×`, String(r.non2xx), String(r.errors)]);
   process.stdout.write(`\n${title}\n${formatTable(header, table)}\n`);
   process.stdout.write(`exported: ${collector.stats.requests} OTLP requests, ${fmt(collector.stats.bytes)} bytes; target: export costs ≤ 5% of throughput → ${fmt((1 - rows[1].rps / rows[0].rps) * 100, 1)}% by req/s, ${fmt((1 - rows[0].cpuUs / rows[1].cpuUs) * 100, 1)}% by CPU per decision (spans only: ${fmt((1 - rows[0].cpuUs / rows[2].cpuUs) * 100, 1)}%)\n`);
+  process.stdout.write(`telemetry lost (ward_telemetry_lost, all rounds): on: ${lost.on}; spans only: ${lost.spans}\n`);
   h.suites.push({
     file: 'otel',
     title,

@@ -43,26 +43,41 @@ export function percentile(sorted, p) {
 
 /**
  * An OTLP/HTTP receiver on loopback that accepts every export (200, nothing decoded) and counts
- * requests and bytes: the collector of the `--otel` benchmarks.
+ * requests and bytes: the collector of the `--otel` benchmarks. It runs in a process of its own, as
+ * a collector does: in the bench's process, receiving the exports would take CPU from the client
+ * whose latencies (or load) are being measured, and only in the export-on rounds.
  */
 export async function otlpSink() {
-  const { createServer } = await import('node:http');
-  const stats = { requests: 0, bytes: 0 };
-  const server = createServer((req, res) => {
-    req.on('data', (c) => (stats.bytes += c.length));
-    req.on('end', () => {
-      stats.requests++;
-      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
-    });
+  const child = spawn(process.execPath, ['-e', SINK_PROGRAM], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  const port = await new Promise((resolve, reject) => {
+    child.once('message', (m) => resolve(m.port));
+    child.once('exit', (code) => reject(new Error(`the OTLP sink exited (${code})`)));
   });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const stats = { requests: 0, bytes: 0 };
   return {
-    endpoint: `http://127.0.0.1:${server.address().port}`,
+    endpoint: `http://127.0.0.1:${port}`,
     stats,
     close: () =>
-      new Promise((r) => {
-        server.closeAllConnections();
-        server.close(r);
+      new Promise((resolve) => {
+        child.once('message', (m) => {
+          Object.assign(stats, m.stats);
+          child.kill();
+          resolve();
+        });
+        child.send('stats');
       }),
   };
 }
+
+const SINK_PROGRAM = `
+const stats = { requests: 0, bytes: 0 };
+const server = require('node:http').createServer((req, res) => {
+  req.on('data', (c) => (stats.bytes += c.length));
+  req.on('end', () => {
+    stats.requests++;
+    res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+  });
+});
+server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+process.on('message', () => process.send({ stats }));
+`;
