@@ -112,11 +112,13 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
     opts.thread ? (await import('./telemetry-thread.js')).startTelemetryThread(config, host, metricsSource) : startRecorder(config, host, metricsSource),
     config.otlp && config.signals.traces ? spanPlanner() : undefined,
   ]);
-  // Items are handed over in batches, every HANDOVER_MS: after the host has answered or forwarded,
-  // and one message to the telemetry thread for many decisions instead of one each.
+  // Items are handed over in batches: at most HANDOVER_MS after the first one waits, or at once
+  // when HANDOVER_ITEMS wait. Each hand-over costs both threads a message, whatever it carries
+  // (measured: 10 ms batches cost the proxy about 1.5× the CPU per call of 250 ms ones).
   let pending: TelemetryItem[] = [];
   let scheduled: NodeJS.Timeout | undefined;
   const handOver = () => {
+    if (scheduled !== undefined) clearTimeout(scheduled);
     scheduled = undefined;
     const items = pending;
     pending = [];
@@ -124,6 +126,11 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
   };
   const push = (item: TelemetryItem) => {
     pending.push(item);
+    if (pending.length >= HANDOVER_ITEMS) {
+      // Not in the caller's turn: after the host has answered or forwarded.
+      if (pending.length === HANDOVER_ITEMS) setImmediate(handOver);
+      return;
+    }
     if (scheduled === undefined) {
       scheduled = setTimeout(handOver, HANDOVER_MS);
       // Hosts flush at exit (`shutdown`); the timer alone keeps no process alive.
@@ -186,16 +193,16 @@ export async function startTelemetry(config: TelemetryConfig, host: DecisionReco
     },
     stats: () => sink.stats(),
     async shutdown(flushMs = SHUTDOWN_FLUSH_MS) {
-      // What decisions left for the next turn goes before the exporters flush.
-      if (scheduled) clearTimeout(scheduled);
+      // What waits goes before the exporters flush.
       handOver();
       await sink.shutdown(flushMs);
     },
   };
 }
 
-/** How long items wait on the deciding side before they are handed over together. */
-const HANDOVER_MS = 10;
+/** How long items wait on the deciding side before they are handed over together, and how many at most. */
+const HANDOVER_MS = 250;
+const HANDOVER_ITEMS = 512;
 
 /** Longest a host waits at exit for queued spans to reach the collector. */
 export const SHUTDOWN_FLUSH_MS = 2000;
