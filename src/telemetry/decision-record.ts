@@ -35,7 +35,16 @@ export interface DecisionRecord {
   firewall?: { action: string; detectors: readonly string[] } | undefined;
   /** Canonical targets (`kind:value`), only with the opt-in (`--otel-targets`): they can hold paths, hosts, record ids. */
   targets?: readonly string[] | undefined;
+  /** MCP only: a request the server sent the client (`ward.direction`); absent on the client's requests. */
+  direction?: Direction | undefined;
 }
+
+/**
+ * `ward.direction` of a request the MCP server sent the client (`sampling/createMessage`,
+ * `roots/list`, ...). Only those carry it: the client's requests, every proxied call, stay as they were.
+ */
+export const SERVER_TO_CLIENT = 'server_to_client' as const;
+export type Direction = typeof SERVER_TO_CLIENT;
 
 /** A request the MCP proxy relays without a policy decision (`initialize`, `tools/list`, `ping`, ...): a span, no log line. */
 export interface RelayRecord {
@@ -46,6 +55,8 @@ export interface RelayRecord {
   jsonRpcId?: string | undefined;
   /** A request the proxy refused itself, before any policy decision (docs/observability.md "Refusals"). */
   refusal?: RefusalFields | undefined;
+  /** A request the server sent the client (`ward.direction`). */
+  direction?: Direction | undefined;
 }
 
 /** What a refusal's span says beyond a relayed request's. */
@@ -111,12 +122,13 @@ export function decisionAttributes(r: DecisionRecord): Record<string, AttributeV
     a['ward.firewall.detectors'] = [...r.firewall.detectors];
   }
   if (r.targets) a['ward.targets'] = [...r.targets];
+  if (r.direction) a['ward.direction'] = r.direction;
   return a;
 }
 
 /** A relayed request's span attributes (MCP conventions; no decision, so no `ward.verdict`); a refused one's with `ward.refusal`. */
 export function relayAttributes(r: RelayRecord): Record<string, AttributeValue> {
-  if (r.refusal === undefined && r.jsonRpcId !== undefined) {
+  if (r.refusal === undefined && r.jsonRpcId !== undefined && r.direction === undefined) {
     return { 'mcp.method.name': r.method, 'mcp.session.id': r.mcpSessionId, 'jsonrpc.request.id': r.jsonRpcId, 'ward.host': 'mcp-proxy', 'ward.operation': 'relay' };
   }
   const f = r.refusal;
@@ -127,6 +139,7 @@ export function relayAttributes(r: RelayRecord): Record<string, AttributeValue> 
   if (r.jsonRpcId !== undefined) a['jsonrpc.request.id'] = r.jsonRpcId;
   a['ward.host'] = 'mcp-proxy';
   a['ward.operation'] = f ? 'refused' : 'relay';
+  if (r.direction) a['ward.direction'] = r.direction;
   if (f) {
     a['ward.refusal'] = f.cause;
     if (f.traceId) a['ward.trace_id'] = f.traceId;

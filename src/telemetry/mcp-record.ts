@@ -1,4 +1,4 @@
-import { approvalState, type DecisionRecord } from './decision-record.js';
+import { approvalState, type DecisionRecord, type Direction } from './decision-record.js';
 import { str } from './fields.js';
 import type { TraceCarrier } from './telemetry.js';
 
@@ -21,6 +21,8 @@ export interface McpCallContext {
   /** Whether the witness runs at all (then a call without witnessed arguments says 0). */
   witnessOn?: boolean | undefined;
   targets?: readonly string[] | undefined;
+  /** A request the server sent the client. */
+  direction?: Direction | undefined;
 }
 
 /** The decision record of one request the MCP proxy decided (`tools/call`, `resources/read`, ...). */
@@ -45,6 +47,7 @@ export function mcpDecisionRecord(d: McpDecided, sessionId: string, id: string |
   };
   if (call.witnessOn) r.witness = { arguments: call.witnessed?.size ?? 0, sources: call.witnessed?.size ? [...new Set(call.witnessed.values())] : [] };
   if (call.targets) r.targets = call.targets;
+  if (call.direction) r.direction = call.direction;
   return r;
 }
 

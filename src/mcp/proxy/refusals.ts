@@ -1,14 +1,15 @@
 import { isJsonObject } from '../../canon/index.js';
-import { OTHER_METHOD, UNREAD_METHOD_SPAN } from '../../telemetry/decision-record.js';
+import { OTHER_METHOD, SERVER_TO_CLIENT, UNREAD_METHOD_SPAN } from '../../telemetry/decision-record.js';
 import { mcpTraceCarrier } from '../../telemetry/mcp-record.js';
 import type { DecisionTelemetry, OpenSpan } from '../../telemetry/telemetry.js';
 import type { JsonRpcId } from './jsonrpc.js';
-import { requestRoute } from './methods.js';
+import { requestRoute, type Sender } from './methods.js';
 
 /**
- * Why the MCP proxy answered a client request itself, before any policy decision: its span's
- * `ward.refusal` (docs/observability.md "Refusals"). Public names, like reason codes: one
- * registry here, documented, and a test drives every refusal path to its name.
+ * Why the MCP proxy answered a request itself (the client's, or one the server sent the client),
+ * before any policy decision: its span's `ward.refusal` (docs/observability.md "Refusals").
+ * Public names, like reason codes: one registry here, documented, and a test drives every refusal
+ * path to its name.
  */
 export const REFUSAL_CAUSES = {
   id_reused: 'the request reused the id of a request still in flight',
@@ -25,9 +26,11 @@ export const REFUSAL_CAUSES = {
 
 export type RefusalCause = keyof typeof REFUSAL_CAUSES;
 
-/** A refused client request, as much of it as Ward read. */
+/** A refused request, as much of it as Ward read. */
 export interface Refused {
   cause: RefusalCause;
+  /** Who sent it: the client (the default), or the MCP server (a request toward the client). */
+  from?: Sender | undefined;
   /** Undefined or null when the request's id could not be read. */
   id?: JsonRpcId | null | undefined;
   /** The JSON-RPC method as the client wrote it, when read. */
@@ -42,13 +45,14 @@ export interface Refused {
 const MAX_ID_CHARS = 256;
 
 /**
- * The span of a refused client request (`--otel`), child of its `_meta.traceparent`: named by its
- * MCP method when Ward knows the method, `mcp.request` otherwise — a method the agent invented (or
- * misspelled) is its own text, kept out of span names and attributes (`mcp.method.name = _OTHER`).
- * The caller ends it with the JSON-RPC error code the client was answered with.
+ * The span of a refused request (`--otel`), child of its `_meta.traceparent`: named by its MCP
+ * method when Ward knows the method (from that sender), `mcp.request` otherwise — a method the
+ * agent or the server invented (or misspelled) is its own text, kept out of span names and
+ * attributes (`mcp.method.name = _OTHER`). The caller ends it with the JSON-RPC error code the
+ * sender was answered with.
  */
 export function refusalSpan(telemetry: DecisionTelemetry, sessionId: string, r: Refused): OpenSpan {
-  const known = typeof r.method === 'string' && requestRoute('client', r.method).kind !== 'unknown';
+  const known = typeof r.method === 'string' && requestRoute(r.from ?? 'client', r.method).kind !== 'unknown';
   const id = r.id === null || r.id === undefined ? undefined : String(r.id);
   return telemetry.relay(
     {
@@ -56,6 +60,7 @@ export function refusalSpan(telemetry: DecisionTelemetry, sessionId: string, r: 
       mcpSessionId: sessionId,
       jsonRpcId: id !== undefined && id.length <= MAX_ID_CHARS ? id : undefined,
       refusal: { cause: r.cause, mcpMethod: known ? undefined : typeof r.method === 'string' ? OTHER_METHOD : null, traceId: r.trace?.traceId, tracePath: r.trace?.tracePath },
+      direction: r.from === 'server' ? SERVER_TO_CLIENT : undefined,
     },
     isJsonObject(r.meta) ? mcpTraceCarrier(r.meta) : undefined,
   );

@@ -32,7 +32,7 @@ import { NO_SPAN, preciseNow, type DecisionTelemetry, type OpenSpan, type TraceC
 import type { ProxyMetrics } from './metrics.js';
 import { mcpDecisionRecord, mcpResultRecord, mcpTraceCarrier, withTraceContext } from '../../telemetry/mcp-record.js';
 import { metaOf, refusalSpan, type Refused } from './refusals.js';
-import { OTHER_METHOD } from '../../telemetry/decision-record.js';
+import { OTHER_METHOD, SERVER_TO_CLIENT } from '../../telemetry/decision-record.js';
 
 export interface SessionOptions {
   client: Peer;
@@ -116,8 +116,10 @@ export class ProxySession {
   private readonly pending = new Map<string, Pending>();
   /** Client request ids from arrival until the client gets their answer: a second request with one of them is refused. */
   private readonly inflight = new Set<string>();
-  /** `--otel`: the spans of requests not yet answered, by id (`spanOpened`). */
+  /** `--otel`: the spans of client requests not yet answered, by id (`spanOpened`). */
   private readonly spans = new Map<string, OpenSpan>();
+  /** `--otel`: the spans of server requests the server has not had its answer to, by the server's id (their own id space). */
+  private readonly serverSpans = new Map<string, OpenSpan>();
   /** Requests the server sent the client (forwarded), by id: only their answers go back to the server. */
   private readonly serverRequests = new Map<string, { method: string; id: JsonRpcId }>();
   private readonly abandoned = new Set<string>();
@@ -266,7 +268,7 @@ export class ProxySession {
         return this.forward({ id, method: msg.method! }, msg, m.raw);
       }
       // A span for the relayed request too (`--otel`); the server's spans become its children.
-      const relayed = this.o.telemetry ? this.spanOpened(id, this.o.telemetry.relay({ method: msg.method!, mcpSessionId: this.o.sessionId, jsonRpcId: String(id) }, mcpTraceCarrier(isJsonObject(msg.params?.['_meta']) ? msg.params['_meta'] : undefined))) : undefined;
+      const relayed = this.relaySpan(msg, id, 'client');
       if (relayed?.traceparent) return this.forward({ id, method: msg.method! }, withTraceContext(msg, relayed), undefined);
       this.forward({ id, method: msg.method! }, msg, m.raw);
       return;
@@ -478,49 +480,65 @@ export class ProxySession {
     this.replyOnceTraced(id, decision, intentId, verdictReply(id, decision, 'error', this.o.approvalDir, undefined, { modern: this.isModern(msg) }));
   }
 
-  /** Ward's span and log record for a decided request (`--otel`, `--decision-log`); its context for the forwarded request. */
-  private traced(decision: CallDecision, id: JsonRpcId, correlation: string, method: string, call: CallInput, startedAt: number): TraceCarrier | undefined {
+  /**
+   * Ward's span and log record for a decided request (`--otel`, `--decision-log`); its context for
+   * the forwarded request. `from`: who sent the request (a server's goes on to the client).
+   */
+  private traced(decision: CallDecision, id: JsonRpcId, correlation: string, method: string, call: CallInput, startedAt: number, from: Sender = 'client'): TraceCarrier | undefined {
     const t = this.o.telemetry;
     if (!t) return undefined;
     this.o.metrics?.decided(decision.verdict, decision.reasonCodes, (preciseNow() - startedAt) / 1000, (call.witnessed?.size ?? 0) > 0);
-    const context = { witnessed: call.witnessed, witnessOn: this.o.witness !== undefined, targets: t.includeTargets ? decision.targets : undefined };
-    return this.spanOpened(id, t.request(mcpDecisionRecord(decision, this.o.sessionId, id, correlation, method, context), mcpTraceCarrier(call.meta), startedAt));
+    const context = { witnessed: call.witnessed, witnessOn: this.o.witness !== undefined, targets: t.includeTargets ? decision.targets : undefined, direction: from === 'server' ? SERVER_TO_CLIENT : undefined };
+    return this.spanOpened(id, t.request(mcpDecisionRecord(decision, this.o.sessionId, id, correlation, method, context), mcpTraceCarrier(call.meta), startedAt), from);
   }
 
   /**
-   * A request's span, open until its answer is handed to the client (`toClient`), it is cancelled,
-   * or the session ends — every request ends one of these ways, so every span ends, once.
-   * Returns its context for the forwarded request.
+   * A request's span, open until its answer is handed to its sender — a client request's to the
+   * client (`toClient`), a server request's to the server (`toServer`) — it is cancelled, or the
+   * session ends: every request ends one of these ways, so every span ends, once. Returns its
+   * context for the forwarded request.
    */
-  private spanOpened(id: JsonRpcId, span: OpenSpan): TraceCarrier | undefined {
+  private spanOpened(id: JsonRpcId, span: OpenSpan, from: Sender = 'client'): TraceCarrier | undefined {
     if (span === NO_SPAN) return undefined;
     const key = idKey(id);
-    // An id is in flight once (handleClient refuses a reused one); a stale span ends rather than leaks.
-    this.spans.get(key)?.end('superseded');
-    this.spans.set(key, span);
+    const spans = from === 'client' ? this.spans : this.serverSpans;
+    // An id is in flight once (a reused one is refused); a stale span ends rather than leaks.
+    spans.get(key)?.end('superseded');
+    spans.set(key, span);
     return span.carrier;
   }
 
-  private endSpan(key: string, error?: number | string): void {
-    const span = this.spans.get(key);
+  /** `--otel`: the span of a request relayed without a decision, child of its `_meta.traceparent`; its context for the forwarded request. */
+  private relaySpan(msg: JsonRpcMessage, id: JsonRpcId, from: Sender): TraceCarrier | undefined {
+    const t = this.o.telemetry;
+    if (!t) return undefined;
+    const record = { method: msg.method!, mcpSessionId: this.o.sessionId, jsonRpcId: String(id), direction: from === 'server' ? SERVER_TO_CLIENT : undefined };
+    return this.spanOpened(id, t.relay(record, mcpTraceCarrier(isJsonObject(msg.params?.['_meta']) ? msg.params['_meta'] : undefined)), from);
+  }
+
+  private endSpan(key: string, error?: number | string, from: Sender = 'client'): void {
+    const spans = from === 'client' ? this.spans : this.serverSpans;
+    const span = spans.get(key);
     if (!span) return;
-    this.spans.delete(key);
+    spans.delete(key);
     span.end(error);
   }
 
   /**
-   * `--otel`: the span of a client request Ward refuses itself, before any policy decision
-   * (refusals.ts), and its count (`ward_mcp_refusals_total`). With `code`, the refusal is answered at once, outside `toClient`, and its span
-   * ends here; without, the request is in flight and its answer (`toClient`) ends it, as any
-   * request's — after its refusal's trace is written, cancelled, or with its session.
+   * `--otel`: the span of a request Ward refuses itself, before any policy decision (refusals.ts),
+   * and, a client's, its count (`ward_mcp_refusals_total`). With `code`, the refusal is answered at
+   * once, outside `toClient` / `toServer`, and its span ends here; without, the request is in
+   * flight and its answer (`toClient`, or `toServer` for a server's) ends it, as any request's —
+   * after its refusal's trace is written, cancelled, or with its session.
    */
   private refusedSpan(r: Refused, code?: number): void {
-    this.o.metrics?.refused(r.cause);
+    // `ward_mcp_refusals_total` counts the client's requests: a server's refusals are spans only.
+    if (r.from !== 'server') this.o.metrics?.refused(r.cause);
     const t = this.o.telemetry;
     if (!t) return;
     const span = refusalSpan(t, this.o.sessionId, r);
     if (code !== undefined || r.id === undefined || r.id === null) return span.end(code);
-    this.spanOpened(r.id, span);
+    this.spanOpened(r.id, span, r.from);
   }
 
   /**
@@ -571,11 +589,11 @@ export class ProxySession {
     const correlation = `${this.o.sessionId}:${from === 'server' ? 'server:' : ''}${id === undefined ? `notification-${++this.notificationSeq}` : String(id)}`;
     const startedAt = preciseNow();
     const decision = mode.mode === 'decide' ? this.decideMethod(call, correlation) : this.refusal(call, correlation);
-    // A client request decided under `--unknown-methods decide` has a decided request's span, its
-    // method (the agent's own text) named `_OTHER`.
-    const traceContext = from === 'client' && id !== undefined && mode.mode === 'decide' && decision ? this.traced(decision, id, correlation, OTHER_METHOD, call, startedAt) : undefined;
+    // A request decided under `--unknown-methods decide` has a decided request's span, its method
+    // (the agent's or the server's own text) named `_OTHER`.
+    const traceContext = id !== undefined && mode.mode === 'decide' && decision ? this.traced(decision, id, correlation, OTHER_METHOD, call, startedAt, from) : undefined;
     if (decision?.verdict === 'allow') {
-      if (from === 'server') return this.relayServerRequest(msg, raw, id, { decision, call, correlation });
+      if (from === 'server') return this.relayServerRequest(msg, raw, id, traceContext, { decision, call, correlation });
       if (id !== undefined) {
         const intentId = this.o.capture?.call(decision.toolName, decision.argsDigest, decision.traceId, decision.verdict);
         if (traceContext?.traceparent) return this.forwardDecided(id, withTraceContext(msg, traceContext), undefined, decision, intentId, call, correlation, traceContext);
@@ -590,8 +608,8 @@ export class ProxySession {
     this.o.log.warn(`${from === 'client' ? 'client' : 'MCP server'} sent a method Ward does not know; ${id === undefined ? 'dropped' : 'refused'}, not forwarded`, { method: JSON.stringify(method), trace_id: decision?.traceId });
     if (id === undefined) return;
     // A refusal (not a decision) has a refusal's span; a decided unknown method that was not allowed is a decision.
-    if (from === 'client' && (mode.mode === 'refuse' || !decision)) {
-      this.refusedSpan({ cause: mode.mode === 'refuse' ? 'method_unknown' : 'not_signed', id, method, meta: call.meta, trace: decision });
+    if (mode.mode === 'refuse' || !decision) {
+      this.refusedSpan({ cause: mode.mode === 'refuse' ? 'method_unknown' : 'not_signed', id, method, meta: call.meta, trace: decision, from });
     }
     const text = mode.mode === 'refuse' ? `Ward refused this request: it does not know the method ${JSON.stringify(method)} (--unknown-methods refuse); it was not forwarded.` : undefined;
     if (!decision) return from === 'client' ? this.replyError(id, RPC.METHOD_NOT_FOUND, text ?? 'not forwarded') : this.toServer(errorResponse(id, RPC.METHOD_NOT_FOUND, text ?? 'not forwarded'));
@@ -1055,6 +1073,11 @@ export class ProxySession {
     const msg = m.msg;
     if (m.kind === 'notification') {
       if (!knownNotification('server', msg.method!)) return this.handleUnknown(msg, undefined, m.raw, 'server');
+      if (msg.method === 'notifications/cancelled' && this.serverSpans.size) {
+        // The server withdrew one of its requests: it wants no answer, and the request's span ends.
+        const rid = msg.params?.['requestId'];
+        if (typeof rid === 'string' || typeof rid === 'number') this.endSpan(idKey(rid), 'cancelled', 'server');
+      }
       return this.screenNotification(msg, m.raw);
     }
     if (m.kind === 'request') return this.serverRequest(msg, m.raw, msg.id as JsonRpcId);
@@ -1219,17 +1242,28 @@ export class ProxySession {
     const key = idKey(id);
     if (this.serverRequests.has(key)) {
       this.o.log.warn('MCP server reused the id of a request the client has not answered; refused', { id, method: JSON.stringify(msg.method) });
-      this.toServer(errorResponse(id, RPC.INVALID_REQUEST, `Invalid Request: id ${JSON.stringify(id)} is already in use by a request the client has not answered`));
+      // Answered at once, its span with it: the request in flight with this id keeps its span.
+      this.refusedSpan({ cause: 'id_reused', id, method: msg.method, meta: metaOf(msg.params), from: 'server' }, RPC.INVALID_REQUEST);
+      this.sendToServer(errorResponse(id, RPC.INVALID_REQUEST, `Invalid Request: id ${JSON.stringify(id)} is already in use by a request the client has not answered`));
       return;
     }
     const route = requestRoute('server', msg.method!);
-    if (route.kind === 'plumbing' || route.kind === 'roots') return this.relayServerRequest(msg, raw, id);
+    if (route.kind === 'plumbing' || route.kind === 'roots') {
+      // A span for the relayed request too (`--otel`); the client's spans become its children.
+      return this.relayServerRequest(msg, raw, id, this.relaySpan(msg, id, 'server'));
+    }
     if (route.kind !== 'intent') return this.handleUnknown(msg, id, raw, 'server');
+    const startedAt = preciseNow();
     const call = this.methodCall(msg.method!, msg.params, route.intent);
     const correlation = `${this.o.sessionId}:server:${String(id)}`;
     const decision = this.decideMethod(call, correlation);
-    if (!decision) return this.toServer(errorResponse(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this request; it was not forwarded'));
-    if (decision.verdict === 'allow') return this.relayServerRequest(msg, raw, id, { decision, call, correlation });
+    if (!decision) {
+      this.refusedSpan({ cause: 'not_signed', id, method: msg.method, meta: call.meta, from: 'server' });
+      return this.toServer(errorResponse(id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace this request; it was not forwarded'));
+    }
+    // Ward's span, child of the server's `_meta.traceparent`; the client's spans become its children.
+    const traceContext = this.traced(decision, id, correlation, msg.method!, call, startedAt, 'server');
+    if (decision.verdict === 'allow') return this.relayServerRequest(msg, raw, id, traceContext, { decision, call, correlation });
     this.o.log.info(`${decision.verdict}: ${msg.method!} (from the MCP server)`, { intent: decision.toolName, reasons: decision.reasonCodes.join(','), trace_id: decision.traceId });
     this.replyOnceTraced(id, decision, undefined, verdictReply(id, decision, 'error', this.o.approvalDir), 'server');
   }
@@ -1238,11 +1272,20 @@ export class ProxySession {
    * A server message on its way to the client. Decided ones go once their trace is written, their
    * params screened by the result firewall (a block answers the server with an error instead) and
    * remembered by the witness: what they show the model is what a tool result would show it.
+   * `traceContext` (`--otel`): Ward's span for the request, the parent the client is given in `_meta`.
    */
-  private relayServerRequest(msg: JsonRpcMessage, raw: Buffer | undefined, id: JsonRpcId | undefined, decided?: { decision: CallDecision; call: CallInput; correlation: string }): void {
+  private relayServerRequest(
+    msg: JsonRpcMessage,
+    raw: Buffer | undefined,
+    id: JsonRpcId | undefined,
+    traceContext: TraceCarrier | undefined,
+    decided?: { decision: CallDecision; call: CallInput; correlation: string },
+  ): void {
     const send = (out: JsonRpcMessage, outRaw?: Buffer) => {
       if (id !== undefined) this.serverRequests.set(idKey(id), { method: msg.method!, id });
-      this.toClient(out, outRaw, this.relatedFor(out));
+      if (traceContext?.traceparent) this.toClient(withTraceContext(out, traceContext), undefined, this.relatedFor(out));
+      else this.toClient(out, outRaw, this.relatedFor(out));
+      // What the server wrote is what the model sees (Ward's traceparent is not a value it showed).
       if (decided && this.o.witness && out.params !== undefined) this.o.witness.observe(decided.decision.traceId, decided.decision.toolName, out.params);
     };
     if (!decided) return send(msg, raw);
@@ -1602,6 +1645,15 @@ export class ProxySession {
   }
 
   private toServer(msg: JsonRpcMessage, raw?: Buffer): void {
+    // The answer to one of the server's requests reaches it: the request's span ends (with the JSON-RPC error, if it is one).
+    if (this.serverSpans.size && msg.method === undefined && msg.id !== undefined && msg.id !== null) {
+      this.endSpan(idKey(msg.id), isJsonObject(msg.error) && typeof msg.error['code'] === 'number' ? msg.error['code'] : undefined, 'server');
+    }
+    this.sendToServer(msg, raw);
+  }
+
+  /** `toServer` without ending a span: Ward's answer to a server request that does not answer the one in flight with its id. */
+  private sendToServer(msg: JsonRpcMessage, raw?: Buffer): void {
     if (this.serverGone) return;
     this.o.server.send(msg, raw).catch((err: Error) => this.o.log.debug('could not deliver to the MCP server', { error: err.message }));
   }
@@ -1614,6 +1666,7 @@ export class ProxySession {
     this.ended = true;
     for (const p of this.pending.values()) if (p.timer) clearTimeout(p.timer);
     for (const key of [...this.spans.keys()]) this.endSpan(key, 'session_ended');
+    for (const key of [...this.serverSpans.keys()]) this.endSpan(key, 'session_ended', 'server');
     for (const e of this.elicitations.values()) clearTimeout(e.timer);
     for (const w of this.inboxWaits.values()) w.abort();
     this.inboxWaits.clear();

@@ -6,128 +6,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { generateSigningKey } from '../../../src/keys/index.js';
-import { parsePolicyYaml } from '../../../src/policy/index.js';
-import { Gatekeeper } from '../../../src/mcp/proxy/gatekeeper.js';
 import { DecisionThreadError } from '../../../src/mcp/proxy/decision-thread.js';
-import { DEFAULT_TARGET_MAPPING } from '../../../src/mcp/proxy/intent.js';
-import { messageKind, RPC, type JsonRpcId, type JsonRpcMessage } from '../../../src/mcp/proxy/jsonrpc.js';
-import { ProxyLog } from '../../../src/mcp/proxy/log.js';
-import { ProxyMetrics } from '../../../src/mcp/proxy/metrics.js';
+import { RPC, type JsonRpcId } from '../../../src/mcp/proxy/jsonrpc.js';
 import type { Peer } from '../../../src/mcp/proxy/peer.js';
 import { REFUSAL_CAUSES } from '../../../src/mcp/proxy/refusals.js';
-import { ProxySession } from '../../../src/mcp/proxy/session.js';
-import { decisionAttributes, relayAttributes, spanName, type DecisionRecord, type RelayRecord } from '../../../src/telemetry/decision-record.js';
-import type { DecisionTelemetry, OpenSpan, TraceCarrier } from '../../../src/telemetry/telemetry.js';
-import { REPO, tempDir } from '../../cli/run.js';
-import { RecordingPeer } from './helpers.js';
+import { decisionAttributes, relayAttributes, spanName, type RelayRecord } from '../../../src/telemetry/decision-record.js';
+import { REPO } from '../../cli/run.js';
+import { PARENT, rig, type Rig } from './span-rig.js';
 
-const key = generateSigningKey();
-// Allow everything but `rm` (a decided block, which is not a refusal).
-const POLICY = parsePolicyYaml('default_verdict: allow\nrules: [{ name: no-rm, priority: 10, effect: block, match: { tool_names: [rm] } }]\n');
-const PARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 const AGENT_TEXT = 'agent-wrote-this-7f3a';
-
-/** One span the session opened: a refusal's or relayed request's (`relay`), or a decided one's (`request`). */
-interface Opened {
-  kind: 'relay' | 'request';
-  relay?: RelayRecord;
-  decision?: DecisionRecord;
-  parent: TraceCarrier | undefined;
-  ends: (number | string | undefined)[];
-  /** What the session is given to put in a forwarded request's `_meta` (Ward's span, as a traceparent). */
-  carrier: TraceCarrier;
-}
-
-/** A DecisionTelemetry that records the spans a session opens and how they end. */
-class RecordingTelemetry implements DecisionTelemetry {
-  readonly opened: Opened[] = [];
-  readonly includeTargets = false;
-  private open(o: Omit<Opened, 'carrier'>): OpenSpan {
-    const carrier = { traceparent: `00-0af7651916cd43dd8448eb211c80319c-${(this.opened.length + 1).toString(16).padStart(16, '0')}-01` };
-    this.opened.push({ ...o, carrier });
-    return { carrier, end: (error) => void o.ends.push(error) };
-  }
-  decision(): TraceCarrier | undefined {
-    return undefined;
-  }
-  request(record: DecisionRecord, parent: TraceCarrier | undefined): OpenSpan {
-    return this.open({ kind: 'request', decision: record, parent, ends: [] });
-  }
-  relay(record: RelayRecord, parent: TraceCarrier | undefined): OpenSpan {
-    return this.open({ kind: 'relay', relay: record, parent, ends: [] });
-  }
-  exportMetrics(): void {}
-  stats() {
-    return { droppedSpans: 0, failedSpans: 0, droppedLogLines: 0, droppedLogRecords: 0, failedLogRecords: 0, failedMetricExports: 0 };
-  }
-  async shutdown(): Promise<void> {}
-  /** The spans of requests with this JSON-RPC id. */
-  of(id: JsonRpcId): Opened[] {
-    return this.opened.filter((o) => (o.relay?.jsonRpcId ?? o.decision?.jsonRpcId) === String(id));
-  }
-  refusals(): Opened[] {
-    return this.opened.filter((o) => o.relay?.refusal !== undefined);
-  }
-}
-
-interface Rig {
-  session: ProxySession;
-  client: RecordingPeer;
-  server: RecordingPeer;
-  gate: Gatekeeper;
-  telemetry: RecordingTelemetry;
-  metrics: ProxyMetrics;
-  send(msg: Omit<JsonRpcMessage, 'jsonrpc'>): void;
-  answer(id: JsonRpcId): Promise<JsonRpcMessage>;
-}
-
-async function rig(o: { unknownMethods?: 'refuse' | 'decide'; limits?: { maxBytes: number; maxKeys: number } } = {}): Promise<Rig> {
-  const dir = tempDir('ward-refusal-spans-');
-  const gate = new Gatekeeper({
-    runtime: { policy: POLICY, signingKey: key, traceFormat: 'ward', traceDir: dir, rateLimitStatePath: join(dir, 'rl.json'), profile: 'standard' },
-    sink: { write: async () => 'mem', close: async () => undefined },
-    mapping: { toolPrefix: '', targets: DEFAULT_TARGET_MAPPING, argSource: 'tool_output', workspace: dir, riskClass: 'high' },
-    approvalDir: join(dir, 'approvals'),
-    approvalKeys: [key],
-  });
-  const client = new RecordingPeer();
-  const server = new RecordingPeer();
-  const telemetry = new RecordingTelemetry();
-  const metrics = new ProxyMetrics(() => telemetry.stats());
-  const session = new ProxySession({
-    client,
-    server,
-    gate,
-    log: new ProxyLog(() => undefined, undefined, false),
-    sessionId: 's',
-    runId: 'mcp_s',
-    denyAs: 'result',
-    approvalDir: join(dir, 'approvals'),
-    callTimeoutMs: 0,
-    pinTools: false,
-    hideBlockedTools: false,
-    routeRelated: false,
-    telemetry,
-    metrics,
-    unknownMethods: o.unknownMethods ? { mode: o.unknownMethods, riskClass: 'critical' } : undefined,
-    limits: o.limits,
-  });
-  await session.start();
-  return {
-    session,
-    client,
-    server,
-    gate,
-    telemetry,
-    metrics,
-    send(msg) {
-      const full = { jsonrpc: '2.0', ...msg } as JsonRpcMessage;
-      client.onmessage!({ msg: full, kind: messageKind(full)!, raw: Buffer.from(JSON.stringify(full)) });
-    },
-    answer: (id) => client.next((m) => m.id === id && m.method === undefined),
-  };
-}
 
 const meta = { _meta: { traceparent: PARENT } };
 /** Causes the tests below drove a refusal path to. */
