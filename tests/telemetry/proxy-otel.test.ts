@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO, tempDir, ward, WARD as WARD_BIN } from '../cli/run.js';
 import { POLICY, RawProxy, startListening, stopListeners, writePolicy } from '../mcp/proxy/helpers.js';
-import { startOtlpReceiver, type OtlpReceiver } from './otlp-receiver.js';
+import { exportingTo, startOtlpReceiver, type OtlpReceiver } from './otlp-receiver.js';
 
 // `ward mcp proxy --otel` against a real OTLP/HTTP receiver, with a stub MCP server that records
 // every line it receives (docs/observability.md).
@@ -28,9 +28,7 @@ beforeAll(async () => {
   decisionLog = join(cwd, 'decisions.jsonl');
   proxy = new RawProxy(['--policy', 'policy.yaml', '--otel', '--decision-log', 'decisions.jsonl', '--workspace', '.'], [process.execPath, RECORDER], cwd, {
     RECORDING_SERVER_LOG: serverLog,
-    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-    OTEL_BSP_SCHEDULE_DELAY: '50',
-    OTEL_BLRP_SCHEDULE_DELAY: '50',
+    ...exportingTo(receiver),
     OTEL_METRIC_EXPORT_INTERVAL: '200',
   });
   await proxy.initialize();
