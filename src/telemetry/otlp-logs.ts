@@ -6,7 +6,7 @@ import { budgetedExporter, type ExportBudget } from './export-budget.js';
 import type { OtelModules } from './otel-modules.js';
 import { logsExporter } from './otlp-exporters.js';
 
-/** The event name of a decision's log record (docs/observability.md "Decision log records"). */
+/** The event name of a decision's log record and of the proxy's span event (docs/observability.md). */
 export const DECISION_EVENT = 'ward.decision';
 
 // SeverityNumber of @opentelemetry/api-logs (not loaded for two numbers).

@@ -6,7 +6,7 @@ import { DecisionLog } from './decision-log.js';
 import { decisionAttributes, decisionLogLine, relayAttributes, type AttributeValue, type SpanIds } from './decision-record.js';
 import { budgetedExporter, ExportBudget } from './export-budget.js';
 import type { SpanPlan, TelemetryItem, TelemetryStats, TraceCarrier } from './items.js';
-import { startLogsExport, type DecisionLogRecords } from './otlp-logs.js';
+import { DECISION_EVENT, startLogsExport, type DecisionLogRecords } from './otlp-logs.js';
 import type { OtelModules } from './otel-modules.js';
 import { startMetricsExport, type MetricsExport, type MetricsSource } from './otlp-metrics.js';
 
@@ -76,7 +76,7 @@ export async function startRecorder(config: TelemetryConfig, host: string, metri
         const span = plan ? started(plan, attributes) : undefined;
         if (span && plan) {
           if (item.open) {
-            span.addEvent('ward.decision', at);
+            span.addEvent(DECISION_EVENT, at);
             keepOpen(plan, span);
           } else span.end(at);
         }
