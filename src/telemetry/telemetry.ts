@@ -96,8 +96,8 @@ export interface TelemetrySink {
 export interface TelemetryOptions {
   /**
    * Export from a thread of its own (`ward serve`, `ward mcp proxy`): the deciding thread only fixes
-   * each span's identity and hands plain items over once per turn of its event loop. Off (the
-   * command hook, one decision per process), the exporting runs here, after the reply.
+   * each span's identity and hands plain items over in batches. Off (the command hook, one
+   * decision per process), the exporting runs in this thread, after the reply.
    */
   thread?: boolean | undefined;
 }
