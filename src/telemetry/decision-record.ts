@@ -8,7 +8,8 @@ export interface DecisionRecord {
   host: 'serve' | 'mcp-proxy' | 'hook' | 'sdk';
   /**
    * The endpoint or MCP method decided: `gate.eval`, `gate.eval.batch`, `evaluate`, `hook`,
-   * `tools/call`, `resources/read`, ...; `result_firewall` for the proxy's decision on a result.
+   * `tools/call`, `resources/read`, ...; `result_firewall` for the proxy's decision on a result,
+   * `roots_answer` for its decision on a client's `roots/list` answer.
    */
   operation: string;
   toolName: string;
@@ -77,17 +78,21 @@ export interface RefusalFields {
 export const UNREAD_METHOD_SPAN = 'mcp.request';
 /** `mcp.method.name` of a method Ward does not know (the OpenTelemetry convention for a value outside a known set). */
 export const OTHER_METHOD = '_OTHER';
+/** `ward.operation` of the proxy's decision on the client's `roots/list` answer (span `ward.roots_answer`). */
+export const ROOTS_ANSWER_OPERATION = 'roots_answer';
 
 export type AttributeValue = string | number | boolean | string[];
 
 /**
  * The span's name (GenAI / MCP conventions): `tools/call {tool}` and `{mcp.method.name}` for MCP
  * requests (a resource URI or prompt argument is a value, never in a name), `ward.result_firewall
- * {tool}` for a result's decision, `ward.decide {tool}` for the daemon's gate.
+ * {tool}` for a result's decision, `ward.roots_answer` for a `roots/list` answer's, `ward.decide
+ * {tool}` for the daemon's gate.
  */
 export function spanName(r: DecisionRecord): string {
   if (r.host !== 'mcp-proxy') return `ward.decide ${r.toolName}`;
   if (r.operation === 'result_firewall') return `ward.result_firewall ${r.toolName}`;
+  if (r.operation === ROOTS_ANSWER_OPERATION) return 'ward.roots_answer';
   if (r.operation === OTHER_METHOD) return UNREAD_METHOD_SPAN; // a method Ward does not know (`--unknown-methods decide`)
   return r.operation === 'tools/call' ? `tools/call ${r.toolName}` : r.operation;
 }

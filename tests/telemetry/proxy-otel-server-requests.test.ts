@@ -56,9 +56,9 @@ async function received(method: string, nth = 0): Promise<Record<string, any>> {
   return proxy.messages.filter((m) => m['method'] === method)[nth]!;
 }
 
-/** The exported span of the server request with this id, once it has ended. */
+/** The exported span of the server request with this id, once it has ended (not the span of Ward's decision on its answer). */
 async function spanOf(id: string): Promise<ReceivedSpan> {
-  const find = () => receiver.spans.find((s) => s.attributes['jsonrpc.request.id'] === id && s.attributes['ward.direction'] === 'server_to_client');
+  const find = () => receiver.spans.find((s) => s.attributes['jsonrpc.request.id'] === id && s.attributes['ward.direction'] === 'server_to_client' && s.attributes['ward.operation'] !== 'roots_answer');
   await receiver.waitFor(() => find() !== undefined, `the span of server request ${id}`);
   return find()!;
 }
@@ -104,6 +104,12 @@ describe('ward mcp proxy --otel: requests the MCP server sends the client', () =
     expect(span.attributes).toMatchObject({ 'mcp.method.name': 'roots/list', 'ward.operation': 'relay', 'ward.direction': 'server_to_client' });
     expect('ward.verdict' in span.attributes || 'error.type' in span.attributes).toBe(false);
     expect(request['params']._meta.traceparent).toBe(tp(span.spanId));
+    // Ward decided the answer before the server got it: a span of that decision under the request's, and its log record.
+    await receiver.waitFor(() => receiver.spans.some((s) => s.name === 'ward.roots_answer'), 'the roots answer\'s span');
+    const decided = receiver.spans.find((s) => s.name === 'ward.roots_answer')!;
+    expect([decided.traceId, decided.parentSpanId]).toEqual([TRACE, span.spanId]);
+    expect(decided.attributes).toMatchObject({ 'ward.operation': 'roots_answer', 'mcp.method.name': 'roots/list', 'ward.verdict': 'allow', 'ward.direction': 'server_to_client', 'gen_ai.tool.name': 'mcp.roots.list' });
+    await receiver.waitFor(() => receiver.logs.some((l) => l.spanId === decided.spanId), 'the roots answer\'s log record');
   });
 
   it('a method Ward does not know, refused: mcp.request, _OTHER, method_unknown, the server\'s text nowhere in the export', async () => {

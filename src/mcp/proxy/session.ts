@@ -32,7 +32,7 @@ import { NO_SPAN, preciseNow, type DecisionTelemetry, type OpenSpan, type TraceC
 import type { ProxyMetrics } from './metrics.js';
 import { mcpDecisionRecord, mcpResultRecord, mcpTraceCarrier, withTraceContext } from '../../telemetry/mcp-record.js';
 import { metaOf, refusalSpan, type Refused } from './refusals.js';
-import { OTHER_METHOD, SERVER_TO_CLIENT } from '../../telemetry/decision-record.js';
+import { OTHER_METHOD, ROOTS_ANSWER_OPERATION, SERVER_TO_CLIENT, type DecisionRecord } from '../../telemetry/decision-record.js';
 
 export interface SessionOptions {
   client: Peer;
@@ -487,9 +487,14 @@ export class ProxySession {
   private traced(decision: CallDecision, id: JsonRpcId, correlation: string, method: string, call: CallInput, startedAt: number, from: Sender = 'client'): TraceCarrier | undefined {
     const t = this.o.telemetry;
     if (!t) return undefined;
+    return this.spanOpened(id, t.request(this.decisionRecord(t, decision, id, correlation, method, call, startedAt, from), mcpTraceCarrier(call.meta), startedAt), from);
+  }
+
+  /** A decision's telemetry record, the decision counted (`ward_decisions_total`, ...). */
+  private decisionRecord(t: DecisionTelemetry, decision: CallDecision, id: JsonRpcId, correlation: string, method: string, call: CallInput, startedAt: number, from: Sender): DecisionRecord {
     this.o.metrics?.decided(decision.verdict, decision.reasonCodes, (preciseNow() - startedAt) / 1000, (call.witnessed?.size ?? 0) > 0);
     const context = { witnessed: call.witnessed, witnessOn: this.o.witness !== undefined, targets: t.includeTargets ? decision.targets : undefined, direction: from === 'server' ? SERVER_TO_CLIENT : undefined };
-    return this.spanOpened(id, t.request(mcpDecisionRecord(decision, this.o.sessionId, id, correlation, method, context), mcpTraceCarrier(call.meta), startedAt), from);
+    return mcpDecisionRecord(decision, this.o.sessionId, id, correlation, method, context);
   }
 
   /**
@@ -1343,17 +1348,25 @@ export class ProxySession {
       this.o.log.warn('roots answer over a limit refused; not forwarded', { id: req.id, why: over });
       return this.toServer(errorResponse(req.id, RPC.LIMIT_EXCEEDED, over));
     }
+    const startedAt = preciseNow();
     const call = this.methodCall('roots/list', msg.result, ROOTS_ANSWER);
-    const correlation = `${this.o.sessionId}:server:${String(req.id)}/answer`;
+    const answer = { call, correlation: `${this.o.sessionId}:server:${String(req.id)}/answer`, startedAt };
     if (offLoop && this.o.gate.offLoop) {
       const fail = (why: string) => this.toServer(errorResponse(req.id, RPC.INTERNAL_ERROR, `Ward could not decide the roots answer (${why}); it was not forwarded`));
-      return this.holdWhileDeciding(call, correlation, fail, (o) => this.rootsAnswerDecided(msg, raw, req, 'decision' in o ? o.decision : this.methodRefusal(call, correlation, o.error)));
+      return this.holdWhileDeciding(call, answer.correlation, fail, (o) => this.rootsAnswerDecided(msg, raw, req, 'decision' in o ? o.decision : this.methodRefusal(call, answer.correlation, o.error), answer));
     }
-    this.rootsAnswerDecided(msg, raw, req, this.decideMethod(call, correlation));
+    this.rootsAnswerDecided(msg, raw, req, this.decideMethod(call, answer.correlation), answer);
   }
 
-  private rootsAnswerDecided(msg: JsonRpcMessage, raw: Buffer | undefined, req: { id: JsonRpcId }, decision: CallDecision | undefined): void {
+  private rootsAnswerDecided(msg: JsonRpcMessage, raw: Buffer | undefined, req: { id: JsonRpcId }, decision: CallDecision | undefined, answer: { call: CallInput; correlation: string; startedAt: number }): void {
     if (!decision) return this.toServer(errorResponse(req.id, RPC.INTERNAL_ERROR, 'Ward could not decide or trace the roots answer; it was not forwarded'));
+    const t = this.o.telemetry;
+    if (t) {
+      // The decision on the answer (`--otel`, `--decision-log`): a span under the roots/list request's, and its log record.
+      const record = this.decisionRecord(t, decision, req.id, answer.correlation, 'roots/list', answer.call, answer.startedAt, 'server');
+      record.operation = ROOTS_ANSWER_OPERATION;
+      t.decision(record, this.serverSpans.get(idKey(req.id))?.carrier, answer.startedAt);
+    }
     if (decision.verdict === 'allow') {
       decision.durable.then(
         () => this.toServer(msg, raw),

@@ -63,6 +63,29 @@ describe('spans of the requests the MCP server sends the client', () => {
     ]);
   });
 
+  it('the client\'s roots/list answer is decided: a ward.roots_answer span under the request\'s, and a blocked answer ends the request\'s span with -32060', async () => {
+    const r = await rig({ policy: `${POLICY}  - { name: no-etc, priority: 10, effect: block, match: { target_kinds: [path], target_values: [/etc] } }\n` });
+    r.fromServer({ id: 'a1', method: 'roots/list', params: meta });
+    await toClient(r, 'a1');
+    r.send({ id: 'a1', result: { roots: [{ uri: 'file:///home/me/project' }] } });
+    await toServer(r, 'a1');
+    r.fromServer({ id: 'a2', method: 'roots/list', params: meta });
+    await toClient(r, 'a2');
+    r.send({ id: 'a2', result: { roots: [{ uri: 'file:///etc' }] } });
+    expect((await toServer(r, 'a2')).error?.code).toBe(RPC.DENIED);
+    await settle();
+    const [allowed, blocked] = r.telemetry.decided;
+    expect(allowed!.record).toMatchObject({ operation: 'roots_answer', mcpMethod: 'roots/list', verdict: 'allow', toolName: 'mcp.roots.list', direction: 'server_to_client', jsonRpcId: 'a1', correlationId: 's:server:a1/answer' });
+    expect(spanName(allowed!.record)).toBe('ward.roots_answer');
+    expect(allowed!.parent).toEqual(spanOf(r, 'a1').carrier);
+    expect(blocked!.record).toMatchObject({ operation: 'roots_answer', verdict: 'block', matchedRule: 'no-etc', jsonRpcId: 'a2' });
+    expect(blocked!.parent).toEqual(spanOf(r, 'a2').carrier);
+    expect([spanOf(r, 'a1').ends, spanOf(r, 'a2').ends]).toEqual([[undefined], [RPC.DENIED]]);
+    // No root (a value) in the record without --otel-targets.
+    expect(JSON.stringify(decisionAttributes(blocked!.record))).not.toContain('/etc');
+    expect(r.metrics.decisions.get({ verdict: 'block' })).toBe(1);
+  });
+
   it('a server ping the client answers with an error: error.type is the code', async () => {
     const r = await rig();
     r.fromServer({ id: 2, method: 'ping' });

@@ -41,7 +41,10 @@ export class RecordingTelemetry implements DecisionTelemetry {
     this.opened.push({ ...o, carrier });
     return { carrier, end: (error) => void o.ends.push(error) };
   }
-  decision(): TraceCarrier | undefined {
+  /** The closed spans recorded with `decision` (a decision on an answer or a result). */
+  readonly decided: { record: DecisionRecord; parent: TraceCarrier | undefined }[] = [];
+  decision(record: DecisionRecord, parent: TraceCarrier | undefined): TraceCarrier | undefined {
+    this.decided.push({ record, parent });
     return undefined;
   }
   request(record: DecisionRecord, parent: TraceCarrier | undefined): OpenSpan {
