@@ -263,3 +263,22 @@ describe('ward serve --otel with the collector down', () => {
     }
   }, 60_000);
 });
+
+describe('ward serve --decision-log - (stdout)', () => {
+  it('writes every decision to stdout from the telemetry thread, all of them by the time the daemon has stopped', async () => {
+    const w3 = workdir();
+    const d = await startDaemon(['--policy', w3.policy, '--ingest-interval-ms', '0', '--decision-log', '-'], { cwd: w3.dir });
+    let out = '';
+    d.proc.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const traceIds: string[] = [];
+    for (const name of ['read-report', 'delete-database', 'read-report']) {
+      const r = await call(d.url, '/v1/gate/eval', { body: { intent: intent(name) } });
+      expect(r.status).toBe(200);
+      traceIds.push(r.json.trace_id as string);
+    }
+    expect(await d.stop()).toBe(0);
+    const lines = out.split('\n').filter((l) => l.includes('"ward.decision_log/v1"')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => l['ward.trace_id'])).toEqual(traceIds);
+    expect(lines.map((l) => l['ward.verdict'])).toEqual(['allow', 'block', 'allow']);
+  }, 30_000);
+});
