@@ -271,7 +271,7 @@ describe('ward serve --decision-log - (stdout)', () => {
     let out = '';
     d.proc.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
     const traceIds: string[] = [];
-    for (const name of ['read-report', 'delete-database', 'read-report']) {
+    for (const name of ['read-report', 'delete-database', 'read-report'] as const) {
       const r = await call(d.url, '/v1/gate/eval', { body: { intent: intent(name) } });
       expect(r.status).toBe(200);
       traceIds.push(r.json.trace_id as string);
