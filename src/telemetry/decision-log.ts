@@ -40,12 +40,9 @@ export class DecisionLog {
     return this.dropped;
   }
 
-  get error(): Error | undefined {
-    return this.failed;
-  }
-
+  /** The file ends; stdout stays open, once what was written to it has been handed on. */
   close(): Promise<void> {
-    if (!this.ownsStream) return Promise.resolve();
+    if (!this.ownsStream) return new Promise((resolve) => this.out.write('', () => resolve()));
     return new Promise((resolve) => this.out.end(resolve));
   }
 }

@@ -22,6 +22,10 @@ export interface SpanPlan {
   parent?: TraceCarrier | undefined;
   /** Epoch milliseconds, sub-millisecond precision. */
   start: number;
+  /** The span's W3C tracestate (the sampler's, else the parent's), serialized; what the forwarded request carried. */
+  traceState?: string | undefined;
+  /** Attributes the sampler asked for (none of the SDK's own samplers do). */
+  samplerAttributes?: Readonly<Record<string, string | number | boolean>> | undefined;
 }
 
 /**
@@ -51,4 +55,37 @@ export interface TelemetryStats {
   failedMetricExports: number;
 }
 
+/** What `items` would have become, counted as lost: items that never reached the exporting side. */
+export function lossOf(items: readonly TelemetryItem[], outputs: { logRecords: boolean; logLines: boolean }): TelemetryStats {
+  const loss = { ...NO_LOSS };
+  for (const item of items) {
+    if (item.type === 'end') continue;
+    if (item.span) loss.droppedSpans++;
+    if (item.type !== 'decision') continue;
+    if (outputs.logRecords) loss.droppedLogRecords++;
+    if (outputs.logLines) loss.droppedLogLines++;
+  }
+  return loss;
+}
+
+/** `a` plus `b`, field by field. */
+export function addLoss(a: TelemetryStats, b: TelemetryStats): TelemetryStats {
+  return {
+    droppedSpans: a.droppedSpans + b.droppedSpans,
+    failedSpans: a.failedSpans + b.failedSpans,
+    droppedLogLines: a.droppedLogLines + b.droppedLogLines,
+    droppedLogRecords: a.droppedLogRecords + b.droppedLogRecords,
+    failedLogRecords: a.failedLogRecords + b.failedLogRecords,
+    failedMetricExports: a.failedMetricExports + b.failedMetricExports,
+  };
+}
+
 export const NO_LOSS: TelemetryStats = Object.freeze({ droppedSpans: 0, failedSpans: 0, droppedLogLines: 0, droppedLogRecords: 0, failedLogRecords: 0, failedMetricExports: 0 });
+
+/** Where the items of decisions go: the exporting side, in the host's thread or on the telemetry thread. */
+export interface TelemetrySink {
+  record(items: readonly TelemetryItem[]): void;
+  stats(): TelemetryStats;
+  /** Flush what is queued, within `flushMs`, and stop; items recorded after this are counted as lost. */
+  shutdown(flushMs: number): Promise<void>;
+}

@@ -25,8 +25,22 @@ export interface McpCallContext {
   direction?: Direction | undefined;
 }
 
+/**
+ * Longer JSON-RPC ids are not put in spans or logs: an id is the sender's own text, as long as its
+ * message may be.
+ */
+const MAX_SPAN_ID_CHARS = 256;
+
+/** A request's JSON-RPC id as telemetry carries it (`jsonrpc.request.id`): undefined when unread or over `MAX_SPAN_ID_CHARS`. */
+export function spanRpcId(id: string | number | null | undefined): string | undefined {
+  if (id === null || id === undefined) return undefined;
+  const text = String(id);
+  return text.length <= MAX_SPAN_ID_CHARS ? text : undefined;
+}
+
 /** The decision record of one request the MCP proxy decided (`tools/call`, `resources/read`, ...). */
 export function mcpDecisionRecord(d: McpDecided, sessionId: string, id: string | number, correlationId: string, method = 'tools/call', call: McpCallContext = {}): DecisionRecord {
+  const rpcId = spanRpcId(id);
   // Built key by key: a conditional spread is a slow path on every proxied call.
   const r: DecisionRecord = {
     host: 'mcp-proxy',
@@ -41,9 +55,10 @@ export function mcpDecisionRecord(d: McpDecided, sessionId: string, id: string |
     traceId: d.traceId,
     tracePath: d.tracePath,
     approval: approvalState(d.verdict, d.reasonCodes),
-    correlationId,
+    // The correlation id names the request by its id: an id too long for a span leaves only the session.
+    correlationId: rpcId === undefined ? `${sessionId}:-` : correlationId,
     mcpSessionId: sessionId,
-    jsonRpcId: String(id),
+    jsonRpcId: rpcId,
   };
   if (call.witnessOn) r.witness = { arguments: call.witnessed?.size ?? 0, sources: call.witnessed?.size ? [...new Set(call.witnessed.values())] : [] };
   if (call.targets) r.targets = call.targets;

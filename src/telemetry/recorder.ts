@@ -3,9 +3,9 @@ import type { Resource } from '@opentelemetry/resources';
 import type { BasicTracerProvider, ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { TelemetryConfig } from './config.js';
 import { DecisionLog } from './decision-log.js';
-import { decisionAttributes, decisionLogLine, relayAttributes, type AttributeValue, type SpanIds } from './decision-record.js';
+import { decisionAttributes, decisionLogLine, relayAttributes, type AttributeValue } from './decision-record.js';
 import { budgetedExporter, ExportBudget } from './export-budget.js';
-import type { SpanPlan, TelemetryItem, TelemetryStats, TraceCarrier } from './items.js';
+import { addLoss, lossOf, NO_LOSS, type SpanPlan, type TelemetryItem, type TelemetrySink, type TelemetryStats, type TraceCarrier } from './items.js';
 import { DECISION_EVENT, startLogsExport, type DecisionLogRecords } from './otlp-logs.js';
 import type { OtelModules } from './otel-modules.js';
 import { startMetricsExport, type MetricsExport, type MetricsSource } from './otlp-metrics.js';
@@ -15,21 +15,22 @@ import { startMetricsExport, type MetricsExport, type MetricsSource } from './ot
  * records and decision-log lines, and exports them. Everything here is off the decision's path:
  * it runs on the telemetry thread (`ward serve`, `ward mcp proxy`) or after the reply (the command hook).
  */
-export interface Recorder {
-  record(items: readonly TelemetryItem[]): void;
-  stats(): TelemetryStats;
-  /** Flush what is queued, within `flushMs`, and stop. */
-  shutdown(flushMs: number): Promise<void>;
+export interface Recorder extends TelemetrySink {
+  /** What waits in the exporters' queues now (as counts of what it would be lost as). */
+  held(): TelemetryStats;
 }
 
-/** Spans open at once at most (requests in flight); past it a new one is dropped and counted. */
+/**
+ * Spans open at once at most (requests in flight: the proxy ends each when it is answered,
+ * cancelled or its session ends); past it the oldest is ended with `error.type = evicted`.
+ */
 const MAX_OPEN_SPANS = 65_536;
 
 interface Otel {
   /** Undefined when traces are not exported (`OTEL_TRACES_EXPORTER=none`). */
   tracer: Tracer | undefined;
-  /** The ids the next span gets (`SpanPlan`'s): the tracer's id generator reads them. */
-  nextIds: SpanIds;
+  /** The plan of the span being started: the tracer's id generator and sampler read it. */
+  next: { plan: SpanPlan | undefined };
   root: Context;
   kinds: { client: number; server: number; internal: number };
   errorStatus: number;
@@ -50,23 +51,36 @@ export async function startRecorder(config: TelemetryConfig, host: string, metri
   const otel = config.otlp ? await startOtel(config, host, { spans, logRecords }, metricsSource) : undefined;
   const log = config.decisionLog !== undefined ? DecisionLog.open(config.decisionLog, config.maxQueue * 1024) : undefined;
   const open = new Map<string, Span>();
+  let stopped = false;
+  let late = NO_LOSS;
 
   const started = (plan: SpanPlan, attributes: Record<string, AttributeValue>): Span | undefined => {
     if (!otel?.tracer) return undefined;
     const ctx = plan.parent?.traceparent ? otel.extract(plan.parent) : otel.root;
-    otel.nextIds.traceId = plan.traceId;
-    otel.nextIds.spanId = plan.spanId;
-    return otel.tracer.startSpan(plan.name, { kind: otel.kinds[plan.kind], startTime: plan.start, attributes }, ctx);
+    otel.next.plan = plan;
+    try {
+      return otel.tracer.startSpan(plan.name, { kind: otel.kinds[plan.kind], startTime: plan.start, attributes }, ctx);
+    } finally {
+      otel.next.plan = undefined;
+    }
   };
   const keepOpen = (plan: SpanPlan, span: Span | undefined) => {
     if (!span) return;
     if (open.size >= MAX_OPEN_SPANS) {
-      spans.dropped++;
-      return;
+      const [oldestId, oldest] = open.entries().next().value as [string, Span];
+      open.delete(oldestId);
+      endSpan(oldest, 'evicted', Date.now());
     }
     open.set(plan.spanId, span);
   };
 
+  const endSpan = (span: Span, error: number | string | undefined, at: number) => {
+    if (error !== undefined) {
+      span.setAttribute('error.type', String(error));
+      span.setStatus({ code: otel!.errorStatus });
+    }
+    span.end(at);
+  };
   const one = (item: TelemetryItem) => {
     switch (item.type) {
       case 'decision': {
@@ -96,11 +110,7 @@ export async function startRecorder(config: TelemetryConfig, host: string, metri
         const span = open.get(item.spanId);
         if (!span) return;
         open.delete(item.spanId);
-        if (item.error !== undefined) {
-          span.setAttribute('error.type', String(item.error));
-          span.setStatus({ code: otel!.errorStatus });
-        }
-        span.end(item.at);
+        endSpan(span, item.error, item.at);
         return;
       }
     }
@@ -108,6 +118,11 @@ export async function startRecorder(config: TelemetryConfig, host: string, metri
 
   return {
     record(items) {
+      if (stopped) {
+        // After shutdown the exporters take nothing: counted, not recorded.
+        late = addLoss(late, lossOf(items, { logRecords: otel?.logs !== undefined, logLines: log !== undefined }));
+        return;
+      }
       for (const item of items) {
         try {
           one(item);
@@ -116,20 +131,23 @@ export async function startRecorder(config: TelemetryConfig, host: string, metri
         }
       }
     },
-    stats: () => ({
-      droppedSpans: spans.dropped,
-      failedSpans: spans.failed,
-      droppedLogLines: log?.droppedLines ?? 0,
-      droppedLogRecords: logRecords.dropped,
-      failedLogRecords: logRecords.failed,
-      failedMetricExports: otel?.metrics?.failed() ?? 0,
-    }),
+    stats: () =>
+      addLoss(late, {
+        droppedSpans: spans.dropped,
+        failedSpans: spans.failed,
+        droppedLogLines: log?.droppedLines ?? 0,
+        droppedLogRecords: logRecords.dropped,
+        failedLogRecords: logRecords.failed,
+        failedMetricExports: otel?.metrics?.failed() ?? 0,
+      }),
+    held: () => ({ ...NO_LOSS, droppedSpans: spans.queued, droppedLogRecords: logRecords.queued }),
     async shutdown(flushMs) {
+      stopped = true;
       // A span still open at exit (a request never answered) is exported as it stands.
       const now = Date.now();
       for (const span of open.values()) span.end(now);
       open.clear();
-      await Promise.all([otel?.shutdown(flushMs), log?.close()]);
+      await bounded(Promise.all([otel?.shutdown(flushMs), log?.close()]), flushMs);
     },
   };
 }
@@ -162,12 +180,12 @@ async function startOtel(config: TelemetryConfig, host: string, budgets: { spans
   const logs = config.signals.logs
     ? startLogsExport(m, resource, budgets.logRecords, { protocol: config.signals.logs, delay: config.logDelay, maxQueue: config.maxQueue })
     : undefined;
-  const nextIds: SpanIds = { traceId: '', spanId: '' };
-  const provider = config.signals.traces ? await tracerProvider(m, config, resource, budgets.spans, nextIds) : undefined;
+  const next: Otel['next'] = { plan: undefined };
+  const provider = config.signals.traces ? await tracerProvider(m, config, resource, budgets.spans, next) : undefined;
   const propagator = new core.W3CTraceContextPropagator();
   return {
     tracer: provider?.getTracer('ward'),
-    nextIds,
+    next,
     kinds: { client: api.SpanKind.CLIENT, server: api.SpanKind.SERVER, internal: api.SpanKind.INTERNAL },
     errorStatus: api.SpanStatusCode.ERROR,
     root: api.ROOT_CONTEXT,
@@ -183,9 +201,9 @@ async function startOtel(config: TelemetryConfig, host: string, budgets: { spans
 
 /**
  * The tracer of planned spans: the deciding side sampled each one (`OTEL_TRACES_SAMPLER`) and fixed
- * its ids, so here every span is recorded, with the ids it was given.
+ * its ids, so here every span is recorded with the ids, tracestate and sampler attributes it was given.
  */
-async function tracerProvider(m: OtelModules, config: TelemetryConfig, resource: Resource, budget: ExportBudget, nextIds: SpanIds): Promise<BasicTracerProvider> {
+async function tracerProvider(m: OtelModules, config: TelemetryConfig, resource: Resource, budget: ExportBudget, next: Otel['next']): Promise<BasicTracerProvider> {
   const exporterModule = await (config.protocol === 'http/json' ? import('@opentelemetry/exporter-trace-otlp-http') : import('@opentelemetry/exporter-trace-otlp-proto'));
   const sdk = m.traceSdk;
   // The exporter reads OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT, headers and timeout from the environment.
@@ -193,8 +211,15 @@ async function tracerProvider(m: OtelModules, config: TelemetryConfig, resource:
   const processor = new sdk.BatchSpanProcessor(exporter, { maxQueueSize: config.maxQueue, maxExportBatchSize: Math.min(512, config.maxQueue) });
   return new sdk.BasicTracerProvider({
     resource,
-    sampler: new sdk.AlwaysOnSampler(),
-    idGenerator: { generateTraceId: () => nextIds.traceId, generateSpanId: () => nextIds.spanId },
+    sampler: {
+      shouldSample: () => ({
+        decision: m.api.SamplingDecision.RECORD_AND_SAMPLED,
+        attributes: next.plan?.samplerAttributes,
+        traceState: next.plan?.traceState ? m.api.createTraceState(next.plan.traceState) : undefined,
+      }),
+      toString: () => 'WardPlannedSampler',
+    },
+    idGenerator: { generateTraceId: () => next.plan!.traceId, generateSpanId: () => next.plan!.spanId },
     spanProcessors: [
       {
         // Bounded: past maxQueue spans waiting, a span is dropped here and counted (the batch

@@ -1,13 +1,13 @@
 import type { SpanPlan, SpanKindName, TraceCarrier } from './items.js';
 
 /** A span's identity, fixed where the decision is made: what the forwarded request carries, and the plan to record (when sampled). */
-export interface PlannedSpan {
+interface PlannedSpan {
   carrier: TraceCarrier;
   /** Undefined when the sampler left the span out: nothing is recorded, the carrier says "not sampled". */
   plan: SpanPlan | undefined;
 }
 
-export type SpanPlanner = (name: string, kind: SpanKindName, parent: TraceCarrier | undefined, start: number) => PlannedSpan;
+type SpanPlanner = (name: string, kind: SpanKindName, parent: TraceCarrier | undefined, start: number) => PlannedSpan;
 
 /**
  * What the SDK's tracer does when a span starts — parent from the W3C context, ids, the sampling
@@ -39,8 +39,18 @@ export async function spanPlanner(): Promise<SpanPlanner> {
     const sampled = sampling.decision === traceSdk.SamplingDecision.RECORD_AND_SAMPLED;
     // As the W3C propagator writes it (version 00).
     const carrier: TraceCarrier = { traceparent: `00-${traceId}-${spanId}-0${sampled ? 1 : 0}` };
-    const state = (sampling.traceState ?? (child ? parentContext.traceState : undefined))?.serialize();
-    if (state) carrier.tracestate = state;
-    return { carrier, plan: sampled ? { name, kind, traceId, spanId, parent: child ? parent : undefined, start } : undefined };
+    const traceState = (sampling.traceState ?? (child ? parentContext.traceState : undefined))?.serialize() || undefined;
+    if (traceState) carrier.tracestate = traceState;
+    if (!sampled) return { carrier, plan: undefined };
+    // What the SDK's tracer would give the span: these ids, this tracestate, the sampler's attributes.
+    return { carrier, plan: { name, kind, traceId, spanId, parent: child ? parent : undefined, start, traceState, samplerAttributes: plainAttributes(sampling.attributes) } };
   };
+}
+
+/** A sampler's attributes as plain values (they cross to the telemetry thread); none is the common case. */
+function plainAttributes(attributes: Readonly<Record<string, unknown>> | undefined): Record<string, string | number | boolean> | undefined {
+  if (!attributes) return undefined;
+  const out: Record<string, string | number | boolean> = {};
+  for (const [k, v] of Object.entries(attributes)) if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[k] = v;
+  return Object.keys(out).length > 0 ? out : undefined;
 }

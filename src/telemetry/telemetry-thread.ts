@@ -1,11 +1,10 @@
 import { Worker } from 'node:worker_threads';
 import type { TelemetryConfig } from './config.js';
 import type { DecisionRecord } from './decision-record.js';
-import { NO_LOSS, type TelemetryItem, type TelemetryStats } from './items.js';
+import { addLoss, lossOf, NO_LOSS, type TelemetryItem, type TelemetrySink, type TelemetryStats } from './items.js';
 import type { MetricSnapshot } from './metric-snapshot.js';
 import type { MetricsSource } from './otlp-metrics.js';
 import { bounded } from './recorder.js';
-import type { TelemetrySink } from './telemetry.js';
 
 /** To the telemetry thread. */
 export type ToTelemetryThread = { type: 'items'; items: readonly TelemetryItem[] } | { type: 'snapshot'; id: number; metrics: readonly MetricSnapshot[] } | { type: 'shutdown'; flushMs: number };
@@ -14,10 +13,13 @@ export type ToTelemetryThread = { type: 'items'; items: readonly TelemetryItem[]
 export type FromTelemetryThread =
   | { type: 'ready' }
   | { type: 'failed'; message: string }
-  /** `done`: items taken since the last message (the bound on what is in flight); the exporters' counts. */
-  | { type: 'stats'; done: number; stats: TelemetryStats }
+  /**
+   * `done`: items taken since the last message (the bound on what is in flight); the exporters'
+   * counts; `held`: what waits in the exporters' queues (lost with the thread if it fails).
+   */
+  | { type: 'stats'; done: number; stats: TelemetryStats; held: TelemetryStats }
   | { type: 'collect'; id: number }
-  | { type: 'closed'; stats: TelemetryStats };
+  | { type: 'closed'; done: number; stats: TelemetryStats };
 
 export interface TelemetryThreadData {
   config: TelemetryConfig;
@@ -27,32 +29,47 @@ export interface TelemetryThreadData {
 /** Longest the thread may take to load the SDK and start its exporters. */
 const START_TIMEOUT_MS = 15_000;
 /** After the flush bound, how long the thread gets to end on its own (its stdout drained) before it is stopped. */
-const EXIT_GRACE_MS = 250;
+const THREAD_EXIT_MS = 250;
 
 /**
  * The exporting side on a thread of its own: the OpenTelemetry SDK (span and log record objects,
  * protobuf serialization, HTTP export) and the decision log run there, so a decision pays only
- * for its span's identity and one array push. Items cross once per turn of the host's event loop.
+ * for its span's identity and an array push. Items cross in batches (`telemetry.ts`).
  *
  * Bounded: at most `4 × maxQueue` items in flight to the thread; past that (a thread starved of
  * CPU), items are dropped and counted as the exporters count theirs. A thread that fails changes
- * no decision: what it would have exported is counted as lost.
+ * no decision: what it held or would have been given is counted as lost, and said once on stderr.
  */
 export async function startTelemetryThread(config: TelemetryConfig, host: DecisionRecord['host'], metrics: MetricsSource): Promise<TelemetrySink> {
   const data: TelemetryThreadData = { config, host };
   const worker = new Worker(new URL('./telemetry-worker.js', import.meta.url), { workerData: data });
-  let stats: TelemetryStats = NO_LOSS;
-  const lost = { ...NO_LOSS };
-  let inFlight = 0;
+  const outputs = { logRecords: config.otlp && config.signals.logs !== undefined, logLines: config.decisionLog !== undefined };
+  /** The thread's own counts, as last reported. */
+  let reported: TelemetryStats = NO_LOSS;
+  /** What the thread held when last reported (in its exporters' queues), lost with it if it fails. */
+  let held: TelemetryStats = NO_LOSS;
+  /** What never reached the thread, or was lost with it. */
+  let lost: TelemetryStats = NO_LOSS;
+  /** Batches posted and not yet taken, oldest first (the thread takes whole batches, in order). */
+  const inFlight: (readonly TelemetryItem[])[] = [];
+  let inFlightItems = 0;
   const maxInFlight = 4 * config.maxQueue;
-  let dead = false;
-  let closed: ((s: TelemetryStats) => void) | undefined;
+  let state: 'starting' | 'running' | 'closing' | 'gone' = 'starting';
+  let closed: (() => void) | undefined;
+  const taken = (n: number) => {
+    while (n > 0 && inFlight.length > 0) {
+      const batch = inFlight.shift()!;
+      n -= batch.length;
+      inFlightItems -= batch.length;
+    }
+  };
   const ready = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the telemetry thread did not start within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
     worker.on('message', (msg: FromTelemetryThread) => {
       switch (msg.type) {
         case 'ready':
           clearTimeout(timer);
+          state = 'running';
           resolve();
           return;
         case 'failed':
@@ -60,8 +77,9 @@ export async function startTelemetryThread(config: TelemetryConfig, host: Decisi
           reject(new Error(msg.message));
           return;
         case 'stats':
-          inFlight -= msg.done;
-          stats = msg.stats;
+          taken(msg.done);
+          reported = msg.stats;
+          held = msg.held;
           return;
         case 'collect': {
           const reply = (snapshot: readonly MetricSnapshot[]) => post({ type: 'snapshot', id: msg.id, metrics: snapshot });
@@ -72,16 +90,30 @@ export async function startTelemetryThread(config: TelemetryConfig, host: Decisi
           return;
         }
         case 'closed':
-          stats = msg.stats;
-          closed?.(msg.stats);
+          taken(msg.done);
+          reported = msg.stats;
+          held = NO_LOSS;
+          closed?.();
           return;
       }
     });
     const gone = (why: string) => {
       clearTimeout(timer);
-      dead = true;
       reject(new Error(why));
-      closed?.(stats);
+      if (state === 'gone') return;
+      const was = state;
+      state = 'gone';
+      // Everything the thread had not delivered is lost with it: counted, and said once.
+      let batches = 0;
+      for (const batch of inFlight.splice(0)) {
+        lost = addLoss(lost, lossOf(batch, outputs));
+        batches++;
+      }
+      inFlightItems = 0;
+      lost = addLoss(lost, held);
+      held = NO_LOSS;
+      if (was === 'running') process.stderr.write(`ward: ${why}; telemetry from now on is counted as lost (${batches} batch(es) in flight)\n`);
+      closed?.();
     };
     worker.on('error', (err) => gone(`the telemetry thread failed: ${err.message}`));
     worker.on('exit', (code) => gone(`the telemetry thread exited (${code})`));
@@ -102,44 +134,31 @@ export async function startTelemetryThread(config: TelemetryConfig, host: Decisi
   }
   // The host's server keeps the process alive; the telemetry thread must not.
   worker.unref();
-  const countLost = (items: readonly TelemetryItem[]) => {
-    for (const item of items) {
-      if (item.type === 'end') continue;
-      if (item.span) lost.droppedSpans++;
-      if (item.type !== 'decision') continue;
-      if (config.otlp && config.signals.logs) lost.droppedLogRecords++;
-      if (config.decisionLog !== undefined) lost.droppedLogLines++;
-    }
-  };
   return {
     record(items) {
       if (items.length === 0) return;
-      if (dead || inFlight + items.length > maxInFlight || !post({ type: 'items', items })) {
-        countLost(items);
+      // Past the start of shutdown the thread records nothing more: late items are counted, not sent.
+      if (state !== 'running' || inFlightItems + items.length > maxInFlight || !post({ type: 'items', items })) {
+        lost = addLoss(lost, lossOf(items, outputs));
         return;
       }
-      inFlight += items.length;
+      inFlight.push(items);
+      inFlightItems += items.length;
     },
-    stats: () => ({
-      droppedSpans: stats.droppedSpans + lost.droppedSpans,
-      failedSpans: stats.failedSpans,
-      droppedLogLines: stats.droppedLogLines + lost.droppedLogLines,
-      droppedLogRecords: stats.droppedLogRecords + lost.droppedLogRecords,
-      failedLogRecords: stats.failedLogRecords,
-      failedMetricExports: stats.failedMetricExports,
-    }),
+    stats: () => addLoss(reported, lost),
     async shutdown(flushMs) {
-      if (dead) return;
+      if (state !== 'running') return;
+      state = 'closing';
       const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
       const done = new Promise<void>((resolve) => {
-        closed = () => resolve();
+        closed = resolve;
       });
       // Held until the flush ends: nothing else may be keeping the process alive any more.
       worker.ref();
       post({ type: 'shutdown', flushMs });
       // The thread bounds its own flush by flushMs; this bounds the thread.
-      await bounded(done, flushMs + EXIT_GRACE_MS);
-      await bounded(exited, EXIT_GRACE_MS);
+      await bounded(done, flushMs + THREAD_EXIT_MS);
+      await bounded(exited, THREAD_EXIT_MS);
       await worker.terminate();
     },
   };

@@ -71,7 +71,7 @@ const report = setInterval(() => {
   const now = JSON.stringify(stats);
   if (taken === 0 && now === reported) return;
   reported = now;
-  post({ type: 'stats', done: taken, stats });
+  post({ type: 'stats', done: taken, stats, held: recorder.held() });
   taken = 0;
 }, REPORT_MS);
 
@@ -87,7 +87,7 @@ port.on('message', (msg: ToTelemetryThread) => {
     case 'shutdown':
       clearInterval(report);
       void recorder.shutdown(msg.flushMs).then(() => {
-        post({ type: 'closed', stats: recorder.stats() });
+        post({ type: 'closed', done: taken, stats: recorder.stats() });
         // Nothing more will come: the thread ends once its exporters let go.
         port.close();
       });

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decisionAttributes, decisionLogLine, targetStrings, type DecisionRecord } from '../../src/telemetry/decision-record.js';
 import { startTelemetry } from '../../src/telemetry/telemetry.js';
-import { withTraceContext } from '../../src/telemetry/mcp-record.js';
+import { mcpDecisionRecord, spanRpcId, withTraceContext } from '../../src/telemetry/mcp-record.js';
 
 describe('telemetryConfig', () => {
   it('is off by default: no flag, no WARD_OTEL, no decision log', () => {
@@ -60,6 +60,19 @@ describe('decision records', () => {
     );
     const line = JSON.parse(decisionLogLine(decisionAttributes(record), new Date('2026-01-02T03:04:05Z'), { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16) }));
     expect(line).toMatchObject({ schema: 'ward.decision_log/v1', time: '2026-01-02T03:04:05.000Z', 'ward.trace_id': 't1', 'otel.trace_id': 'a'.repeat(32), 'otel.span_id': 'b'.repeat(16) });
+  });
+
+  it('leave out a JSON-RPC id over 256 characters (the sender text at any length), and name the request by its session only', () => {
+    const decided = { verdict: 'allow', reasonCodes: ['default_allow'], matchedRule: '', traceId: 't', intentDigest: 'i', policyDigest: 'p', toolName: 'echo' };
+    const long = 'x'.repeat(257);
+    const attrs = decisionAttributes(mcpDecisionRecord(decided, 's', long, `s:${long}`));
+    expect(attrs['jsonrpc.request.id']).toBeUndefined();
+    expect(attrs['gen_ai.tool.call.id']).toBe('s:-');
+    expect(JSON.stringify(attrs)).not.toContain('xxxx');
+    const short = decisionAttributes(mcpDecisionRecord(decided, 's', 'y'.repeat(256), `s:${'y'.repeat(256)}`));
+    expect(short['jsonrpc.request.id']).toBe('y'.repeat(256));
+    expect(spanRpcId(7)).toBe('7');
+    expect(spanRpcId(null)).toBeUndefined();
   });
 
   it('propagate into a copy of the request: _meta keeps its other keys, the client message is unchanged', () => {

@@ -115,3 +115,14 @@ describe('the telemetry thread (ward serve, ward mcp proxy)', () => {
     expect(receiver.logs.some((l) => String(l.attributes['ward.trace_id']).startsWith('trace-30'))).toBe(false);
   });
 });
+
+describe('the telemetry thread at shutdown', () => {
+  it('counts a decision that concludes after shutdown began instead of losing it silently', async () => {
+    const t = await startTelemetry({ ...telemetryConfig({ otel: true }, {})!, signals: { traces: true, metrics: undefined, logs: 'http/protobuf' } }, 'serve', { thread: true });
+    await t.shutdown(200);
+    t.decision(record(4000), undefined);
+    // The late item is handed over within the hand-over interval (250 ms), then counted.
+    for (let i = 0; i < 40 && t.stats().droppedLogRecords === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(t.stats()).toMatchObject({ droppedSpans: 1, droppedLogRecords: 1 });
+  });
+});

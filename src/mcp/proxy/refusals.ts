@@ -1,6 +1,6 @@
 import { isJsonObject } from '../../canon/index.js';
 import { OTHER_METHOD, SERVER_TO_CLIENT, UNREAD_METHOD_SPAN } from '../../telemetry/decision-record.js';
-import { mcpTraceCarrier } from '../../telemetry/mcp-record.js';
+import { mcpTraceCarrier, spanRpcId } from '../../telemetry/mcp-record.js';
 import type { DecisionTelemetry, OpenSpan } from '../../telemetry/telemetry.js';
 import type { JsonRpcId } from './jsonrpc.js';
 import { requestRoute, type Sender } from './methods.js';
@@ -41,9 +41,6 @@ export interface Refused {
   trace?: { traceId: string; tracePath?: string | undefined } | undefined;
 }
 
-/** Longer ids are not put in a span (an over-limit request's id can be as long as the request). */
-const MAX_ID_CHARS = 256;
-
 /**
  * The span of a refused request (`--otel`), child of its `_meta.traceparent`: named by its MCP
  * method when Ward knows the method (from that sender), `mcp.request` otherwise — a method the
@@ -53,12 +50,11 @@ const MAX_ID_CHARS = 256;
  */
 export function refusalSpan(telemetry: DecisionTelemetry, sessionId: string, r: Refused): OpenSpan {
   const known = typeof r.method === 'string' && requestRoute(r.from ?? 'client', r.method).kind !== 'unknown';
-  const id = r.id === null || r.id === undefined ? undefined : String(r.id);
   return telemetry.relay(
     {
       method: known ? (r.method as string) : UNREAD_METHOD_SPAN,
       mcpSessionId: sessionId,
-      jsonRpcId: id !== undefined && id.length <= MAX_ID_CHARS ? id : undefined,
+      jsonRpcId: spanRpcId(r.id),
       refusal: { cause: r.cause, mcpMethod: known ? undefined : typeof r.method === 'string' ? OTHER_METHOD : null, traceId: r.trace?.traceId, tracePath: r.trace?.tracePath },
       direction: r.from === 'server' ? SERVER_TO_CLIENT : undefined,
     },

@@ -30,7 +30,7 @@ import { isReservedToolName, knownNotification, requestRoute, ROOTS_ANSWER, SERV
 import { toolSuspicion, type SessionWitness } from './witness.js';
 import { NO_SPAN, preciseNow, type DecisionTelemetry, type OpenSpan, type TraceCarrier } from '../../telemetry/telemetry.js';
 import type { ProxyMetrics } from './metrics.js';
-import { mcpDecisionRecord, mcpResultRecord, mcpTraceCarrier, withTraceContext } from '../../telemetry/mcp-record.js';
+import { mcpDecisionRecord, mcpResultRecord, mcpTraceCarrier, spanRpcId, withTraceContext } from '../../telemetry/mcp-record.js';
 import { metaOf, refusalSpan, type Refused } from './refusals.js';
 import { OTHER_METHOD, ROOTS_ANSWER_OPERATION, SERVER_TO_CLIENT, type DecisionRecord } from '../../telemetry/decision-record.js';
 
@@ -517,7 +517,7 @@ export class ProxySession {
   private relaySpan(msg: JsonRpcMessage, id: JsonRpcId, from: Sender): TraceCarrier | undefined {
     const t = this.o.telemetry;
     if (!t) return undefined;
-    const record = { method: msg.method!, mcpSessionId: this.o.sessionId, jsonRpcId: String(id), direction: from === 'server' ? SERVER_TO_CLIENT : undefined };
+    const record = { method: msg.method!, mcpSessionId: this.o.sessionId, jsonRpcId: spanRpcId(id), direction: from === 'server' ? SERVER_TO_CLIENT : undefined };
     return this.spanOpened(id, t.relay(record, mcpTraceCarrier(isJsonObject(msg.params?.['_meta']) ? msg.params['_meta'] : undefined)), from);
   }
 
