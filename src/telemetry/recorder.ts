@@ -140,7 +140,8 @@ export async function startRecorder(config: TelemetryConfig, host: string, metri
         failedLogRecords: logRecords.failed,
         failedMetricExports: otel?.metrics?.failed() ?? 0,
       }),
-    held: () => ({ ...NO_LOSS, droppedSpans: spans.queued, droppedLogRecords: logRecords.queued }),
+    // Spans still open (requests in flight) are held too: they are exported when they end.
+    held: () => ({ ...NO_LOSS, droppedSpans: spans.queued + open.size, droppedLogRecords: logRecords.queued }),
     async shutdown(flushMs) {
       stopped = true;
       // A span still open at exit (a request never answered) is exported as it stands.
