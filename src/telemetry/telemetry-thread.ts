@@ -40,9 +40,15 @@ const THREAD_EXIT_MS = 250;
  * CPU), items are dropped and counted as the exporters count theirs. A thread that fails changes
  * no decision: what it held or would have been given is counted as lost, and said once on stderr.
  */
-export async function startTelemetryThread(config: TelemetryConfig, host: DecisionRecord['host'], metrics: MetricsSource): Promise<TelemetrySink> {
+export async function startTelemetryThread(
+  config: TelemetryConfig,
+  host: DecisionRecord['host'],
+  metrics: MetricsSource,
+  /** The worker module (default: telemetry-worker.js beside this file). */
+  workerUrl = new URL('./telemetry-worker.js', import.meta.url),
+): Promise<TelemetrySink> {
   const data: TelemetryThreadData = { config, host };
-  const worker = new Worker(new URL('./telemetry-worker.js', import.meta.url), { workerData: data });
+  const worker = new Worker(workerUrl, { workerData: data });
   const outputs = { logRecords: config.otlp && config.signals.logs !== undefined, logLines: config.decisionLog !== undefined };
   /** The thread's own counts, as last reported. */
   let reported: TelemetryStats = NO_LOSS;

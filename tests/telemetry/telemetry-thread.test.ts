@@ -1,3 +1,5 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -124,5 +126,44 @@ describe('the telemetry thread at shutdown', () => {
     // The late item is handed over within the hand-over interval (250 ms), then counted.
     for (let i = 0; i < 40 && t.stats().droppedLogRecords === 0; i++) await new Promise((r) => setTimeout(r, 25));
     expect(t.stats()).toMatchObject({ droppedSpans: 1, droppedLogRecords: 1 });
+  });
+});
+
+describe('a telemetry thread that dies', () => {
+  it('loses nothing silently: what it held and everything after is counted, and said once on stderr', async () => {
+    const { startTelemetryThread } = (await import(pathToFileURL(join(REPO, 'dist', 'telemetry', 'telemetry-thread.js')).href)) as typeof import('../../src/telemetry/telemetry-thread.js');
+    // A thread that starts, reports two spans and a log record waiting in its exporters, then dies on the first batch it is given.
+    const dir = mkdtempSync(join(tmpdir(), 'ward-telemetry-thread-'));
+    const dying = join(dir, 'dying-worker.mjs');
+    writeFileSync(
+      dying,
+      `import { parentPort } from 'node:worker_threads';
+const zero = { droppedSpans: 0, failedSpans: 0, droppedLogLines: 0, droppedLogRecords: 0, failedLogRecords: 0, failedMetricExports: 0 };
+parentPort.on('message', (m) => { if (m.type === 'items') process.exit(3); });
+parentPort.postMessage({ type: 'ready' });
+parentPort.postMessage({ type: 'stats', done: 0, stats: zero, held: { ...zero, droppedSpans: 2, droppedLogRecords: 1 } });`,
+    );
+    const config = { ...telemetryConfig({ otel: true, decisionLog: join(dir, 'd.jsonl') }, {})!, signals: { traces: true, metrics: undefined, logs: 'http/protobuf' as const } };
+    const stderr: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string) => (stderr.push(String(chunk)), true)) as typeof process.stderr.write;
+    try {
+      const sink = await startTelemetryThread(config, 'serve', {}, pathToFileURL(dying));
+      await new Promise((r) => setTimeout(r, 50)); // its stats message arrives
+      const plan = { name: 'ward.decide x', kind: 'server' as const, traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), start: 1 };
+      sink.record([
+        { type: 'decision', record: record(5000), at: 2, parent: undefined, span: plan, open: false },
+        { type: 'decision', record: record(5001), at: 2, parent: undefined, span: undefined, open: false },
+      ]);
+      for (let i = 0; i < 100 && !stderr.some((l) => l.includes('telemetry thread exited')); i++) await new Promise((r) => setTimeout(r, 20));
+      // After it died: counted, not sent.
+      sink.record([{ type: 'decision', record: record(5002), at: 3, parent: undefined, span: undefined, open: false }]);
+      // Held (2 spans, 1 record) + the batch in flight (1 span, 2 records, 2 lines) + the late one (1 record, 1 line).
+      expect(sink.stats()).toMatchObject({ droppedSpans: 3, droppedLogRecords: 4, droppedLogLines: 3 });
+      expect(stderr.filter((l) => l.includes('telemetry thread exited (3)'))).toHaveLength(1);
+      await sink.shutdown(100);
+    } finally {
+      process.stderr.write = write;
+    }
   });
 });
