@@ -167,3 +167,36 @@ parentPort.postMessage({ type: 'stats', done: 0, stats: zero, held: { ...zero, d
     }
   });
 });
+
+describe('a collector that accepts and never answers', () => {
+  it('holds nothing: spans past the export queue are dropped and counted, and shutdown ends within its bound', async () => {
+    const { createServer } = await import('node:http');
+    const held: import('node:http').ServerResponse[] = [];
+    const hanging = createServer((_req, res) => void held.push(res));
+    await new Promise<void>((r) => hanging.listen(0, '127.0.0.1', r));
+    const saved = process.env['OTEL_EXPORTER_OTLP_ENDPOINT'];
+    process.env['OTEL_EXPORTER_OTLP_ENDPOINT'] = `http://127.0.0.1:${(hanging.address() as import('node:net').AddressInfo).port}`;
+    try {
+      const config = { ...telemetryConfig({ otel: true }, {})!, signals: { traces: true, metrics: undefined, logs: undefined }, maxQueue: 64 };
+      const t = await startTelemetry(config, 'serve', { thread: true });
+      // 600 decisions in batches the thread takes (under its in-flight bound of 256), more than its export queue of 64 holds.
+      for (let i = 0; i < 600; i++) {
+        t.decision(record(6000 + i), undefined);
+        if (i % 100 === 99) await new Promise((r) => setTimeout(r, 300));
+      }
+      const stopping = t.shutdown(300);
+      let stopped = false;
+      void stopping.then(() => (stopped = true));
+      // The flush bound (300 ms) plus the thread's (250 ms): well inside 5 s whatever the collector does.
+      for (let i = 0; i < 100 && !stopped; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(stopped).toBe(true);
+      expect(t.stats().droppedSpans).toBeGreaterThan(0);
+      expect(held.length).toBeGreaterThan(0);
+    } finally {
+      if (saved === undefined) delete process.env['OTEL_EXPORTER_OTLP_ENDPOINT'];
+      else process.env['OTEL_EXPORTER_OTLP_ENDPOINT'] = saved;
+      hanging.closeAllConnections();
+      await new Promise((r) => hanging.close(r));
+    }
+  }, 20_000);
+});
