@@ -13,6 +13,7 @@
 //     machine hits every case alike, and computes ratios against a baseline measured in the same
 //     run. Never compare numbers across runs or machines; compare ratios within one run.
 
+import { existsSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import vm from 'node:vm';
@@ -222,6 +223,19 @@ export function estimateAllocation(fn, { samples = 5, maxCalls = 100_000 } = {})
   }
   sink = undefined;
   return perOp.length === 0 ? null : median(perOp);
+}
+
+/** A number for a table: thousands separated, `digits` decimals. */
+export function formatNumber(n, digits = 0) {
+  return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/** CPU time (µs, user + system) of a process so far, or of one of its threads (`tid`); NaN where /proc is not there. */
+export function cpuTimeUs(pid, tid) {
+  const file = tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`;
+  if (!existsSync(file)) return NaN;
+  const fields = readFileSync(file, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000; // clock ticks (USER_HZ = 100 on Linux)
 }
 
 export function median(values) {

@@ -7,14 +7,14 @@
 // each case's CPU per call (the proxy process, every thread) and its main thread's alone: what a
 // decision pays on the event loop, and what the export costs wherever it runs.
 
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { formatTable } from './lib.js';
+import { cpuTimeUs, formatNumber as fmt, formatTable, median } from './lib.js';
 import { otlpSink } from './serve.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -23,14 +23,6 @@ const TINY = path.join(repo, 'fixtures', 'mcp', 'tiny-server.mjs');
 const TITLE = 'otel · ward mcp proxy (stdio), added p50 per tools/call, export off vs on, c=1';
 const COPIES = Number(process.env.WARD_BENCH_OTEL_COPIES ?? 3);
 const POLICY = 'default_verdict: allow\n';
-
-/** CPU time (µs, user + system) of a process, or of one of its threads (`tid`). */
-function cpuUs(pid, tid) {
-  const file = tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`;
-  if (!existsSync(file)) return NaN;
-  const fields = readFileSync(file, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000; // clock ticks (USER_HZ = 100)
-}
 
 async function proxy(cwd, name, env) {
   const transport = new StdioClientTransport({
@@ -45,8 +37,6 @@ async function proxy(cwd, name, env) {
   return { client, pid: transport.pid, latencies: [], cpu: 0, main: 0, calls: 0 };
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const fmt = (n, d = 0) => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
 
 export default async function otelProxyBench(h) {
   const cases = ['export off', 'export on (spans, log records, metrics)', 'spans only'];
@@ -64,16 +54,16 @@ export default async function otelProxyBench(h) {
     // Round 0 warms every process up (JIT, the telemetry thread's first batches) and is not counted.
     for (let round = 0; round <= rounds; round++) {
       for (const p of procs) {
-        const cpu0 = cpuUs(p.pid);
-        const main0 = cpuUs(p.pid, p.pid);
+        const cpu0 = cpuTimeUs(p.pid);
+        const main0 = cpuTimeUs(p.pid, p.pid);
         for (let i = 0; i < calls; i++) {
           const t = performance.now();
           await p.client.callTool({ name: 'echo', arguments: { text: `call ${seq++}` } });
           if (round > 0) p.latencies.push(performance.now() - t);
         }
         if (round === 0) continue;
-        p.cpu += cpuUs(p.pid) - cpu0;
-        p.main += cpuUs(p.pid, p.pid) - main0;
+        p.cpu += cpuTimeUs(p.pid) - cpu0;
+        p.main += cpuTimeUs(p.pid, p.pid) - main0;
         p.calls += calls;
       }
     }

@@ -7,30 +7,22 @@
 // load, so each round also reads the daemon's own CPU time (/proc/<pid>/stat, every thread: the
 // batch exporters included) and the table gives CPU per decision, which the neighbours disturb less.
 
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { formatTable } from './lib.js';
+import { cpuTimeUs, formatNumber as fmt, formatTable, median } from './lib.js';
 import { otlpSink, percentile, startServe, stopServe } from './serve.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SECONDS = Number(process.env.WARD_BENCH_DAEMON_SECONDS ?? 5);
 const C = 64;
 
-/** CPU time (ms, user + system, all threads) of a process so far; NaN where /proc is not there. */
-function cpuMs(pid) {
-  const file = `/proc/${pid}/stat`;
-  if (!existsSync(file)) return NaN;
-  const fields = readFileSync(file, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks (USER_HZ = 100 on Linux)
-}
-
 async function measured(d, body, seconds) {
-  const before = cpuMs(d.proc.pid);
+  const before = cpuTimeUs(d.proc.pid);
   const r = await load(d.url, body, C, seconds);
-  r.cpuUs = ((cpuMs(d.proc.pid) - before) * 1000) / Math.max(1, r.total);
+  r.cpuUs = (cpuTimeUs(d.proc.pid) - before) / Math.max(1, r.total);
   return r;
 }
 
@@ -50,8 +42,6 @@ async function telemetryLost(url) {
   return pairs.join(' ') || 'none reported';
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const fmt = (n, d = 0) => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
 
 export default async function otelBench(h) {
   const names = [`otel off c=${C}`, `otel on c=${C}`, `otel spans only c=${C}`];
