@@ -1,3 +1,4 @@
+import type { TelemetryConfig } from './config.js';
 import type { DecisionRecord, RelayRecord } from './decision-record.js';
 
 /** The W3C trace context of a request (HTTP headers, MCP `params._meta`). */
@@ -55,8 +56,18 @@ export interface TelemetryStats {
   failedMetricExports: number;
 }
 
+/** Which per-decision outputs a configuration asks for besides spans: what a lost decision is counted as. */
+export interface LossOutputs {
+  logRecords: boolean;
+  logLines: boolean;
+}
+
+export function lossOutputs(config: Pick<TelemetryConfig, 'otlp' | 'signals' | 'decisionLog'>): LossOutputs {
+  return { logRecords: config.otlp && config.signals.logs !== undefined, logLines: config.decisionLog !== undefined };
+}
+
 /** What `items` would have become, counted as lost: items that never reached the exporting side. */
-export function lossOf(items: readonly TelemetryItem[], outputs: { logRecords: boolean; logLines: boolean }): TelemetryStats {
+export function lossOf(items: readonly TelemetryItem[], outputs: LossOutputs): TelemetryStats {
   const loss = { ...NO_LOSS };
   for (const item of items) {
     if (item.type === 'end') continue;

@@ -5,7 +5,7 @@ import type { TelemetryConfig } from './config.js';
 import { DecisionLog } from './decision-log.js';
 import { decisionAttributes, decisionLogLine, relayAttributes, type AttributeValue } from './decision-record.js';
 import { budgetedExporter, ExportBudget } from './export-budget.js';
-import { addLoss, lossOf, NO_LOSS, type SpanPlan, type TelemetryItem, type TelemetrySink, type TelemetryStats, type TraceCarrier } from './items.js';
+import { addLoss, lossOf, lossOutputs, NO_LOSS, type SpanPlan, type TelemetryItem, type TelemetrySink, type TelemetryStats, type TraceCarrier } from './items.js';
 import { DECISION_EVENT, startLogsExport, type DecisionLogRecords } from './otlp-logs.js';
 import type { OtelModules } from './otel-modules.js';
 import { startMetricsExport, type MetricsExport, type MetricsSource } from './otlp-metrics.js';
@@ -120,7 +120,7 @@ export async function startRecorder(config: TelemetryConfig, host: string, metri
     record(items) {
       if (stopped) {
         // After shutdown the exporters take nothing: counted, not recorded.
-        late = addLoss(late, lossOf(items, { logRecords: otel?.logs !== undefined, logLines: log !== undefined }));
+        late = addLoss(late, lossOf(items, lossOutputs(config)));
         return;
       }
       for (const item of items) {

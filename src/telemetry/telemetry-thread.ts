@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { TelemetryConfig } from './config.js';
 import type { DecisionRecord } from './decision-record.js';
-import { addLoss, lossOf, NO_LOSS, type TelemetryItem, type TelemetrySink, type TelemetryStats } from './items.js';
+import { addLoss, lossOf, lossOutputs, NO_LOSS, type TelemetryItem, type TelemetrySink, type TelemetryStats } from './items.js';
 import type { MetricSnapshot } from './metric-snapshot.js';
 import type { MetricsSource } from './otlp-metrics.js';
 import { bounded } from './recorder.js';
@@ -49,7 +49,7 @@ export async function startTelemetryThread(
 ): Promise<TelemetrySink> {
   const data: TelemetryThreadData = { config, host };
   const worker = new Worker(workerUrl, { workerData: data });
-  const outputs = { logRecords: config.otlp && config.signals.logs !== undefined, logLines: config.decisionLog !== undefined };
+  const outputs = lossOutputs(config);
   /** The thread's own counts, as last reported. */
   let reported: TelemetryStats = NO_LOSS;
   /** What the thread held when last reported (in its exporters' queues), lost with it if it fails. */
