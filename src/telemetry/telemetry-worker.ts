@@ -59,19 +59,20 @@ try {
 }
 
 /**
- * What was taken, and the exporters' counts (which also change off the item path: an export that
- * failed later), reported at most every REPORT_MS and only when something changed: one message per
- * batch would wake the host's event loop once per decision.
+ * What was taken, the exporters' counts and what they hold (both also change off the item path: an
+ * export that failed, or was delivered, later), reported at most every REPORT_MS and only when
+ * something changed: one message per batch would wake the host's event loop once per decision.
  */
 const REPORT_MS = 50;
 let taken = 0;
-let reported = JSON.stringify(recorder.stats());
+let reported = '';
 const report = setInterval(() => {
   const stats = recorder.stats();
-  const now = JSON.stringify(stats);
+  const held = recorder.held();
+  const now = JSON.stringify([stats, held]);
   if (taken === 0 && now === reported) return;
   reported = now;
-  post({ type: 'stats', done: taken, stats, held: recorder.held() });
+  post({ type: 'stats', done: taken, stats, held });
   taken = 0;
 }, REPORT_MS);
 
