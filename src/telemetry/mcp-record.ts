@@ -71,9 +71,10 @@ export function mcpResultRecord(d: McpDecided, sessionId: string, id: string | n
   return { ...mcpDecisionRecord(d, sessionId, id, correlationId, method), operation: 'result_firewall', firewall };
 }
 
-/** The W3C trace context an MCP request carries in `params._meta` (traceparent, tracestate). */
-export function mcpTraceCarrier(meta: Readonly<Record<string, unknown>> | undefined): TraceCarrier {
-  return { traceparent: str(meta?.['traceparent']) || undefined, tracestate: str(meta?.['tracestate']) || undefined };
+/** The W3C trace context an MCP request carries in `params._meta` (traceparent, tracestate); `meta` as the sender wrote it, any shape. */
+export function mcpTraceCarrier(meta: unknown): TraceCarrier {
+  const m = typeof meta === 'object' && meta !== null ? (meta as Readonly<Record<string, unknown>>) : undefined;
+  return { traceparent: str(m?.['traceparent']) || undefined, tracestate: str(m?.['tracestate']) || undefined };
 }
 
 /**

@@ -58,7 +58,7 @@ export function refusalSpan(telemetry: DecisionTelemetry, sessionId: string, r: 
       refusal: { cause: r.cause, mcpMethod: known ? undefined : typeof r.method === 'string' ? OTHER_METHOD : null, traceId: r.trace?.traceId, tracePath: r.trace?.tracePath },
       direction: r.from === 'server' ? SERVER_TO_CLIENT : undefined,
     },
-    isJsonObject(r.meta) ? mcpTraceCarrier(r.meta) : undefined,
+    mcpTraceCarrier(r.meta),
   );
 }
 

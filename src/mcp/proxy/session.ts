@@ -518,7 +518,7 @@ export class ProxySession {
     const t = this.o.telemetry;
     if (!t) return undefined;
     const record = { method: msg.method!, mcpSessionId: this.o.sessionId, jsonRpcId: spanRpcId(id), direction: from === 'server' ? SERVER_TO_CLIENT : undefined };
-    return this.spanOpened(id, t.relay(record, mcpTraceCarrier(isJsonObject(msg.params?.['_meta']) ? msg.params['_meta'] : undefined)), from);
+    return this.spanOpened(id, t.relay(record, mcpTraceCarrier(metaOf(msg.params))), from);
   }
 
   private endSpan(key: string, error?: number | string, from: Sender = 'client'): void {
